@@ -1,0 +1,16 @@
+/* shape_table.c: op kind → shape function, built from shape_nn.def and shape_misc.def. */
+#include "compiler/shape.h"
+
+#define S(E, fn) ct_status fn(ct_graph *g, ct_op *op, ct_diag *d);
+#include "compiler/shape_nn.def"
+#include "compiler/shape_misc.def"
+#undef S
+
+static const ct_shape_fn shape_table[CT_OP_COUNT] = {
+#define S(E, fn) [CT_OP_##E] = fn,
+#include "compiler/shape_nn.def"
+#include "compiler/shape_misc.def"
+#undef S
+};
+
+ct_shape_fn ct_shape_fn_of(ct_op_kind k) { return k < CT_OP_COUNT ? shape_table[k] : NULL; }

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# test.sh: installs dependencies, builds ctpu and runs the whole test suite with CTest.
+#   scripts/test.sh             release build in build/
+#   scripts/test.sh --sanitize  ASan+UBSan build in build-asan/
+# Tests that need ../shared (real models, ONNX conformance tests) skip when it is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+dir=build; opts=()
+if [ "${1:-}" = "--sanitize" ]; then
+  dir=build-asan; opts=(-DCTPU_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+cmake -S . -B "$dir" "${opts[@]}" >/dev/null
+cmake --build "$dir" -j"$(nproc)" >/dev/null
+cd "$dir" && ctest -j"$(nproc)" --output-on-failure

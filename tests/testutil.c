@@ -1,0 +1,114 @@
+/* testutil.c: helpers shared by the Check suites (see testutil.h). */
+#include "tests/testutil.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *ct_test_shared(void) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/../shared", CT_SOURCE_DIR);
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? path : NULL;
+}
+
+void ct_test_require_shared(const char *suite) {
+  if (ct_test_shared()) return;
+  printf("%s: skipped: ../shared (real models, images, ONNX tests) is absent\n", suite);
+  exit(77);
+}
+
+const char *ct_test_shared_path(const char *fmt, ...) {
+  static char ring[8][4096];
+  static int k;
+  char *buf = ring[k++ % 8];
+  char rel[3000];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rel, sizeof rel, fmt, ap);
+  va_end(ap);
+  snprintf(buf, 4096, "%s/../shared/%s", CT_SOURCE_DIR, rel);
+  return buf;
+}
+
+const char *ct_test_tmpdir(void) {
+  static char dir[256];
+  if (!dir[0]) {
+    snprintf(dir, sizeof dir, "%s/tmp-tests-XXXXXX", CT_BINARY_DIR);
+    if (!mkdtemp(dir)) {
+      snprintf(dir, sizeof dir, "/tmp/ctpu-test-%ld", (long)getpid());
+      mkdir(dir, 0700);
+    }
+  }
+  return dir;
+}
+
+const char *ct_test_tmp_path(const char *name) {
+  static char ring[8][512];
+  static int k;
+  char *buf = ring[k++ % 8];
+  snprintf(buf, 512, "%s/%s", ct_test_tmpdir(), name);
+  return buf;
+}
+
+int ct_test_run_ctpu(char *out, size_t n, const char *fmt, ...) {
+  char args[8192], cmd[9000];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(cmd, sizeof cmd, "%s %s 2>&1", CT_CTPU, args);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  size_t k = 0;
+  char buf[4096];
+  size_t r;
+  while ((r = fread(buf, 1, sizeof buf, p)) > 0) {
+    if (out && k + 1 < n) {
+      size_t c = r < n - 1 - k ? r : n - 1 - k;
+      memcpy(out + k, buf, c);
+      k += c;
+    }
+  }
+  if (out && n) out[k] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+bool ct_test_write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  bool ok = fwrite(data, 1, n, f) == n;
+  return fclose(f) == 0 && ok;
+}
+
+char *ct_test_read_file(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+  if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf) {
+    buf[len] = '\0';
+    if (n) *n = (size_t)len;
+  }
+  return buf;
+}
+
+int ct_test_run_suite(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,63 @@
+/* main.c: the `ctpu` command: dispatches to one subcommand per tools/cmd_*.c (commands.def). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/tools.h"
+
+static const struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} commands[] = {
+#define C(name, fn, summary) {#name, fn, summary},
+#include "tools/commands.def"
+#undef C
+};
+
+int ct_tool_fail(const char *cmd, const ct_diag *d) {
+  fprintf(stderr, "ctpu %s: %s\n", cmd, d->msg[0] ? d->msg : ct_status_name(d->code));
+  return d->code ? (int)d->code : 1;
+}
+
+int ct_tool_usage(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "ctpu %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "; see ctpu %s --help\n", cmd);
+  va_end(ap);
+  return CT_ERR_USAGE;
+}
+
+bool ct_tool_isatty(void) { return isatty(STDERR_FILENO) != 0; }
+
+int ct_cmd_version(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  printf("ctpu %s\n", CT_VERSION);
+  return 0;
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: ctpu <command> [options]   (ctpu <command> --help for its options)\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CT_ERR_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "ctpu: unknown command \"%s\"\n", argv[1]);
+  usage(stderr);
+  return CT_ERR_USAGE;
+}

@@ -1,0 +1,22 @@
+/* tools.h: shared helpers of the ctpu subcommands (thin command-line layer). */
+#ifndef CT_TOOLS_H
+#define CT_TOOLS_H
+
+#include <stdbool.h>
+
+#include "common/status.h"
+
+#define CT_VERSION "0.1.0"
+
+#define C(name, fn, summary) int fn(int argc, char **argv);
+#include "tools/commands.def"
+#undef C
+
+/* Prints "ctpu <cmd>: <message>" for d to stderr and returns d's code as exit code. */
+int ct_tool_fail(const char *cmd, const ct_diag *d);
+/* Prints a usage error "ctpu <cmd>: <msg>; see ctpu <cmd> --help" and returns 2. */
+int ct_tool_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True if stderr is a terminal (progress lines are shown only then). */
+bool ct_tool_isatty(void);
+
+#endif
