@@ -1,0 +1,236 @@
+/* interp.c: the float Top interpreter (see interp.h). A plain in-order walk over the ops:
+ * last-use indices are computed first so each intermediate tensor is freed right after the
+ * op that reads it last (the liveness rule of any tensor-arena planner, e.g. TFLite's). */
+#include "reference/interp.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/kernel.h"
+
+#define LAST_OUTPUT INT_MAX /* module outputs live to the end */
+
+typedef struct run_state {
+  const ct_graph *g;
+  const ct_ref_options *opt;
+  const ct_tensor_list *inputs;
+  ct_kernel_ctx ctx;
+  ct_tensor **vals; /* by value id: the tensor currently holding the value, or NULL */
+  bool *owned;      /* vals[id] was allocated here (not an input or constant) */
+  int *last;        /* index in g->ops of the last op reading the value; -1 unused */
+} run_state;
+
+static bool value_id_ok(const run_state *s, const ct_value *v) {
+  return v && v->id >= 0 && v->id < s->g->n_values && s->g->values[v->id] == v;
+}
+
+static void release(run_state *s, int id) {
+  if (s->owned[id]) ct_tensor_free(s->vals[id]);
+  s->vals[id] = NULL;
+  s->owned[id] = false;
+}
+
+/* Fills s->last; fails on a value that is not in g->values (a broken graph). */
+static ct_status compute_last_uses(run_state *s, ct_diag *d) {
+  const ct_graph *g = s->g;
+  for (int i = 0; i < g->n_values; i++) s->last[i] = -1;
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    if (op->dead) continue;
+    for (int k = 0; k < op->n_in; k++) {
+      if (!op->in[k]) continue;
+      if (!value_id_ok(s, op->in[k]))
+        return ct_diag_set(d, CT_ERR_INTERNAL, "node \"%s\": input %d is not a value of the graph", op->loc, k);
+      s->last[op->in[k]->id] = i;
+    }
+    for (int k = 0; k < op->n_out; k++)
+      if (!value_id_ok(s, op->out[k]))
+        return ct_diag_set(d, CT_ERR_INTERNAL, "node \"%s\": output %d is not a value of the graph", op->loc, k);
+  }
+  for (int i = 0; i < g->n_outputs; i++) {
+    if (!value_id_ok(s, g->outputs[i]))
+      return ct_diag_set(d, CT_ERR_INTERNAL, "module output %d is not a value of the graph", i);
+    s->last[g->outputs[i]->id] = LAST_OUTPUT;
+  }
+  return CT_OK;
+}
+
+static bool same_shape(const ct_tensor *t, const ct_value *v) {
+  if (t->ndim != v->ndim) return false;
+  for (int i = 0; i < v->ndim; i++)
+    if (t->shape[i] != v->shape[i]) return false;
+  return true;
+}
+
+static ct_status bind_input(run_state *s, const ct_op *op, ct_diag *d) {
+  const ct_value *v = op->out[0];
+  const ct_tensor *t = ct_tensor_list_find(s->inputs, v->name);
+  if (!t) return ct_diag_set(d, CT_ERR_USAGE, "no input tensor for input \"%s\"", v->name);
+  if (v->ndim < 0) return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": shape not inferred", v->name);
+  char want[128], got[128];
+  if (t->dtype != v->dtype || !same_shape(t, v))
+    return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": expected %s %s, given %s %s", v->name,
+                       ct_dtype_name(v->dtype), ct_shape_str(v->ndim, v->shape, want, sizeof want),
+                       ct_dtype_name(t->dtype), ct_shape_str(t->ndim, t->shape, got, sizeof got));
+  if ((size_t)ct_tensor_numel(t) * ct_dtype_size(t->dtype) > t->nbytes)
+    return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": tensor data is shorter than its shape", v->name);
+  s->vals[v->id] = (ct_tensor *)t;
+  return CT_OK;
+}
+
+static bool all_outputs_const(const ct_op *op) {
+  for (int k = 0; k < op->n_out; k++)
+    if (!ct_value_is_const(op->out[k])) return false;
+  return op->n_out > 0;
+}
+
+/* Runs one computing op: gathers its input tensors, allocates its outputs, calls the kernel. */
+static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
+  ct_kernel_fn fn = ct_kernel_of(op->kind);
+  if (!fn)
+    return ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": op %s has no reference kernel", op->loc, ct_op_name(op->kind));
+  ct_tensor **in = calloc((size_t)op->n_in + 1, sizeof *in);
+  ct_tensor **out = calloc((size_t)op->n_out + 1, sizeof *out);
+  ct_status st = (in && out) ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory", op->loc);
+  for (int k = 0; st == CT_OK && k < op->n_in; k++) {
+    const ct_value *v = op->in[k];
+    if (!v) continue;
+    in[k] = ct_value_is_const(v) ? v->data : s->vals[v->id];
+    if (!in[k]) st = ct_diag_set(d, CT_ERR_INTERNAL, "node \"%s\": input %d (\"%s\") has no data", op->loc, k, v->name);
+  }
+  for (int k = 0; st == CT_OK && k < op->n_out; k++) {
+    const ct_value *v = op->out[k];
+    if (v->ndim < 0)
+      st = ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": output %d (\"%s\") has no inferred shape", op->loc, k, v->name);
+    else if (!(out[k] = ct_tensor_new(v->dtype, v->ndim, v->shape, v->name)))
+      st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory for output \"%s\"", op->loc, v->name);
+  }
+  if (st == CT_OK) st = fn(op, in, out, &s->ctx, d);
+  for (int k = 0; k < op->n_out; k++) {
+    if (st == CT_OK) {
+      s->vals[op->out[k]->id] = out[k];
+      s->owned[op->out[k]->id] = true;
+    } else if (out) {
+      ct_tensor_free(out[k]);
+    }
+  }
+  free(in);
+  free(out);
+  return st;
+}
+
+/* Binds or computes op's outputs. */
+static ct_status exec_op(run_state *s, const ct_op *op, ct_diag *d) {
+  if (op->kind == CT_OP_INPUT) return bind_input(s, op, d);
+  if (op->kind == CT_OP_WEIGHT || all_outputs_const(op)) {
+    for (int k = 0; k < op->n_out; k++) {
+      if (!ct_value_is_const(op->out[k]))
+        return ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": weight \"%s\" has no data", op->loc, op->out[k]->name);
+      s->vals[op->out[k]->id] = op->out[k]->data;
+    }
+    return CT_OK;
+  }
+  return run_kernel(s, op, d);
+}
+
+/* After op i: dumps its non-constant outputs, frees values whose last reader was op i and
+ * outputs nobody reads. */
+static ct_status after_op(run_state *s, int i, ct_diag *d) {
+  const ct_op *op = s->g->ops[i];
+  for (int k = 0; k < op->n_out; k++) {
+    const ct_value *v = op->out[k];
+    if (s->opt && s->opt->dump && op->kind != CT_OP_WEIGHT && !ct_value_is_const(v)) {
+      ct_status st = ct_h5_writer_add(s->opt->dump, s->vals[v->id], v->name, d);
+      if (st) return st;
+    }
+    if (s->last[v->id] < 0) release(s, v->id);
+  }
+  for (int k = 0; k < op->n_in; k++)
+    if (op->in[k] && s->last[op->in[k]->id] == i) release(s, op->in[k]->id);
+  return CT_OK;
+}
+
+/* True if g->outputs[i]'s value appears again after position i. */
+static bool output_repeats(const ct_graph *g, int i) {
+  for (int j = i + 1; j < g->n_outputs; j++)
+    if (g->outputs[j] == g->outputs[i]) return true;
+  return false;
+}
+
+/* Moves (or copies, for inputs, constants and repeated outputs) the module outputs into a
+ * fresh list, then appends it to outputs. */
+static ct_status collect_outputs(run_state *s, ct_tensor_list *outputs, ct_diag *d) {
+  const ct_graph *g = s->g;
+  ct_tensor_list tmp;
+  ct_tensor_list_init(&tmp);
+  for (int i = 0; i < g->n_outputs; i++) {
+    const ct_value *v = g->outputs[i];
+    ct_tensor *t = s->vals[v->id];
+    if (!t) t = v->data;
+    if (!t) {
+      ct_tensor_list_free(&tmp);
+      return ct_diag_set(d, CT_ERR_INTERNAL, "module output \"%s\" was not computed", v->name);
+    }
+    bool move = s->owned[v->id] && !output_repeats(g, i);
+    ct_tensor *o = move ? t : ct_tensor_clone(t);
+    if (!o || !ct_tensor_set_name(o, v->name) || !ct_tensor_list_push(&tmp, o)) {
+      if (o && !move) ct_tensor_free(o);
+      ct_tensor_list_free(&tmp);
+      return ct_diag_set(d, CT_ERR_LIMIT, "out of memory collecting output \"%s\"", v->name);
+    }
+    if (move) {
+      s->vals[v->id] = NULL;
+      s->owned[v->id] = false;
+    }
+  }
+  for (int i = 0; i < tmp.n; i++)
+    if (!ct_tensor_list_push(outputs, tmp.items[i])) {
+      for (int j = i; j < tmp.n; j++) ct_tensor_free(tmp.items[j]);
+      free(tmp.items);
+      return ct_diag_set(d, CT_ERR_LIMIT, "out of memory collecting outputs");
+    }
+  free(tmp.items);
+  return CT_OK;
+}
+
+static ct_status run_ops(run_state *s, ct_diag *d) {
+  const ct_graph *g = s->g;
+  int total = 0, done = 0;
+  for (int i = 0; i < g->n_ops; i++) total += !g->ops[i]->dead;
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    if (op->dead) continue;
+    ct_status st = exec_op(s, op, d);
+    if (st == CT_OK) st = after_op(s, i, d);
+    if (st) return st;
+    if (s->opt && s->opt->progress) s->opt->progress(s->opt->progress_user, ++done, total, op);
+  }
+  return CT_OK;
+}
+
+ct_status ct_ref_run(const ct_graph *g, const ct_ref_options *opt, const ct_tensor_list *inputs,
+                     ct_tensor_list *outputs, ct_diag *d) {
+  int n_in = ct_graph_inputs(g, NULL, 0);
+  int given = inputs ? inputs->n : 0;
+  if (given != n_in)
+    return ct_diag_set(d, CT_ERR_USAGE, "module \"%s\" has %d input%s, %d given", g->name ? g->name : "",
+                       n_in, n_in == 1 ? "" : "s", given);
+  ct_tensor_list none;
+  ct_tensor_list_init(&none);
+  run_state s = {.g = g, .opt = opt, .inputs = inputs ? inputs : &none};
+  s.ctx.threads = opt && opt->threads > 1 ? opt->threads : 1;
+  size_t nv = (size_t)g->n_values + 1;
+  s.vals = calloc(nv, sizeof *s.vals);
+  s.owned = calloc(nv, sizeof *s.owned);
+  s.last = calloc(nv, sizeof *s.last);
+  ct_status st = (s.vals && s.owned && s.last) ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (st == CT_OK) st = compute_last_uses(&s, d);
+  if (st == CT_OK) st = run_ops(&s, d);
+  if (st == CT_OK) st = collect_outputs(&s, outputs, d);
+  for (int i = 0; s.vals && s.owned && i < g->n_values; i++) release(&s, i);
+  free(s.vals);
+  free(s.owned);
+  free(s.last);
+  return st;
+}

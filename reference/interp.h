@@ -1,0 +1,41 @@
+/* interp.h: the float Top interpreter (ARCHITECTURE.md §1 "float inference", §7): runs a
+ * graph's ops in order with the reference kernels of reference/kernel.h, freeing every
+ * intermediate after its last use so big models run in little memory. */
+#ifndef CT_INTERP_H
+#define CT_INTERP_H
+
+#include "common/h5io.h"
+#include "common/status.h"
+#include "compiler/ir.h"
+
+/* Progress callback: called after op number `done` (1-based, counting live ops) of `total`
+ * has run; `op` is that op. */
+typedef void (*ct_ref_progress_fn)(void *user, int done, int total, const ct_op *op);
+
+/* Options of ct_ref_run. Zero-initialize, then set what is needed. */
+typedef struct ct_ref_options {
+  int threads;                  /* kernel threads (OpenBLAS); < 1 means 1 */
+  ct_h5_writer *dump;           /* optional: every input and computed value is written here
+                                 * under its value name (--dump-all); weights are not */
+  ct_ref_progress_fn progress;  /* optional */
+  void *progress_user;
+} ct_ref_options;
+
+/* Runs g (ops in topological order; every value shape-inferred) on `inputs` and appends the
+ * module outputs (g->outputs, in order; each named by its value name, row-major, dtype and
+ * shape of the value) to `outputs` (owned by the caller's list).
+ * Inputs are matched to the Input ops' values by name; their dtype and shape must equal the
+ * value's. Constant values (v->data: weights, folded values) are used directly; an op whose
+ * outputs are all constant is not run. Intermediates are freed after their last use.
+ * Errors (outputs is left as it was):
+ *   CT_ERR_USAGE  input count differs from the graph's Input ops, or an input is missing
+ *                 (`no input tensor for input "x"`);
+ *   CT_ERR_INPUT  input dtype/shape mismatch naming the input and both shapes; a value
+ *                 without inferred shape; a Weight without data; an op with no reference
+ *                 kernel (`node "n": op Foo has no reference kernel`); errors of kernels
+ *                 (prefixed with nothing: kernels name their node);
+ *   CT_ERR_LIMIT  out of memory; errors writing the dump file. */
+ct_status ct_ref_run(const ct_graph *g, const ct_ref_options *opt, const ct_tensor_list *inputs,
+                     ct_tensor_list *outputs, ct_diag *d);
+
+#endif

@@ -1,0 +1,338 @@
+/* test_infer.c: reference/ — the float interpreter (input matching, constants, outputs,
+ * dump, missing kernels), image decoding and preprocessing (values derived by hand from the
+ * bilinear half-pixel formula), and `ctpu infer` input files. */
+#include <math.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/h5io.h"
+#include "compiler/ir.h"
+#include "reference/image.h"
+#include "reference/interp.h"
+#include "reference/kernel.h"
+#include "tests/testutil.h"
+
+/* ---- graph helpers ---- */
+
+static ct_value *add_input(ct_graph *g, const char *name, ct_dtype dt, int ndim, const int64_t *shape) {
+  ct_value *v = ct_graph_add_value(g, name, dt, ndim, shape);
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_INPUT, name, 0, NULL, 1, &v));
+  return v;
+}
+
+static ct_tensor *filled(const char *name, int ndim, const int64_t *shape, float start) {
+  ct_tensor *t = ct_tensor_new(CT_F32, ndim, shape, name);
+  ck_assert_ptr_nonnull(t);
+  float *p = t->data;
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) p[i] = start + (float)i;
+  return t;
+}
+
+START_TEST(test_run_passes_input_and_weight_through) {
+  ct_graph *g = ct_graph_new("t", "top");
+  int64_t s[2] = {2, 3};
+  ct_value *x = add_input(g, "x", CT_F32, 2, s);
+  ct_value *w = ct_graph_add_weight(g, "w", filled("w", 2, s, 10));
+  ct_value *outs[3] = {w, x, x};
+  ck_assert(ct_graph_set_outputs(g, 3, outs));
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in);
+  ct_tensor_list_init(&out);
+  ck_assert(ct_tensor_list_push(&in, filled("x", 2, s, 1)));
+  ct_diag d;
+  ck_assert_int_eq(ct_ref_run(g, NULL, &in, &out, &d), CT_OK);
+  ck_assert_int_eq(out.n, 3);
+  ck_assert_str_eq(out.items[0]->name, "w");
+  ck_assert_str_eq(out.items[1]->name, "x");
+  ck_assert_float_eq(((float *)out.items[0]->data)[5], 15.0f);
+  ck_assert_float_eq(((float *)out.items[2]->data)[5], 6.0f);
+  /* outputs are copies: the caller's input and the graph's weight stay valid */
+  ck_assert_ptr_ne(out.items[1], in.items[0]);
+  ck_assert_ptr_ne(out.items[0], w->data);
+  ct_tensor_list_free(&in);
+  ct_tensor_list_free(&out);
+  ct_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_run_checks_input_count_name_shape_dtype) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t s[2] = {2, 3}, s2[2] = {3, 2};
+  ct_value *x = add_input(g, "x", CT_F32, 2, s);
+  ck_assert(ct_graph_set_outputs(g, 1, &x));
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in);
+  ct_tensor_list_init(&out);
+  ct_diag d;
+  ck_assert_int_eq(ct_ref_run(g, NULL, &in, &out, &d), CT_ERR_USAGE);
+  ck_assert_str_eq(d.msg, "module \"m\" has 1 input, 0 given");
+  ck_assert(ct_tensor_list_push(&in, filled("y", 2, s, 0)));
+  ck_assert_int_eq(ct_ref_run(g, NULL, &in, &out, &d), CT_ERR_USAGE);
+  ck_assert_str_eq(d.msg, "no input tensor for input \"x\"");
+  ct_tensor_list_free(&in);
+  ck_assert(ct_tensor_list_push(&in, filled("x", 2, s2, 0)));
+  ck_assert_int_eq(ct_ref_run(g, NULL, &in, &out, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "input \"x\": expected f32 2x3, given f32 3x2");
+  ct_tensor_list_free(&in);
+  ck_assert(ct_tensor_list_push(&in, ct_tensor_new(CT_I32, 2, s, "x")));
+  ck_assert_int_eq(ct_ref_run(g, NULL, &in, &out, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "input \"x\": expected f32 2x3, given i32 2x3");
+  ck_assert_int_eq(out.n, 0);
+  ct_tensor_list_free(&in);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* Some op kind with one input and one output that has no reference kernel, if any. */
+static bool find_kernelless_unary(ct_op_kind *k) {
+  for (int i = 0; i < CT_OP_COUNT; i++) {
+    int min_in, max_in, min_out, max_out;
+    ct_op_arity((ct_op_kind)i, &min_in, &max_in, &min_out, &max_out);
+    if (i == CT_OP_INPUT || i == CT_OP_WEIGHT || min_in != 1 || min_out != 1) continue;
+    if (!ct_kernel_of((ct_op_kind)i)) return (*k = (ct_op_kind)i), true;
+  }
+  return false;
+}
+
+START_TEST(test_run_reports_missing_kernel_naming_node_and_op) {
+  ct_op_kind k;
+  if (!find_kernelless_unary(&k)) return; /* every op has a kernel: nothing to prove */
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t s[1] = {4};
+  ct_value *x = add_input(g, "x", CT_F32, 1, s);
+  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 1, s);
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, k, "node_7", 1, &x, 1, &y));
+  ck_assert(ct_graph_set_outputs(g, 1, &y));
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in);
+  ct_tensor_list_init(&out);
+  ck_assert(ct_tensor_list_push(&in, filled("x", 1, s, 0)));
+  ct_diag d;
+  ck_assert_int_eq(ct_ref_run(g, NULL, &in, &out, &d), CT_ERR_INPUT);
+  char want[128];
+  snprintf(want, sizeof want, "node \"node_7\": op %s has no reference kernel", ct_op_name(k));
+  ck_assert_str_eq(d.msg, want);
+  ck_assert_int_eq(out.n, 0);
+  ct_tensor_list_free(&in);
+  ct_graph_free(g);
+}
+END_TEST
+
+static void count_progress(void *user, int done, int total, const ct_op *op) {
+  (void)op;
+  int *calls = user;
+  ck_assert_int_le(done, total);
+  (*calls)++;
+}
+
+START_TEST(test_run_dumps_inputs_not_weights_and_reports_progress) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t s[1] = {3};
+  ct_value *x = add_input(g, "in/x", CT_F32, 1, s);
+  ct_value *w = ct_graph_add_weight(g, "w", filled("w", 1, s, 0));
+  ct_value *outs[2] = {x, w};
+  ck_assert(ct_graph_set_outputs(g, 2, outs));
+  const char *path = ct_test_tmp_path("dump.h5");
+  ct_diag d;
+  ct_h5_writer *wr = NULL;
+  ck_assert_int_eq(ct_h5_writer_open(&wr, path, &d), CT_OK);
+  int calls = 0;
+  ct_ref_options opt = {.threads = 2, .dump = wr, .progress = count_progress, .progress_user = &calls};
+  ct_tensor_list in, out, dumped;
+  ct_tensor_list_init(&in);
+  ct_tensor_list_init(&out);
+  ct_tensor_list_init(&dumped);
+  ck_assert(ct_tensor_list_push(&in, filled("in/x", 1, s, 7)));
+  ck_assert_int_eq(ct_ref_run(g, &opt, &in, &out, &d), CT_OK);
+  ck_assert_int_eq(ct_h5_writer_commit(wr, &d), CT_OK);
+  ck_assert_int_eq(calls, 2);
+  ck_assert_int_eq(ct_h5_read(path, &dumped, &d), CT_OK);
+  ck_assert_int_eq(dumped.n, 1);
+  ck_assert_str_eq(dumped.items[0]->name, "in/x");
+  ck_assert_float_eq(((float *)dumped.items[0]->data)[2], 9.0f);
+  ct_tensor_list_free(&in);
+  ct_tensor_list_free(&out);
+  ct_tensor_list_free(&dumped);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* ---- images ---- */
+
+/* Writes an RGB PNG of h×w pixels. */
+static void write_png(const char *path, int h, int w, const uint8_t *rgb) {
+  png_image pi;
+  memset(&pi, 0, sizeof pi);
+  pi.version = PNG_IMAGE_VERSION;
+  pi.width = (png_uint_32)w;
+  pi.height = (png_uint_32)h;
+  pi.format = PNG_FORMAT_RGB;
+  ck_assert(png_image_write_to_file(&pi, path, 0, rgb, 0, NULL));
+}
+
+/* 2×2 image: R = [[0,100],[200,40]], G = 50 everywhere, B = [[10,20],[30,40]]. */
+static const uint8_t img2x2[12] = {0, 50, 10, 100, 50, 20, 200, 50, 30, 40, 50, 40};
+
+static ct_op *image_input(ct_graph *g, int64_t c, int64_t h, int64_t w) {
+  int64_t s[4] = {1, c, h, w};
+  ct_value *x = add_input(g, "img", CT_F32, 4, s);
+  return x->def;
+}
+
+START_TEST(test_image_bilinear_half_pixel_upscale) {
+  const char *path = ct_test_tmp_path("a.png");
+  write_png(path, 2, 2, img2x2);
+  ct_image img;
+  ct_diag d;
+  ck_assert_int_eq(ct_image_load(path, &img, &d), CT_OK);
+  ck_assert_int_eq(img.h, 2);
+  ck_assert_int_eq(img.w, 2);
+  ct_graph *g = ct_graph_new("m", "top");
+  ct_op *op = image_input(g, 3, 4, 4);
+  ct_image_prep p;
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_OK);
+  ct_tensor *t = NULL;
+  ck_assert_int_eq(ct_image_preprocess(&img, &p, 3, 4, 4, "img", &t, &d), CT_OK);
+  const float *r = t->data, *gr = r + 16, *b = r + 32;
+  /* taps for 2 → 4: dst 0 → 0, 1 → 0.25, 2 → 0.75, 3 → 1 (clamped) */
+  ck_assert_float_eq_tol(r[0], 0.0f, 1e-4f);
+  ck_assert_float_eq_tol(r[1 * 4 + 1], 58.75f, 1e-4f);  /* (0·.75+100·.25)·.75 + (200·.75+40·.25)·.25 */
+  ck_assert_float_eq_tol(r[2 * 4 + 1], 126.25f, 1e-4f); /* 25·.25 + 160·.75 */
+  ck_assert_float_eq_tol(r[15], 40.0f, 1e-4f);
+  ck_assert_float_eq_tol(gr[6], 50.0f, 1e-4f);
+  ck_assert_float_eq_tol(b[0 * 4 + 2], 17.5f, 1e-4f); /* 10·.25 + 20·.75 */
+  ct_tensor_free(t);
+  ct_image_free(&img);
+  ct_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_image_bgr_mean_scale_and_keep_aspect_crop) {
+  /* 2×4 image, pixel (y, x) has R = 10x + y, G = 100, B = 200 − x */
+  uint8_t rgb[2 * 4 * 3];
+  for (int y = 0; y < 2; y++)
+    for (int x = 0; x < 4; x++) {
+      uint8_t *px = rgb + (y * 4 + x) * 3;
+      px[0] = (uint8_t)(10 * x + y), px[1] = 100, px[2] = (uint8_t)(200 - x);
+    }
+  const char *path = ct_test_tmp_path("b.png");
+  write_png(path, 2, 4, rgb);
+  ct_graph *g = ct_graph_new("m", "top");
+  ct_op *op = image_input(g, 3, 2, 2);
+  double mean[3] = {1, 2, 3}, scale[3] = {0.5, 0.25, 2};
+  int64_t dims[2] = {2, 2};
+  ck_assert(ct_op_set_string(g, op, "pixel_format", "bgr"));
+  ck_assert(ct_op_set_ints(g, op, "resize_dims", 2, dims));
+  ck_assert(ct_op_set_int(g, op, "keep_aspect_ratio", 1));
+  ck_assert(ct_op_set_floats(g, op, "mean", 3, mean));
+  ck_assert(ct_op_set_floats(g, op, "scale", 3, scale));
+  ct_image img;
+  ct_image_prep p;
+  ct_diag d;
+  ck_assert_int_eq(ct_image_load(path, &img, &d), CT_OK);
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_OK);
+  ct_tensor *t = NULL;
+  ck_assert_int_eq(ct_image_preprocess(&img, &p, 3, 2, 2, "img", &t, &d), CT_OK);
+  /* scale max(2/2, 2/4) = 1: no resampling; center crop keeps columns 1..2 */
+  const float *o = t->data;
+  ck_assert_float_eq_tol(o[0], (199.0f - 1) * 0.5f, 1e-4f);            /* B at (0,1) */
+  ck_assert_float_eq_tol(o[4 + 3], (100.0f - 2) * 0.25f, 1e-4f);       /* G at (1,2) */
+  ck_assert_float_eq_tol(o[8 + 2], (10.0f * 1 + 1 - 3) * 2.0f, 1e-4f); /* R at (1,1) */
+  ct_tensor_free(t);
+  /* without keep_aspect_ratio a 1×1 resize is smaller than the 2×2 input */
+  dims[0] = dims[1] = 1;
+  ck_assert(ct_op_set_ints(g, op, "resize_dims", 2, dims));
+  ck_assert(ct_op_set_int(g, op, "keep_aspect_ratio", 0));
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_OK);
+  ck_assert_int_eq(ct_image_preprocess(&img, &p, 3, 2, 2, "img", &t, &d), CT_ERR_INPUT);
+  ck_assert_ptr_nonnull(strstr(d.msg, "smaller than the input 2x2"));
+  ct_image_free(&img);
+  ct_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_image_gray_and_bad_attributes) {
+  const char *path = ct_test_tmp_path("c.png");
+  uint8_t rgb[3] = {90, 90, 90};
+  write_png(path, 1, 1, rgb);
+  ct_graph *g = ct_graph_new("m", "top");
+  ct_op *op = image_input(g, 1, 1, 1);
+  ct_image img;
+  ct_image_prep p;
+  ct_diag d;
+  ck_assert_int_eq(ct_image_load(path, &img, &d), CT_OK);
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_OK);
+  ck_assert_int_eq(p.format, CT_PIX_GRAY);
+  ct_tensor *t = NULL;
+  ck_assert_int_eq(ct_image_preprocess(&img, &p, 1, 1, 1, "img", &t, &d), CT_OK);
+  ck_assert_float_eq_tol(((float *)t->data)[0], 90.0f, 1e-3f);
+  ct_tensor_free(t);
+  ck_assert(ct_op_set_string(g, op, "pixel_format", "rgb"));
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "input \"img\": pixel_format \"rgb\" needs 3 channels, the input has 1");
+  ck_assert(ct_op_set_string(g, op, "pixel_format", "cmyk"));
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_ERR_INPUT);
+  double mean[2] = {1, 2};
+  ck_assert(ct_op_set_string(g, op, "pixel_format", "gray"));
+  ck_assert(ct_op_set_floats(g, op, "mean", 2, mean));
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "input \"img\": attribute mean has 2 values, expected 1 or 1");
+  ct_image_free(&img);
+  ct_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_image_corrupt_files_are_errors_naming_the_file) {
+  const char *jpg = ct_test_tmp_path("bad.jpg"), *png = ct_test_tmp_path("bad.png");
+  const char *txt = ct_test_tmp_path("bad.txt");
+  static const uint8_t jbytes[] = {0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0xFF, 0x12, 1, 2};
+  static const uint8_t pbytes[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R', 9, 9};
+  ck_assert(ct_test_write_file(jpg, jbytes, sizeof jbytes));
+  ck_assert(ct_test_write_file(png, pbytes, sizeof pbytes));
+  ck_assert(ct_test_write_file(txt, "hello world\n", 12));
+  ct_image img;
+  ct_diag d;
+  ck_assert_int_eq(ct_image_load(jpg, &img, &d), CT_ERR_INPUT);
+  ck_assert_ptr_nonnull(strstr(d.msg, jpg));
+  ck_assert_ptr_null(img.rgb);
+  ck_assert_int_eq(ct_image_load(png, &img, &d), CT_ERR_INPUT);
+  ck_assert_ptr_nonnull(strstr(d.msg, png));
+  ck_assert_int_eq(ct_image_load(txt, &img, &d), CT_ERR_INPUT);
+  ck_assert_ptr_nonnull(strstr(d.msg, "not a JPEG or PNG image"));
+  ck_assert_int_eq(ct_image_load(ct_test_tmp_path("nope.png"), &img, &d), CT_ERR_INPUT);
+  ck_assert(!ct_image_is_image_file(txt));
+  ck_assert(ct_image_is_image_file(jpg));
+}
+END_TEST
+
+START_TEST(test_image_real_jpeg_decodes) {
+  if (!ct_test_shared()) return; /* ../shared absent: the other tests still run */
+  ct_image img;
+  ct_diag d;
+  ck_assert_int_eq(ct_image_load(ct_test_shared_path("images/misc/skimage_chelsea.jpg"), &img, &d), CT_OK);
+  ck_assert_int_gt(img.h, 100);
+  ck_assert_int_gt(img.w, 100);
+  ct_image_free(&img);
+}
+END_TEST
+
+static Suite *infer_suite(void) {
+  Suite *s = suite_create("infer");
+  TCase *tc = tcase_create("interp");
+  tcase_add_test(tc, test_run_passes_input_and_weight_through);
+  tcase_add_test(tc, test_run_checks_input_count_name_shape_dtype);
+  tcase_add_test(tc, test_run_reports_missing_kernel_naming_node_and_op);
+  tcase_add_test(tc, test_run_dumps_inputs_not_weights_and_reports_progress);
+  suite_add_tcase(s, tc);
+  TCase *ti = tcase_create("image");
+  tcase_add_test(ti, test_image_bilinear_half_pixel_upscale);
+  tcase_add_test(ti, test_image_bgr_mean_scale_and_keep_aspect_crop);
+  tcase_add_test(ti, test_image_gray_and_bad_attributes);
+  tcase_add_test(ti, test_image_corrupt_files_are_errors_naming_the_file);
+  tcase_add_test(ti, test_image_real_jpeg_decodes);
+  suite_add_tcase(s, ti);
+  return s;
+}
+
+int main(void) { return ct_test_run_suite(infer_suite()); }
