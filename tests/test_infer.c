@@ -8,7 +8,9 @@
 
 #include "common/h5io.h"
 #include "compiler/ir.h"
+#include "onnx/onnx.pb-c.h"
 #include "reference/image.h"
+#include "reference/inputs.h"
 #include "reference/interp.h"
 #include "reference/kernel.h"
 #include "tests/testutil.h"
@@ -317,6 +319,149 @@ START_TEST(test_image_real_jpeg_decodes) {
 }
 END_TEST
 
+/* ---- input files ---- */
+
+/* Writes a float TensorProto named name with dims and values 0, 1, 2, ... */
+static void write_pb(const char *path, const char *name, int ndim, const int64_t *dims) {
+  Onnx__TensorProto tp;
+  onnx__tensor_proto__init(&tp);
+  tp.name = (char *)name;
+  tp.has_data_type = 1;
+  tp.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  tp.n_dims = (size_t)ndim;
+  tp.dims = (int64_t *)dims;
+  float vals[64];
+  int64_t n = ct_shape_numel(ndim, dims);
+  ck_assert_int_le(n, 64);
+  for (int64_t i = 0; i < n; i++) vals[i] = (float)i;
+  tp.n_float_data = (size_t)n;
+  tp.float_data = vals;
+  size_t len = onnx__tensor_proto__get_packed_size(&tp);
+  uint8_t *buf = malloc(len);
+  onnx__tensor_proto__pack(&tp, buf);
+  ck_assert(ct_test_write_file(path, buf, len));
+  free(buf);
+}
+
+/* Graph with inputs a (f32 2x3) and b (f32 1x3x2x2). */
+static ct_graph *two_input_graph(void) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t sa[2] = {2, 3}, sb[4] = {1, 3, 2, 2};
+  ct_value *outs[2] = {add_input(g, "a", CT_F32, 2, sa), add_input(g, "b", CT_F32, 4, sb)};
+  ck_assert(ct_graph_set_outputs(g, 2, outs));
+  return g;
+}
+
+START_TEST(test_inputs_hdf5_pb_and_image) {
+  ct_graph *g = two_input_graph();
+  int64_t sa[2] = {2, 3}, sb[4] = {1, 3, 2, 2};
+  const char *h5 = ct_test_tmp_path("ab.h5"), *pb = ct_test_tmp_path("b.pb"), *png = ct_test_tmp_path("in.png");
+  ct_tensor *ts[2] = {filled("a", 2, sa, 1), filled("b", 4, sb, 100)};
+  ct_diag d;
+  ck_assert_int_eq(ct_h5_write(h5, ts, 2, &d), CT_OK);
+  write_pb(pb, "whatever", 4, sb);
+  write_png(png, 2, 2, img2x2);
+  ct_tensor_list in;
+  ct_tensor_list_init(&in);
+  /* one HDF5 file supplies both inputs */
+  const char *f1[1] = {h5};
+  ck_assert_int_eq(ct_inputs_load(g, f1, 1, &in, &d), CT_OK);
+  ck_assert_int_eq(in.n, 2);
+  ck_assert_str_eq(in.items[1]->name, "b");
+  ck_assert_float_eq(((float *)in.items[1]->data)[11], 111.0f);
+  ct_tensor_list_free(&in);
+  /* positional: a .pb for a? no: a is 2x3 — the .pb (1x3x2x2) for a is a mismatch */
+  const char *f2[2] = {pb, h5};
+  ck_assert_int_eq(ct_inputs_load(g, f2, 2, &in, &d), CT_ERR_INPUT);
+  char want[600];
+  snprintf(want, sizeof want, "%s: input \"a\": expected f32 2x3, file has f32 1x3x2x2", pb);
+  ck_assert_str_eq(d.msg, want);
+  ck_assert_int_eq(in.n, 0);
+  /* an HDF5 file fills what is left; the .pb then the image take the next free input */
+  ct_tensor_free(ts[1]);
+  ts[1] = filled("b", 4, sb, 0);
+  const char *f3[2] = {pb, png};
+  ct_graph *g2 = ct_graph_new("m2", "top");
+  ct_value *bb[2] = {add_input(g2, "b", CT_F32, 4, sb), add_input(g2, "c", CT_F32, 4, sb)};
+  ck_assert(ct_graph_set_outputs(g2, 2, bb));
+  ck_assert_int_eq(ct_inputs_load(g2, f3, 2, &in, &d), CT_OK);
+  ck_assert_str_eq(in.items[0]->name, "b"); /* renamed after the input */
+  ck_assert_float_eq(((float *)in.items[0]->data)[7], 7.0f);
+  ck_assert_str_eq(in.items[1]->name, "c");
+  ck_assert_float_eq_tol(((float *)in.items[1]->data)[0], 0.0f, 1e-4f);   /* R (0,0) */
+  ck_assert_float_eq_tol(((float *)in.items[1]->data)[11], 40.0f, 1e-4f); /* B (1,1) */
+  ct_tensor_list_free(&in);
+  ct_tensor_free(ts[0]);
+  ct_tensor_free(ts[1]);
+  ct_graph_free(g);
+  ct_graph_free(g2);
+}
+END_TEST
+
+START_TEST(test_inputs_errors_missing_dataset_bad_count_bad_image) {
+  ct_graph *g = two_input_graph();
+  int64_t sa[2] = {2, 3}, sx[2] = {3, 2};
+  const char *h5 = ct_test_tmp_path("only_a.h5"), *bad = ct_test_tmp_path("bad_a.h5");
+  const char *img = ct_test_tmp_path("broken.jpg");
+  ct_tensor *ta = filled("a", 2, sa, 1), *tx = filled("a", 2, sx, 1);
+  ct_diag d;
+  ck_assert_int_eq(ct_h5_write(h5, &ta, 1, &d), CT_OK);
+  ck_assert_int_eq(ct_h5_write(bad, &tx, 1, &d), CT_OK);
+  static const uint8_t jbytes[] = {0xFF, 0xD8, 0xFF, 0xE0, 0, 2, 0xFF, 0xD9};
+  ck_assert(ct_test_write_file(img, jbytes, sizeof jbytes));
+  ct_tensor_list in;
+  ct_tensor_list_init(&in);
+  char want[600];
+  const char *f1[1] = {h5};
+  ck_assert_int_eq(ct_inputs_load(g, f1, 1, &in, &d), CT_ERR_INPUT);
+  snprintf(want, sizeof want, "%s: no dataset \"b\" for input \"b\"", h5);
+  ck_assert_str_eq(d.msg, want);
+  const char *f2[1] = {bad};
+  ck_assert_int_eq(ct_inputs_load(g, f2, 1, &in, &d), CT_ERR_INPUT);
+  snprintf(want, sizeof want, "%s: input \"a\": expected f32 2x3, file has f32 3x2", bad);
+  ck_assert_str_eq(d.msg, want);
+  ck_assert_int_eq(ct_inputs_load(g, NULL, 0, &in, &d), CT_ERR_USAGE);
+  ck_assert_str_eq(d.msg, "model has 2 inputs (\"a\", \"b\"), 0 given");
+  const char *f3[3] = {h5, h5, h5};
+  ck_assert_int_eq(ct_inputs_load(g, f3, 3, &in, &d), CT_ERR_INPUT); /* b missing from h5 */
+  /* an image for a 2-D input: the preprocessing cannot apply */
+  const char *f4[1] = {img};
+  ck_assert_int_eq(ct_inputs_load(g, f4, 1, &in, &d), CT_ERR_INPUT);
+  snprintf(want, sizeof want, "%s: input \"a\": an image needs a 1xCxHxW f32 input", img);
+  ck_assert_str_eq(d.msg, want);
+  /* a corrupt image for an image input */
+  ct_graph *g2 = ct_graph_new("m2", "top");
+  int64_t sb[4] = {1, 3, 2, 2};
+  ct_value *b = add_input(g2, "b", CT_F32, 4, sb);
+  ck_assert(ct_graph_set_outputs(g2, 1, &b));
+  ck_assert_int_eq(ct_inputs_load(g2, f4, 1, &in, &d), CT_ERR_INPUT);
+  ck_assert_msg(strstr(d.msg, img) && strstr(d.msg, "corrupt JPEG"), "%s", d.msg);
+  ck_assert_int_eq(in.n, 0);
+  ct_graph_free(g2);
+  ct_tensor_free(ta);
+  ct_tensor_free(tx);
+  ct_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_inputs_too_many_files) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t sa[2] = {2, 3};
+  ct_value *a = add_input(g, "a", CT_F32, 2, sa);
+  ck_assert(ct_graph_set_outputs(g, 1, &a));
+  const char *pb = ct_test_tmp_path("a.pb");
+  write_pb(pb, "a", 2, sa);
+  ct_tensor_list in;
+  ct_tensor_list_init(&in);
+  ct_diag d;
+  const char *f[2] = {pb, pb};
+  ck_assert_int_eq(ct_inputs_load(g, f, 2, &in, &d), CT_ERR_USAGE);
+  ck_assert_str_eq(d.msg, "model has 1 input (\"a\"), 2 given");
+  ck_assert_int_eq(in.n, 0);
+  ct_graph_free(g);
+}
+END_TEST
+
 static Suite *infer_suite(void) {
   Suite *s = suite_create("infer");
   TCase *tc = tcase_create("interp");
@@ -332,6 +477,11 @@ static Suite *infer_suite(void) {
   tcase_add_test(ti, test_image_corrupt_files_are_errors_naming_the_file);
   tcase_add_test(ti, test_image_real_jpeg_decodes);
   suite_add_tcase(s, ti);
+  TCase *tf = tcase_create("inputs");
+  tcase_add_test(tf, test_inputs_hdf5_pb_and_image);
+  tcase_add_test(tf, test_inputs_errors_missing_dataset_bad_count_bad_image);
+  tcase_add_test(tf, test_inputs_too_many_files);
+  suite_add_tcase(s, tf);
   return s;
 }
 
