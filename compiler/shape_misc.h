@@ -1,0 +1,23 @@
+/* shape_misc.h: helpers shared by the misc shape functions (compiler/shape_misc*.c, table in
+ * compiler/shape_misc.def): operand checks with errors naming the node, and output typing. */
+#ifndef CT_SHAPE_MISC_H
+#define CT_SHAPE_MISC_H
+
+#include "compiler/shape.h"
+#include "reference/kern_misc.h"
+
+/* Input i of op, checked present (not NULL, i < n_in) with an inferred shape. Errors
+ * (CT_ERR_INPUT naming the node): `input i is missing` / `input i has no shape yet`. */
+ct_status ct_sm_in(const ct_op *op, int i, ct_value **v, ct_diag *d);
+
+/* Input i's constant data, or NULL when the input is absent (optional). Error when present
+ * but not constant: `unsupported: non-constant <what>` naming the node. */
+ct_status ct_sm_const(const ct_op *op, int i, const char *what, const ct_tensor **t, ct_diag *d);
+
+/* Sets output k's dtype/shape when op has that output (a NULL output is skipped). */
+void ct_sm_out(ct_op *op, int k, ct_dtype dt, int ndim, const int64_t *shape);
+
+/* Formats a value's shape for messages into buf (size n). */
+const char *ct_sm_shape(const ct_value *v, char *buf, size_t n);
+
+#endif
