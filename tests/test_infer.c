@@ -160,6 +160,54 @@ START_TEST(test_run_dumps_inputs_not_weights_and_reports_progress) {
 }
 END_TEST
 
+/* x → Relu → Add(·, w) → Neg; outputs (neg, relu); a Relu whose output is a folded constant. */
+START_TEST(test_run_chain_with_dump_and_folded_constant) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t s[1] = {6};
+  ct_value *x = add_input(g, "x", CT_F32, 1, s);
+  ct_value *w = ct_graph_add_weight(g, "w", filled("w", 1, s, 10));
+  ct_value *r = ct_graph_add_value(g, "r", CT_F32, 1, s), *a = ct_graph_add_value(g, "a", CT_F32, 1, s);
+  ct_value *n = ct_graph_add_value(g, "n", CT_F32, 1, s), *f = ct_graph_add_value(g, "f", CT_F32, 1, s);
+  ct_value *ra[2] = {r, w};
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_RELU, "relu", 1, &x, 1, &r));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_ADD, "add", 2, ra, 1, &a));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_NEG, "neg", 1, &a, 1, &n));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_RELU, "folded", 1, &x, 1, &f));
+  f->data = filled("f", 1, s, -100); /* not relu(x): proves the constant is used as is */
+  ct_value *outs[3] = {n, r, f};
+  ck_assert(ct_graph_set_outputs(g, 3, outs));
+  const char *path = ct_test_tmp_path("chain.h5");
+  ct_diag d;
+  ct_h5_writer *wr = NULL;
+  ck_assert_int_eq(ct_h5_writer_open(&wr, path, &d), CT_OK);
+  ct_ref_options opt = {.threads = 1, .dump = wr};
+  ct_tensor_list in, out, dumped;
+  ct_tensor_list_init(&in);
+  ct_tensor_list_init(&out);
+  ct_tensor_list_init(&dumped);
+  ck_assert(ct_tensor_list_push(&in, filled("x", 1, s, -2))); /* -2 -1 0 1 2 3 */
+  ck_assert_int_eq(ct_ref_run(g, &opt, &in, &out, &d), CT_OK);
+  ck_assert_int_eq(ct_h5_writer_commit(wr, &d), CT_OK);
+  static const float want_n[6] = {-10, -11, -12, -14, -16, -18}, want_r[6] = {0, 0, 0, 1, 2, 3};
+  ck_assert_int_eq(out.n, 3);
+  ck_assert_mem_eq(out.items[0]->data, want_n, sizeof want_n);
+  ck_assert_mem_eq(out.items[1]->data, want_r, sizeof want_r);
+  ck_assert_float_eq(((float *)out.items[2]->data)[0], -100.0f);
+  ck_assert_str_eq(out.items[0]->name, "n");
+  ck_assert_int_eq(ct_h5_read(path, &dumped, &d), CT_OK);
+  ck_assert_int_eq(dumped.n, 4); /* x r a n: not the weight, not the folded constant */
+  ck_assert_ptr_nonnull(ct_tensor_list_find(&dumped, "x"));
+  ct_tensor *da = ct_tensor_list_find(&dumped, "a");
+  ck_assert_ptr_nonnull(da);
+  ck_assert_float_eq(((float *)da->data)[5], 18.0f);
+  ck_assert_ptr_null(ct_tensor_list_find(&dumped, "f"));
+  ct_tensor_list_free(&in);
+  ct_tensor_list_free(&out);
+  ct_tensor_list_free(&dumped);
+  ct_graph_free(g);
+}
+END_TEST
+
 /* ---- images ---- */
 
 /* Writes an RGB PNG of h×w pixels. */
@@ -469,6 +517,7 @@ static Suite *infer_suite(void) {
   tcase_add_test(tc, test_run_checks_input_count_name_shape_dtype);
   tcase_add_test(tc, test_run_reports_missing_kernel_naming_node_and_op);
   tcase_add_test(tc, test_run_dumps_inputs_not_weights_and_reports_progress);
+  tcase_add_test(tc, test_run_chain_with_dump_and_folded_constant);
   suite_add_tcase(s, tc);
   TCase *ti = tcase_create("image");
   tcase_add_test(ti, test_image_bilinear_half_pixel_upscale);
