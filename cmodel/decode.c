@@ -1,0 +1,302 @@
+/* decode.c: ct_insn → ct_sim_op: operand regions per opcode (layouts of isa/isa.def), costs
+ * (SCALE-Sim MXU folds, VPU lanes, DMA bursts: docs/cmodel.md) and bounds checks. */
+#include "cmodel/decode.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cmodel/timing.h"
+
+typedef struct dctx {
+  const ct_chip *chip;
+  const ct_lmem *lmem;
+  const ct_ddr *ddr;
+  const ct_insn *in;
+  ct_sim_op *op;
+} dctx;
+
+void ct_sim_region4(ct_mem_region *r, ct_mem_space sp, bool write, uint64_t addr, int64_t n,
+                    int64_t c, int64_t h, int64_t w, ct_dtype dt) {
+  int64_t shape[4] = {n, c, h, w};
+  ct_mem_region_dense(r, sp, write, addr, shape, (uint32_t)ct_dtype_size(dt));
+}
+
+static ct_mem_region *add(dctx *x) { return &x->op->regions[x->op->n_regions++]; }
+
+static void lm(dctx *x, bool write, uint64_t addr, int64_t n, int64_t c, int64_t h, int64_t w,
+               int64_t dt) {
+  ct_sim_region4(add(x), CT_SPACE_LMEM, write, addr, n, c, h, w, (ct_dtype)dt);
+}
+
+bool ct_sim_dma_regions(const ct_insn *in, ct_mem_region *src, ct_mem_region *dst) {
+#define DMA_REGIONS(OP, SSP, DSP)                                                           \
+  do {                                                                                      \
+    uint32_t eb = (uint32_t)ct_dtype_size((ct_dtype)in->OP.dtype);                          \
+    *src = (ct_mem_region){SSP, false, (uint64_t)in->OP.src,                                \
+                           {in->OP.n, in->OP.c, in->OP.h, in->OP.w},                        \
+                           {in->OP.src_sn, in->OP.src_sc, in->OP.src_sh, in->OP.src_sw}, eb}; \
+    *dst = (ct_mem_region){DSP, true, (uint64_t)in->OP.dst,                                 \
+                           {in->OP.n, in->OP.c, in->OP.trans ? in->OP.w : in->OP.h,         \
+                            in->OP.trans ? in->OP.h : in->OP.w},                            \
+                           {in->OP.dst_sn, in->OP.dst_sc, in->OP.dst_sh, in->OP.dst_sw}, eb}; \
+  } while (0)
+  switch (in->op) {
+    case CT_ISA_LOAD: DMA_REGIONS(load, CT_SPACE_GMEM, CT_SPACE_LMEM); return true;
+    case CT_ISA_STORE: DMA_REGIONS(store, CT_SPACE_LMEM, CT_SPACE_GMEM); return true;
+    case CT_ISA_MOVE: DMA_REGIONS(move, CT_SPACE_LMEM, CT_SPACE_LMEM); return true;
+    default: return false;
+  }
+#undef DMA_REGIONS
+}
+
+/* DMA engine instance: the optional `eng` field (isa-requests.md), else 0. */
+static int dma_instance(const ct_insn *in) {
+  const ct_isa_field *f = ct_isa_field_find(in->op, "eng");
+  return f ? (int)ct_isa_field_get(in, f) : 0;
+}
+
+static ct_status dec_dma(dctx *x) {
+  ct_sim_op *op = x->op;
+  ct_mem_region src, dst;
+  ct_sim_dma_regions(x->in, &src, &dst);
+  op->regions[op->n_regions++] = src;
+  op->regions[op->n_regions++] = dst;
+  op->is_dma = true;
+  op->dma_index = dma_instance(x->in);
+  op->dma_ddr = x->in->op != CT_ISA_MOVE;
+  if (x->in->op == CT_ISA_LOAD) op->ddr_read = op->dma_moved = ct_dma_moved_bytes(x->ddr, &src);
+  if (x->in->op == CT_ISA_STORE) op->ddr_written = op->dma_moved = ct_dma_moved_bytes(x->ddr, &dst);
+  if (x->in->op == CT_ISA_MOVE)
+    op->dma_moved = (uint64_t)ct_mem_region_numel(&src) * src.elem_bytes;
+  return CT_OK;
+}
+
+static int64_t acc_dt(int64_t dt_in) { return ct_dtype_is_float((ct_dtype)dt_in) ? CT_F32 : CT_I32; }
+
+/* Regions shared by CONV and DWCONV (isa.def CT_ISA_FIELDS_CONV). */
+static void conv_regions(dctx *x) {
+#define C (x->in->conv)
+  int64_t g = C.groups ? C.groups : 1, ad = acc_dt(C.dt_in);
+  lm(x, false, C.in, C.n, C.ic, C.ih, C.iw, C.dt_in);
+  lm(x, false, C.wt, C.oc, C.ic / g, C.kh, C.kw, C.dt_w);
+  lm(x, true, C.out, C.n, C.oc, C.oh, C.ow, C.dt_out);
+  if (C.acc_in) lm(x, false, C.acc, C.n, C.oc, C.oh, C.ow, ad);
+  if (C.has_bias) lm(x, false, C.bias, 1, 1, 1, C.oc, ad);
+  if (C.rq_mode != CT_ISA_RQ_NONE)
+    lm(x, false, C.rq, 1, 1, C.rq_mode == CT_ISA_RQ_CHANNEL ? C.oc : 1, 2, CT_I32);
+}
+
+static ct_status dec_conv(dctx *x) {
+  conv_regions(x);
+  int64_t g = C.groups ? C.groups : 1;
+  ct_mxu_job job = {(uint64_t)g, (uint64_t)(C.n * C.oh * C.ow), (uint64_t)(C.ic / g * C.kh * C.kw),
+                    (uint64_t)(C.oc / g), (ct_dtype)C.dt_in};
+  ct_mxu_cost cost;
+  ct_mxu_cost_of(x->chip, &job, &cost);
+  x->op->cycles = cost.cycles;
+  x->op->macs = ct_isa_macs(x->in);
+  return CT_OK;
+}
+
+static uint32_t width_of(int64_t a, int64_t b) {
+  size_t wa = ct_dtype_size((ct_dtype)a), wb = ct_dtype_size((ct_dtype)b);
+  return (uint32_t)(wa > wb ? wa : wb);
+}
+
+static ct_status dec_dwconv(dctx *x) {
+  conv_regions(x);
+  uint64_t elems = (uint64_t)(C.n * C.oc * C.oh * C.ow * C.kh * C.kw);
+  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_DWCONV, elems, width_of(C.dt_in, C.dt_out));
+  return CT_OK;
+}
+#undef C
+
+static ct_status dec_matmul(dctx *x) {
+#define M (x->in->matmul)
+  int64_t ad = acc_dt(M.dt_a), bb = M.b_bcast ? 1 : M.batch;
+  lm(x, false, M.a, 1, M.batch, M.m, M.k, M.dt_a);
+  lm(x, false, M.b, 1, bb, M.b_trans ? M.n : M.k, M.b_trans ? M.k : M.n, M.dt_b);
+  lm(x, true, M.out, 1, M.batch, M.m, M.n, M.dt_out);
+  if (M.acc_in) lm(x, false, M.acc, 1, M.batch, M.m, M.n, ad);
+  if (M.has_bias) lm(x, false, M.bias, 1, 1, 1, M.n, ad);
+  if (M.rq_mode != CT_ISA_RQ_NONE)
+    lm(x, false, M.rq, 1, 1, M.rq_mode == CT_ISA_RQ_CHANNEL ? M.n : 1, 2, CT_I32);
+  ct_mxu_job job = {(uint64_t)(M.b_bcast ? 1 : M.batch), (uint64_t)(M.b_bcast ? M.batch * M.m : M.m),
+                    (uint64_t)M.k, (uint64_t)M.n, (ct_dtype)M.dt_a};
+  ct_mxu_cost cost;
+  ct_mxu_cost_of(x->chip, &job, &cost);
+  x->op->cycles = cost.cycles;
+  x->op->macs = ct_isa_macs(x->in);
+  return CT_OK;
+#undef M
+}
+
+static ct_status dec_eltwise(dctx *x) {
+#define E (x->in->eltwise)
+  int64_t d[4] = {E.n, E.c, E.h, E.w}, a[4], b[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = (E.bcast_a >> i) & 1 ? 1 : d[i];
+    b[i] = (E.bcast_b >> i) & 1 ? 1 : d[i];
+  }
+  lm(x, false, E.a, a[0], a[1], a[2], a[3], E.dt_a);
+  lm(x, false, E.b, b[0], b[1], b[2], b[3], E.dt_b);
+  lm(x, true, E.out, E.n, E.c, E.h, E.w, E.dt_out);
+  uint32_t wd = width_of(width_of(E.dt_a, E.dt_b) > 2 ? CT_I32 : E.dt_a, E.dt_out);
+  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_ELTWISE, (uint64_t)(E.n * E.c * E.h * E.w), wd);
+  return CT_OK;
+#undef E
+}
+
+static ct_status dec_lut(dctx *x) {
+#define L (x->in->lut)
+  lm(x, false, L.in, L.n, L.c, L.h, L.w, L.dt_in);
+  lm(x, false, L.table, 1, 1, 1, 256, CT_U8);
+  lm(x, true, L.out, L.n, L.c, L.h, L.w, L.dt_out);
+  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_LUT, (uint64_t)(L.n * L.c * L.h * L.w), 1);
+  return CT_OK;
+#undef L
+}
+
+static ct_status dec_pool(dctx *x) {
+#define P (x->in->pool)
+  lm(x, false, P.in, P.n, P.c, P.ih, P.iw, P.dt);
+  lm(x, true, P.out, P.n, P.c, P.oh, P.ow, P.dt);
+  uint64_t elems = (uint64_t)(P.n * P.c * P.oh * P.ow * P.kh * P.kw);
+  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_POOL, elems, width_of(P.dt, P.dt));
+  return CT_OK;
+#undef P
+}
+
+static ct_status dec_requant(dctx *x) {
+#define R (x->in->requant)
+  lm(x, false, R.in, R.n, R.c, R.h, R.w, R.dt_in);
+  lm(x, true, R.out, R.n, R.c, R.h, R.w, R.dt_out);
+  if (R.rq_mode == CT_ISA_RQ_CHANNEL) lm(x, false, R.rq, 1, 1, R.c, 2, CT_I32);
+  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_REQUANT, (uint64_t)(R.n * R.c * R.h * R.w),
+                                width_of(R.dt_in, R.dt_out));
+  return CT_OK;
+#undef R
+}
+
+/* Opcodes with in, out, n, c, h, w, dt_in, dt_out fields and one cost kind. */
+#define SIMPLE_VPU(name, KIND)                                                              \
+  static ct_status dec_##name(dctx *x) {                                                    \
+    lm(x, false, x->in->name.in, x->in->name.n, x->in->name.c, x->in->name.h, x->in->name.w, \
+       x->in->name.dt_in);                                                                  \
+    lm(x, true, x->in->name.out, x->in->name.n, x->in->name.c, x->in->name.h, x->in->name.w, \
+       x->in->name.dt_out);                                                                 \
+    uint64_t e = (uint64_t)(x->in->name.n * x->in->name.c * x->in->name.h * x->in->name.w);  \
+    x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_##KIND, e,                                \
+                                  width_of(x->in->name.dt_in, x->in->name.dt_out));         \
+    return CT_OK;                                                                           \
+  }
+SIMPLE_VPU(cast, CAST)
+SIMPLE_VPU(exp, EXP)
+SIMPLE_VPU(softmax, SOFTMAX)
+
+static ct_status dec_reduce(dctx *x) {
+#define R (x->in->reduce)
+  int64_t o[4] = {R.n, R.c, R.h, R.w};
+  o[R.axis & 3] = 1;
+  lm(x, false, R.in, R.n, R.c, R.h, R.w, R.dt_in);
+  lm(x, true, R.out, o[0], o[1], o[2], o[3], R.dt_out);
+  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_REDUCE, (uint64_t)(R.n * R.c * R.h * R.w),
+                                width_of(R.dt_in, R.dt_out));
+  return CT_OK;
+#undef R
+}
+
+static ct_status dec_norm(dctx *x) {
+#define N (x->in->norm)
+  int64_t d[4] = {N.n, N.c, N.h, N.w}, inner = 1;
+  for (int i = (int)(N.axis & 3); i < 4; i++) inner *= d[i];
+  lm(x, false, N.in, N.n, N.c, N.h, N.w, N.dt_in);
+  lm(x, true, N.out, N.n, N.c, N.h, N.w, N.dt_out);
+  if (N.affine) {
+    lm(x, false, N.gamma, 1, 1, 1, inner, CT_F32);
+    lm(x, false, N.beta, 1, 1, 1, inner, CT_F32);
+  }
+  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_NORM, (uint64_t)(N.n * N.c * N.h * N.w),
+                                width_of(N.dt_in, N.dt_out));
+  return CT_OK;
+#undef N
+}
+
+static ct_status dec_ctrl(dctx *x) {
+  ct_sim_op *op = x->op;
+  op->unit = CT_SIM_CTRL;
+  if (x->in->op == CT_ISA_NOP) {
+    op->ctrl = CT_SIM_CTRL_NOP;
+    op->cycles = (uint64_t)x->in->nop.cycles;
+  } else if (x->in->op == CT_ISA_SYNC) {
+    op->ctrl = CT_SIM_CTRL_SYNC;
+    op->drain_mask = (uint32_t)x->in->sync.engines;
+  } else
+    op->ctrl = CT_SIM_CTRL_END;
+  return CT_OK;
+}
+
+typedef ct_status (*dec_fn)(dctx *x);
+
+static const dec_fn decoders[CT_ISA_OP_COUNT] = {
+    [CT_ISA_NOP] = dec_ctrl,       [CT_ISA_SYNC] = dec_ctrl,     [CT_ISA_END] = dec_ctrl,
+    [CT_ISA_LOAD] = dec_dma,       [CT_ISA_STORE] = dec_dma,     [CT_ISA_MOVE] = dec_dma,
+    [CT_ISA_CONV] = dec_conv,      [CT_ISA_MATMUL] = dec_matmul, [CT_ISA_DWCONV] = dec_dwconv,
+    [CT_ISA_ELTWISE] = dec_eltwise, [CT_ISA_LUT] = dec_lut,      [CT_ISA_POOL] = dec_pool,
+    [CT_ISA_REQUANT] = dec_requant, [CT_ISA_CAST] = dec_cast,    [CT_ISA_REDUCE] = dec_reduce,
+    [CT_ISA_EXP] = dec_exp,        [CT_ISA_SOFTMAX] = dec_softmax, [CT_ISA_NORM] = dec_norm,
+};
+
+static const char *region_name(const ct_insn *in, int k) {
+  static const char *dma[] = {"src", "dst"};
+  if (in->op == CT_ISA_LOAD || in->op == CT_ISA_STORE || in->op == CT_ISA_MOVE) return dma[k & 1];
+  return "operand";
+}
+
+/* Bounds of every region, bank mask, LMEM footprint, VPU port limit. */
+static ct_status finish(dctx *x, uint32_t index, ct_diag *d) {
+  ct_sim_op *op = x->op;
+  for (int k = 0; k < op->n_regions; k++) {
+    const ct_mem_region *r = &op->regions[k];
+    char what[96];
+    snprintf(what, sizeof what, "insn %u (%s): %s %d", index, op->name, region_name(x->in, k), k);
+    uint64_t lim = r->space == CT_SPACE_LMEM ? (uint64_t)x->chip->lmem_bytes : (uint64_t)x->chip->gmem_bytes;
+    ct_status st = ct_mem_region_check(r, lim, what, d);
+    if (st) return st;
+    if (r->space != CT_SPACE_LMEM) continue;
+    uint64_t lo, hi;
+    ct_mem_region_span(r, &lo, &hi);
+    op->bank_mask |= ct_lmem_bank_mask(x->lmem, r);
+    op->lmem_bytes += hi - lo;
+  }
+  if (op->unit == CT_SIM_VPU) {
+    uint64_t port = ct_lmem_port_cycles(x->lmem, op->regions, op->n_regions);
+    if (port > op->cycles) op->cycles = port;
+  }
+  return CT_OK;
+}
+
+ct_status ct_sim_decode(const ct_chip *chip, const ct_lmem *lmem, const ct_ddr *ddr,
+                        const ct_insn *insn, uint32_t index, ct_sim_op *op, ct_diag *d) {
+  memset(op, 0, sizeof *op);
+  op->opcode = (int)insn->op;
+  op->name = ct_isa_op_name(insn->op);
+  if ((unsigned)insn->op >= CT_ISA_OP_COUNT || !decoders[insn->op])
+    return ct_diag_set(d, CT_ERR_INPUT, "insn %u: illegal opcode %d", index, (int)insn->op);
+  ct_diag sub;
+  if (ct_isa_check(insn, chip, &sub))
+    return ct_diag_set(d, CT_ERR_INPUT, "insn %u (%s): %s", index, op->name, sub.msg);
+  op->wait = insn->wait;
+  op->signal = insn->signal;
+  op->debug_id = insn->debug_id;
+  op->unit = (ct_sim_unit)ct_isa_op_engine(insn->op);
+  dctx x = {chip, lmem, ddr, insn, op};
+  ct_status st = decoders[insn->op](&x);
+  if (st) return st;
+  int64_t max = op->unit == CT_SIM_LOAD ? chip->dma_load_engines : chip->dma_store_engines;
+  if (op->is_dma && (op->dma_index < 0 || op->dma_index >= max))
+    return ct_diag_set(d, CT_ERR_INPUT, "insn %u (%s): eng %d: the chip has %lld %s engine(s)",
+                       index, op->name, op->dma_index, (long long)max,
+                       op->unit == CT_SIM_LOAD ? "load" : "store");
+  return finish(&x, index, d);
+}

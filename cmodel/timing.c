@@ -1,0 +1,41 @@
+/* timing.c: MXU fold model (SCALE-Sim, arXiv:1811.02883 §III; scale-sim-v2
+ * systolic_compute_ws.py / _os.py) and the VPU lane model (vpu_cost.def). */
+#include "cmodel/timing.h"
+
+#include <math.h>
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
+
+uint64_t ct_mxu_fold_cycles(uint64_t rows, uint64_t cols, uint64_t t) {
+  return 2 * rows + cols + t - 2;
+}
+
+void ct_mxu_cost_of(const ct_chip *chip, const ct_mxu_job *job, ct_mxu_cost *c) {
+  uint64_t r = (uint64_t)chip->mxu_rows, k = (uint64_t)chip->mxu_cols;
+  bool os = chip->mxu_dataflow == CT_DATAFLOW_OS;
+  c->sr = os ? job->pixels : job->red;
+  c->sc = job->filters;
+  c->t = os ? job->red : job->pixels;
+  c->folds = job->reps * ceil_div(c->sr, r) * ceil_div(c->sc, k);
+  c->fold_cycles = ct_mxu_fold_cycles(r, k, c->t);
+  uint64_t cyc = c->folds * c->fold_cycles;
+  double rate = 1.0;
+  if (job->dtype == CT_BF16 || job->dtype == CT_F16) rate = chip->mxu_fp_rate;
+  if (job->dtype == CT_F32) rate = chip->mxu_fp_rate / 2;
+  if (rate < 1.0) cyc = (uint64_t)ceil((double)cyc / rate - 1e-9);
+  c->cycles = cyc;
+}
+
+uint64_t ct_vpu_cycles(const ct_chip *chip, ct_vpu_kind k, uint64_t elems, uint32_t width_bytes) {
+  static const struct {
+    uint64_t passes, slow, latency;
+  } cost[] = {
+#define X(K, passes, slowdown, latency, doc) {passes, slowdown, latency},
+#include "cmodel/vpu_cost.def"
+#undef X
+  };
+  _Static_assert(sizeof cost / sizeof cost[0] == CT_VPU_KIND_COUNT, "vpu_cost.def drift");
+  uint64_t lanes = (uint64_t)chip->vpu_lanes / (width_bytes ? width_bytes : 1);
+  if (lanes == 0) lanes = 1;
+  return cost[k].passes * ceil_div(elems, lanes) * cost[k].slow + cost[k].latency;
+}

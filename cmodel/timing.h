@@ -1,0 +1,48 @@
+/* timing.h: the analytical cost models of the compute engines (ARCHITECTURE.md §5,
+ * docs/cmodel.md "Timing model"): MXU folds after SCALE-Sim (Samajdar et al., "SCALE-Sim:
+ * Systolic CNN Accelerator Simulator", arXiv:1811.02883, and scale-sim-v2's
+ * systolic_compute_{ws,os}.py), VPU lanes + fixed latency per op kind. */
+#ifndef CT_SIM_TIMING_H
+#define CT_SIM_TIMING_H
+
+#include <stdint.h>
+
+#include "common/tensor.h"
+#include "isa/chip.h"
+
+/* A GEMM-shaped MXU job: `reps` independent products (conv groups, unshared matmul
+ * batches), each of `pixels` output rows × `filters` output columns × `red` reduction. */
+typedef struct ct_mxu_job {
+  uint64_t reps, pixels, red, filters;
+  ct_dtype dtype;    /* operand type: i8/u8 full rate, bf16/f16 fp_rate, f32 fp_rate / 2 */
+} ct_mxu_job;
+
+/* The mapping of a job onto an R × C array and its cycle count:
+ *   WS: Sr = red, Sc = filters, T = pixels;  OS: Sr = pixels, Sc = filters, T = red;
+ *   folds = reps · ceil(Sr / R) · ceil(Sc / C);  fold_cycles = 2R + C + T − 2;
+ *   int8 cycles = folds · fold_cycles; float: ceil(int8 cycles / rate). */
+typedef struct ct_mxu_cost {
+  uint64_t sr, sc, t, folds, fold_cycles, cycles;
+} ct_mxu_cost;
+
+/* Cycles of one fold: 2R + C + T − 2 (WS: R cycles to load weights, R − 1 + C − 1 of skew
+ * fill/drain, T input rows; OS: R + C + T − 2 to compute plus R to shift the outputs out —
+ * SCALE-Sim paper convention; the scale-sim-v2 code overlaps that drain, R + C + T − 2). */
+uint64_t ct_mxu_fold_cycles(uint64_t rows, uint64_t cols, uint64_t t);
+
+/* Maps job onto chip's MXU (rows, cols, dataflow, fp_rate) and fills *cost. */
+void ct_mxu_cost_of(const ct_chip *chip, const ct_mxu_job *job, ct_mxu_cost *cost);
+
+/* VPU op kinds and their cost parameters: cycles = passes · ceil(elems / lanes_eff) ·
+ * slowdown + latency, lanes_eff = vpu.lanes / bytes of the widest element type (≥ 1). */
+typedef enum ct_vpu_kind {
+#define X(K, passes, slowdown, latency, doc) CT_VPU_##K,
+#include "cmodel/vpu_cost.def"
+#undef X
+  CT_VPU_KIND_COUNT
+} ct_vpu_kind;
+
+/* VPU cycles of `elems` element-steps of kind k whose widest type has width_bytes bytes. */
+uint64_t ct_vpu_cycles(const ct_chip *chip, ct_vpu_kind k, uint64_t elems, uint32_t width_bytes);
+
+#endif

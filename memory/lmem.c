@@ -1,0 +1,104 @@
+/* lmem.c: LMEM byte array, bank masks, per-bank byte counts and port-limited cycles
+ * (ARCHITECTURE.md §3: bank = addr ÷ (bytes ÷ banks), one port per bank). */
+#include "memory/lmem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ct_status ct_lmem_init(ct_lmem *m, uint64_t bytes, uint32_t banks, uint32_t port_bytes,
+                       ct_diag *d) {
+  memset(m, 0, sizeof *m);
+  if (bytes == 0 || banks == 0 || banks > CT_LMEM_MAX_BANKS || bytes % banks)
+    return ct_diag_set(d, CT_ERR_INPUT, "lmem: %u banks cannot split %llu bytes (1..%d banks "
+                       "dividing the size)", banks, (unsigned long long)bytes, CT_LMEM_MAX_BANKS);
+  if (port_bytes == 0) return ct_diag_set(d, CT_ERR_INPUT, "lmem: bank_port_bytes is 0");
+  m->data = calloc((size_t)bytes, 1);
+  if (!m->data)
+    return ct_diag_set(d, CT_ERR_LIMIT, "lmem: out of memory for %llu bytes",
+                       (unsigned long long)bytes);
+  m->bytes = bytes;
+  m->banks = banks;
+  m->bank_bytes = bytes / banks;
+  m->port_bytes = port_bytes;
+  return CT_OK;
+}
+
+void ct_lmem_free(ct_lmem *m) {
+  free(m->data);
+  memset(m, 0, sizeof *m);
+}
+
+uint64_t ct_lmem_bank_mask(const ct_lmem *m, const ct_mem_region *r) {
+  uint64_t lo, hi;
+  if (!ct_mem_region_span(r, &lo, &hi) || lo >= m->bytes) return 0;
+  if (hi > m->bytes) hi = m->bytes;
+  uint64_t b0 = lo / m->bank_bytes, b1 = (hi - 1) / m->bank_bytes, mask = 0;
+  for (uint64_t b = b0; b <= b1; b++) mask |= UINT64_C(1) << b;
+  return mask;
+}
+
+typedef struct bank_ctx {
+  const ct_lmem *m;
+  uint64_t *per_bank;
+} bank_ctx;
+
+static bool count_run(void *ctx, uint64_t addr, uint64_t n) {
+  bank_ctx *c = ctx;
+  while (n > 0) {
+    uint64_t b = addr / c->m->bank_bytes;
+    if (b >= c->m->banks) return false;
+    uint64_t room = (b + 1) * c->m->bank_bytes - addr, k = n < room ? n : room;
+    c->per_bank[b] += k;
+    addr += k;
+    n -= k;
+  }
+  return true;
+}
+
+void ct_lmem_bank_bytes(const ct_lmem *m, const ct_mem_region *r, uint64_t *per_bank) {
+  bank_ctx c = {m, per_bank};
+  ct_mem_region_each_run(r, count_run, &c);
+}
+
+uint64_t ct_lmem_port_cycles(const ct_lmem *m, const ct_mem_region *rs, int n) {
+  uint64_t per_bank[CT_LMEM_MAX_BANKS] = {0}, worst = 0;
+  for (int i = 0; i < n; i++)
+    if (rs[i].space == CT_SPACE_LMEM) ct_lmem_bank_bytes(m, &rs[i], per_bank);
+  for (uint32_t b = 0; b < m->banks; b++) {
+    uint64_t c = (per_bank[b] + m->port_bytes - 1) / m->port_bytes;
+    if (c > worst) worst = c;
+  }
+  return worst;
+}
+
+typedef struct copy_ctx {
+  uint8_t *mem;
+  uint8_t *buf;
+  bool to_mem;
+} copy_ctx;
+
+static bool copy_run(void *ctx, uint64_t addr, uint64_t n) {
+  copy_ctx *c = ctx;
+  if (c->to_mem)
+    memcpy(c->mem + addr, c->buf, (size_t)n);
+  else
+    memcpy(c->buf, c->mem + addr, (size_t)n);
+  c->buf += n;
+  return true;
+}
+
+void ct_lmem_gather(const ct_lmem *m, const ct_mem_region *r, void *dst) {
+  copy_ctx c = {m->data, dst, false};
+  ct_mem_region_each_run(r, copy_run, &c);
+}
+
+void ct_lmem_scatter(ct_lmem *m, const ct_mem_region *r, const void *src) {
+  copy_ctx c = {m->data, (uint8_t *)(uintptr_t)src, true};
+  ct_mem_region_each_run(r, copy_run, &c);
+}
+
+bool ct_lmem_port_claim(uint64_t *claimed, uint64_t mask) {
+  if (*claimed & mask) return false;
+  *claimed |= mask;
+  return true;
+}

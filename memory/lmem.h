@@ -1,0 +1,50 @@
+/* lmem.h: the on-chip local memory (ARCHITECTURE.md §3): a flat byte array split into
+ * `banks` equal banks (bank = addr ÷ (bytes ÷ banks)), one port per bank moving at most
+ * bank_port_bytes per cycle, and the per-cycle port arbitration bookkeeping. */
+#ifndef CT_LMEM_H
+#define CT_LMEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/status.h"
+#include "memory/region.h"
+
+#define CT_LMEM_MAX_BANKS 64
+
+typedef struct ct_lmem {
+  uint8_t *data;        /* bytes, zero at start */
+  uint64_t bytes;
+  uint32_t banks;       /* ≤ CT_LMEM_MAX_BANKS, divides bytes */
+  uint64_t bank_bytes;  /* bytes ÷ banks */
+  uint32_t port_bytes;  /* bytes one bank port moves per cycle */
+} ct_lmem;
+
+/* Allocates a zeroed LMEM. Errors: CT_ERR_INPUT if banks is 0, > CT_LMEM_MAX_BANKS or does
+ * not divide bytes, or port_bytes is 0; CT_ERR_LIMIT if the allocation fails. */
+ct_status ct_lmem_init(ct_lmem *m, uint64_t bytes, uint32_t banks, uint32_t port_bytes,
+                       ct_diag *d);
+void ct_lmem_free(ct_lmem *m);
+
+/* Bit b set ⇔ the byte span of r (ct_mem_region_span) touches bank b. 0 for an empty region. */
+uint64_t ct_lmem_bank_mask(const ct_lmem *m, const ct_mem_region *r);
+
+/* Per-bank byte counts of r added into per_bank[banks] (exact, run by run, split at bank
+ * boundaries). r must be in bounds. */
+void ct_lmem_bank_bytes(const ct_lmem *m, const ct_mem_region *r, uint64_t *per_bank);
+
+/* Port-limited cycles of an instruction moving the given regions: max over banks of
+ * ceil(bytes in that bank / port_bytes) (one port per bank, §3). */
+uint64_t ct_lmem_port_cycles(const ct_lmem *m, const ct_mem_region *rs, int n);
+
+/* Copies r's elements into dst (dense, n-c-h-w order) / from src into r. r must have been
+ * checked in bounds (ct_mem_region_check). Sizes: numel · elem_bytes bytes. */
+void ct_lmem_gather(const ct_lmem *m, const ct_mem_region *r, void *dst);
+void ct_lmem_scatter(ct_lmem *m, const ct_mem_region *r, const void *src);
+
+/* One cycle of bank-port arbitration: requesters are offered in priority order; a request
+ * is granted if none of its banks was claimed earlier in the cycle, and then claims them.
+ * `claimed` starts at 0 each cycle. Returns true when granted. */
+bool ct_lmem_port_claim(uint64_t *claimed, uint64_t mask);
+
+#endif

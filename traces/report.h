@@ -1,0 +1,27 @@
+/* report.h: the architect-facing outputs built from the counters (counters.h): the summary
+ * JSON (cJSON) and the per-layer CSV. Both are written to a temp file and renamed. Field
+ * meanings: docs/traces.md. */
+#ifndef CT_REPORT_H
+#define CT_REPORT_H
+
+#include "common/status.h"
+#include "traces/counters.h"
+
+/* Writes the summary JSON: total_cycles, freq_mhz, time_us, instructions, macs,
+ * mxu_utilization = macs / (mxu_rows · mxu_cols · total_cycles), ddr_bytes_read,
+ * ddr_bytes_written, bank_conflict_cycles, wall_seconds, sim_cycles_per_second, functional,
+ * engines.{name}.{busy, idle, stall.{bank_conflict, ddr, semaphore, queue_full}, instructions}.
+ * Errors: CT_ERR_INPUT (cannot write path), CT_ERR_LIMIT (no memory). */
+ct_status ct_report_summary(const char *path, const ct_sim_counters *c, ct_diag *d);
+
+/* Builds the summary as a cJSON-printed string (malloc'd; NULL on out of memory). */
+char *ct_report_summary_text(const ct_sim_counters *c);
+
+/* Writes the per-layer CSV (RFC 4180 quoting): header
+ * layer,group,start,end,cycles,instructions,busy_<engine>...,macs,ddr_bytes_read,
+ * ddr_bytes_written — one row per layer in the given order; cycles = end − start.
+ * Errors: CT_ERR_INPUT (cannot write path). */
+ct_status ct_report_layers(const char *path, const ct_sim_counters *c,
+                           const ct_layer_counters *layers, int n_layers, ct_diag *d);
+
+#endif
