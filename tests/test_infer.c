@@ -510,6 +510,54 @@ START_TEST(test_inputs_too_many_files) {
 }
 END_TEST
 
+/* ---- ctpu infer ---- */
+
+static const char relu_top[] =
+    "module @small attributes {chip = \"\", weights = \"\"} {\n"
+    "  %0 = top.Input() : tensor<1x2x2x2xf32> loc(\"x\")\n"
+    "  %1 = top.Relu(%0) : tensor<1x2x2x2xf32> loc(\"relu\" -> \"y\")\n"
+    "  %2 = top.Neg(%1) : tensor<1x2x2x2xf32> loc(\"neg\" -> \"z\")\n"
+    "  return %2, %1 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>\n"
+    "}\n";
+
+START_TEST(test_cli_infer_outputs_dump_and_errors) {
+  const char *top = ct_test_tmp_path("relu.top"), *in = ct_test_tmp_path("relu_in.h5");
+  const char *res = ct_test_tmp_path("relu_out.h5"), *all = ct_test_tmp_path("relu_all.h5");
+  ck_assert(ct_test_write_file(top, relu_top, strlen(relu_top)));
+  int64_t s[4] = {1, 2, 2, 2};
+  ct_tensor *x = filled("x", 4, s, -4); /* -4 .. 3 */
+  ct_diag d;
+  ck_assert_int_eq(ct_h5_write(in, &x, 1, &d), CT_OK);
+  char out[4096];
+  int rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s' --dump-all '%s' --threads 2", top, in, res, all);
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert_str_eq(out, ""); /* no progress line when stderr is not a terminal */
+  ct_tensor_list got, dumped;
+  ct_tensor_list_init(&got);
+  ct_tensor_list_init(&dumped);
+  ck_assert_int_eq(ct_h5_read(res, &got, &d), CT_OK);
+  ck_assert_int_eq(ct_h5_read(all, &dumped, &d), CT_OK);
+  ck_assert_int_eq(got.n, 2);
+  ck_assert_int_eq(dumped.n, 3);
+  static const float want_z[8] = {0, 0, 0, 0, 0, -1, -2, -3};
+  ct_tensor *z = ct_tensor_list_find(&got, "z");
+  ck_assert_ptr_nonnull(z);
+  for (int i = 0; i < 8; i++) ck_assert_float_eq(((float *)z->data)[i], want_z[i]); /* -0 == 0 */
+  ck_assert_ptr_nonnull(ct_tensor_list_find(&dumped, "y"));
+  ct_tensor_list_free(&got);
+  ct_tensor_list_free(&dumped);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "infer --help"), 0);
+  ck_assert_ptr_nonnull(strstr(out, "usage: ctpu infer"));
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "infer '%s' -o '%s'", top, res), 2);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s' --bogus", top, in, res), 2);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s'", top, in), 2);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s'", in, in, res), 3);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' '%s' -o '%s'", top, in, in, res), 2);
+  ck_assert_msg(strstr(out, "model has 1 input (\"x\"), 2 given"), "%s", out);
+  ct_tensor_free(x);
+}
+END_TEST
+
 static Suite *infer_suite(void) {
   Suite *s = suite_create("infer");
   TCase *tc = tcase_create("interp");
@@ -530,6 +578,7 @@ static Suite *infer_suite(void) {
   tcase_add_test(tf, test_inputs_hdf5_pb_and_image);
   tcase_add_test(tf, test_inputs_errors_missing_dataset_bad_count_bad_image);
   tcase_add_test(tf, test_inputs_too_many_files);
+  tcase_add_test(tf, test_cli_infer_outputs_dump_and_errors);
   suite_add_tcase(s, tf);
   return s;
 }
