@@ -1,0 +1,85 @@
+/* bench_infer.c: ctpu side of the inference benchmark: loads a Top module (ct_ir_load) and
+ * its inputs (ct_inputs_load), runs the float interpreter once to warm up, then RUNS timed
+ * runs per thread count; prints "THREADS MEDIAN_MS" lines (CLOCK_MONOTONIC wall time).
+ * usage: bench_infer MODEL.top RUNS THREADS[,THREADS...] INPUT... */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/h5io.h"
+#include "compiler/text.h"
+#include "reference/inputs.h"
+#include "reference/interp.h"
+
+#define MAX_RUNS 1000
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One inference; its wall time in ms into *ms. */
+static ct_status run_once(const ct_graph *g, int threads, const ct_tensor_list *in, double *ms, ct_diag *d) {
+  ct_tensor_list out;
+  ct_tensor_list_init(&out);
+  ct_ref_options opt = {.threads = threads};
+  double t0 = now_ms();
+  ct_status st = ct_ref_run(g, &opt, in, &out, d);
+  *ms = now_ms() - t0;
+  ct_tensor_list_free(&out);
+  return st;
+}
+
+/* Median of `runs` timed runs after one warm-up. */
+static ct_status median_ms(const ct_graph *g, int threads, int runs, const ct_tensor_list *in, double *med,
+                           ct_diag *d) {
+  double t[MAX_RUNS];
+  ct_status st = run_once(g, threads, in, &t[0], d);
+  for (int i = 0; st == CT_OK && i < runs; i++) st = run_once(g, threads, in, &t[i], d);
+  if (st) return st;
+  qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+  *med = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+  return CT_OK;
+}
+
+static ct_status bench(const char *model, int runs, char *threads, const char *const *files, int n, ct_diag *d) {
+  ct_graph *g = NULL;
+  ct_tensor_list in;
+  ct_tensor_list_init(&in);
+  ct_status st = ct_ir_load(model, &g, d);
+  if (st == CT_OK) st = ct_inputs_load(g, files, n, &in, d);
+  for (char *tok = strtok(threads, ","); st == CT_OK && tok; tok = strtok(NULL, ",")) {
+    double med = 0;
+    int th = atoi(tok);
+    st = median_ms(g, th < 1 ? 1 : th, runs, &in, &med, d);
+    if (st == CT_OK) printf("%d %.3f\n", th, med);
+    fflush(stdout);
+  }
+  ct_tensor_list_free(&in);
+  ct_graph_free(g);
+  return st;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    fprintf(stderr, "usage: bench_infer MODEL.top RUNS THREADS[,THREADS...] INPUT...\n");
+    return 2;
+  }
+  int runs = atoi(argv[2]);
+  if (runs < 1 || runs > MAX_RUNS) {
+    fprintf(stderr, "bench_infer: RUNS must be 1..%d\n", MAX_RUNS);
+    return 2;
+  }
+  ct_diag d;
+  ct_diag_clear(&d);
+  ct_status st = bench(argv[1], runs, argv[3], (const char *const *)argv + 4, argc - 4, &d);
+  if (st) fprintf(stderr, "bench_infer: %s\n", d.msg);
+  return (int)st;
+}
