@@ -1,0 +1,127 @@
+/* cmd_transform.c: `ctpu transform MODEL.onnx -o OUT.top`: the front end — ONNX import,
+ * shape propagation + constant folding, canonicalize, verify, save (TPU-MLIR's
+ * model_transform.py is the model of the command line). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/onnx.h"
+#include "compiler/pass.h"
+#include "compiler/propagate.h"
+#include "compiler/text.h"
+#include "compiler/verify.h"
+#include "tools/tools.h"
+
+#define CMD "transform"
+
+typedef struct transform_args {
+  const char *model, *out;
+  bool no_canonicalize;
+  ct_onnx_options opt;
+} transform_args;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ctpu transform MODEL.onnx -o OUT.top [options]\n"
+          "  imports an ONNX model into the Top IR: OUT.top (text) + OUT.top.h5 (weights)\n"
+          "  --input-shapes N:DxD..,N2:..  fix input shapes (symbolic dims), e.g. images:1x3x640x640\n"
+          "  --pixel-format rgb|bgr|gray    image inputs: channel order of the pixels\n"
+          "  --resize-dims H,W              image inputs: resize to H x W before the center crop\n"
+          "  --keep-aspect-ratio            image inputs: resize keeping the aspect ratio\n"
+          "  --mean a,b,c                   image inputs: x = (pixel - mean) * scale, pixels 0..255\n"
+          "  --scale a,b,c\n"
+          "  --no-canonicalize              skip the canonicalize pipeline\n");
+}
+
+static int parse_resize(const char *s, transform_args *a) {
+  double v[2];
+  int n;
+  ct_diag d;
+  if (ct_onnx_parse_floats("--resize-dims", s, v, 2, &n, &d) || n != 2 || v[0] < 1 || v[1] < 1 || v[0] > 1e6 ||
+      v[1] > 1e6 || v[0] != (int64_t)v[0] || v[1] != (int64_t)v[1])
+    return ct_tool_usage(CMD, "--resize-dims needs H,W (positive integers), not \"%s\"", s);
+  a->opt.resize_dims[0] = (int64_t)v[0];
+  a->opt.resize_dims[1] = (int64_t)v[1];
+  return 0;
+}
+
+/* Handles one option that takes a value; returns 0, or an exit code. */
+static int parse_valued(const char *s, const char *val, transform_args *a) {
+  ct_diag d;
+  ct_onnx_options *o = &a->opt;
+  if (!strcmp(s, "-o")) a->out = val;
+  else if (!strcmp(s, "--input-shapes")) {
+    if (ct_onnx_parse_input_shapes(val, o, &d)) return ct_tool_usage(CMD, "%s", d.msg);
+  } else if (!strcmp(s, "--pixel-format")) {
+    if (strcmp(val, "rgb") && strcmp(val, "bgr") && strcmp(val, "gray"))
+      return ct_tool_usage(CMD, "--pixel-format must be rgb, bgr or gray, not \"%s\"", val);
+    snprintf(o->pixel_format, sizeof o->pixel_format, "%s", val);
+  } else if (!strcmp(s, "--resize-dims")) {
+    return parse_resize(val, a);
+  } else if (!strcmp(s, "--mean")) {
+    if (ct_onnx_parse_floats("--mean", val, o->mean, CT_ONNX_MAX_CHANNELS, &o->n_mean, &d))
+      return ct_tool_usage(CMD, "%s", d.msg);
+  } else if (!strcmp(s, "--scale")) {
+    if (ct_onnx_parse_floats("--scale", val, o->scale, CT_ONNX_MAX_CHANNELS, &o->n_scale, &d))
+      return ct_tool_usage(CMD, "%s", d.msg);
+  } else {
+    return ct_tool_usage(CMD, "unknown option \"%s\"", s);
+  }
+  return 0;
+}
+
+static bool takes_value(const char *s) {
+  static const char *const valued[] = {"-o", "--input-shapes", "--pixel-format", "--resize-dims", "--mean", "--scale"};
+  for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
+    if (!strcmp(s, valued[i])) return true;
+  return false;
+}
+
+/* Parses argv into a; returns 0, an exit code, or -1 after printing --help. */
+static int parse_args(int argc, char **argv, transform_args *a) {
+  memset(a, 0, sizeof *a);
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
+    if (!strcmp(s, "--no-canonicalize")) a->no_canonicalize = true;
+    else if (!strcmp(s, "--keep-aspect-ratio")) a->opt.keep_aspect_ratio = true;
+    else if (takes_value(s)) {
+      if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
+      int rc = parse_valued(s, argv[++i], a);
+      if (rc) return rc;
+    } else if (s[0] == '-' && s[1]) {
+      return ct_tool_usage(CMD, "unknown option \"%s\"", s);
+    } else if (!a->model) {
+      a->model = s;
+    } else {
+      return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
+    }
+  }
+  if (!a->model) return ct_tool_usage(CMD, "no model given");
+  if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.top)");
+  return 0;
+}
+
+/* import → propagate → canonicalize → verify → save. */
+static ct_status run(const transform_args *a, ct_diag *d) {
+  ct_graph *g = NULL;
+  ct_status st = ct_onnx_import(a->model, &a->opt, &g, d);
+  if (st) return st;
+  if ((st = ct_top_propagate(g, d)) != CT_OK) ct_diag_prefix(d, "%s: ", a->model);
+  if (!st && !a->no_canonicalize && (st = ct_pass_run_pipeline(g, "canonicalize", NULL, d)) != CT_OK)
+    ct_diag_prefix(d, "%s: canonicalize: ", a->model);
+  if (!st && (st = ct_ir_verify(g, d)) != CT_OK) ct_diag_prefix(d, "%s: ", a->model);
+  if (!st) st = ct_ir_save(g, a->out, d);
+  ct_graph_free(g);
+  return st;
+}
+
+int ct_cmd_transform(int argc, char **argv) {
+  transform_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  ct_diag d;
+  ct_diag_clear(&d);
+  if (run(&a, &d)) return ct_tool_fail(CMD, &d);
+  return 0;
+}
