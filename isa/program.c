@@ -1,0 +1,174 @@
+/* program.c: ct_program in memory: builder, validation, lookups. The file format
+ * (serialize/parse) is in program_file.c; its byte layout is documented in docs/isa.md. */
+#include "isa/program.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ct_program_init(ct_program *p, uint64_t sig) {
+  memset(p, 0, sizeof *p);
+  p->version = CT_PROGRAM_VERSION;
+  p->chip_sig = sig;
+}
+
+void ct_program_free(ct_program *p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->n_consts; i++) {
+    free(p->consts[i].name);
+    free(p->consts[i].data);
+  }
+  for (size_t i = 0; i < p->n_io; i++) free(p->io[i].name);
+  for (size_t i = 0; i < p->n_debug; i++) free(p->debug[i].layer);
+  free(p->insns);
+  free(p->consts);
+  free(p->io);
+  free(p->debug);
+  uint64_t sig = p->chip_sig;
+  ct_program_init(p, sig);
+}
+
+/* Makes room for one more element of size `sz` in *arr (count n, capacity *cap). */
+static bool grow(void **arr, size_t n, size_t *cap, size_t sz) {
+  if (n < *cap) return true;
+  size_t nc = *cap ? *cap * 2 : 16;
+  if (nc > SIZE_MAX / sz) return false;
+  void *a = realloc(*arr, nc * sz);
+  if (!a) return false;
+  *arr = a;
+  *cap = nc;
+  return true;
+}
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s ? s : "") + 1;
+  char *c = malloc(n);
+  if (c) memcpy(c, s ? s : "", n);
+  return c;
+}
+
+#define OOM(d) ct_diag_set(d, CT_ERR_LIMIT, "out of memory")
+
+ct_status ct_program_add_insn(ct_program *p, const ct_insn *insn, ct_diag *d) {
+  if (!grow((void **)&p->insns, p->n_insns, &p->cap_insns, sizeof *p->insns)) return OOM(d);
+  p->insns[p->n_insns++] = *insn;
+  return CT_OK;
+}
+
+ct_status ct_program_add_const(ct_program *p, const char *name, ct_dtype dt, uint64_t gmem_addr,
+                               const void *data, uint64_t bytes, ct_diag *d) {
+  if (!grow((void **)&p->consts, p->n_consts, &p->cap_consts, sizeof *p->consts)) return OOM(d);
+  if (bytes > SIZE_MAX - 1) return OOM(d);
+  ct_prog_const c = {dup_str(name), dt, gmem_addr, bytes, malloc((size_t)bytes + 1)};
+  if (!c.name || !c.data) {
+    free(c.name);
+    free(c.data);
+    return OOM(d);
+  }
+  if (bytes) memcpy(c.data, data, (size_t)bytes);
+  p->consts[p->n_consts++] = c;
+  return CT_OK;
+}
+
+ct_status ct_program_add_io(ct_program *p, const ct_prog_io *io, ct_diag *d) {
+  if (!grow((void **)&p->io, p->n_io, &p->cap_io, sizeof *p->io)) return OOM(d);
+  ct_prog_io e = *io;
+  if (!(e.name = dup_str(io->name))) return OOM(d);
+  p->io[p->n_io++] = e;
+  return CT_OK;
+}
+
+ct_status ct_program_add_debug(ct_program *p, const char *layer, int32_t group, int32_t tile, int32_t step,
+                               uint32_t *id, ct_diag *d) {
+  if (p->n_debug >= UINT32_MAX - 1) return ct_diag_set(d, CT_ERR_LIMIT, "more than 2^32-2 debug entries");
+  if (!grow((void **)&p->debug, p->n_debug, &p->cap_debug, sizeof *p->debug)) return OOM(d);
+  ct_prog_debug e = {dup_str(layer), group, tile, step};
+  if (!e.layer) return OOM(d);
+  p->debug[p->n_debug++] = e;
+  if (id) *id = (uint32_t)p->n_debug;
+  return CT_OK;
+}
+
+/* Bytes of a dense IO tensor, or UINT64_MAX on overflow / invalid dtype. */
+static uint64_t io_bytes(const ct_prog_io *io) {
+  int64_t n = ct_shape_numel(io->ndim, io->shape);
+  uint64_t es = ct_dtype_size(io->dtype);
+  if (n < 0 || es == 0 || (uint64_t)n > UINT64_MAX / es) return UINT64_MAX;
+  return (uint64_t)n * es;
+}
+
+static ct_status check_gmem(const ct_chip *chip, uint64_t addr, uint64_t bytes, const char *fname, const char *what,
+                            const char *name, ct_diag *d) {
+  uint64_t size = (uint64_t)chip->gmem_bytes;
+  if (addr > size || bytes > size - addr)
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\": GMEM 0x%llx + %llu bytes exceeds gmem.bytes %llu", fname, what,
+                       name, (unsigned long long)addr, (unsigned long long)bytes, (unsigned long long)size);
+  return CT_OK;
+}
+
+static ct_status validate_consts(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d) {
+  for (size_t i = 0; i < p->n_consts; i++) {
+    const ct_prog_const *c = &p->consts[i];
+    size_t es = ct_dtype_size(c->dtype);
+    if (es == 0 || c->bytes % es)
+      return ct_diag_set(d, CT_ERR_INPUT, "%s: const \"%s\": %llu bytes are not whole %s elements", fname, c->name,
+                         (unsigned long long)c->bytes, ct_dtype_name(c->dtype));
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(p->consts[j].name, c->name) == 0)
+        return ct_diag_set(d, CT_ERR_INPUT, "%s: const \"%s\" is defined twice", fname, c->name);
+    if (chip && check_gmem(chip, c->gmem_addr, c->bytes, fname, "const", c->name, d)) return CT_ERR_INPUT;
+  }
+  return CT_OK;
+}
+
+static ct_status validate_io(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d) {
+  for (size_t i = 0; i < p->n_io; i++) {
+    const ct_prog_io *io = &p->io[i];
+    const char *what = io->is_output ? "output" : "input";
+    if (io->ndim < 0 || io->ndim > CT_PROGRAM_MAX_DIMS)
+      return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\": %d dimensions (max %d)", fname, what, io->name, io->ndim,
+                         CT_PROGRAM_MAX_DIMS);
+    uint64_t nb = io_bytes(io);
+    if (nb == UINT64_MAX)
+      return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\": invalid shape or dtype", fname, what, io->name);
+    if (!isfinite(io->scale) || io->scale < 0)
+      return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\": scale %g is not finite and >= 0", fname, what, io->name,
+                         io->scale);
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(p->io[j].name, io->name) == 0)
+        return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\" is defined twice", fname, what, io->name);
+    if (chip && check_gmem(chip, io->gmem_addr, nb, fname, what, io->name, d)) return CT_ERR_INPUT;
+  }
+  return CT_OK;
+}
+
+ct_status ct_program_validate(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d) {
+  if (!fname) fname = "program";
+  for (size_t i = 0; i < p->n_insns; i++) {
+    const ct_insn *in = &p->insns[i];
+    if (ct_isa_check(in, chip, d))
+      return ct_diag_prefix(d, "%s: insn %zu: ", fname, i);
+    if (in->debug_id > p->n_debug)
+      return ct_diag_set(d, CT_ERR_INPUT, "%s: insn %zu (%s): debug id %u > %zu debug entries", fname, i,
+                         ct_isa_op_name(in->op), in->debug_id, p->n_debug);
+  }
+  ct_status st = validate_consts(p, chip, fname, d);
+  return st ? st : validate_io(p, chip, fname, d);
+}
+
+const ct_prog_io *ct_program_find_io(const ct_program *p, const char *name) {
+  for (size_t i = 0; i < p->n_io; i++)
+    if (strcmp(p->io[i].name, name) == 0) return &p->io[i];
+  return NULL;
+}
+
+const ct_prog_const *ct_program_find_const(const ct_program *p, const char *name) {
+  for (size_t i = 0; i < p->n_consts; i++)
+    if (strcmp(p->consts[i].name, name) == 0) return &p->consts[i];
+  return NULL;
+}
+
+const ct_prog_debug *ct_program_debug_of(const ct_program *p, const ct_insn *insn) {
+  if (insn->debug_id == 0 || insn->debug_id > p->n_debug) return NULL;
+  return &p->debug[insn->debug_id - 1];
+}

@@ -1,0 +1,158 @@
+/* quant.c: the integer arithmetic of ctpu (see quant.h, docs/quant.md). Rounding shift and
+ * requantization follow TPU-MLIR's ROUNDING_HALF_UP right shift; the multiplier search
+ * follows TPU-MLIR get_scale_and_shift (largest shift that keeps the multiplier in range). */
+#include "quant/quant.h"
+
+#include <math.h>
+#include <stddef.h>
+
+int64_t ct_quant_rshift_round(int64_t x, int s) {
+  if (s <= 0) return x;
+  if (s > 63) s = 63;
+  /* floor((x + 2^(s-1)) / 2^s) without overflowing x + 2^(s-1): split x = q·2^s + r. */
+  int64_t q = x >> s;                            /* arithmetic: floor(x / 2^s) */
+  uint64_t r = (uint64_t)x & ((UINT64_C(1) << s) - 1); /* 0 <= r < 2^s */
+  return q + (r >= (UINT64_C(1) << (s - 1)) ? 1 : 0);
+}
+
+int64_t ct_quant_min(ct_dtype dt) {
+  switch (dt) {
+    case CT_I8: return INT8_MIN;
+    case CT_I16: return INT16_MIN;
+    case CT_U8: case CT_U16: case CT_U32: case CT_BOOL: return 0;
+    default: return INT32_MIN;
+  }
+}
+
+int64_t ct_quant_max(ct_dtype dt) {
+  switch (dt) {
+    case CT_I8: return INT8_MAX;
+    case CT_U8: return UINT8_MAX;
+    case CT_I16: return INT16_MAX;
+    case CT_U16: return UINT16_MAX;
+    case CT_U32: return UINT32_MAX;
+    case CT_BOOL: return 1;
+    default: return INT32_MAX;
+  }
+}
+
+int64_t ct_quant_saturate(int64_t x, ct_dtype dt) {
+  int64_t lo = ct_quant_min(dt), hi = ct_quant_max(dt);
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+int32_t ct_quant_requant_act(int64_t x, int32_t m, int s, int32_t zp, ct_quant_act act, int32_t hi,
+                             ct_dtype out) {
+  int64_t v = ct_quant_rshift_round(x * (int64_t)m, s) + zp;
+  if (act == CT_QUANT_ACT_RELU || act == CT_QUANT_ACT_CLAMP) v = v < zp ? zp : v;
+  if (act == CT_QUANT_ACT_CLAMP) v = v > hi ? hi : v;
+  return (int32_t)ct_quant_saturate(v, out);
+}
+
+int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out) {
+  return ct_quant_requant_act(acc, m, s, zp, CT_QUANT_ACT_NONE, 0, out);
+}
+
+bool ct_quant_multiplier_shift_bits(double M, int bits, int32_t *m, int *s) {
+  *m = 0;
+  *s = 0;
+  if (bits < 2 || bits > 32 || !isfinite(M)) return false;
+  if (M == 0) return true;
+  double lim = ldexp(1.0, bits - 1) - 1; /* largest |m| */
+  double a = fabs(M);
+  if (round(a) > lim) return false;
+  /* largest s in 0..63 with round(|M|·2^s) ≤ lim: more shift = more precision. */
+  int best = 0;
+  for (int k = 63; k >= 0; k--)
+    if (round(ldexp(a, k)) <= lim) { best = k; break; }
+  double q = round(ldexp(a, best)); /* round() is half away from zero */
+  *m = (int32_t)(M < 0 ? -q : q);
+  *s = best;
+  return true;
+}
+
+bool ct_quant_multiplier_shift(double M, int32_t *m, int *s) {
+  return ct_quant_multiplier_shift_bits(M, 32, m, s);
+}
+
+int64_t ct_quant_round_sat(double x, ct_dtype dt) {
+  if (isnan(x)) return 0;
+  double r = round(x); /* half away from zero */
+  double lo = (double)ct_quant_min(dt), hi = (double)ct_quant_max(dt);
+  if (r <= lo) return ct_quant_min(dt);
+  if (r >= hi) return ct_quant_max(dt);
+  return (int64_t)r;
+}
+
+int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt) {
+  double v = round(x / scale); /* half away from zero */
+  if (isnan(v)) v = 0;
+  double lo = (double)ct_quant_min(dt) - zp, hi = (double)ct_quant_max(dt) - zp;
+  if (v < lo) v = lo;
+  if (v > hi) v = hi;
+  return (int32_t)ct_quant_saturate((int64_t)v + zp, dt);
+}
+
+double ct_quant_dequantize(int32_t q, double scale, int32_t zp) { return ((double)q - zp) * scale; }
+
+double ct_quant_scale_sym(double threshold, ct_dtype dt) {
+  if (dt == CT_I8) return threshold / 127.0;
+  if (dt == CT_U8) return threshold / 255.0;
+  return threshold / (double)ct_quant_max(dt);
+}
+
+void ct_quant_weight_scales(const float *w, int64_t oc, int64_t per_oc, double *scale) {
+  for (int64_t o = 0; o < oc; o++) {
+    double mx = 0;
+    for (int64_t i = 0; i < per_oc; i++) {
+      double a = fabs((double)w[o * per_oc + i]);
+      if (a > mx) mx = a;
+    }
+    scale[o] = mx > 0 ? mx / 127.0 : 1.0;
+  }
+}
+
+int32_t ct_quant_bias(double b, double s_w, double s_in) {
+  return (int32_t)ct_quant_round_sat(b / (s_w * s_in), CT_I32);
+}
+
+int ct_quant_lut_index(int32_t v, ct_dtype in) {
+  return (int)(ct_quant_saturate(v, in) - ct_quant_min(in));
+}
+
+bool ct_quant_lut_build(double (*f)(double x, void *ctx), void *ctx, double s_in, int32_t zp_in,
+                        ct_dtype in, double s_out, int32_t zp_out, ct_dtype out, uint8_t table[256]) {
+  bool in8 = in == CT_I8 || in == CT_U8, out8 = out == CT_I8 || out == CT_U8;
+  if (!in8 || !out8 || !(s_in > 0) || !(s_out > 0)) return false;
+  for (int i = 0; i < 256; i++) {
+    int32_t q = (int32_t)ct_quant_min(in) + i;
+    int32_t y = ct_quant_quantize(f(ct_quant_dequantize(q, s_in, zp_in), ctx), s_out, zp_out, out);
+    table[i] = (uint8_t)(y & 0xff);
+  }
+  return true;
+}
+
+int32_t ct_quant_eltwise(const ct_quant_elt *p, int32_t a, int32_t b) {
+  int64_t x = ct_quant_saturate(ct_quant_rshift_round(((int64_t)a - p->zp_a) * p->m_a, p->s_a), CT_I32);
+  int64_t y = ct_quant_saturate(ct_quant_rshift_round(((int64_t)b - p->zp_b) * p->m_b, p->s_b), CT_I32);
+  int64_t r;
+  switch (p->op) {
+    case CT_QUANT_ELT_ADD: r = x + y; break;
+    case CT_QUANT_ELT_SUB: r = x - y; break;
+    case CT_QUANT_ELT_MUL: r = x * y; break;
+    case CT_QUANT_ELT_MAX: r = x > y ? x : y; break;
+    default: r = x < y ? x : y; break;
+  }
+  return ct_quant_requant_act(r, 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out);
+}
+
+uint16_t ct_quant_f32_to_bf16(float x) { return ct_f32_to_bf16(x); }
+float ct_quant_bf16_to_f32(uint16_t b) { return ct_bf16_to_f32(b); }
+uint16_t ct_quant_f32_to_f16(float x) { return ct_f32_to_f16(x); }
+float ct_quant_f16_to_f32(uint16_t h) { return ct_f16_to_f32(h); }
+
+float ct_quant_round_float(float x, ct_dtype dt) {
+  if (dt == CT_BF16) return ct_bf16_to_f32(ct_f32_to_bf16(x));
+  if (dt == CT_F16) return ct_f16_to_f32(ct_f32_to_f16(x));
+  return x;
+}
