@@ -466,6 +466,151 @@ START_TEST(test_cast_generators) {
 }
 END_TEST
 
+
+/* ---------------- reductions, sorting, generators, quantization ---------------- */
+
+START_TEST(test_reduce_keepdims_axes) {
+  /* x 2x3 = [[1,2,3],[4,5,6]] */
+  tc c = tc_new(CT_OP_REDUCESUM, 2, (ct_tensor *[]){F32(2, SH(2, 3), 1, 2, 3, 4, 5, 6), I64(1, SH(1), -1)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 2, SH(2, 1), VA(6, 15));
+  tc_free(&c);
+  c = tc_new(CT_OP_REDUCEMEAN, 2, (ct_tensor *[]){F32(2, SH(2, 3), 1, 2, 3, 4, 5, 6), I64(1, SH(1), 0)}, 0, 1);
+  ck_assert(ct_op_set_int(c.g, c.op, "keepdims", 0));
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 1, SH(3), VA(2.5, 3.5, 4.5));
+  tc_free(&c);
+  /* no axes: everything, keepdims → 1x1 */
+  c = tc_new(CT_OP_REDUCEMAX, 1, (ct_tensor *[]){F32(2, SH(2, 3), 1, 7, 3, 4, 5, 6)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 2, SH(1, 1), VA(7));
+  tc_free(&c);
+  /* noop_with_empty_axes: no dim reduced, each element alone: SumSquare gives x^2 (as the
+   * ONNX reference ReduceSumSquare_18 returns np.square(data)) */
+  c = tc_new(CT_OP_REDUCESUMSQUARE, 1, (ct_tensor *[]){F32(1, SH(2), 3, 4)}, 0, 1);
+  ck_assert(ct_op_set_int(c.g, c.op, "noop_with_empty_axes", 1));
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 1, SH(2), VA(9, 16));
+  tc_free(&c);
+  c = tc_new(CT_OP_REDUCEL2, 1, (ct_tensor *[]){F32(1, SH(2), 3, 4)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 1, SH(1), VA(5));
+  tc_free(&c);
+  /* LogSumExp of [1000, 1000] = 1000 + log 2 (no overflow) */
+  c = tc_new(CT_OP_REDUCELOGSUMEXP, 1, (ct_tensor *[]){mk(CT_F64, 1, SH(2), VA(1000, 1000))}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F64, 1, SH(1), VA(1000 + log(2)));
+  tc_free(&c);
+  c = tc_new(CT_OP_REDUCEPROD, 2, (ct_tensor *[]){F32(2, SH(2, 3), 1, 2, 3, 4, 5, 6), I64(1, SH(1), 2)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_ERR_INPUT); /* axis 2 out of range for rank 2 */
+  tc_free(&c);
+}
+END_TEST
+
+START_TEST(test_argmax_topk_cumsum) {
+  tc c = tc_new(CT_OP_ARGMAX, 1, (ct_tensor *[]){F32(2, SH(2, 3), 1, 5, 5, 7, 2, 7)}, 0, 1);
+  ck_assert(ct_op_set_int(c.g, c.op, "axis", 1));
+  ck_assert(ct_op_set_int(c.g, c.op, "keepdims", 0));
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_I64, 1, SH(2), VA(1, 0)); /* first of ties */
+  tc_free(&c);
+  c = tc_new(CT_OP_ARGMIN, 1, (ct_tensor *[]){F32(1, SH(4), 3, 1, 2, 1)}, 0, 1);
+  ck_assert(ct_op_set_int(c.g, c.op, "select_last_index", 1));
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_I64, 1, SH(1), VA(3));
+  tc_free(&c);
+  /* TopK k=3 largest of [1, 4, 4, 2, 9]: 9(4), 4(1), 4(2) — equal values by lower index */
+  c = tc_new(CT_OP_TOPK, 2, (ct_tensor *[]){F32(1, SH(5), 1, 4, 4, 2, 9), I64(1, SH(1), 3)}, 0, 2);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 1, SH(3), VA(9, 4, 4));
+  expect(c.out[1], CT_I64, 1, SH(3), VA(4, 1, 2));
+  tc_free(&c);
+  c = tc_new(CT_OP_TOPK, 2, (ct_tensor *[]){F32(1, SH(5), 1, 4, 4, 2, 9), I64(1, SH(1), 2)}, 0, 2);
+  ck_assert(ct_op_set_int(c.g, c.op, "largest", 0));
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 1, SH(2), VA(1, 2));
+  expect(c.out[1], CT_I64, 1, SH(2), VA(0, 3));
+  tc_free(&c);
+  /* CumSum [1,2,3,4]: exclusive + reverse → [9, 7, 4, 0] */
+  c = tc_new(CT_OP_CUMSUM, 2, (ct_tensor *[]){F32(1, SH(4), 1, 2, 3, 4), mk(CT_I32, 0, NULL, VA(0))}, 0, 1);
+  ck_assert(ct_op_set_int(c.g, c.op, "exclusive", 1));
+  ck_assert(ct_op_set_int(c.g, c.op, "reverse", 1));
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 1, SH(4), VA(9, 7, 4, 0));
+  tc_free(&c);
+}
+END_TEST
+
+START_TEST(test_generators_misc) {
+  /* Trilu lower with k = 0 on 3x3 of ones... use 1..9 */
+  tc c = tc_new(CT_OP_TRILU, 2, (ct_tensor *[]){I64(2, SH(3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9), I64(0, NULL, 1)}, 0, 1);
+  ck_assert(ct_op_set_int(c.g, c.op, "upper", 0));
+  ck_assert_int_eq(tc_run(&c), CT_OK); /* keep j - i <= 1 */
+  expect(c.out[0], CT_I64, 2, SH(3, 3), VA(1, 2, 0, 4, 5, 6, 7, 8, 9));
+  tc_free(&c);
+  /* OneHot indices [0, -1, 5] depth 3, values [0, 1] (axis -1): 5 is out of range → all off */
+  c = tc_new(CT_OP_ONEHOT, 3, (ct_tensor *[]){I64(1, SH(3), 0, -1, 5), I64(0, NULL, 3), F32(1, SH(2), 0, 1)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 2, SH(3, 3), VA(1, 0, 0, 0, 0, 1, 0, 0, 0));
+  tc_free(&c);
+  c = tc_new(CT_OP_COMPRESS, 2, (ct_tensor *[]){F32(2, SH(3, 2), 1, 2, 3, 4, 5, 6), mk(CT_BOOL, 1, SH(2), VA(0, 1))}, 0, 1);
+  ck_assert(ct_op_set_int(c.g, c.op, "axis", 0));
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 2, SH(1, 2), VA(3, 4));
+  tc_free(&c);
+  c = tc_new(CT_OP_EYELIKE, 1, (ct_tensor *[]){mk(CT_I32, 2, SH(2, 3), NULL)}, 0, 1);
+  ck_assert(ct_op_set_int(c.g, c.op, "k", 1));
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_I32, 2, SH(2, 3), VA(0, 1, 0, 0, 0, 1));
+  tc_free(&c);
+  /* ReverseSequence time_axis 0, batch_axis 1: x 3x2 (time x batch), lens [3, 1] */
+  c = tc_new(CT_OP_REVERSESEQUENCE, 2, (ct_tensor *[]){F32(2, SH(3, 2), 1, 2, 3, 4, 5, 6), I64(1, SH(2), 3, 1)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 2, SH(3, 2), VA(5, 2, 3, 4, 1, 6));
+  tc_free(&c);
+  c = tc_new(CT_OP_NONZERO, 1, (ct_tensor *[]){F32(2, SH(2, 2), 1, 0, 0, 3)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_I64, 2, SH(2, 2), VA(0, 1, 0, 1));
+  tc_free(&c);
+  c = tc_new(CT_OP_NONZERO, 1, (ct_tensor *[]){F32(1, SH(2), 1, 0)}, 1u, 1);
+  ck_assert_int_eq(tc_run(&c), CT_ERR_INPUT);
+  ck_assert_ptr_nonnull(strstr(c.d.msg, "unsupported: data-dependent shape"));
+  tc_free(&c);
+}
+END_TEST
+
+START_TEST(test_quantize_half_to_even) {
+  /* x / 0.5 = [0.5, 1.5, 2.5, -0.5, -1.5, 300, -300] → half to even [0, 2, 2, -0, -2, ...];
+   * + zp 1, int8 saturation → [1, 3, 3, 1, -1, 127, -128] */
+  tc c = tc_new(CT_OP_QUANTIZELINEAR, 3, (ct_tensor *[]){F32(1, SH(7), 0.25, 0.75, 1.25, -0.25, -0.75, 150, -150),
+                                                         F32(0, NULL, 0.5), mk(CT_I8, 0, NULL, VA(1))}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_I8, 1, SH(7), VA(1, 3, 3, 1, -1, 127, -128));
+  tc_free(&c);
+  /* default zero point: uint8, 0; 2.5 → 2, -1 → 0 (saturated) */
+  c = tc_new(CT_OP_QUANTIZELINEAR, 2, (ct_tensor *[]){F32(1, SH(3), 2.5, 3.5, -1), F32(0, NULL, 1)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_U8, 1, SH(3), VA(2, 4, 0));
+  tc_free(&c);
+  /* per-axis dequantize, axis 1 of 1x2x2: scales [1, 10], zps [0, 2] */
+  c = tc_new(CT_OP_DEQUANTIZELINEAR, 3, (ct_tensor *[]){mk(CT_U8, 3, SH(1, 2, 2), VA(1, 2, 3, 4)), F32(1, SH(2), 1, 10),
+                                                         mk(CT_U8, 1, SH(2), VA(0, 2))}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 3, SH(1, 2, 2), VA(1, 2, 10, 20));
+  tc_free(&c);
+}
+END_TEST
+
+START_TEST(test_every_misc_op_has_shape_and_kernel) {
+  for (int k = CT_OP_ABS; k <= CT_OP_WHERE; k++) {
+    ck_assert_msg(ct_shape_fn_of((ct_op_kind)k) && ct_kernel_of((ct_op_kind)k), "%s", ct_op_name((ct_op_kind)k));
+  }
+  for (int k = CT_OP_SHAPE; k < CT_OP_COUNT; k++) {
+    ck_assert_msg(ct_shape_fn_of((ct_op_kind)k) && ct_kernel_of((ct_op_kind)k), "%s", ct_op_name((ct_op_kind)k));
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("kern_misc");
   TCase *t = tcase_create("elementwise");
@@ -488,6 +633,13 @@ static Suite *suite(void) {
   tcase_add_test(t, test_gather_negative_and_out_of_range);
   tcase_add_test(t, test_gathernd_scatter);
   tcase_add_test(t, test_cast_generators);
+  suite_add_tcase(s, t);
+  t = tcase_create("reduce_quant");
+  tcase_add_test(t, test_reduce_keepdims_axes);
+  tcase_add_test(t, test_argmax_topk_cumsum);
+  tcase_add_test(t, test_generators_misc);
+  tcase_add_test(t, test_quantize_half_to_even);
+  tcase_add_test(t, test_every_misc_op_has_shape_and_kernel);
   suite_add_tcase(s, t);
   return s;
 }
