@@ -1,0 +1,83 @@
+/* cmd_compare.c: `ctpu compare A.h5 B.h5` — per-tensor cosine / euclidean similarity / SQNR
+ * of two HDF5 tensor files (A = reference), TPU-MLIR's model_deploy comparison; the metrics
+ * are reference/compare.h's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/compare.h"
+#include "tools/tools.h"
+
+static void help(void) {
+  printf("usage: ctpu compare A.h5 B.h5 [--tolerance COS,EUC] [--exact] [-v] [--only NAME,...]\n\n"
+         "Compares every tensor present in both files (A is the reference) and prints one row per\n"
+         "tensor: verdict (equal/close/similar/different/shape), cosine similarity, euclidean\n"
+         "similarity 1 - |a-b| / (|(a+b)/2| + 1e-7), SQNR dB = 10 log10(sum a^2 / sum (a-b)^2), max\n"
+         "abs diff; names found in one file only are listed. Quantized tensors are compared on\n"
+         "their stored values.\n\n"
+         "  --tolerance COS,EUC  pass when cosine >= COS and euclid >= EUC (default 0.99,0.90)\n"
+         "  --exact              pass only bit-identical tensors (same dtype, same bytes)\n"
+         "  -v                   show the first differing elements of failing tensors\n"
+         "  --only NAME,...      compare just these tensors (a missing one fails)\n\n"
+         "exit: 0 all passed, 1 a tensor failed or none compared, 2 bad usage, 3 unreadable file\n");
+}
+
+static bool parse_tol(const char *s, ct_compare_tol *tol) {
+  char *end;
+  double c = strtod(s, &end);
+  if (end == s || *end != ',') return false;
+  const char *e2 = end + 1;
+  double e = strtod(e2, &end);
+  if (end == e2 || *end) return false;
+  if (!(c >= -1 && c <= 1) || !(e <= 1)) return false;
+  tol->cos = c;
+  tol->euc = e;
+  return true;
+}
+
+/* Splits a comma list in place into names (malloc'd array). */
+static int split_names(char *s, const char ***out) {
+  int n = 1;
+  for (char *p = s; *p; p++) n += *p == ',';
+  const char **v = malloc(sizeof *v * (size_t)n);
+  if (!v) return -1;
+  int k = 0;
+  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) v[k++] = tok;
+  *out = v;
+  return k;
+}
+
+int ct_cmd_compare(int argc, char **argv) {
+  ct_compare_opts o = {.tol = CT_COMPARE_TOL_DEFAULT};
+  const char *files[2] = {NULL, NULL};
+  char *only = NULL;
+  int nf = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) return help(), 0;
+    if (!strcmp(a, "--exact")) o.tol.exact = true;
+    else if (!strcmp(a, "-v")) o.verbose = true;
+    else if (!strcmp(a, "--tolerance") && i + 1 < argc) {
+      if (!parse_tol(argv[++i], &o.tol)) return ct_tool_usage("compare", "--tolerance wants COS,EUC, got \"%s\"", argv[i]);
+    } else if (!strcmp(a, "--only") && i + 1 < argc) only = argv[++i];
+    else if (a[0] == '-' && a[1]) return ct_tool_usage("compare", "unknown or incomplete option \"%s\"", a);
+    else if (nf < 2) files[nf++] = a;
+    else return ct_tool_usage("compare", "too many files (\"%s\")", a);
+  }
+  if (nf != 2) return ct_tool_usage("compare", "expected two HDF5 tensor files");
+  const char **names = NULL;
+  if (only && (o.n_only = split_names(only, &names)) < 0) {
+    ct_diag d;
+    ct_diag_set(&d, CT_ERR_LIMIT, "out of memory");
+    return ct_tool_fail("compare", &d);
+  }
+  o.only = names;
+  ct_compare_summary s;
+  ct_diag d;
+  ct_diag_clear(&d);
+  ct_status st = ct_compare_files(files[0], files[1], &o, stdout, &s, &d);
+  free(names);
+  if (st) return ct_tool_fail("compare", &d);
+  if (s.n == 0) fprintf(stderr, "ctpu compare: no tensor is present in both files\n");
+  return s.n > 0 && s.failed == 0 ? 0 : CT_ERR_CHECK;
+}
