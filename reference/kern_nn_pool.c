@@ -1,0 +1,186 @@
+/* kern_nn_pool.c: MaxPool (optional int64 Indices, storage_order), AveragePool
+ * (count_include_pad), LpPool, GlobalAveragePool and GlobalMaxPool over 1-D..3-D windows,
+ * float32 (max pools also integers via f32). Semantics of the ONNX spec (MaxPool-12,
+ * AveragePool-11, LpPool-11); divisor with count_include_pad as onnxruntime's pool kernels. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/kern_nn_util.h"
+
+typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
+
+/* A pooling run: geometry, per-dim valid tap ranges and padded-window counts, pointers. */
+typedef struct pool_job {
+  ct_kn_geo g;
+  pool_kind kind;
+  bool include_pad, col_major;
+  double p;
+  int64_t ivol, ovol;
+  const float *x;
+  float *y;
+  int64_t *idx;                         /* Indices output or NULL */
+  int64_t *klo[3], *khi[3], *npad[3];   /* per dim, per output position */
+} pool_job;
+
+/* Valid tap range [klo, khi) (input inside [0, in)) and the count of taps inside the
+ * padded extent [-pb, in + pe) for every output position along dim i. */
+static void pool_ranges(pool_job *j, int i) {
+  const ct_kn_geo *g = &j->g;
+  for (int64_t o = 0; o < g->out[i]; o++) {
+    int64_t start = o * g->s[i] - g->pb[i], lo = g->k[i], hi = 0, np = 0;
+    for (int64_t k = 0; k < g->k[i]; k++) {
+      int64_t pos = start + k * g->dl[i];
+      if (pos >= 0 && pos < g->in[i]) {
+        if (k < lo) lo = k;
+        hi = k + 1;
+      }
+      np += pos < g->in[i] + g->pe[i];
+    }
+    j->klo[i][o] = lo < hi ? lo : 0;
+    j->khi[i][o] = lo < hi ? hi : 0;
+    j->npad[i][o] = np;
+  }
+}
+
+/* One output element of plane x at output position (od, oh, ow). */
+static float pool_one(const pool_job *j, const float *x, int64_t od, int64_t oh, int64_t ow, int64_t *arg) {
+  const ct_kn_geo *g = &j->g;
+  double acc = 0;
+  float best = -FLT_MAX;
+  int64_t besti = -1, cnt = 0;
+  for (int64_t kd = j->klo[0][od]; kd < j->khi[0][od]; kd++) {
+    int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0];
+    for (int64_t kh = j->klo[1][oh]; kh < j->khi[1][oh]; kh++) {
+      int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
+      for (int64_t kw = j->klo[2][ow]; kw < j->khi[2][ow]; kw++) {
+        int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
+        int64_t pos = (id * g->in[1] + ih) * g->in[2] + iw;
+        float v = x[pos];
+        if (j->kind == POOL_MAX) {
+          if (v > best || besti < 0) best = v, besti = j->col_major ? id + ih * g->in[0] + iw * g->in[0] * g->in[1] : pos;
+        } else {
+          acc += j->kind == POOL_AVG ? v : j->p == 2 ? (double)v * v : pow(fabs(v), j->p);
+        }
+        cnt++;
+      }
+    }
+  }
+  if (j->kind == POOL_MAX) {
+    *arg = besti < 0 ? 0 : besti;
+    return best;
+  }
+  if (j->kind == POOL_LP) return (float)(j->p == 2 ? sqrt(acc) : pow(acc, 1.0 / j->p));
+  if (j->include_pad) cnt = j->npad[0][od] * j->npad[1][oh] * j->npad[2][ow];
+  return cnt ? (float)(acc / (double)cnt) : 0.0f;
+}
+
+static void pool_planes(void *arg, int64_t lo, int64_t hi) {
+  const pool_job *j = arg;
+  const ct_kn_geo *g = &j->g;
+  for (int64_t p = lo; p < hi; p++) {
+    const float *x = j->x + p * j->ivol;
+    int64_t o = p * j->ovol;
+    for (int64_t od = 0; od < g->out[0]; od++)
+      for (int64_t oh = 0; oh < g->out[1]; oh++)
+        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {
+          int64_t a = 0;
+          j->y[o] = pool_one(j, x, od, oh, ow, &a);
+          if (j->idx) j->idx[o] = p * j->ivol + a;
+        }
+  }
+}
+
+/* Runs a windowed pool. Tap positions are monotonic in k, so every tap in [klo, khi) of each
+ * dim is inside the input and the window loops need no bounds checks. */
+static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                          pool_kind kind, ct_diag *d) {
+  pool_job j = {.kind = kind};
+  ct_status st;
+  if ((st = ct_kn_need(op, in[0], CT_F32, "input X", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output Y", d)) ||
+      (st = ct_kn_geo_read(op, in[0], NULL, out[0], &j.g, d)))
+    return st;
+  if (out[0]->shape[0] != in[0]->shape[0] || out[0]->shape[1] != in[0]->shape[1])
+    return ct_kn_fail(d, op, "output batch/channels differ from the input");
+  if (op->n_out > 1 && out[1]) {
+    if ((st = ct_kn_need(op, out[1], CT_I64, "output Indices", d)) ||
+        (st = ct_kn_check_shape(op, out[1], out[0]->ndim, out[0]->shape, d)))
+      return st;
+    j.idx = out[1]->data;
+  }
+  j.include_pad = ct_op_get_int(op, "count_include_pad", 0) != 0;
+  j.col_major = ct_op_get_int(op, "storage_order", 0) == 1;
+  j.p = (double)ct_op_get_int(op, "p", 2);
+  j.ivol = j.g.in[0] * j.g.in[1] * j.g.in[2];
+  j.ovol = j.g.out[0] * j.g.out[1] * j.g.out[2];
+  j.x = in[0]->data, j.y = out[0]->data;
+  int64_t tot = j.g.out[0] + j.g.out[1] + j.g.out[2];
+  int64_t *buf = malloc(sizeof *buf * (size_t)(3 * tot));
+  if (!buf) return ct_kn_oom(d, op);
+  int64_t *q = buf;
+  for (int i = 0; i < 3; i++) {
+    j.klo[i] = q, j.khi[i] = q + j.g.out[i], j.npad[i] = q + 2 * j.g.out[i];
+    q += 3 * j.g.out[i];
+    pool_ranges(&j, i);
+  }
+  ct_kn_parallel(ctx ? ctx->threads : 1, in[0]->shape[0] * in[0]->shape[1], pool_planes, &j);
+  free(buf);
+  return CT_OK;
+}
+
+ct_status ct_kern_maxpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                          ct_diag *d) {
+  if (in[0] && in[0]->dtype != CT_F32) return ct_kn_via_f32(ct_kern_maxpool, op, in, out, ctx, d);
+  return pool_run(op, in, out, ctx, POOL_MAX, d);
+}
+
+ct_status ct_kern_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                          ct_diag *d) {
+  return pool_run(op, in, out, ctx, POOL_AVG, d);
+}
+
+ct_status ct_kern_lppool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                         ct_diag *d) {
+  if (ct_op_get_int(op, "p", 2) < 1) return ct_kn_fail(d, op, "attribute p must be >= 1");
+  return pool_run(op, in, out, ctx, POOL_LP, d);
+}
+
+/* GlobalAveragePool / GlobalMaxPool: one value per (n, c) plane. */
+static ct_status global_pool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, bool is_max, ct_diag *d) {
+  const ct_tensor *x = in[0];
+  ct_status st;
+  if ((st = ct_kn_need(op, x, CT_F32, "input X", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output Y", d)))
+    return st;
+  if (x->ndim < 2) return ct_kn_fail(d, op, "input must have rank >= 2");
+  int64_t shape[CT_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) shape[i] = i < 2 ? x->shape[i] : 1;
+  if ((st = ct_kn_check_shape(op, out[0], x->ndim, shape, d))) return st;
+  int64_t planes = x->shape[0] * x->shape[1], vol = planes ? ct_tensor_numel(x) / planes : 0;
+  const float *xp = x->data;
+  float *y = out[0]->data;
+  for (int64_t p = 0; p < planes; p++, xp += vol) {
+    if (is_max) {
+      float m = vol ? xp[0] : -FLT_MAX;
+      for (int64_t i = 1; i < vol; i++) m = xp[i] > m ? xp[i] : m;
+      y[p] = m;
+    } else {
+      double s = 0;
+      for (int64_t i = 0; i < vol; i++) s += xp[i];
+      y[p] = vol ? (float)(s / (double)vol) : 0.0f;
+    }
+  }
+  return CT_OK;
+}
+
+ct_status ct_kern_globalavgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                                ct_diag *d) {
+  (void)ctx;
+  return global_pool(op, in, out, false, d);
+}
+
+ct_status ct_kern_globalmaxpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                                ct_diag *d) {
+  if (in[0] && in[0]->dtype != CT_F32) return ct_kn_via_f32(ct_kern_globalmaxpool, op, in, out, ctx, d);
+  return global_pool(op, in, out, true, d);
+}

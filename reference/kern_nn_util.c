@@ -1,0 +1,182 @@
+/* kern_nn_util.c: helpers of the neural-network reference kernels (see kern_nn_util.h):
+ * diagnostics, geometry from canonical attributes, fused activations, a pthread
+ * parallel-for and the f32 detour for integer inputs of data-moving ops. */
+#include "reference/kern_nn_util.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ct_status ct_kn_fail(ct_diag *d, const ct_op *op, const char *fmt, ...) {
+  char buf[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return ct_diag_set(d, CT_ERR_INPUT, "node \"%s\" (op %s): %s", op->loc, ct_op_name(op->kind), buf);
+}
+
+ct_status ct_kn_oom(ct_diag *d, const ct_op *op) {
+  return ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\" (op %s): out of memory", op->loc, ct_op_name(op->kind));
+}
+
+ct_status ct_kn_need(const ct_op *op, const ct_tensor *t, ct_dtype dt, const char *what, ct_diag *d) {
+  if (!t) return ct_kn_fail(d, op, "%s is missing", what);
+  if (t->dtype != dt)
+    return ct_kn_fail(d, op, "unsupported dtype %s of %s (expected %s)", ct_dtype_name(t->dtype), what,
+                      ct_dtype_name(dt));
+  return CT_OK;
+}
+
+ct_status ct_kn_check_shape(const ct_op *op, const ct_tensor *out, int ndim, const int64_t *shape, ct_diag *d) {
+  bool ok = out->ndim == ndim;
+  for (int i = 0; ok && i < ndim; i++) ok = out->shape[i] == shape[i];
+  if (ok) return CT_OK;
+  char a[128], b[128];
+  return ct_kn_fail(d, op, "output has shape %s, expected %s", ct_shape_str(out->ndim, out->shape, a, sizeof a),
+                    ct_shape_str(ndim, shape, b, sizeof b));
+}
+
+/* Reads int list attribute name (n values, default dflt) into out; false on length mismatch. */
+static bool read_ints(const ct_op *op, const char *name, int n, int64_t dflt, int64_t *out) {
+  int got = 0;
+  const int64_t *v = ct_op_get_ints(op, name, &got);
+  for (int i = 0; i < n; i++) out[i] = v ? (i < got ? v[i] : 0) : dflt;
+  return !v || got == n;
+}
+
+ct_status ct_kn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *wk, const ct_tensor *y,
+                         ct_kn_geo *g, ct_diag *d) {
+  int n = x->ndim - 2;
+  if (n < 1 || n > 3) return ct_kn_fail(d, op, "unsupported %d spatial dims (1..3 supported)", n);
+  if (y->ndim != x->ndim) return ct_kn_fail(d, op, "output rank %d differs from input rank %d", y->ndim, x->ndim);
+  const char *ap = ct_op_get_string(op, "auto_pad", "NOTSET");
+  if (strcmp(ap, "NOTSET") != 0) return ct_kn_fail(d, op, "auto_pad %s not resolved (run shape inference)", ap);
+  int64_t k[3], s[3], dl[3], p[6];
+  bool ok = read_ints(op, "strides", n, 1, s) && read_ints(op, "dilations", n, 1, dl) &&
+            read_ints(op, "pads", 2 * n, 0, p);
+  if (ct_op_attr(op, "kernel_shape") || !wk)
+    ok = ok && ct_op_attr(op, "kernel_shape") && read_ints(op, "kernel_shape", n, 1, k);
+  else
+    memcpy(k, wk->shape + 2, sizeof k[0] * (size_t)n);
+  if (!ok) return ct_kn_fail(d, op, "malformed kernel_shape/strides/dilations/pads");
+  g->nsp = n;
+  int off = 3 - n;
+  for (int i = 0; i < 3; i++) {
+    int j = i - off;
+    g->in[i] = j >= 0 ? x->shape[2 + j] : 1;
+    g->out[i] = j >= 0 ? y->shape[2 + j] : 1;
+    g->k[i] = j >= 0 ? k[j] : 1;
+    g->s[i] = j >= 0 ? s[j] : 1;
+    g->dl[i] = j >= 0 ? dl[j] : 1;
+    g->pb[i] = j >= 0 ? p[j] : 0;
+    g->pe[i] = j >= 0 ? p[j + n] : 0;
+    if (g->k[i] < 1 || g->s[i] < 1 || g->dl[i] < 1 || g->pb[i] < 0 || g->pe[i] < 0)
+      return ct_kn_fail(d, op, "invalid kernel/stride/dilation/pad in spatial dim %d", j);
+  }
+  return CT_OK;
+}
+
+ct_status ct_kn_act_parse(const ct_op *op, ct_kn_act *a, ct_diag *d) {
+  static const struct {
+    const char *name;
+    bool leaky;
+    float lo, hi;
+  } acts[] = {{"none", false, -INFINITY, INFINITY}, {"relu", false, 0, INFINITY},
+              {"relu6", false, 0, 6},               {"leaky_relu", true, -INFINITY, INFINITY},
+              {"clip", false, -INFINITY, INFINITY}};
+  const char *name = ct_op_get_string(op, "act", "none");
+  for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
+    if (strcmp(name, acts[i].name) != 0) continue;
+    a->none = i == 0;
+    a->leaky = acts[i].leaky;
+    a->alpha = (float)ct_op_get_float(op, "act_alpha", 0.01);
+    a->lo = (float)ct_op_get_float(op, "act_min", acts[i].lo);
+    a->hi = (float)ct_op_get_float(op, "act_max", acts[i].hi);
+    return CT_OK;
+  }
+  return ct_kn_fail(d, op, "unsupported act \"%s\"", name);
+}
+
+void ct_kn_act_apply(const ct_kn_act *a, float *x, int64_t n) {
+  if (a->none) return;
+  if (a->leaky)
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] < 0 ? a->alpha * x[i] : x[i];
+  const float lo = a->lo, hi = a->hi;
+  for (int64_t i = 0; i < n; i++) x[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+}
+
+void ct_kn_blas_threads(const ct_kernel_ctx *ctx) {
+  int t = ctx && ctx->threads > 1 ? ctx->threads : 1;
+  if (openblas_get_num_threads() != t) openblas_set_num_threads(t);
+}
+
+typedef struct par_job {
+  void (*fn)(void *, int64_t, int64_t);
+  void *arg;
+  int64_t lo, hi;
+} par_job;
+
+static void *par_run(void *p) {
+  par_job *j = p;
+  j->fn(j->arg, j->lo, j->hi);
+  return NULL;
+}
+
+void ct_kn_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t lo, int64_t hi), void *arg) {
+  enum { MAXT = 64 };
+  int t = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+  if (t > n) t = (int)n;
+  if (t <= 1) {
+    if (n > 0) fn(arg, 0, n);
+    return;
+  }
+  pthread_t th[MAXT];
+  par_job jobs[MAXT];
+  bool started[MAXT] = {false};
+  for (int i = 0; i < t; i++) {
+    jobs[i] = (par_job){fn, arg, n * i / t, n * (i + 1) / t};
+    if (i > 0) started[i] = pthread_create(&th[i], NULL, par_run, &jobs[i]) == 0;
+  }
+  fn(arg, jobs[0].lo, jobs[0].hi);
+  for (int i = 1; i < t; i++) {
+    if (started[i]) pthread_join(th[i], NULL);
+    else fn(arg, jobs[i].lo, jobs[i].hi);
+  }
+}
+
+ct_status ct_kn_via_f32(ct_kernel_fn fn, const ct_op *op, ct_tensor *const *in, ct_tensor **out,
+                        const ct_kernel_ctx *ctx, ct_diag *d) {
+  enum { MAXIO = 8 };
+  if (op->n_in > MAXIO || op->n_out > MAXIO) return ct_kn_fail(d, op, "too many operands");
+  ct_tensor *fin[MAXIO] = {NULL}, *fout[MAXIO] = {NULL};
+  ct_tensor *const *fin_c = fin;
+  ct_status st = CT_OK;
+  for (int i = 0; i < op->n_in; i++) fin[i] = in[i];
+  fin[0] = ct_tensor_cast(in[0], CT_F32);
+  bool ok = fin[0] != NULL;
+  for (int i = 0; ok && i < op->n_out; i++) {
+    fout[i] = out[i];
+    if (out[i] && out[i]->dtype == in[0]->dtype) {
+      fout[i] = ct_tensor_new(CT_F32, out[i]->ndim, out[i]->shape, NULL);
+      ok = fout[i] != NULL;
+    }
+  }
+  if (!ok) st = ct_kn_oom(d, op);
+  if (!st) st = fn(op, fin_c, fout, ctx, d);
+  for (int i = 0; i < op->n_out; i++) {
+    if (!fout[i] || fout[i] == out[i]) continue;
+    if (!st) {
+      int64_t n = ct_tensor_numel(out[i]);
+      const float *f = fout[i]->data;
+      for (int64_t j = 0; j < n; j++) ct_tensor_set_f64(out[i], j, f[j]);
+    }
+    ct_tensor_free(fout[i]);
+  }
+  ct_tensor_free(fin[0]);
+  return st;
+}
