@@ -45,9 +45,8 @@ bool ct_onnx_bind(ct_onnx_ctx *c, ct_value *v) {
   return true;
 }
 
-/* A new value named name (or "<base>#<k>" when taken), recorded in the map. */
-static ct_value *new_value(ct_onnx_ctx *c, const char *name, ct_dtype dt, int ndim, const int64_t *shape) {
-  char buf[512];
+ct_value *ct_onnx_new_value(ct_onnx_ctx *c, const char *name, ct_dtype dt, int ndim, const int64_t *shape) {
+  char buf[600];
   const char *nm = name;
   for (int k = 1; ct_onnx_find(c, nm); k++) {
     snprintf(buf, sizeof buf, "%s#%d", name, k);
@@ -57,32 +56,42 @@ static ct_value *new_value(ct_onnx_ctx *c, const char *name, ct_dtype dt, int nd
   return v && ct_onnx_bind(c, v) ? v : NULL;
 }
 
-ct_status ct_onnx_add_const_input(ct_onnx_ctx *c, ct_op *op, int idx, const char *what, ct_tensor *t,
-                                  ct_diag *d) {
-  char name[512];
-  snprintf(name, sizeof name, "%s/%s", op->loc, what);
-  ct_value *v = new_value(c, name, t->dtype, t->ndim, t->shape);
-  ct_op *w = v ? ct_graph_add_op(c->g, CT_OP_WEIGHT, v->name, 0, NULL, 1, &v) : NULL;
-  int n_in = idx >= op->n_in ? idx + 1 : op->n_in;
-  ct_value **in = w ? ct_arena_alloc(&c->g->arena, sizeof *in * (size_t)(n_in + 1)) : NULL;
-  if (!in) {
+void ct_onnx_move_last_before(ct_onnx_ctx *c, const ct_op *before) {
+  ct_op **ops = c->g->ops;
+  int last = c->g->n_ops - 1, p = last;
+  while (p > 0 && ops[p] != before) p--;
+  if (p >= last || ops[p] != before) return;
+  ct_op *moved = ops[last];
+  memmove(ops + p + 1, ops + p, sizeof *ops * (size_t)(last - p));
+  ops[p] = moved;
+}
+
+ct_value *ct_onnx_add_weight_before(ct_onnx_ctx *c, const ct_op *before, const char *name, ct_tensor *t) {
+  ct_value *v = ct_onnx_new_value(c, name, t->dtype, t->ndim, t->shape);
+  if (!v || !ct_graph_add_op(c->g, CT_OP_WEIGHT, v->name, 0, NULL, 1, &v) || !ct_tensor_set_name(t, v->name)) {
     ct_tensor_free(t);
-    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
+    return NULL;
   }
   v->data = t;
-  ct_tensor_set_name(t, v->name);
+  ct_onnx_move_last_before(c, before);
+  return v;
+}
+
+ct_status ct_onnx_add_const_input(ct_onnx_ctx *c, ct_op *op, int idx, const char *what, ct_tensor *t,
+                                  ct_diag *d) {
+  char name[600];
+  snprintf(name, sizeof name, "%s/%s", op->loc, what);
+  int n_in = idx >= op->n_in ? idx + 1 : op->n_in;
+  ct_value **in = ct_arena_alloc(&c->g->arena, sizeof *in * (size_t)(n_in + 1));
+  ct_value *v = in ? ct_onnx_add_weight_before(c, op, name, t) : NULL;
+  if (!v) {
+    if (!in) ct_tensor_free(t);
+    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
+  }
   for (int i = 0; i < op->n_in; i++) in[i] = op->in[i];
   in[idx] = v;
   op->in = in;
   op->n_in = n_in;
-  /* move the Weight op (last) in front of op so that ops stay in topological order */
-  ct_op **ops = c->g->ops;
-  int p = c->g->n_ops - 1;
-  while (p > 0 && ops[p - 1] != op) p--;
-  if (p > 0) {
-    memmove(ops + p, ops + p - 1, sizeof *ops * (size_t)(c->g->n_ops - p));
-    ops[p - 1] = w;
-  }
   return CT_OK;
 }
 
@@ -252,7 +261,7 @@ static ct_status node_outputs(ct_onnx_ctx *c, const Onnx__NodeProto *n, const ch
       return ct_diag_set(d, CT_ERR_INPUT, "%s: node \"%s\" (op %s): output %zu (\"%s\") is already defined", c->file,
                          loc, n->op_type, i, nm);
     }
-    if (!(out[i] = new_value(c, nm, CT_F32, -1, NULL))) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
+    if (!(out[i] = ct_onnx_new_value(c, nm, CT_F32, -1, NULL))) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
   }
   return CT_OK;
 }
@@ -335,7 +344,7 @@ static ct_status add_input(ct_onnx_ctx *c, const Onnx__ValueInfoProto *vi, const
   int64_t dims[CT_MAX_DIMS];
   ct_status st = input_shape(c, vi, find_override(opt, name), &ndim, dims, d);
   if (st) return st;
-  ct_value *v = new_value(c, name, dt, ndim, dims);
+  ct_value *v = ct_onnx_new_value(c, name, dt, ndim, dims);
   if (!v || !ct_graph_add_op(c->g, CT_OP_INPUT, name, 0, NULL, 1, &v))
     return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
   return CT_OK;

@@ -22,6 +22,14 @@ ct_value *ct_onnx_find(const ct_onnx_ctx *c, const char *name);
 /* Records v under v->name. false if out of memory. */
 bool ct_onnx_bind(ct_onnx_ctx *c, ct_value *v);
 
+/* A new value named name, or "name#k" when taken, recorded in the map. NULL out of memory. */
+ct_value *ct_onnx_new_value(ct_onnx_ctx *c, const char *name, ct_dtype dt, int ndim, const int64_t *shape);
+/* Moves the last op of g->ops to just before `before` (keeps ops in topological order when
+ * an op is created for a consumer that already exists). */
+void ct_onnx_move_last_before(ct_onnx_ctx *c, const ct_op *before);
+/* Adds a Weight op holding t (ownership taken; freed on failure) named name (made unique)
+ * just before `before`. NULL out of memory. */
+ct_value *ct_onnx_add_weight_before(ct_onnx_ctx *c, const ct_op *before, const char *name, ct_tensor *t);
 /* Adds a Weight holding t (ownership taken) named "<op loc>/<what>" (made unique), placed
  * before op in g->ops, and makes it op's input idx (op->in grows, new slots NULL).
  * Errors: CT_ERR_LIMIT out of memory. */

@@ -143,15 +143,65 @@ static ct_status bn_legacy(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag *d)
   return CT_OK;
 }
 
-/* Binary ops < 7 had legacy broadcasting (`broadcast`, `axis`). Without axis it matches the
- * trailing dims, which numpy broadcasting also does; with axis it is rejected. */
+/* Makes input idx (rank known) of op a rank-r operand with its dims at `axis` and 1
+ * elsewhere: a reshaped copy when constant, else a Reshape op in front of op. */
+static ct_status place_at_axis(ct_onnx_ctx *c, ct_op *op, int idx, int r, int axis, ct_diag *d) {
+  ct_value *b = op->in[idx];
+  int64_t shape[CT_MAX_DIMS];
+  for (int i = 0; i < r; i++) shape[i] = i >= axis && i < axis + b->ndim ? b->shape[i - axis] : 1;
+  if (b->data) {
+    ct_tensor *t = ct_tensor_clone(b->data);
+    if (!t) return oom(c, d);
+    t->ndim = r;
+    memcpy(t->shape, shape, sizeof shape);
+    ct_tensor_set_contiguous(t);
+    return ct_onnx_add_const_input(c, op, idx, "broadcast", t, d);
+  }
+  int64_t rr = r;
+  ct_tensor *st = ct_tensor_new(CT_I64, 1, &rr, NULL);
+  if (!st) return oom(c, d);
+  memcpy(st->data, shape, sizeof *shape * (size_t)r);
+  char name[600];
+  snprintf(name, sizeof name, "%s/broadcast", op->loc);
+  ct_value *sv = ct_onnx_add_weight_before(c, op, name, st);
+  ct_value *y = sv ? ct_onnx_new_value(c, name, b->dtype, r, shape) : NULL;
+  ct_value *rin[2] = {b, sv};
+  if (!y || !ct_graph_add_op(c->g, CT_OP_RESHAPE, name, 2, rin, 1, &y)) return oom(c, d);
+  ct_onnx_move_last_before(c, op);
+  op->in[idx] = y;
+  return CT_OK;
+}
+
+/* Binary ops < 7 had legacy broadcasting: with broadcast = 1, B's dims match A's from
+ * `axis` on (default: the trailing dims, which numpy broadcasting also does). With an axis
+ * that is not the trailing position, B is reshaped — possible when both ranks are known at
+ * import (graph inputs, initializers). */
 static ct_status legacy_broadcast(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag *d) {
   (void)r;
-  if (ct_op_get_int(op, "broadcast", 0) && ct_op_attr(op, "axis"))
-    return reject(c, op, "legacy broadcast with an axis attribute is unsupported", d);
+  const ct_attr *ax = ct_op_attr(op, "axis");
+  bool bc = ct_op_get_int(op, "broadcast", 0) != 0;
   ct_op_del_attr(op, "broadcast");
+  if (!bc || !ax) {
+    ct_op_del_attr(op, "axis");
+    return CT_OK;
+  }
+  const ct_value *a = op->n_in == 2 ? op->in[0] : NULL, *b = op->n_in == 2 ? op->in[1] : NULL;
+  if (!a || !b || a->ndim < 0 || b->ndim < 0)
+    return reject(c, op, "legacy broadcast with an axis needs operands of known rank", d);
+  int64_t axis = ax->i < 0 ? ax->i + a->ndim : ax->i;
+  if (axis < 0 || axis + b->ndim > a->ndim) return reject(c, op, "legacy broadcast axis out of range", d);
   ct_op_del_attr(op, "axis");
-  return CT_OK;
+  return axis == a->ndim - b->ndim ? CT_OK : place_at_axis(c, op, 1, a->ndim, (int)axis, d);
+}
+
+/* PRelu < 7: a 1-D slope of C > 1 elements is per channel (axis 1); since opset 7 it
+ * broadcasts numpy-style from the right. Needs the input's rank at import. */
+static ct_status prelu_legacy(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag *d) {
+  (void)r;
+  const ct_value *x = op->n_in == 2 ? op->in[0] : NULL, *s = op->n_in == 2 ? op->in[1] : NULL;
+  if (!x || !s || s->ndim != 1 || s->shape[0] == 1 || x->ndim == 2) return CT_OK;
+  if (x->ndim < 2) return reject(c, op, "per-channel slope of opset < 7 needs an input of known rank", d);
+  return place_at_axis(c, op, 1, x->ndim, 1, d);
 }
 
 /* Split < 18 without split sizes: equal parts, one per output (Split-18's num_outputs). */
@@ -207,6 +257,7 @@ static const rule rules[] = {
     {"Resize", INT64_MAX, resize_empty_inputs, NULL, 0},
     {"BatchNormalization", 9, bn_legacy, NULL, 0},
     {"Gemm", 7, drop_attr, "broadcast", 0},
+    {"PRelu", 7, prelu_legacy, NULL, 0},
     BIN("Add"), BIN("Sub"), BIN("Mul"), BIN("Div"), BIN("Pow"), BIN("And"), BIN("Or"), BIN("Xor"),
     BIN("Equal"), BIN("Greater"), BIN("Less"),
     {"Concat", 4, concat_axis, NULL, 0},

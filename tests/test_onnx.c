@@ -481,6 +481,41 @@ START_TEST(test_old_opset_attributes_become_inputs) {
 }
 END_TEST
 
+START_TEST(test_legacy_broadcast_and_prelu_slope) {
+  ob_model b;
+  ob_init(&b, 6);
+  ob_input(&b, "a", T_FLOAT, 3, (int64_t[]){2, 3, 4});
+  ob_input(&b, "slope", T_FLOAT, 1, (int64_t[]){3});
+  ob_init_f32(&b, "c", 1, (int64_t[]){3}, (float[]){1, 2, 3});
+  Onnx__NodeProto *n = ob_node(&b, "Add", "add", (const char *[]){"a", "c", NULL}, (const char *[]){"s", NULL});
+  ob_attr_i(&b, n, "broadcast", 1);
+  ob_attr_i(&b, n, "axis", 1);
+  ob_node(&b, "PRelu", "prelu", (const char *[]){"a", "slope", NULL}, (const char *[]){"p", NULL});
+  ob_output(&b, "s");
+  ob_output(&b, "p");
+  ct_graph *g = NULL;
+  ct_diag d;
+  ck_assert_msg(import_model(&b, "legacy.onnx", NULL, &g, &d) == CT_OK, "%s", d.msg);
+  /* Add-6 axis 1: the constant [3] becomes [1, 3, 1] (same data) */
+  ct_op *add = op_at(g, "add");
+  ck_assert_ptr_null(ct_op_attr(add, "axis"));
+  ck_assert_ptr_null(ct_op_attr(add, "broadcast"));
+  const ct_tensor *ct = add->in[1]->data;
+  ck_assert_int_eq(ct->ndim, 3);
+  ck_assert_int_eq(ct->shape[0] * 100 + ct->shape[1] * 10 + ct->shape[2], 131);
+  ck_assert_mem_eq(ct->data, ((float[]){1, 2, 3}), 12);
+  /* PRelu-6 slope [3] per channel: a Reshape to [1, 3, 1] in front of the op */
+  ct_op *pr = op_at(g, "prelu");
+  ct_op *rs = pr->in[1]->def;
+  ck_assert_int_eq(rs->kind, CT_OP_RESHAPE);
+  ck_assert_str_eq(rs->in[0]->name, "slope");
+  assert_const_i64(rs->in[1], 3, (int64_t[]){1, 3, 1});
+  assert_topological(g);
+  ct_graph_free(g);
+  ob_free(&b);
+}
+END_TEST
+
 START_TEST(test_input_shape_overrides_and_preprocess) {
   ob_model b;
   ob_init(&b, 13);
@@ -725,6 +760,7 @@ static Suite *onnx_suite(void) {
   tcase_add_test(ti, test_constant_nodes_become_weights);
   tcase_add_test(ti, test_squeeze_opset11_attr_equals_opset13_input);
   tcase_add_test(ti, test_old_opset_attributes_become_inputs);
+  tcase_add_test(ti, test_legacy_broadcast_and_prelu_slope);
   tcase_add_test(ti, test_input_shape_overrides_and_preprocess);
   tcase_add_test(ti, test_import_errors);
   tcase_add_test(ti, test_external_initializer_in_model_folder);
