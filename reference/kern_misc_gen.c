@@ -130,8 +130,9 @@ ct_status ct_kern_nonzero(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   return CT_OK;
 }
 
-/* Quantize: y = sat(round_half_even(x / s) + zp); Dequantize: y = (x - zp) * s. Scale per
- * tensor or per axis (index (e / inner) % C). */
+/* Quantize: y = sat(round_half_even(x / s) + zp), the division in float32 when x and s are
+ * float32 (as onnxruntime); Dequantize: y = (x - zp) * s. Scale per tensor or per axis
+ * (index (e / inner) % C). */
 ct_status ct_kern_qdq(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                       ct_diag *d) {
   (void)ctx;
@@ -151,7 +152,9 @@ ct_status ct_kern_qdq(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
     double sc = ct_tensor_get_f64(s, c);
     int64_t zp = z ? ct_km_get_i64(z, c) : 0;
     if (q) {
-      double v = nearbyint(ct_tensor_get_f64(x, e) / sc) + (double)zp;
+      double xv = ct_tensor_get_f64(x, e), r = xv / sc;
+      if (x->dtype == CT_F32 && s->dtype == CT_F32) r = (float)xv / (float)sc; /* as runtimes do */
+      double v = nearbyint(r) + (double)zp;
       v = isnan(v) ? 0 : v < -4e18 ? -4e18 : v > 4e18 ? 4e18 : v;
       ct_km_set_i64(y, e, ct_quant_saturate((int64_t)v, y->dtype));
     } else {
