@@ -323,7 +323,7 @@ static ct_status set_field(asm_ctx *c, ct_insn *insn, const ct_isa_field *f, con
   const char *op = ct_isa_op_name(insn->op);
   int64_t v = 0;
   if (f->kind == CT_ISA_K_F32) {
-    double x;
+    double x = 0;
     if (!strncmp(val, "0x", 2) ? !parse_int(val, &v) || v < 0 || v > UINT32_MAX : !parse_f64(val, &x))
       return ERR(c, "%s: field \"%s\": \"%s\" is not a float (or 0x IEEE bits)", op, f->name, val);
     if (strncmp(val, "0x", 2)) {

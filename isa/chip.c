@@ -236,7 +236,7 @@ uint64_t ct_chip_signature(const ct_chip *c) {
 }
 
 void ct_chip_doc_table(FILE *f) {
-  static const char *const type_names[] = {"string", "integer", "number", "\"ws\" | \"os\""};
+  static const char *const type_names[] = {"string", "integer", "number", "`ws` or `os`"};
   ct_chip c;
   ct_chip_default(&c);
   fprintf(f, "| key | type | default | range | meaning |\n|---|---|---|---|---|\n");

@@ -1,0 +1,42 @@
+/* cmd_asm.c: `ctpu asm FILE.s -o FILE.ctpu [--chip C.json]`: assembles ctpu assembly
+ * (syntax in docs/isa.md) into a validated .ctpu program, written atomically. */
+#include <stdio.h>
+#include <string.h>
+
+#include "isa/asm.h"
+#include "tools/tools.h"
+
+#define CMD "asm"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ctpu asm FILE.s -o FILE.ctpu [--chip CHIP.json]\n"
+          "  assembles FILE.s (syntax: docs/isa.md) into the program FILE.ctpu\n"
+          "  --chip FILE   chip to validate addresses against and whose signature is recorded\n"
+          "                (default: the built-in chip, or the file's .chipsig)\n");
+}
+
+int ct_cmd_asm(int argc, char **argv) {
+  const char *in = NULL, *out = NULL, *chip_path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+    else if (!strcmp(argv[i], "--chip") && i + 1 < argc) chip_path = argv[++i];
+    else if (argv[i][0] == '-') return ct_tool_usage(CMD, "unknown or incomplete option \"%s\"", argv[i]);
+    else if (in) return ct_tool_usage(CMD, "more than one input file");
+    else in = argv[i];
+  }
+  if (!in || !out) return ct_tool_usage(CMD, "need FILE.s and -o FILE.ctpu");
+  ct_diag d;
+  ct_diag_clear(&d);
+  ct_chip chip;
+  if (chip_path && ct_chip_load(chip_path, &chip, &d)) return ct_tool_fail(CMD, &d);
+  ct_program p;
+  if (ct_asm_file(in, chip_path ? &chip : NULL, &p, &d)) return ct_tool_fail(CMD, &d);
+  ct_status st = ct_program_write(&p, out, &d);
+  ct_program_free(&p);
+  return st ? ct_tool_fail(CMD, &d) : 0;
+}
