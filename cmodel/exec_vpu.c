@@ -1,0 +1,313 @@
+/* exec_vpu.c: functional VPU opcodes (isa.def semantics): ELTWISE with broadcast and
+ * per-operand requant (quant/ct_quant_eltwise), LUT, POOL, REQUANT, CAST, REDUCE, and the
+ * float EXP / SOFTMAX / NORM (f32 arithmetic, sums in double, stores rounded to nearest even). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmodel/elem.h"
+#include "cmodel/exec.h"
+#include "quant/quant.h"
+
+static bool is_int(int64_t dt) { return !ct_dtype_is_float((ct_dtype)dt); }
+
+static ct_status bad(ct_diag *d, uint32_t index, const ct_insn *in, const char *what) {
+  return ct_diag_set(d, CT_ERR_INPUT, "insn %u (%s): %s", index, ct_isa_op_name(in->op), what);
+}
+
+static float float_op(int64_t op, float a, float b) {
+  switch (op) {
+    case CT_ISA_ELT_ADD: return a + b;
+    case CT_ISA_ELT_SUB: return a - b;
+    case CT_ISA_ELT_MUL: return a * b;
+    case CT_ISA_ELT_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+  }
+}
+
+static ct_status exec_eltwise(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define E (in->eltwise)
+  uint8_t *mem = m->lmem->data;
+  bool ints = is_int(E.dt_a) && is_int(E.dt_b) && is_int(E.dt_out);
+  if (!ints && (is_int(E.dt_a) || is_int(E.dt_b) || is_int(E.dt_out)))
+    return bad(d, index, in, "mixed integer and float operands");
+  ct_quant_elt q = {(ct_quant_elt_op)E.op, (int32_t)E.m_a, (int32_t)E.zp_a, (int32_t)E.m_b,
+                    (int32_t)E.zp_b, (int32_t)E.zp_out, (int32_t)E.act_hi, (int)E.s_a, (int)E.s_b,
+                    (int)E.s_out, (ct_quant_act)E.act, (ct_dtype)E.dt_out};
+  int64_t dim[4] = {E.n, E.c, E.h, E.w}, da[4], db[4];
+  for (int i = 0; i < 4; i++) {
+    da[i] = (E.bcast_a >> i) & 1 ? 1 : dim[i];
+    db[i] = (E.bcast_b >> i) & 1 ? 1 : dim[i];
+  }
+  int64_t o = 0;
+  for (int64_t i0 = 0; i0 < dim[0]; i0++)
+    for (int64_t i1 = 0; i1 < dim[1]; i1++)
+      for (int64_t i2 = 0; i2 < dim[2]; i2++)
+        for (int64_t i3 = 0; i3 < dim[3]; i3++, o++) {
+          int64_t ia = (((da[0] > 1 ? i0 : 0) * da[1] + (da[1] > 1 ? i1 : 0)) * da[2] + (da[2] > 1 ? i2 : 0)) * da[3] + (da[3] > 1 ? i3 : 0);
+          int64_t ib = (((db[0] > 1 ? i0 : 0) * db[1] + (db[1] > 1 ? i1 : 0)) * db[2] + (db[2] > 1 ? i2 : 0)) * db[3] + (db[3] > 1 ? i3 : 0);
+          if (ints) {
+            int32_t y = ct_quant_eltwise(&q, (int32_t)ct_elem_geti(mem + E.a, (ct_dtype)E.dt_a, ia),
+                                         (int32_t)ct_elem_geti(mem + E.b, (ct_dtype)E.dt_b, ib));
+            ct_elem_seti(mem + E.out, (ct_dtype)E.dt_out, o, y);
+          } else {
+            float v = float_op(E.op, ct_elem_getf(mem + E.a, (ct_dtype)E.dt_a, ia),
+                               ct_elem_getf(mem + E.b, (ct_dtype)E.dt_b, ib));
+            if (E.act != CT_ISA_ACT_NONE && v < 0) v = 0;
+            if (E.act == CT_ISA_ACT_CLAMP && v > (float)E.act_hi) v = (float)E.act_hi;
+            ct_elem_setf(mem + E.out, (ct_dtype)E.dt_out, o, v);
+          }
+        }
+  return CT_OK;
+#undef E
+}
+
+static ct_status exec_lut(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define L (in->lut)
+  (void)index;
+  (void)d;
+  uint8_t *mem = m->lmem->data;
+  int64_t n = L.n * L.c * L.h * L.w;
+  for (int64_t i = 0; i < n; i++) {
+    int idx = ct_quant_lut_index((int32_t)ct_elem_geti(mem + L.in, (ct_dtype)L.dt_in, i), (ct_dtype)L.dt_in);
+    uint8_t t = mem[L.table + (uint64_t)idx];
+    ct_elem_seti(mem + L.out, (ct_dtype)L.dt_out, i, L.dt_out == CT_I8 ? (int8_t)t : t);
+  }
+  return CT_OK;
+#undef L
+}
+
+/* One pooling window: integer r (max − zp_in or Σ (x − zp_in)) or float max / mean. */
+static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, int64_t y,
+                        int64_t x, int64_t *r, float *f) {
+#define P (in->pool)
+  bool mx = P.mode == CT_ISA_POOL_MAX, fl = !is_int(P.dt);
+  int64_t cnt = 0, acc = 0;
+  float facc = 0;
+  for (int64_t ky = 0; ky < P.kh; ky++)
+    for (int64_t kx = 0; kx < P.kw; kx++) {
+      int64_t iy = y * P.stride_h - P.pad_t + ky, ix = x * P.stride_w - P.pad_l + kx;
+      if (iy < 0 || iy >= P.ih || ix < 0 || ix >= P.iw) continue;
+      int64_t i = (plane * P.ih + iy) * P.iw + ix;
+      if (fl) {
+        float v = ct_elem_getf(mem + P.in, (ct_dtype)P.dt, i);
+        facc = !cnt ? v : mx ? (v > facc ? v : facc) : facc + v;
+      } else {
+        int64_t v = ct_elem_geti(mem + P.in, (ct_dtype)P.dt, i);
+        acc = mx ? (!cnt || v > acc ? v : acc) : acc + v - P.zp_in;
+      }
+      cnt++;
+    }
+  if (mx && cnt) acc -= P.zp_in;
+  *r = acc;
+  int64_t div = P.count_pad ? P.kh * P.kw : cnt;
+  *f = !mx && fl && div ? facc / (float)div : facc;
+#undef P
+}
+
+static ct_status exec_pool(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define P (in->pool)
+  (void)index;
+  (void)d;
+  uint8_t *mem = m->lmem->data;
+  int64_t o = 0;
+  for (int64_t plane = 0; plane < P.n * P.c; plane++)
+    for (int64_t y = 0; y < P.oh; y++)
+      for (int64_t x = 0; x < P.ow; x++, o++) {
+        int64_t r;
+        float f;
+        pool_window(in, mem, plane, y, x, &r, &f);
+        if (is_int(P.dt))
+          ct_elem_seti(mem + P.out, (ct_dtype)P.dt, o,
+                       ct_quant_requant_act(r, (int32_t)P.m, (int)P.s, (int32_t)P.zp_out,
+                                            CT_QUANT_ACT_NONE, 0, (ct_dtype)P.dt));
+        else
+          ct_elem_setf(mem + P.out, (ct_dtype)P.dt, o, f);
+      }
+  return CT_OK;
+#undef P
+}
+
+static ct_status exec_requant(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define R (in->requant)
+  (void)index;
+  (void)d;
+  uint8_t *mem = m->lmem->data;
+  int64_t hw = R.h * R.w, o = 0;
+  for (int64_t b = 0; b < R.n; b++)
+    for (int64_t c = 0; c < R.c; c++) {
+      int32_t mul = (int32_t)R.m;
+      int s = (int)R.s;
+      if (R.rq_mode == CT_ISA_RQ_CHANNEL) {
+        mul = (int32_t)ct_elem_geti(mem + R.rq, CT_I32, 2 * c);
+        int64_t sh = ct_elem_geti(mem + R.rq, CT_I32, 2 * c + 1);
+        s = sh < 0 ? 0 : sh > 63 ? 63 : (int)sh;
+      }
+      for (int64_t i = 0; i < hw; i++, o++) {
+        int64_t x = ct_elem_geti(mem + R.in, (ct_dtype)R.dt_in, o) - R.zp_in;
+        ct_elem_seti(mem + R.out, (ct_dtype)R.dt_out, o,
+                     ct_quant_requant_act(x, mul, s, (int32_t)R.zp_out, (ct_quant_act)R.act,
+                                          (int32_t)R.act_hi, (ct_dtype)R.dt_out));
+      }
+    }
+  return CT_OK;
+#undef R
+}
+
+static ct_status exec_cast(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define C (in->cast)
+  uint8_t *mem = m->lmem->data;
+  ct_dtype di = (ct_dtype)C.dt_in, dout = (ct_dtype)C.dt_out;
+  bool fi = !is_int(di), fo = !is_int(dout);
+  if (fi && !fo && !(C.scale > 0)) return bad(d, index, in, "scale: float->int cast needs scale > 0");
+  int64_t n = C.n * C.c * C.h * C.w;
+  for (int64_t i = 0; i < n; i++) {
+    if (!fi && !fo)
+      ct_elem_seti(mem + C.out, dout, i, ct_quant_saturate(ct_elem_geti(mem + C.in, di, i), dout));
+    else if (!fi)
+      ct_elem_setf(mem + C.out, dout, i,
+                   (float)ct_quant_dequantize((int32_t)ct_elem_geti(mem + C.in, di, i), C.scale, (int32_t)C.zp));
+    else if (!fo)
+      ct_elem_seti(mem + C.out, dout, i,
+                   ct_quant_quantize(ct_elem_getf(mem + C.in, di, i), C.scale, (int32_t)C.zp, dout));
+    else
+      ct_elem_setf(mem + C.out, dout, i, ct_elem_getf(mem + C.in, di, i));
+  }
+  return CT_OK;
+#undef C
+}
+
+/* Splits dims (n, c, h, w) around axis into outer × len × inner. */
+static void split_axis(const int64_t dim[4], int axis, int64_t *outer, int64_t *len, int64_t *inner) {
+  *outer = *inner = 1;
+  for (int i = 0; i < axis; i++) *outer *= dim[i];
+  *len = dim[axis];
+  for (int i = axis + 1; i < 4; i++) *inner *= dim[i];
+}
+
+static ct_status exec_reduce(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define R (in->reduce)
+  (void)index;
+  (void)d;
+  uint8_t *mem = m->lmem->data;
+  int64_t dim[4] = {R.n, R.c, R.h, R.w}, outer, len, inner;
+  split_axis(dim, (int)(R.axis & 3), &outer, &len, &inner);
+  bool mx = R.op == CT_ISA_RED_MAX, fl = !is_int(R.dt_in);
+  for (int64_t a = 0; a < outer; a++)
+    for (int64_t b = 0; b < inner; b++) {
+      int64_t r = 0;
+      float f = 0;
+      for (int64_t k = 0; k < len; k++) {
+        int64_t i = (a * len + k) * inner + b;
+        if (fl) {
+          float v = ct_elem_getf(mem + R.in, (ct_dtype)R.dt_in, i);
+          f = !k ? v : mx ? (v > f ? v : f) : f + v;
+        } else {
+          int64_t v = ct_elem_geti(mem + R.in, (ct_dtype)R.dt_in, i);
+          r = mx ? (!k || v > r ? v : r) : r + v - R.zp_in;
+        }
+      }
+      if (mx && !fl) r -= R.zp_in;
+      if (fl)
+        ct_elem_setf(mem + R.out, (ct_dtype)R.dt_out, a * inner + b, mx ? f : f * R.scale);
+      else
+        ct_elem_seti(mem + R.out, (ct_dtype)R.dt_out, a * inner + b,
+                     ct_quant_requant_act(r, (int32_t)R.m, (int)R.s, (int32_t)R.zp_out,
+                                          CT_QUANT_ACT_NONE, 0, (ct_dtype)R.dt_out));
+    }
+  return CT_OK;
+#undef R
+}
+
+static ct_status exec_exp(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+  (void)index;
+  (void)d;
+  uint8_t *mem = m->lmem->data;
+  int64_t n = in->exp.n * in->exp.c * in->exp.h * in->exp.w;
+  for (int64_t i = 0; i < n; i++)
+    ct_elem_setf(mem + in->exp.out, (ct_dtype)in->exp.dt_out, i,
+                 expf(ct_elem_getf(mem + in->exp.in, (ct_dtype)in->exp.dt_in, i)));
+  return CT_OK;
+}
+
+static ct_status exec_softmax(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define S (in->softmax)
+  (void)index;
+  (void)d;
+  uint8_t *mem = m->lmem->data;
+  int64_t dim[4] = {S.n, S.c, S.h, S.w}, outer, len, inner;
+  split_axis(dim, (int)(S.axis & 3), &outer, &len, &inner);
+  for (int64_t a = 0; a < outer; a++)
+    for (int64_t b = 0; b < inner; b++) {
+      float mx = -INFINITY;
+      for (int64_t k = 0; k < len; k++) {
+        float v = ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, (a * len + k) * inner + b);
+        if (v > mx) mx = v;
+      }
+      double sum = 0;
+      for (int64_t k = 0; k < len; k++)
+        sum += expf(ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, (a * len + k) * inner + b) - mx);
+      for (int64_t k = 0; k < len; k++) {
+        int64_t i = (a * len + k) * inner + b;
+        float e = expf(ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, i) - mx);
+        ct_elem_setf(mem + S.out, (ct_dtype)S.dt_out, i, (float)(e / sum));
+      }
+    }
+  return CT_OK;
+#undef S
+}
+
+static ct_status exec_norm(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define N (in->norm)
+  (void)index;
+  (void)d;
+  uint8_t *mem = m->lmem->data;
+  int64_t dim[4] = {N.n, N.c, N.h, N.w}, outer = 1, S = 1;
+  for (int i = 0; i < 4; i++) *(i < (int)(N.axis & 3) ? &outer : &S) *= dim[i];
+  for (int64_t a = 0; a < outer; a++) {
+    double s1 = 0, s2 = 0;
+    for (int64_t j = 0; j < S; j++) {
+      double v = ct_elem_getf(mem + N.in, (ct_dtype)N.dt_in, a * S + j);
+      s1 += v;
+      s2 += v * v;
+    }
+    double mean = N.mode == CT_ISA_NORM_LAYER ? s1 / (double)S : 0;
+    double var = N.mode == CT_ISA_NORM_LAYER ? 0 : s2 / (double)S;
+    for (int64_t j = 0; N.mode == CT_ISA_NORM_LAYER && j < S; j++) {
+      double v = ct_elem_getf(mem + N.in, (ct_dtype)N.dt_in, a * S + j) - mean;
+      var += v * v / (double)S;
+    }
+    float inv = 1.0f / sqrtf((float)var + N.eps);
+    for (int64_t j = 0; j < S; j++) {
+      float y = (ct_elem_getf(mem + N.in, (ct_dtype)N.dt_in, a * S + j) - (float)mean) * inv;
+      if (N.affine) y = y * ct_elem_getf(mem + N.gamma, CT_F32, j) + ct_elem_getf(mem + N.beta, CT_F32, j);
+      ct_elem_setf(mem + N.out, (ct_dtype)N.dt_out, a * S + j, y);
+    }
+  }
+  return CT_OK;
+#undef N
+}
+
+typedef ct_status (*exec_fn)(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d);
+
+static ct_status exec_nothing(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+  (void)m, (void)in, (void)index, (void)d;
+  return CT_OK;
+}
+
+ct_status ct_sim_exec(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+  static const exec_fn fns[CT_ISA_OP_COUNT] = {
+      [CT_ISA_NOP] = exec_nothing,          [CT_ISA_SYNC] = exec_nothing,
+      [CT_ISA_END] = exec_nothing,          [CT_ISA_LOAD] = ct_sim_exec_dma,
+      [CT_ISA_STORE] = ct_sim_exec_dma,     [CT_ISA_MOVE] = ct_sim_exec_dma,
+      [CT_ISA_CONV] = ct_sim_exec_conv,     [CT_ISA_MATMUL] = ct_sim_exec_matmul,
+      [CT_ISA_DWCONV] = ct_sim_exec_conv,   [CT_ISA_ELTWISE] = exec_eltwise,
+      [CT_ISA_LUT] = exec_lut,              [CT_ISA_POOL] = exec_pool,
+      [CT_ISA_REQUANT] = exec_requant,      [CT_ISA_CAST] = exec_cast,
+      [CT_ISA_REDUCE] = exec_reduce,        [CT_ISA_EXP] = exec_exp,
+      [CT_ISA_SOFTMAX] = exec_softmax,      [CT_ISA_NORM] = exec_norm,
+  };
+  if ((unsigned)in->op >= CT_ISA_OP_COUNT || !fns[in->op])
+    return ct_diag_set(d, CT_ERR_INPUT, "insn %u: illegal opcode %d", index, (int)in->op);
+  return fns[in->op](m, in, index, d);
+}
