@@ -45,13 +45,15 @@ static int find_name(const char *s, const char *const *names, int n) {
   return -1;
 }
 
-/* Output coordinate x along dim i mapped to the input (ONNX Resize coordinate_transformation_mode). */
+/* Output coordinate x along dim i mapped to the input (ONNX Resize coordinate_transformation_mode).
+ * length_resized is in * scale, unrounded, as in the ONNX reference implementation (it differs
+ * from the output size when scales are given and in * scale is not an integer). */
 static double rz_coord(const rz_plan *p, int i, int64_t x) {
-  double s = p->scale[i], in = (double)p->in[i], out = (double)p->out[i], xd = (double)x;
+  double s = p->scale[i], in = (double)p->in[i], out = in * s, xd = (double)x;
   switch (p->ctm) { /* one formula per mode, as listed in the spec */
   case CTM_HALF_PIXEL: return (xd + 0.5) / s - 0.5;
   case CTM_HALF_PIXEL_SYM: {
-    double adj = out / (s * in), center = in / 2;
+    double adj = (double)p->out[i] / out, center = in / 2;
     return center * (1 - adj) + (xd + 0.5) / s - 0.5;
   }
   case CTM_PYTORCH_HALF_PIXEL: return out > 1 ? (xd + 0.5) / s - 0.5 : 0.0;
