@@ -39,6 +39,12 @@ typedef struct ct_onnx_options {
   int n_mean, n_scale;           /* 0 = none; else 1 (all channels) or C */
   double mean[CT_ONNX_MAX_CHANNELS];
   double scale[CT_ONNX_MAX_CHANNELS];
+  /* Graph inputs whose values are known at compile time (e.g. a conformance test's shape or
+   * scales inputs): each tensor, matched to a graph input by its name (unnamed: entry i
+   * matches the i-th graph input that is not an initializer), makes that input a Weight
+   * holding a copy of it. Borrowed; NULL entries are skipped; 0 = none. */
+  int n_const_inputs;
+  const ct_tensor *const *const_inputs;
 } ct_onnx_options;
 
 /* Imports the ONNX model at path into a new Top graph (*out; free with ct_graph_free).
@@ -55,8 +61,9 @@ typedef struct ct_onnx_options {
  *     (`m.onnx: node "X" (op Foo, opset 13): unsupported op`), undefined input names,
  *     duplicate value names, unsupported attribute or tensor types, symbolic input dims
  *     without an override (naming input and dim), bad external data;
- *   CT_ERR_USAGE: an override names no graph input or has the wrong rank, preprocessing
- *     options that fit no input;
+ *   CT_ERR_USAGE: an override or constant input names no graph input, an override has the
+ *     wrong rank, a constant input's dtype or static dims differ from the model's,
+ *     preprocessing options that fit no input;
  *   CT_ERR_LIMIT: out of memory, more than CT_MAX_DIMS dims. */
 ct_status ct_onnx_import(const char *path, const ct_onnx_options *opt, ct_graph **out, ct_diag *d);
 

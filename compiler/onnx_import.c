@@ -330,7 +330,40 @@ static ct_status input_shape(ct_onnx_ctx *c, const Onnx__ValueInfoProto *vi, con
   return CT_OK;
 }
 
-static ct_status add_input(ct_onnx_ctx *c, const Onnx__ValueInfoProto *vi, const ct_onnx_options *opt, ct_diag *d) {
+static bool has_name(const ct_tensor *t) { return t && t->name && t->name[0]; }
+
+/* The constant given for the graph input `name`, the pos-th non-initializer input. */
+static const ct_tensor *find_const_input(const ct_onnx_options *opt, const char *name, int pos) {
+  for (int i = 0; opt && i < opt->n_const_inputs; i++)
+    if (has_name(opt->const_inputs[i]) && !strcmp(opt->const_inputs[i]->name, name)) return opt->const_inputs[i];
+  if (opt && pos < opt->n_const_inputs && opt->const_inputs[pos] && !has_name(opt->const_inputs[pos]))
+    return opt->const_inputs[pos];
+  return NULL;
+}
+
+/* A graph input given as a constant: checked against the model's type, added as a Weight. */
+static ct_status add_const_graph_input(ct_onnx_ctx *c, const Onnx__ValueInfoProto *vi, ct_dtype dt, const ct_tensor *t,
+                                       ct_diag *d) {
+  const Onnx__TensorShapeProto *sp = vi->type->tensor_type->shape;
+  bool same = t->dtype == dt && (!sp || (int)sp->n_dim == t->ndim);
+  for (int i = 0; same && sp && i < t->ndim; i++)
+    same = sp->dim[i]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+           sp->dim[i]->dim_value == t->shape[i];
+  if (!same)
+    return ct_diag_set(d, CT_ERR_USAGE, "%s: constant input \"%s\": a %s tensor of rank %d does not fit the declared %s",
+                       c->file, vi->name, ct_dtype_name(t->dtype), t->ndim, ct_dtype_name(dt));
+  ct_tensor *copy = ct_tensor_clone(t);
+  ct_value *v = copy ? ct_onnx_new_value(c, vi->name, t->dtype, t->ndim, t->shape) : NULL;
+  if (!v || !ct_graph_add_op(c->g, CT_OP_WEIGHT, vi->name, 0, NULL, 1, &v)) {
+    ct_tensor_free(copy);
+    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
+  }
+  v->data = copy;
+  return CT_OK;
+}
+
+static ct_status add_input(ct_onnx_ctx *c, const Onnx__ValueInfoProto *vi, int pos, const ct_onnx_options *opt,
+                           ct_diag *d) {
   const char *name = vi->name ? vi->name : "";
   if (!name[0]) return ct_diag_set(d, CT_ERR_INPUT, "%s: graph input without a name", c->file);
   if (ct_onnx_find(c, name)) return ct_diag_set(d, CT_ERR_INPUT, "%s: input \"%s\" is defined twice", c->file, name);
@@ -340,6 +373,8 @@ static ct_status add_input(ct_onnx_ctx *c, const Onnx__ValueInfoProto *vi, const
   int et = vi->type->tensor_type->has_elem_type ? vi->type->tensor_type->elem_type : 0;
   if (!ct_dtype_from_onnx(et, &dt))
     return ct_diag_set(d, CT_ERR_INPUT, "%s: input \"%s\": unsupported tensor type %d", c->file, name, et);
+  const ct_tensor *k = find_const_input(opt, name, pos);
+  if (k) return add_const_graph_input(c, vi, dt, k, d);
   int ndim = 0;
   int64_t dims[CT_MAX_DIMS];
   ct_status st = input_shape(c, vi, find_override(opt, name), &ndim, dims, d);
@@ -364,9 +399,16 @@ static ct_status add_inputs(ct_onnx_ctx *c, const Onnx__GraphProto *gp, const ct
     if (!found || is_initializer(gp, opt->overrides[i].name))
       return ct_diag_set(d, CT_ERR_USAGE, "--input-shapes: %s has no graph input \"%s\"", c->file, opt->overrides[i].name);
   }
-  for (size_t i = 0; i < gp->n_input; i++) {
+  for (int i = 0; opt && i < opt->n_const_inputs; i++) {
+    if (!has_name(opt->const_inputs[i])) continue;
+    const char *nm = opt->const_inputs[i]->name;
+    bool found = false;
+    for (size_t j = 0; j < gp->n_input && !found; j++) found = gp->input[j]->name && !strcmp(gp->input[j]->name, nm);
+    if (!found) return ct_diag_set(d, CT_ERR_USAGE, "constant input: %s has no graph input \"%s\"", c->file, nm);
+  }
+  for (size_t i = 0, pos = 0; i < gp->n_input; i++) {
     if (gp->input[i]->name && is_initializer(gp, gp->input[i]->name)) continue; /* IR < 4: initializers listed too */
-    ct_status st = add_input(c, gp->input[i], opt, d);
+    ct_status st = add_input(c, gp->input[i], (int)pos++, opt, d);
     if (st) return st;
   }
   return CT_OK;

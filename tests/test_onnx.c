@@ -1,6 +1,6 @@
 /* test_onnx.c: the ONNX front end — TensorProto storage forms, option parsing, import
- * rules and opset normalization on small models built in the test (tests/onnx_build.c),
- * error paths through the CLI, and (label models) every ../shared model. */
+ * rules and opset normalization on small models built in the test (tests/onnx_build.c).
+ * The CLI is tested in test_onnx_cli.c, the real models in test_onnx_models.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -566,6 +566,52 @@ START_TEST(test_input_shape_overrides_and_preprocess) {
 }
 END_TEST
 
+START_TEST(test_constant_graph_inputs) {
+  ob_model b;
+  ob_init(&b, 13);
+  ob_input(&b, "x", T_FLOAT, 2, (int64_t[]){2, 3});
+  ob_input(&b, "shape", T_INT64, 1, (int64_t[]){2});
+  ob_node(&b, "Reshape", "rs", (const char *[]){"x", "shape", NULL}, (const char *[]){"y", NULL});
+  ob_output(&b, "y");
+  int64_t two = 2;
+  ct_tensor *shape = ct_tensor_new(CT_I64, 1, &two, "shape");
+  ((int64_t *)shape->data)[0] = 3;
+  ((int64_t *)shape->data)[1] = 2;
+  const ct_tensor *k[1] = {shape};
+  ct_onnx_options o = {0};
+  o.n_const_inputs = 1;
+  o.const_inputs = k;
+  ct_graph *g = NULL;
+  ct_diag d;
+  ck_assert_msg(import_model(&b, "ci.onnx", &o, &g, &d) == CT_OK, "%s", d.msg);
+  ct_value *in[2];
+  ck_assert_int_eq(ct_graph_inputs(g, in, 2), 1); /* only x stays an Input */
+  assert_const_i64(op_at(g, "rs")->in[1], 2, (int64_t[]){3, 2});
+  ct_graph_free(g);
+  /* unnamed: by position among the graph inputs (x is 0, shape is 1) */
+  ct_tensor_set_name(shape, "");
+  const ct_tensor *k2[2] = {NULL, shape};
+  o.n_const_inputs = 2;
+  o.const_inputs = k2;
+  ck_assert_msg(import_model(&b, "ci.onnx", &o, &g, &d) == CT_OK, "%s", d.msg);
+  assert_const_i64(op_at(g, "rs")->in[1], 2, (int64_t[]){3, 2});
+  ct_graph_free(g);
+  /* wrong dtype, unknown name */
+  ct_tensor *f = ct_tensor_new(CT_F32, 1, &two, "shape");
+  const ct_tensor *k3[1] = {f};
+  o.n_const_inputs = 1;
+  o.const_inputs = k3;
+  ck_assert_int_eq(import_model(&b, "ci.onnx", &o, &g, &d), CT_ERR_USAGE);
+  ck_assert_ptr_nonnull(strstr(d.msg, "constant input \"shape\""));
+  ct_tensor_set_name(f, "nope");
+  ck_assert_int_eq(import_model(&b, "ci.onnx", &o, &g, &d), CT_ERR_USAGE);
+  ck_assert_ptr_nonnull(strstr(d.msg, "\"nope\""));
+  ct_tensor_free(f);
+  ct_tensor_free(shape);
+  ob_free(&b);
+}
+END_TEST
+
 START_TEST(test_import_errors) {
   ct_graph *g = NULL;
   ct_diag d;
@@ -632,119 +678,6 @@ START_TEST(test_external_initializer_in_model_folder) {
 }
 END_TEST
 
-/* ---- the command line ---- */
-
-/* A valid two-node model x[2,3] → Relu → Add(bias) → y. */
-static void small_model(ob_model *b) {
-  ob_init(b, 13);
-  ob_input(b, "x", T_FLOAT, 2, (int64_t[]){2, 3});
-  ob_init_f32(b, "bias", 1, (int64_t[]){3}, (float[]){1, 2, 3});
-  ob_node(b, "Relu", "relu", (const char *[]){"x", NULL}, (const char *[]){"r", NULL});
-  ob_node(b, "Add", "add", (const char *[]){"r", "bias", NULL}, (const char *[]){"y", NULL});
-  ob_output(b, "y");
-}
-
-static bool file_exists(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f) fclose(f);
-  return f != NULL;
-}
-
-/* Runs transform on a model file expecting exit code rc and a message part; checks that
- * no output was left behind on failure. */
-static void expect_transform(const char *model_path, const char *extra, int rc, const char *part) {
-  char out[4096], model[1024];
-  snprintf(model, sizeof model, "%s", model_path); /* ct_test_tmp_path's buffers are reused */
-  const char *top = ct_test_tmp_path("cli_out.top");
-  remove(top);
-  int got = ct_test_run_ctpu(out, sizeof out, "transform %s -o %s %s", model, top, extra);
-  ck_assert_msg(got == rc, "transform %s %s: exit %d, want %d: %s", model, extra, got, rc, out);
-  ck_assert_msg(strstr(out, part) != NULL, "message lacks \"%s\": %s", part, out);
-  if (rc) ck_assert(!file_exists(top));
-}
-
-START_TEST(test_cli_transform_ok_and_help) {
-  ob_model b;
-  small_model(&b);
-  const char *path = ct_test_tmp_path("cli_ok.onnx");
-  ck_assert(ob_write(&b, path));
-  char out[4096];
-  const char *top = ct_test_tmp_path("cli_ok.top");
-  int rc = ct_test_run_ctpu(out, sizeof out, "transform %s -o %s", path, top);
-  ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
-  char *text = ct_test_read_file(top, NULL);
-  ck_assert_ptr_nonnull(text);
-  ck_assert_ptr_nonnull(strstr(text, "top.Relu"));
-  ck_assert_ptr_nonnull(strstr(text, "tensor<2x3xf32>"));
-  free(text);
-  char h5[600];
-  snprintf(h5, sizeof h5, "%s.h5", top);
-  ck_assert(file_exists(h5));
-  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform --help"), 0);
-  ck_assert_ptr_nonnull(strstr(out, "--input-shapes"));
-  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s", path), 2);
-  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s -o %s --bogus", path, top), 2);
-  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s -o %s --pixel-format cmyk", path, top), 2);
-  ob_free(&b);
-}
-END_TEST
-
-START_TEST(test_cli_transform_errors) {
-  ob_model b;
-  small_model(&b);
-  char good[1024];
-  snprintf(good, sizeof good, "%s", ct_test_tmp_path("cli_good.onnx"));
-  ck_assert(ob_write(&b, good));
-  size_t n;
-  char *bytes = ct_test_read_file(good, &n);
-  ck_assert(ct_test_write_file(ct_test_tmp_path("cli_trunc.onnx"), bytes, n / 2));
-  expect_transform(ct_test_tmp_path("cli_trunc.onnx"), "", 3, "not a valid ONNX model");
-  for (size_t i = 0; i < n; i += 3) bytes[i] = (char)(bytes[i] ^ 0x5a);
-  ck_assert(ct_test_write_file(ct_test_tmp_path("cli_corrupt.onnx"), bytes, n));
-  expect_transform(ct_test_tmp_path("cli_corrupt.onnx"), "", 3, "cli_corrupt.onnx");
-  free(bytes);
-  expect_transform(ct_test_tmp_path("cli_absent.onnx"), "", 3, "cannot read");
-  /* bad --input-shapes: syntax, unknown input, wrong rank */
-  expect_transform(good, "--input-shapes x=2x3", 2, "--input-shapes");
-  expect_transform(good, "--input-shapes nope:2x3", 2, "\"nope\"");
-  expect_transform(good, "--input-shapes x:2x3x1", 2, "rank 2");
-  /* unsupported op: names the op, the node and the opset */
-  b.nodes[0]->op_type = ob_str(&b, "NotAnOp");
-  ck_assert(ob_write(&b, ct_test_tmp_path("cli_op.onnx")));
-  expect_transform(ct_test_tmp_path("cli_op.onnx"), "", 3, "node \"relu\" (op NotAnOp, opset 13): unsupported op");
-  /* missing initializer: the Add's second input names nothing */
-  b.nodes[0]->op_type = ob_str(&b, "Relu");
-  b.g.n_initializer = 0;
-  ck_assert(ob_write(&b, ct_test_tmp_path("cli_undef.onnx")));
-  expect_transform(ct_test_tmp_path("cli_undef.onnx"), "", 3, "node \"add\" (op Add): input 1 (\"bias\") is not defined");
-  /* inconsistent shapes: 3x4 + 5x6 */
-  ob_model c;
-  ob_init(&c, 13);
-  ob_input(&c, "a", T_FLOAT, 2, (int64_t[]){3, 4});
-  ob_input(&c, "b", T_FLOAT, 2, (int64_t[]){5, 6});
-  ob_node(&c, "Add", "bad_add", (const char *[]){"a", "b", NULL}, (const char *[]){"y", NULL});
-  ob_output(&c, "y");
-  ck_assert(ob_write(&c, ct_test_tmp_path("cli_shape.onnx")));
-  expect_transform(ct_test_tmp_path("cli_shape.onnx"), "", 3, "node \"bad_add\"");
-  ob_free(&c);
-  /* missing external data file */
-  Onnx__TensorProto *t = ob_tensor(&b, "bias", T_FLOAT, 1, (int64_t[]){3});
-  t->has_data_location = 1;
-  t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-  Onnx__StringStringEntryProto *e = ob_alloc(&b, sizeof *e);
-  onnx__string_string_entry_proto__init(e);
-  e->key = ob_str(&b, "location");
-  e->value = ob_str(&b, "cli_no_such_file.bin");
-  t->n_external_data = 1;
-  t->external_data = ob_alloc(&b, sizeof(void *));
-  t->external_data[0] = e;
-  ob_add_init(&b, t);
-  ck_assert(ob_write(&b, ct_test_tmp_path("cli_ext.onnx")));
-  expect_transform(ct_test_tmp_path("cli_ext.onnx"), "", 3, "cli_no_such_file.bin");
-  ob_free(&b);
-}
-END_TEST
-
 static Suite *onnx_suite(void) {
   Suite *s = suite_create("onnx");
   TCase *tc = tcase_create("tensor");
@@ -762,14 +695,10 @@ static Suite *onnx_suite(void) {
   tcase_add_test(ti, test_old_opset_attributes_become_inputs);
   tcase_add_test(ti, test_legacy_broadcast_and_prelu_slope);
   tcase_add_test(ti, test_input_shape_overrides_and_preprocess);
+  tcase_add_test(ti, test_constant_graph_inputs);
   tcase_add_test(ti, test_import_errors);
   tcase_add_test(ti, test_external_initializer_in_model_folder);
   suite_add_tcase(s, ti);
-  TCase *tcli = tcase_create("cli");
-  tcase_set_timeout(tcli, 60);
-  tcase_add_test(tcli, test_cli_transform_ok_and_help);
-  tcase_add_test(tcli, test_cli_transform_errors);
-  suite_add_tcase(s, tcli);
   return s;
 }
 
