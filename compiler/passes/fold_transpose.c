@@ -1,0 +1,56 @@
+/* fold_transpose.c: Transpose(Transpose(x, p1), p2) = Transpose(x, q) with q[i] = p1[p2[i]]
+ * (ONNX Transpose: out dim i = in dim perm[i]); identity permutations vanish (TPU-MLIR's
+ * TransposeOp folding, Grappler's transpose optimizer). */
+#include "compiler/pass.h"
+
+/* op's permutation (default: reversed dims) into p; false if malformed. */
+static bool get_perm(const ct_op *op, int r, int64_t *p) {
+  int n = 0;
+  const int64_t *a = ct_op_get_ints(op, "perm", &n);
+  if (a && n != r) return false;
+  for (int i = 0; i < r; i++) {
+    p[i] = a ? (a[i] < 0 ? a[i] + r : a[i]) : r - 1 - i;
+    if (p[i] < 0 || p[i] >= r) return false;
+  }
+  return true;
+}
+
+static bool is_identity(const int64_t *p, int r) {
+  for (int i = 0; i < r; i++)
+    if (p[i] != i) return false;
+  return true;
+}
+
+/* Pass "fold-transpose": a Transpose whose operand is another Transpose takes that one's
+ * operand and the composed permutation (the inner one goes when unused, via dce); a
+ * Transpose with the identity permutation is replaced by its operand. Exact (data movement).
+ * Errors: CT_ERR_LIMIT. */
+ct_status ct_pass_fold_transpose(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
+  (void)o;
+  ct_rw rw;
+  ct_status st = ct_rw_init(&rw, g, d);
+  if (st != CT_OK) return st;
+  int n = g->n_ops;
+  for (int i = 0; i < n && !rw.oom; i++) {
+    ct_op *op = g->ops[i];
+    if (op->dead || op->kind != CT_OP_TRANSPOSE || !op->in[0]) continue;
+    int r = op->in[0]->ndim;
+    int64_t p2[CT_MAX_DIMS], p1[CT_MAX_DIMS], q[CT_MAX_DIMS];
+    if (r < 0 || !get_perm(op, r, p2)) continue;
+    ct_op *inner = op->in[0]->def;
+    if (inner && !inner->dead && inner->kind == CT_OP_TRANSPOSE && inner->in[0] && inner->in[0]->ndim == r &&
+        get_perm(inner, r, p1)) {
+      for (int k = 0; k < r; k++) q[k] = p1[p2[k]];
+      if (!ct_op_set_ints(g, op, "perm", r, q)) { rw.oom = true; break; }
+      ct_rw_set_input(&rw, op, 0, inner->in[0]);
+      for (int k = 0; k < r; k++) p2[k] = q[k];
+      (*n_changed)++;
+    }
+    if (is_identity(p2, r) && ct_rw_can_replace(&rw, op->out[0], op->in[0])) {
+      ct_rw_replace(&rw, op->out[0], op->in[0]);
+      ct_rw_erase(&rw, op);
+      (*n_changed)++;
+    }
+  }
+  return ct_rw_finish(&rw, d);
+}
