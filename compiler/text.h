@@ -36,19 +36,22 @@ ct_status ct_ir_print_string(const ct_graph *g, char **out, size_t *len, ct_diag
  * CT_ERR_LIMIT when out of memory. */
 ct_status ct_ir_parse(const char *text, size_t len, const char *filename, ct_graph **out, ct_diag *d);
 
-/* Saves g as text at path and every Weight value's data at path + ".h5" (one dataset per
- * weight, named by the value name; common/h5io.h). Sets g->weights to the base name of the
+/* Saves g as text at path and, at path + ".h5", the data of every Weight value and of every
+ * other value that carries constant data (values folded by ct_top_propagate), one dataset
+ * per value named by the value name (common/h5io.h). Sets g->weights to the base name of the
  * .h5 file before printing. Each file is written under a temporary name and renamed, so no
  * half-written file is left. Errors: CT_ERR_INPUT naming the weight when a Weight value has
  * no data or its data does not match the value's dtype/shape, or when a file cannot be
  * written; CT_ERR_LIMIT out of memory. */
 ct_status ct_ir_save(ct_graph *g, const char *path, ct_diag *d);
 
-/* Reads and parses path, then loads every Weight value's data from the weights file named
- * in the module (relative to path's folder). Errors (CT_ERR_INPUT): unreadable file, any
- * ct_ir_parse error, missing weights file or dataset, a weight whose dtype/shape differs
- * from the IR (`m.top.h5: weight "w": IR says 8x3x3x3xf32, file has 8x3x3xf32`), Weight
- * ops without a weights file named; CT_ERR_LIMIT out of memory. */
+/* Reads and parses path, then loads the data of every Weight value (and of any other value
+ * with a dataset of its name: folded constants) from the weights file named in the module,
+ * relative to path's folder. A module without Weight ops may name a missing file. Errors
+ * (CT_ERR_INPUT): unreadable file, any ct_ir_parse error, missing or corrupt weights file,
+ * no dataset for a Weight value, a dataset whose dtype/shape differs from the IR
+ * (`m.top.h5: weight "w": IR says 8x3x3x3xf32, file has 8x3x3xf32`), Weight ops without a
+ * weights file named; CT_ERR_LIMIT out of memory. */
 ct_status ct_ir_load(const char *path, ct_graph **out, ct_diag *d);
 
 /* Writes s as a quoted text-IR string: `"` and `\` escaped, \n \t, other control bytes

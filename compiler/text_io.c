@@ -47,10 +47,13 @@ static ct_status write_weights(const ct_graph *g, const char *h5path, ct_h5_writ
   if (st) return st;
   for (int i = 0; i < g->n_ops && !st; i++) {
     const ct_op *op = g->ops[i];
-    if (op->dead || op->kind != CT_OP_WEIGHT || op->n_out < 1 || !op->out[0]) continue;
-    const ct_value *v = op->out[0];
-    st = check_weight(v, v->data, h5path, d);
-    if (!st) st = ct_h5_writer_add(w, v->data, v->name, d);
+    if (op->dead) continue;
+    for (int j = 0; j < op->n_out && !st; j++) {
+      const ct_value *v = op->out[j];
+      if (!v || (!v->data && op->kind != CT_OP_WEIGHT)) continue;
+      st = check_weight(v, v->data, h5path, d);
+      if (!st) st = ct_h5_writer_add(w, v->data, v->name, d);
+    }
   }
   if (st) {
     ct_h5_writer_abort(w);
@@ -125,24 +128,30 @@ static char *read_all(const char *path, size_t *len, ct_diag *d) {
   return buf;
 }
 
-/* Attaches each Weight value's data from the weights file. */
+/* Moves the dataset named v->name out of l into v->data (checking its type); a Weight
+ * value without a dataset is an error, any other value keeps no data. */
+static ct_status attach(ct_tensor_list *l, ct_value *v, bool required, const char *h5path, ct_diag *d) {
+  for (int j = 0; j < l->n; j++) {
+    ct_tensor *t = l->items[j];
+    if (!t->name || strcmp(t->name, v->name) != 0) continue;
+    ct_status st = check_weight(v, t, h5path, d);
+    if (st) return st;
+    ct_tensor_free(v->data);
+    v->data = t;
+    l->items[j] = l->items[--l->n]; /* taken over by v */
+    return CT_OK;
+  }
+  return required ? ct_diag_set(d, CT_ERR_INPUT, "%s: no dataset for weight \"%s\"", h5path, v->name) : CT_OK;
+}
+
+/* Attaches the data of every Weight value (and of folded constant values) from the file. */
 static ct_status load_weights(ct_graph *g, const char *h5path, ct_diag *d) {
   ct_tensor_list l;
   ct_tensor_list_init(&l);
   ct_status st = ct_h5_read(h5path, &l, d);
   for (int i = 0; i < g->n_ops && !st; i++) {
     ct_op *op = g->ops[i];
-    if (op->kind != CT_OP_WEIGHT) continue;
-    ct_value *v = op->out[0];
-    ct_tensor *t = ct_tensor_list_find(&l, v->name);
-    if (!t) st = ct_diag_set(d, CT_ERR_INPUT, "%s: no dataset for weight \"%s\"", h5path, v->name);
-    if (!st) st = check_weight(v, t, h5path, d);
-    if (!st) {
-      ct_tensor_free(v->data);
-      v->data = t;
-      for (int j = 0; j < l.n; j++)
-        if (l.items[j] == t) l.items[j] = NULL;
-    }
+    for (int j = 0; j < op->n_out && !st; j++) st = attach(&l, op->out[j], op->kind == CT_OP_WEIGHT, h5path, d);
   }
   ct_tensor_list_free(&l);
   return st;
@@ -163,18 +172,18 @@ ct_status ct_ir_load(const char *path, ct_graph **out, ct_diag *d) {
   ct_status st = ct_ir_parse(text, len, path, &g, d);
   free(text);
   if (st) return st;
-  if (has_weights(g)) {
-    if (!g->weights || !g->weights[0]) {
-      st = ct_diag_set(d, CT_ERR_INPUT, "%s: module has Weight ops but names no weights file", path);
-    } else {
-      size_t dir = (size_t)(base_name(path) - path), n = dir + strlen(g->weights) + 1;
-      char *h5 = malloc(n);
-      if (!h5) st = ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
-      else if (g->weights[0] == '/') snprintf(h5, n, "%s", g->weights);
-      else snprintf(h5, n, "%.*s%s", (int)dir, path, g->weights);
-      if (h5) st = load_weights(g, h5, d);
-      free(h5);
-    }
+  bool named = g->weights && g->weights[0];
+  if (!named && has_weights(g)) {
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: module has Weight ops but names no weights file", path);
+  } else if (named) {
+    size_t dir = (size_t)(base_name(path) - path), n = dir + strlen(g->weights) + 1;
+    char *h5 = malloc(n);
+    if (!h5) st = ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+    else if (g->weights[0] == '/') snprintf(h5, n, "%s", g->weights);
+    else snprintf(h5, n, "%.*s%s", (int)dir, path, g->weights);
+    /* a module without Weight ops may name a weights file that is not there */
+    if (h5 && (has_weights(g) || access(h5, F_OK) == 0)) st = load_weights(g, h5, d);
+    free(h5);
   }
   if (st) {
     ct_graph_free(g);
