@@ -328,7 +328,7 @@ ct_status ct_sim_run(const ct_chip *chip, const ct_program *p, const ct_tensor_l
   x.p = p;
   ct_status st = setup(&x, opt, inputs, d);
   if (!st) {
-    ct_sim_hooks hooks = {&x, hook_exec, hook_describe, hook_debug};
+    ct_sim_hooks hooks = {&x, opt->timing_only ? NULL : hook_exec, hook_describe, hook_debug};
     ct_sim_options o = {opt->functional, !opt->no_race_check, opt->trace, opt->max_cycles};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -20,6 +20,7 @@ typedef struct ct_sim_run_options {
   bool dump_all;        /* collect every stored tensor (out->dumps) */
   ct_trace *trace;      /* NULL: no trace */
   uint64_t max_cycles;  /* 0: no limit */
+  bool timing_only;     /* skip the functional effects (benchmarks): outputs are garbage */
 } ct_sim_run_options;
 
 typedef struct ct_sim_run_output {
