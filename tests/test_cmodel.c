@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cmodel/sim.h"
 #include "memory/region.h"
 #include "tests/testutil.h"
@@ -374,6 +376,118 @@ START_TEST(test_functional_matches_timed_and_c_reference) {
 }
 END_TEST
 
+
+/* Checks the trace: thread_name M events for every engine, X events on one track never
+ * overlap (ts + dur <= next ts, integer picoseconds), C counters present. */
+static void check_trace(const char *path) {
+  char *text = ct_test_read_file(path, NULL);
+  ck_assert_ptr_nonnull(text);
+  cJSON *root = cJSON_Parse(text);
+  ck_assert_ptr_nonnull(root);
+  cJSON *ev = cJSON_GetObjectItem(root, "traceEvents"), *e;
+  int names = 0, xs = 0, counters = 0;
+  double last_end[16] = {0};
+  cJSON_ArrayForEach(e, ev) {
+    const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+    int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+    if (!strcmp(ph, "M") && !strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "thread_name")) names++;
+    if (!strcmp(ph, "C")) counters++;
+    if (strcmp(ph, "X")) continue;
+    xs++;
+    double ts = cJSON_GetObjectItem(e, "ts")->valuedouble, dur = cJSON_GetObjectItem(e, "dur")->valuedouble;
+    ck_assert_int_lt(tid, 16);
+    ck_assert_msg(ts * 1e6 + 0.5 >= last_end[tid] * 1e6, "overlap on track %d", tid);
+    last_end[tid] = ts + dur;
+    ck_assert_ptr_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "opcode"));
+  }
+  ck_assert_int_eq(names, 5); /* load0 store0 mxu vpu ctrl */
+  ck_assert_int_eq(xs, 5);
+  ck_assert_int_gt(counters, 0);
+  cJSON_Delete(root);
+  free(text);
+}
+
+START_TEST(test_cli_outputs_and_corrupt_file) {
+  const int M = 16, K = 40, N = 24;
+  int8_t a[16 * 40] = {1}, b[40 * 24] = {2};
+  int32_t rq[2] = {1 << 20, 24};
+  ct_program p;
+  ct_chip chip;
+  ct_chip_default(&chip);
+  ct_program_init(&p, ct_chip_signature(&chip));
+  uint32_t dbg;
+  ck_assert_int_eq(ct_program_add_debug(&p, "fc", 0, 0, 0, &dbg, NULL), CT_OK);
+  ct_program_add_const(&p, "a", CT_I8, 0x1000, a, sizeof a, NULL);
+  ct_program_add_const(&p, "b", CT_I8, 0x2000, b, sizeof b, NULL);
+  ct_program_add_const(&p, "rq", CT_I32, 0x3000, rq, sizeof rq, NULL);
+  ct_prog_io out = {"y", true, CT_I8, 2, {M, N}, 0x4000, 0.5, 3};
+  ct_program_add_io(&p, &out, NULL);
+  add(&p, load(0, 0x1000, 1, 1, M, K, CT_I8), 0, 1);
+  add(&p, load(0x10000, 0x2000, 1, 1, K, N, CT_I8), 0, 2);
+  add(&p, load(0x20000, 0x3000, 1, 1, 1, 2, CT_I32), 0, 4);
+  ct_insn mm = matmul(0, 0x10000, 0x30000, M, K, N);
+  mm.matmul.dt_out = CT_I8, mm.matmul.rq_mode = CT_ISA_RQ_TENSOR, mm.matmul.rq = 0x20000;
+  mm.debug_id = dbg;
+  add(&p, mm, 7, 8);
+  ct_insn st = store(0x4000, 0x30000, 1, 1, M, N, CT_I8);
+  st.debug_id = dbg;
+  add(&p, st, 8, 0);
+  const char *prog = ct_test_tmp_path("mm.ctpu");
+  ck_assert_int_eq(ct_program_write(&p, prog, NULL), CT_OK);
+  char msg[4096];
+  int rc = ct_test_run_ctpu(msg, sizeof msg, "sim %s -o %s --trace %s --summary %s --report %s --dump-all %s",
+                            prog, ct_test_tmp_path("y.h5"), ct_test_tmp_path("t.json"),
+                            ct_test_tmp_path("s.json"), ct_test_tmp_path("r.csv"), ct_test_tmp_path("d.h5"));
+  ck_assert_msg(rc == 0, "%s", msg);
+  check_trace(ct_test_tmp_path("t.json"));
+  char *sum = ct_test_read_file(ct_test_tmp_path("s.json"), NULL);
+  cJSON *js = cJSON_Parse(sum);
+  ck_assert_ptr_nonnull(js);
+  double total = cJSON_GetObjectItem(js, "total_cycles")->valuedouble;
+  cJSON *eng = cJSON_GetObjectItem(js, "engines"), *e;
+  cJSON_ArrayForEach(e, eng) {
+    double s = cJSON_GetObjectItem(e, "busy")->valuedouble + cJSON_GetObjectItem(e, "idle")->valuedouble +
+               cJSON_GetObjectItem(e, "stall_total")->valuedouble;
+    ck_assert_double_eq(s, total);
+  }
+  ck_assert_double_eq(cJSON_GetObjectItem(js, "macs")->valuedouble, M * K * N);
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(js, "mxu_utilization"));
+  cJSON_Delete(js);
+  free(sum);
+  char *csv = ct_test_read_file(ct_test_tmp_path("r.csv"), NULL);
+  ck_assert_ptr_nonnull(strstr(csv, "layer,group,start,end,cycles,instructions,busy_load0,busy_store0,busy_mxu,busy_vpu,macs"));
+  ck_assert_ptr_nonnull(strstr(csv, "\nfc,0,"));
+  free(csv);
+  ct_tensor *dump = NULL;
+  ck_assert_int_eq(ct_h5_read_one(ct_test_tmp_path("d.h5"), "fc", &dump, NULL), CT_OK);
+  ck_assert_int_eq(ct_tensor_numel(dump), M * N);
+  ct_tensor_free(dump);
+  /* corrupt: an unknown opcode byte in the first instruction -> exit 3 naming a byte */
+  size_t n;
+  char *img = ct_test_read_file(prog, &n);
+  uint8_t *buf;
+  size_t bn;
+  ck_assert_int_eq(ct_program_serialize(&p, &buf, &bn, NULL), CT_OK);
+  size_t off = 0;
+  for (size_t k = 0; k + 64 <= bn; k++) /* the first LOAD word: opcode, no waits, signal 1 */
+    if (buf[k] == CT_ISA_LOAD && !buf[k + 1] && !buf[k + 2] && !buf[k + 3] && !buf[k + 4] && buf[k + 5] == 1) {
+      off = k;
+      break;
+    }
+  ck_assert_uint_gt(off, 0);
+  img[off] = (char)250;
+  ck_assert(ct_test_write_file(ct_test_tmp_path("bad.ctpu"), img, n));
+  rc = ct_test_run_ctpu(msg, sizeof msg, "sim %s -o %s", ct_test_tmp_path("bad.ctpu"), ct_test_tmp_path("z.h5"));
+  ck_assert_int_eq(rc, 3);
+  ck_assert_msg(strstr(msg, "byte") != NULL, "%s", msg);
+  free(buf);
+  free(img);
+  rc = ct_test_run_ctpu(msg, sizeof msg, "sim %s", prog);
+  ck_assert_int_eq(rc, 2);
+  ct_program_free(&p);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cmodel");
   TCase *t = tcase_create("core");
@@ -387,6 +501,7 @@ int main(void) {
   tcase_add_test(t, test_out_of_bounds_and_illegal_opcode);
   tcase_add_test(t, test_region_runs_and_overlap);
   tcase_add_test(t, test_functional_matches_timed_and_c_reference);
+  tcase_add_test(t, test_cli_outputs_and_corrupt_file);
   suite_add_tcase(s, t);
   return ct_test_run_suite(s);
 }
