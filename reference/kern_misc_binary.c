@@ -129,6 +129,7 @@ static ct_status bin_apply(const ct_op *op, const bin_entry *e, const ct_tensor 
   return CT_OK;
 }
 
+/* Binary ops (Add..Mod, Pow, comparisons, logical, BitShift, PRelu) with broadcasting. */
 ct_status ct_kern_binary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   (void)ctx;

@@ -73,6 +73,7 @@ ct_status ct_kern_compress(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   return CT_OK;
 }
 
+/* EyeLike-9: ones on the k-th diagonal (y[i][i + k]), zeros elsewhere. */
 ct_status ct_kern_eyelike(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                           ct_diag *d) {
   (void)in, (void)ctx, (void)d;

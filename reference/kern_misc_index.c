@@ -18,6 +18,7 @@ static ct_status norm_index(const ct_op *op, const ct_tensor *ind, int64_t i, in
   return CT_OK;
 }
 
+/* Gather-13: y[o][j][i] = x[o][indices[j]][i] with x viewed as outer x dim x inner. */
 ct_status ct_kern_gather(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   (void)ctx;
@@ -91,12 +92,14 @@ static ct_status elements(const ct_op *op, const ct_tensor *x, const ct_tensor *
   return CT_OK;
 }
 
+/* GatherElements-13: y[idx] = x[idx with axis coordinate = indices[idx]]. */
 ct_status ct_kern_gatherelements(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                  ct_diag *d) {
   (void)ctx;
   return elements(op, in[0], in[1], NULL, out[0], d);
 }
 
+/* ScatterElements-18: y = x, then y[idx with axis = indices[idx]] (reduction)= updates[idx]. */
 ct_status ct_kern_scatterelements(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                   ct_diag *d) {
   (void)ctx;
@@ -135,6 +138,7 @@ static ct_status nd_walk(const ct_op *op, const ct_tensor *x, const ct_tensor *i
   return CT_OK;
 }
 
+/* GatherND-13 with batch_dims: slices of x addressed by the last dim of indices. */
 ct_status ct_kern_gathernd(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                            ct_diag *d) {
   (void)ctx;
@@ -142,6 +146,7 @@ ct_status ct_kern_gathernd(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   return nd_walk(op, in[0], in[1], NULL, out[0], d);
 }
 
+/* ScatterND-18: y = x, then the addressed slices (reduction)= updates, in index order. */
 ct_status ct_kern_scatternd(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                             ct_diag *d) {
   (void)ctx;
@@ -176,6 +181,7 @@ ct_status ct_kern_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   return CT_OK;
 }
 
+/* ConstantOfShape-9: every element = attribute value (INT or FLOAT; absent: 0). */
 ct_status ct_kern_constantofshape(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                   ct_diag *d) {
   (void)in, (void)ctx, (void)d;

@@ -62,6 +62,8 @@ static void red_pass(const ct_tensor *x, const int64_t *ost, const red_entry *e,
   }
 }
 
+/* Reduce*-18: one accumulator per output element; LogSumExp first finds the max per output
+ * and sums exp(x - max) for stability. */
 ct_status ct_kern_reduce(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   (void)ctx;
@@ -108,6 +110,7 @@ static void around(const ct_tensor *x, int ax, int64_t *outer, int64_t *n, int64
   *inner = ct_shape_numel(x->ndim - ax - 1, x->shape + ax + 1);
 }
 
+/* ArgMax / ArgMin-13: int64 index of the extreme along axis (NaN never wins). */
 ct_status ct_kern_arg(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                       ct_diag *d) {
   (void)ctx;
@@ -148,6 +151,7 @@ static int cmp_small(const void *a, const void *b) {
   return p->i < q->i ? -1 : p->i > q->i;
 }
 
+/* TopK-11: per line along axis, sort (value, index) pairs; ties keep the lower index first. */
 ct_status ct_kern_topk(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                        ct_diag *d) {
   (void)ctx;
@@ -176,6 +180,7 @@ ct_status ct_kern_topk(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   return CT_OK;
 }
 
+/* CumSum-14: running sum along axis (from in[1]), exclusive and/or reverse. */
 ct_status ct_kern_cumsum(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   (void)ctx;

@@ -31,6 +31,7 @@ static void strided_copy(size_t es, int nd, const int64_t *shape, const char *sr
   }
 }
 
+/* Shape-15: y[i] = x.shape[start + i] (start made explicit by the shape function). */
 ct_status ct_kern_shape(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                         ct_diag *d) {
   (void)ctx;
@@ -40,6 +41,7 @@ ct_status ct_kern_shape(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   return CT_OK;
 }
 
+/* Size: y = element count of x (int64 scalar). */
 ct_status ct_kern_size(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                        ct_diag *d) {
   (void)op, (void)ctx, (void)d;
@@ -57,6 +59,7 @@ ct_status ct_kern_copy(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   return CT_OK;
 }
 
+/* Transpose: y[i0..in] = x[i_perm...]; a strided copy with the permuted input strides. */
 ct_status ct_kern_transpose(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                             ct_diag *d) {
   (void)ctx;
@@ -103,18 +106,21 @@ static ct_status concat_split(const ct_op *op, ct_tensor *big, ct_tensor *const 
   return CT_OK;
 }
 
+/* Concat: the inputs one after another along axis. */
 ct_status ct_kern_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   (void)ctx;
   return concat_split(op, out[0], in, op->n_in, false, d);
 }
 
+/* Split: the output sizes along axis come from the preallocated outputs. */
 ct_status ct_kern_split(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                         ct_diag *d) {
   (void)ctx;
   return concat_split(op, in[0], out, op->n_out, true, d);
 }
 
+/* Slice-13: per-dim start/step/len from ct_km_slice, then one strided copy. */
 ct_status ct_kern_slice(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                         ct_diag *d) {
   (void)ctx;
@@ -133,6 +139,7 @@ ct_status ct_kern_slice(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   return CT_OK;
 }
 
+/* Expand-13: broadcast copy of x to the output shape. */
 ct_status ct_kern_expand(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   (void)ctx;
@@ -179,6 +186,8 @@ static int64_t pad_src(int64_t c, int64_t n, char mode) {
   return m < n ? m : p - m;
 }
 
+/* Pad-19: per output element, the source coordinate by mode (pad_src) or constant_value
+ * (0 when absent). */
 ct_status ct_kern_pad(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                       ct_diag *d) {
   (void)ctx;

@@ -124,6 +124,8 @@ static int64_t un_int(ct_op_kind k, int64_t x) {
   return x;
 }
 
+/* Unary ops: f32 fast path, other floats through double, integer dtypes exactly for the
+ * ops that make sense on them (Abs, Neg, Sign, Relu, Not...), else "unsupported". */
 ct_status ct_kern_unary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                         ct_diag *d) {
   (void)ctx;
