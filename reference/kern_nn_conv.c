@@ -7,6 +7,14 @@
 
 #include "reference/kern_nn_util.h"
 
+/* The depthwise loop is compiled twice on x86-64 GCC/Clang, AVX2+FMA and baseline, and picked
+ * at load time (function multiversioning); elsewhere it is plain C. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define CT_SIMD_CLONES __attribute__((target_clones("avx2,fma", "default")))
+#else
+#define CT_SIMD_CLONES
+#endif
+
 /* Everything a conv needs, read once before the loops. */
 typedef struct conv_job {
   ct_kn_geo g;
@@ -81,24 +89,34 @@ static ct_status conv_gemm(const conv_job *j, const ct_op *op, ct_diag *d) {
   return CT_OK;
 }
 
-/* out_row[ow] += w * in_row[ow*s + off] for ow in [lo, hi): the vectorizable interior. */
+/* out_row[ow] += w * in_row[ow*s + off] for ow in [lo, hi): the interior, in blocks of 8 so
+ * that GCC's -O2 vectorizes the stride-1 case. */
 static inline void dw_taps(float *restrict o, const float *restrict r, int64_t lo, int64_t hi, int64_t s,
                            int64_t off, const float *wk, int64_t kw_n, int64_t dl) {
   if (s == 1 && kw_n == 3) { /* 3-tap interior fast path */
     const float w0 = wk[0], w1 = wk[1], w2 = wk[2];
     const float *r0 = r + off, *r1 = r + off + dl, *r2 = r + off + 2 * dl;
-    for (int64_t ow = lo; ow < hi; ow++) o[ow] += w0 * r0[ow] + w1 * r1[ow] + w2 * r2[ow];
+    int64_t ow = lo;
+    for (; ow + 8 <= hi; ow += 8)
+      for (int k = 0; k < 8; k++) o[ow + k] += w0 * r0[ow + k] + w1 * r1[ow + k] + w2 * r2[ow + k];
+    for (; ow < hi; ow++) o[ow] += w0 * r0[ow] + w1 * r1[ow] + w2 * r2[ow];
     return;
   }
   for (int64_t kw = 0; kw < kw_n; kw++) {
     const float w = wk[kw], *rr = r + off + kw * dl;
-    if (s == 1) for (int64_t ow = lo; ow < hi; ow++) o[ow] += w * rr[ow];
-    else for (int64_t ow = lo; ow < hi; ow++) o[ow] += w * rr[ow * s];
+    int64_t ow = lo;
+    if (s == 1)
+      for (; ow + 8 <= hi; ow += 8)
+        for (int k = 0; k < 8; k++) o[ow + k] += w * rr[ow + k];
+    if (s == 2)
+      for (; ow + 8 <= hi; ow += 8)
+        for (int k = 0; k < 8; k++) o[ow + k] += w * rr[2 * (ow + k)];
+    for (; ow < hi; ow++) o[ow] += w * rr[ow * s];
   }
 }
 
 /* Depthwise conv (group == C == OC, 1-D/2-D) of planes [lo, hi) of n*c: direct loops. */
-static void conv_dw(void *arg, int64_t lo, int64_t hi) {
+CT_SIMD_CLONES static void conv_dw(void *arg, int64_t lo, int64_t hi) {
   const conv_job *j = arg;
   const ct_kn_geo *g = &j->g;
   int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], KH = g->k[1], KW = g->k[2];
@@ -135,14 +153,8 @@ static void conv_dw(void *arg, int64_t lo, int64_t hi) {
 /* Adds the bias per output channel and applies the fused activation. */
 static void conv_epilogue(const conv_job *j) {
   for (int64_t n = 0; n < j->n; n++)
-    for (int64_t c = 0; c < j->oc; c++) {
-      float *y = j->y + (n * j->oc + c) * j->ovol;
-      if (j->b) {
-        const float b = j->b[c];
-        for (int64_t i = 0; i < j->ovol; i++) y[i] += b;
-      }
-      ct_kn_act_apply(&j->act, y, j->ovol);
-    }
+    for (int64_t c = 0; c < j->oc; c++)
+      ct_kn_bias_act(&j->act, j->b ? j->b[c] : 0.0f, j->y + (n * j->oc + c) * j->ovol, j->ovol);
 }
 
 /* Checks dtypes and channel counts and fills the job. transposed: W is (C, OC/group, k...). */

@@ -42,6 +42,8 @@ ct_status ct_kn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *w
 ct_status ct_kn_act_parse(const ct_op *op, ct_kn_act *a, ct_diag *d);
 /* Applies a to n floats in place (no-op when a->none). */
 void ct_kn_act_apply(const ct_kn_act *a, float *x, int64_t n);
+/* y[i] = act(y[i] + b) for n floats in place (bias of one output channel, then a). */
+void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n);
 /* Tells OpenBLAS to use ctx->threads threads (at least 1). */
 void ct_kn_blas_threads(const ct_kernel_ctx *ctx);
 /* Runs fn(arg, lo, hi) over [0, n) split in up to `threads` contiguous chunks on pthreads
