@@ -390,32 +390,58 @@ static int header_key(asm_ctx *c, ct_insn *insn, const char *key, const char *va
   return 1;
 }
 
-static ct_status instruction(asm_ctx *c, char **t, int n, const ct_chip *chip) {
-  ct_insn insn;
-  memset(&insn, 0, sizeof insn);
-  if (!ct_isa_op_parse(t[0], &insn.op)) return ERR(c, "unknown opcode \"%s\"", t[0]);
-  insn.debug_id = c->cur_debug;
+/* Parses opcode and fields of one tokenized instruction (ranges only, no semantics). */
+static ct_status parse_insn(asm_ctx *c, char **t, int n, ct_insn *insn) {
+  memset(insn, 0, sizeof *insn);
+  if (!ct_isa_op_parse(t[0], &insn->op)) return ERR(c, "unknown opcode \"%s\"", t[0]);
+  const char *op = ct_isa_op_name(insn->op);
+  insn->debug_id = c->cur_debug;
   uint64_t seen[8] = {0}; /* bit set over field index (and 3 header keys) */
+  const ct_isa_field *all;
+  ct_isa_fields(insn->op, &all);
   for (int i = 1; i < n; i++) {
     char *eq = strchr(t[i], '=');
-    if (!eq) return ERR(c, "%s: expected field=value, got \"%s\"", t[0], t[i]);
+    if (!eq) return ERR(c, "%s: expected field=value, got \"%s\"", op, t[i]);
     *eq = '\0';
-    const ct_isa_field *f = ct_isa_field_find(insn.op, t[i]), *all;
-    ct_isa_fields(insn.op, &all);
+    const ct_isa_field *f = ct_isa_field_find(insn->op, t[i]);
     ct_status st = CT_OK;
     int idx = f ? (int)(f - all) : -1;
-    if (!f && header_key(c, &insn, t[i], eq + 1, &st)) idx = 500 + (t[i][0] == 'w' ? 0 : t[i][0] == 's' ? 1 : 2);
-    else if (!f) return ERR(c, "%s: unknown field \"%s\"", t[0], t[i]);
-    else st = set_field(c, &insn, f, eq + 1);
+    if (!f && header_key(c, insn, t[i], eq + 1, &st)) idx = 500 + (t[i][0] == 'w' ? 0 : t[i][0] == 's' ? 1 : 2);
+    else if (!f) return ERR(c, "%s: unknown field \"%s\"", op, t[i]);
+    else st = set_field(c, insn, f, eq + 1);
     if (st) return st;
-    if (seen[idx / 64 % 8] >> (idx % 64) & 1) return ERR(c, "%s: field \"%s\" given twice", t[0], t[i]);
+    if (seen[idx / 64 % 8] >> (idx % 64) & 1) return ERR(c, "%s: field \"%s\" given twice", op, t[i]);
     seen[idx / 64 % 8] |= UINT64_C(1) << (idx % 64);
   }
+  return CT_OK;
+}
+
+static ct_status instruction(asm_ctx *c, char **t, int n, const ct_chip *chip) {
+  ct_insn insn;
+  ct_status st = parse_insn(c, t, n, &insn);
+  if (st) return st;
   ct_diag cd;
   ct_diag_clear(&cd);
   if (ct_isa_check(&insn, chip, &cd)) return ERR(c, "%s", cd.msg);
-  if (insn.debug_id > c->p->n_debug) return ERR(c, "%s: debug id %u is not defined", t[0], insn.debug_id);
+  if (insn.debug_id > c->p->n_debug)
+    return ERR(c, "%s: debug id %u is not defined", ct_isa_op_name(insn.op), insn.debug_id);
   return ct_program_add_insn(c->p, &insn, c->d) ? ERR(c, "out of memory") : CT_OK;
+}
+
+ct_status ct_asm_insn(const char *line, const ct_program *symbols, ct_insn *insn, ct_diag *d) {
+  ct_program none;
+  ct_program_init(&none, 0);
+  asm_ctx c = {.fname = "insn", .line = 1, .p = (ct_program *)(symbols ? symbols : &none), .d = d};
+  size_t len = strlen(line);
+  char *buf = malloc(len + 1);
+  if (!buf) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  memcpy(buf, line, len + 1);
+  char *tok[MAX_TOK];
+  bool quoted[MAX_TOK];
+  int n = tokenize(buf, tok, quoted, MAX_TOK);
+  ct_status st = n <= 0 ? ct_diag_set(d, CT_ERR_INPUT, "insn: expected one instruction") : parse_insn(&c, tok, n, insn);
+  free(buf);
+  return st;
 }
 
 /* Runs one pass over all lines. */

@@ -23,6 +23,12 @@ ct_status ct_asm_parse(const char *text, const char *fname, const char *base_dir
 /* Reads and assembles a file (ct_asm_parse with base_dir = the file's directory). */
 ct_status ct_asm_file(const char *path, const ct_chip *chip, ct_program *p, ct_diag *d);
 
+/* Parses one instruction line ("CONV in=0 ... wait=1") into insn: field names and value
+ * ranges are checked (as by the assembler), semantics are not (ct_isa_check). `@name`
+ * symbols resolve against symbols' constants and IO entries (symbols may be NULL).
+ * Errors: CT_ERR_INPUT with a message starting "insn:1:". d may be NULL. */
+ct_status ct_asm_insn(const char *line, const ct_program *symbols, ct_insn *insn, ct_diag *d);
+
 /* Formats one instruction as an assembly line without newline ("CONV in=0x0 ... wait=0,3")
  * into buf (size n; truncated if too small); returns buf. Every field is printed, named
  * values by name, so the line assembles to the same 64 bytes. */

@@ -97,63 +97,74 @@ static uint64_t io_bytes(const ct_prog_io *io) {
   return (uint64_t)n * es;
 }
 
-static ct_status check_gmem(const ct_chip *chip, uint64_t addr, uint64_t bytes, const char *fname, const char *what,
-                            const char *name, ct_diag *d) {
+static ct_status check_gmem(const ct_chip *chip, uint64_t addr, uint64_t bytes, const char *what, const char *name,
+                            ct_diag *d) {
   uint64_t size = (uint64_t)chip->gmem_bytes;
   if (addr > size || bytes > size - addr)
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\": GMEM 0x%llx + %llu bytes exceeds gmem.bytes %llu", fname, what,
-                       name, (unsigned long long)addr, (unsigned long long)bytes, (unsigned long long)size);
+    return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": GMEM 0x%llx + %llu bytes exceeds gmem.bytes %llu", what, name,
+                       (unsigned long long)addr, (unsigned long long)bytes, (unsigned long long)size);
   return CT_OK;
 }
 
-static ct_status validate_consts(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d) {
+static ct_status validate_consts(const ct_program *p, const ct_chip *chip, size_t *index, ct_diag *d) {
   for (size_t i = 0; i < p->n_consts; i++) {
+    *index = i;
     const ct_prog_const *c = &p->consts[i];
     size_t es = ct_dtype_size(c->dtype);
     if (es == 0 || c->bytes % es)
-      return ct_diag_set(d, CT_ERR_INPUT, "%s: const \"%s\": %llu bytes are not whole %s elements", fname, c->name,
+      return ct_diag_set(d, CT_ERR_INPUT, "const \"%s\": %llu bytes are not whole %s elements", c->name,
                          (unsigned long long)c->bytes, ct_dtype_name(c->dtype));
     for (size_t j = 0; j < i; j++)
       if (strcmp(p->consts[j].name, c->name) == 0)
-        return ct_diag_set(d, CT_ERR_INPUT, "%s: const \"%s\" is defined twice", fname, c->name);
-    if (chip && check_gmem(chip, c->gmem_addr, c->bytes, fname, "const", c->name, d)) return CT_ERR_INPUT;
+        return ct_diag_set(d, CT_ERR_INPUT, "const \"%s\" is defined twice", c->name);
+    if (chip && check_gmem(chip, c->gmem_addr, c->bytes, "const", c->name, d)) return CT_ERR_INPUT;
   }
   return CT_OK;
 }
 
-static ct_status validate_io(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d) {
+static ct_status validate_io(const ct_program *p, const ct_chip *chip, size_t *index, ct_diag *d) {
   for (size_t i = 0; i < p->n_io; i++) {
+    *index = i;
     const ct_prog_io *io = &p->io[i];
     const char *what = io->is_output ? "output" : "input";
     if (io->ndim < 0 || io->ndim > CT_PROGRAM_MAX_DIMS)
-      return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\": %d dimensions (max %d)", fname, what, io->name, io->ndim,
+      return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": %d dimensions (max %d)", what, io->name, io->ndim,
                          CT_PROGRAM_MAX_DIMS);
     uint64_t nb = io_bytes(io);
     if (nb == UINT64_MAX)
-      return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\": invalid shape or dtype", fname, what, io->name);
+      return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": invalid shape or dtype", what, io->name);
     if (!isfinite(io->scale) || io->scale < 0)
-      return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\": scale %g is not finite and >= 0", fname, what, io->name,
-                         io->scale);
+      return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": scale %g is not finite and >= 0", what, io->name, io->scale);
     for (size_t j = 0; j < i; j++)
       if (strcmp(p->io[j].name, io->name) == 0)
-        return ct_diag_set(d, CT_ERR_INPUT, "%s: %s \"%s\" is defined twice", fname, what, io->name);
-    if (chip && check_gmem(chip, io->gmem_addr, nb, fname, what, io->name, d)) return CT_ERR_INPUT;
+        return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\" is defined twice", what, io->name);
+    if (chip && check_gmem(chip, io->gmem_addr, nb, what, io->name, d)) return CT_ERR_INPUT;
   }
   return CT_OK;
 }
 
-ct_status ct_program_validate(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d) {
-  if (!fname) fname = "program";
+ct_status ct_program_check(const ct_program *p, const ct_chip *chip, ct_prog_part *part, size_t *index, ct_diag *d) {
+  *part = CT_PART_INSN;
   for (size_t i = 0; i < p->n_insns; i++) {
     const ct_insn *in = &p->insns[i];
-    if (ct_isa_check(in, chip, d))
-      return ct_diag_prefix(d, "%s: insn %zu: ", fname, i);
+    *index = i;
+    if (ct_isa_check(in, chip, d)) return ct_diag_prefix(d, "insn %zu: ", i);
     if (in->debug_id > p->n_debug)
-      return ct_diag_set(d, CT_ERR_INPUT, "%s: insn %zu (%s): debug id %u > %zu debug entries", fname, i,
-                         ct_isa_op_name(in->op), in->debug_id, p->n_debug);
+      return ct_diag_set(d, CT_ERR_INPUT, "insn %zu: %s: debug id %u > %zu debug entries", i, ct_isa_op_name(in->op),
+                         in->debug_id, p->n_debug);
   }
-  ct_status st = validate_consts(p, chip, fname, d);
-  return st ? st : validate_io(p, chip, fname, d);
+  *part = CT_PART_CONST;
+  ct_status st = validate_consts(p, chip, index, d);
+  if (st) return st;
+  *part = CT_PART_IO;
+  return validate_io(p, chip, index, d);
+}
+
+ct_status ct_program_validate(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d) {
+  ct_prog_part part;
+  size_t index;
+  ct_status st = ct_program_check(p, chip, &part, &index, d);
+  return st ? ct_diag_prefix(d, "%s: ", fname ? fname : "program") : CT_OK;
 }
 
 const ct_prog_io *ct_program_find_io(const ct_program *p, const char *name) {

@@ -81,6 +81,14 @@ ct_status ct_program_add_debug(ct_program *p, const char *layer, int32_t group, 
  * (conv): ..."). Errors: CT_ERR_INPUT. chip may be NULL. */
 ct_status ct_program_validate(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d);
 
+/* Parts of a program, for locating a validation error. */
+typedef enum ct_prog_part { CT_PART_INSN, CT_PART_CONST, CT_PART_IO } ct_prog_part;
+
+/* ct_program_validate without the file name: on error sets *part and *index to the entry
+ * that failed (so a loader can name its byte offset) and a message without file name
+ * ("insn 3: conv: ..."). */
+ct_status ct_program_check(const ct_program *p, const ct_chip *chip, ct_prog_part *part, size_t *index, ct_diag *d);
+
 /* Serializes p to a .ctpu image (malloc'd, *n bytes). Errors: CT_ERR_INPUT if an
  * instruction fails to encode, CT_ERR_LIMIT when out of memory. */
 ct_status ct_program_serialize(const ct_program *p, uint8_t **buf, size_t *n, ct_diag *d);

@@ -57,8 +57,8 @@ static ct_status check_section(const reader *r, int hdr_at, const char *what, ui
 
 static ct_status read_header(reader *r, const ct_program *p, ct_diag *d) {
   const uint8_t *b = r->b;
+  if (memcmp(b, "CTPU", r->n < 4 ? r->n : 4) != 0) return BAD(r, 0, "bad magic (not a .ctpu program)");
   if (r->n < HDR_BYTES) return BAD(r, r->n, "truncated header (%zu of %d bytes)", r->n, HDR_BYTES);
-  if (memcmp(b, "CTPU", 4) != 0) return BAD(r, 0, "bad magic (not a .ctpu program)");
   if (p->version != CT_PROGRAM_VERSION)
     return BAD(r, 4, "unsupported version %u (expected %d)", p->version, CT_PROGRAM_VERSION);
   if (get64(b + 16) != r->n)
@@ -185,7 +185,13 @@ ct_status ct_program_parse(const uint8_t *buf, size_t n, const ct_chip *chip, co
   if (!st && chip && p->chip_sig != ct_chip_signature(chip))
     st = BAD(&r, 8, "chip signature 0x%016llx differs from the chip's 0x%016llx (lmem.bytes, gmem.bytes, sem.count)",
              (unsigned long long)p->chip_sig, (unsigned long long)ct_chip_signature(chip));
-  if (!st) st = ct_program_validate(p, chip, r.fname, d);
+  ct_prog_part part;
+  size_t idx;
+  if (!st && (st = ct_program_check(p, chip, &part, &idx, d))) {
+    uint64_t off = part == CT_PART_INSN ? r.insn + idx * CT_ISA_INSN_BYTES
+                   : part == CT_PART_CONST ? r.cons + idx * CONST_BYTES : r.io + idx * IO_BYTES;
+    ct_diag_prefix(d, "%s: byte %llu: ", r.fname, (unsigned long long)off);
+  }
   if (st) ct_program_free(p);
   return st;
 }

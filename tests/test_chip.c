@@ -1,0 +1,147 @@
+/* test_chip.c: isa/chip — defaults (ARCHITECTURE.md §3), dump → parse round trip, nested and
+ * dotted keys, one error per kind of bad key (message names file and key), the signature
+ * against an FNV-1a 64 written here, and `ctpu chip --dump`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/chip.h"
+#include "tests/testutil.h"
+
+START_TEST(test_defaults_are_the_architecture_table) {
+  ct_chip c;
+  ct_chip_default(&c);
+  ck_assert_str_eq(c.name, "ctpu-default");
+  ck_assert_double_eq(c.freq_mhz, 1000);
+  ck_assert_int_eq(c.mxu_rows, 32);
+  ck_assert_int_eq(c.mxu_cols, 32);
+  ck_assert_int_eq(c.mxu_dataflow, CT_DATAFLOW_WS);
+  ck_assert_double_eq(c.mxu_fp_rate, 0.25);
+  ck_assert_int_eq(c.vpu_lanes, 32);
+  ck_assert_int_eq(c.lmem_bytes, 1 << 20);
+  ck_assert_int_eq(c.lmem_banks, 16);
+  ck_assert_int_eq(c.lmem_bank_port_bytes, 64);
+  ck_assert_int_eq(c.gmem_bytes, 1 << 30);
+  ck_assert_int_eq(c.gmem_bytes_per_cycle, 32);
+  ck_assert_int_eq(c.gmem_latency_cycles, 100);
+  ck_assert_int_eq(c.gmem_burst_bytes, 64);
+  ck_assert_int_eq(c.dma_load_engines, 1);
+  ck_assert_int_eq(c.dma_store_engines, 1);
+  ck_assert_int_eq(c.queue_depth, 16);
+  ck_assert_int_eq(c.sem_count, 32);
+  ct_diag d;
+  ck_assert_int_eq(ct_chip_validate(&c, "x", &d), CT_OK);
+}
+END_TEST
+
+START_TEST(test_dump_parses_back_and_keys_override) {
+  ct_chip c, back;
+  ct_diag d;
+  ck_assert_int_eq(ct_chip_parse("{\"mxu\": {\"rows\": 64, \"dataflow\": \"os\"}, \"gmem.latency_cycles\": 7,"
+                                 " \"name\": \"big\", \"freq_mhz\": 1.5}",
+                                 "c.json", &c, &d),
+                   CT_OK);
+  ck_assert_int_eq(c.mxu_rows, 64);
+  ck_assert_int_eq(c.mxu_cols, 32);
+  ck_assert_int_eq(c.mxu_dataflow, CT_DATAFLOW_OS);
+  ck_assert_int_eq(c.gmem_latency_cycles, 7);
+  ck_assert_str_eq(c.name, "big");
+  char *js = ct_chip_to_json(&c);
+  ck_assert_ptr_nonnull(js);
+  ck_assert_int_eq(ct_chip_parse(js, "dump", &back, &d), CT_OK);
+  char *js2 = ct_chip_to_json(&back);
+  ck_assert_str_eq(js, js2);
+  ck_assert_double_eq(back.freq_mhz, 1.5);
+  free(js);
+  free(js2);
+}
+END_TEST
+
+/* Each bad document gives CT_ERR_INPUT and a message containing `want`. */
+START_TEST(test_errors_name_file_and_key) {
+  static const struct {
+    const char *json, *want;
+  } cases[] = {
+      {"{\"lmem\": {\"banks\": 12}}", "chip.json: lmem.banks: 12 does not divide lmem.bytes 1048576"},
+      {"{\"mxu\": {\"foo\": 1}}", "chip.json: mxu.foo: unknown key"},
+      {"{\"bogus\": 1}", "chip.json: bogus: unknown key"},
+      {"{\"mxu\": {\"rows\": \"32\"}}", "chip.json: mxu.rows: expected an integer"},
+      {"{\"mxu\": {\"rows\": 32.5}}", "chip.json: mxu.rows: 32.5 is not an integer"},
+      {"{\"mxu\": {\"rows\": 0}}", "chip.json: mxu.rows: 0 is outside 1..4096"},
+      {"{\"lmem\": {\"bytes\": 0}}", "chip.json: lmem.bytes: 0 is outside"},
+      {"{\"gmem\": {\"burst_bytes\": 48}}", "chip.json: gmem.burst_bytes: 48 is not a power of two"},
+      {"{\"lmem\": {\"bank_port_bytes\": 3}}", "chip.json: lmem.bank_port_bytes: 3 is not a power of two"},
+      {"{\"vpu\": {\"lanes\": 24}}", "chip.json: vpu.lanes: 24 is not a power of two"},
+      {"{\"sem\": {\"count\": 33}}", "chip.json: sem.count: 33 is outside 1..32"},
+      {"{\"mxu\": {\"dataflow\": \"xs\"}}", "chip.json: mxu.dataflow: \"xs\" is not \"ws\" or \"os\""},
+      {"{\"mxu\": {\"fp_rate\": 0}}", "chip.json: mxu.fp_rate: 0 is outside"},
+      {"{\"freq_mhz\": true}", "chip.json: freq_mhz: expected a number"},
+      {"{\"name\": \"\"}", "chip.json: name: length 0 is outside 1..63"},
+      {"{\"mxu\": 3}", "chip.json: mxu: unknown key"},
+      {"{\"mxu\": {\"rows\": 32,}", "invalid JSON"},
+      {"[1, 2]", "chip.json: expected a JSON object"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ct_chip c;
+    ct_chip_default(&c);
+    c.mxu_rows = 5; /* must stay untouched on error */
+    ct_diag d;
+    ct_diag_clear(&d);
+    ck_assert_int_eq(ct_chip_parse(cases[i].json, "chip.json", &c, &d), CT_ERR_INPUT);
+    ck_assert_msg(strstr(d.msg, cases[i].want) != NULL, "case %zu: got \"%s\", want \"%s\"", i, d.msg, cases[i].want);
+    ck_assert_int_eq(c.mxu_rows, 5);
+  }
+  ct_chip c;
+  ct_diag d;
+  /* the stray '}' is byte 20; cJSON stops at or just after it */
+  ck_assert_int_eq(ct_chip_parse("{\"mxu\": {\"rows\": 32,}", "chip.json", &c, &d), CT_ERR_INPUT);
+  int at = -1;
+  ck_assert_int_eq(sscanf(d.msg, "chip.json: byte %d:", &at), 1);
+  ck_assert(at >= 19 && at <= 21);
+  ck_assert_int_eq(ct_chip_load("/nonexistent/chip.json", &c, &d), CT_ERR_INPUT);
+  ck_assert(strstr(d.msg, "/nonexistent/chip.json") != NULL);
+}
+END_TEST
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+START_TEST(test_signature_covers_program_relevant_keys) {
+  ct_chip c;
+  ct_chip_default(&c);
+  ck_assert_uint_eq(ct_chip_signature(&c), fnv1a("lmem.bytes=1048576;gmem.bytes=1073741824;sem.count=32;"));
+  uint64_t s0 = ct_chip_signature(&c);
+  c.mxu_rows = 128; /* timing-only keys do not change it */
+  c.gmem_latency_cycles = 3;
+  ck_assert_uint_eq(ct_chip_signature(&c), s0);
+  c.lmem_bytes = 1 << 19;
+  ck_assert_uint_ne(ct_chip_signature(&c), s0);
+}
+END_TEST
+
+START_TEST(test_cli_dump_and_bad_file) {
+  char out[8192];
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "chip --dump"), 0);
+  ck_assert(strstr(out, "\"bank_port_bytes\"") != NULL);
+  const char *p = ct_test_tmp_path("bad_chip.json");
+  ck_assert(ct_test_write_file(p, "{\"lmem\": {\"banks\": 12}}", 24));
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "chip --dump --chip %s", p), 3);
+  ck_assert(strstr(out, "lmem.banks: 12 does not divide lmem.bytes 1048576") != NULL);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "chip --frobnicate"), 2);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("chip");
+  TCase *tc = tcase_create("chip");
+  tcase_add_test(tc, test_defaults_are_the_architecture_table);
+  tcase_add_test(tc, test_dump_parses_back_and_keys_override);
+  tcase_add_test(tc, test_errors_name_file_and_key);
+  tcase_add_test(tc, test_signature_covers_program_relevant_keys);
+  tcase_add_test(tc, test_cli_dump_and_bad_file);
+  suite_add_tcase(s, tc);
+  return ct_test_run_suite(s);
+}

@@ -1,0 +1,224 @@
+/* test_quant.c: quant/ — rounding shift (ties, negatives, shift 0 and 63), requantization
+ * and saturation, multiplier search accuracy, float→int rounding, scales, bias, LUTs,
+ * elementwise; exhaustive int8 checks against plain formulas written here, independently. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "quant/quant.h"
+#include "tests/testutil.h"
+
+/* Independent reference: floor((x + 2^(s-1)) / 2^s) by exact long division on |x|. */
+static int64_t ref_rshift(int64_t x, int s) {
+  if (s == 0) return x;
+  __int128 v = (__int128)x + ((__int128)1 << (s - 1));
+  __int128 q = v / ((__int128)1 << s);
+  if (v < 0 && q * ((__int128)1 << s) != v) q -= 1; /* floor for negatives */
+  return (int64_t)q;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+START_TEST(test_rshift_round_hand_values) {
+  /* ties go toward +inf: 2.5 → 3, -2.5 → -2, -1.5 → -1 */
+  ck_assert_int_eq(ct_quant_rshift_round(5, 1), 3);
+  ck_assert_int_eq(ct_quant_rshift_round(-5, 1), -2);
+  ck_assert_int_eq(ct_quant_rshift_round(-3, 1), -1);
+  ck_assert_int_eq(ct_quant_rshift_round(7, 2), 2);   /* 1.75 */
+  ck_assert_int_eq(ct_quant_rshift_round(-7, 2), -2); /* -1.75 */
+  ck_assert_int_eq(ct_quant_rshift_round(6, 2), 2);   /* 1.5 */
+  ck_assert_int_eq(ct_quant_rshift_round(-6, 2), -1); /* -1.5 */
+  ck_assert_int_eq(ct_quant_rshift_round(-5, 2), -1); /* -1.25 */
+  /* shift 0 is the identity, including the extremes */
+  ck_assert_int_eq(ct_quant_rshift_round(INT64_MIN, 0), INT64_MIN);
+  ck_assert_int_eq(ct_quant_rshift_round(INT64_MAX, 0), INT64_MAX);
+  /* shift 63: INT64_MAX / 2^63 ≈ 1 - 2^-63 → 1; 2^62 / 2^63 = 0.5 → 1; -2^62 → -0.5 → 0 */
+  ck_assert_int_eq(ct_quant_rshift_round(INT64_MAX, 63), 1);
+  ck_assert_int_eq(ct_quant_rshift_round(INT64_C(1) << 62, 63), 1);
+  ck_assert_int_eq(ct_quant_rshift_round(-(INT64_C(1) << 62), 63), 0);
+  ck_assert_int_eq(ct_quant_rshift_round(INT64_MIN, 63), -1);
+  ck_assert_int_eq(ct_quant_rshift_round((INT64_C(1) << 62) - 1, 63), 0);
+}
+END_TEST
+
+START_TEST(test_rshift_round_matches_wide_reference) {
+  srand(7);
+  for (int i = 0; i < 200000; i++) {
+    int64_t x = ((int64_t)rand() << 40) ^ ((int64_t)rand() << 20) ^ rand();
+    if (i & 1) x = -x;
+    if (i % 1000 == 0) x = i % 3000 == 0 ? INT64_MAX : INT64_MIN + i;
+    int s = i % 64;
+    ck_assert_int_eq(ct_quant_rshift_round(x, s), ref_rshift(x, s));
+  }
+}
+END_TEST
+
+START_TEST(test_requant_hand_values_and_saturation) {
+  ck_assert_int_eq(ct_quant_requant(100, 1 << 30, 31, 0, CT_I8), 50); /* 100 * 0.5 */
+  ck_assert_int_eq(ct_quant_requant(3, 1, 1, 0, CT_I8), 2);           /* 1.5 → 2 */
+  ck_assert_int_eq(ct_quant_requant(-3, 1, 1, 0, CT_I8), -1);         /* -1.5 → -1 */
+  ck_assert_int_eq(ct_quant_requant(1000, 1, 0, 0, CT_I8), 127);
+  ck_assert_int_eq(ct_quant_requant(-1000, 1, 0, 0, CT_I8), -128);
+  ck_assert_int_eq(ct_quant_requant(-5, 1, 0, 0, CT_U8), 0);
+  ck_assert_int_eq(ct_quant_requant(-3, 1, 0, 10, CT_U8), 7);
+  ck_assert_int_eq(ct_quant_requant(300, 1, 0, 0, CT_U8), 255);
+  ck_assert_int_eq(ct_quant_requant(40000, 1, 0, 0, CT_I16), 32767);
+  ck_assert_int_eq(ct_quant_requant(INT32_MAX, INT32_MAX, 0, 0, CT_I32), INT32_MAX);
+  ck_assert_int_eq(ct_quant_requant(INT32_MIN, INT32_MAX, 0, 0, CT_I32), INT32_MIN);
+  ck_assert_int_eq(ct_quant_requant(INT32_MIN, INT32_MIN, 62, 0, CT_I32), 1); /* 2^62 / 2^62 */
+  /* fused activations clamp at zp_out (relu) and act_hi (clamp) before saturation */
+  ck_assert_int_eq(ct_quant_requant_act(-50, 1, 0, -10, CT_QUANT_ACT_RELU, 0, CT_I8), -10);
+  ck_assert_int_eq(ct_quant_requant_act(20, 1, 0, -10, CT_QUANT_ACT_RELU, 0, CT_I8), 10);
+  ck_assert_int_eq(ct_quant_requant_act(200, 1, 0, 0, CT_QUANT_ACT_CLAMP, 60, CT_I8), 60);
+  ck_assert_int_eq(ct_quant_requant_act(200, 1, 0, 0, CT_QUANT_ACT_CLAMP, 300, CT_I8), 127);
+  ck_assert_int_eq(ct_quant_requant_act(-7, 1, 0, 0, CT_QUANT_ACT_CLAMP, 60, CT_I8), 0);
+}
+END_TEST
+
+START_TEST(test_requant_exhaustive_int8_range_against_formula) {
+  const int32_t ms[] = {1, 3, 1 << 30, 1518500250, -1518500250, 77, INT32_MAX};
+  const int ss[] = {0, 1, 7, 31, 38, 62};
+  for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++)
+    for (size_t si = 0; si < sizeof ss / sizeof *ss; si++)
+      for (int32_t acc = -70000; acc <= 70000; acc += 7) {
+        int64_t want = clamp64(ref_rshift((int64_t)acc * ms[mi], ss[si]) + 5, -128, 127);
+        ck_assert_int_eq(ct_quant_requant(acc, ms[mi], ss[si], 5, CT_I8), want);
+      }
+}
+END_TEST
+
+/* |m·2^-s − M| ≤ 2^-31·|M| over a sweep; (m, s) also beats its neighbours. */
+START_TEST(test_multiplier_search_accuracy_sweep) {
+  for (double M = 1.0 / (1 << 30); M < 1e6; M *= 1.0137) {
+    for (int sign = -1; sign <= 1; sign += 2) {
+      int32_t m;
+      int s;
+      ck_assert(ct_quant_multiplier_shift(sign * M, &m, &s));
+      double got = ldexp((double)m, -s), err = fabs(got - sign * M);
+      ck_assert_msg(err <= ldexp(fabs(M), -31), "M=%g m=%d s=%d err=%g", sign * M, m, s, err);
+      ck_assert((m < 0) == (sign < 0));
+      /* a larger shift would need |m| ≥ 2^31 */
+      if (s < 63) ck_assert(fabs(round(ldexp(M, s + 1))) > 2147483647.0);
+    }
+  }
+  int32_t m;
+  int s;
+  ck_assert(ct_quant_multiplier_shift(0.5, &m, &s));
+  ck_assert_int_eq(m, 1 << 30);
+  ck_assert_int_eq(s, 31);
+  ck_assert(ct_quant_multiplier_shift(-0.75, &m, &s));
+  ck_assert_int_eq(m, -1610612736);
+  ck_assert_int_eq(s, 31);
+  ck_assert(ct_quant_multiplier_shift(0.0, &m, &s));
+  ck_assert_int_eq(m, 0);
+  ck_assert(!ct_quant_multiplier_shift(3e9, &m, &s));
+  ck_assert(!ct_quant_multiplier_shift(NAN, &m, &s));
+  /* 8-bit variant: |m| ≤ 127. 0.5 → (64, 7); 0.3 → 0.3·256 = 76.8 → (77, 8) */
+  ck_assert(ct_quant_multiplier_shift_bits(0.5, 8, &m, &s));
+  ck_assert_int_eq(m, 64);
+  ck_assert_int_eq(s, 7);
+  ck_assert(ct_quant_multiplier_shift_bits(0.3, 8, &m, &s));
+  ck_assert_int_eq(m, 77);
+  ck_assert_int_eq(s, 8);
+  ck_assert(!ct_quant_multiplier_shift_bits(200, 8, &m, &s));
+}
+END_TEST
+
+START_TEST(test_float_to_int_rounds_half_away_and_saturates) {
+  ck_assert_int_eq(ct_quant_round_sat(2.5, CT_I8), 3);
+  ck_assert_int_eq(ct_quant_round_sat(-2.5, CT_I8), -3);
+  ck_assert_int_eq(ct_quant_round_sat(0.5, CT_I8), 1);
+  ck_assert_int_eq(ct_quant_round_sat(-0.5, CT_I8), -1);
+  ck_assert_int_eq(ct_quant_round_sat(0.49999, CT_I8), 0);
+  ck_assert_int_eq(ct_quant_round_sat(300, CT_I8), 127);
+  ck_assert_int_eq(ct_quant_round_sat(-1e300, CT_I32), INT32_MIN);
+  ck_assert_int_eq(ct_quant_round_sat(NAN, CT_I8), 0);
+  ck_assert_int_eq(ct_quant_round_sat(-3, CT_U8), 0);
+  ck_assert_int_eq(ct_quant_quantize(1.0, 0.5, 3, CT_I8), 5);
+  ck_assert_int_eq(ct_quant_quantize(0.25, 0.5, 0, CT_I8), 1);  /* 0.5 → 1 */
+  ck_assert_int_eq(ct_quant_quantize(-0.25, 0.5, 0, CT_I8), -1); /* -0.5 → -1 */
+  ck_assert_int_eq(ct_quant_quantize(-10.0, 0.5, 3, CT_U8), 0);
+  ck_assert_int_eq(ct_quant_quantize(1e30, 1e-30, 0, CT_I8), 127);
+  ck_assert_double_eq(ct_quant_dequantize(5, 0.5, 3), 1.0);
+}
+END_TEST
+
+START_TEST(test_scales_bias_and_weights) {
+  ck_assert_double_eq(ct_quant_scale_sym(127.0, CT_I8), 1.0);
+  ck_assert_double_eq(ct_quant_scale_sym(255.0, CT_U8), 1.0);
+  float w[6] = {1, -2, 0.5, 0, 0, 0};
+  double sc[2];
+  ct_quant_weight_scales(w, 2, 3, sc);
+  ck_assert_double_eq_tol(sc[0], 2.0 / 127.0, 1e-15);
+  ck_assert_double_eq(sc[1], 1.0);
+  ck_assert_int_eq(ct_quant_bias(1.0, 0.5, 0.25), 8);
+  ck_assert_int_eq(ct_quant_bias(-0.3125, 0.5, 0.25), -3); /* -2.5 → -3 */
+  ck_assert_int_eq(ct_quant_bias(1e30, 1e-10, 1e-10), INT32_MAX);
+}
+END_TEST
+
+static double relu_f(double x, void *ctx) {
+  (void)ctx;
+  return x > 0 ? x : 0;
+}
+
+START_TEST(test_lut_build_and_index) {
+  uint8_t t[256];
+  ck_assert_int_eq(ct_quant_lut_index(-128, CT_I8), 0);
+  ck_assert_int_eq(ct_quant_lut_index(127, CT_I8), 255);
+  ck_assert_int_eq(ct_quant_lut_index(0, CT_U8), 0);
+  /* relu, s_in = 0.1, s_out = 0.05: T[i] = sat(round(max(0, (i-128)*0.1) / 0.05)) = min(127, 2*(i-128)) */
+  ck_assert(ct_quant_lut_build(relu_f, NULL, 0.1, 0, CT_I8, 0.05, 0, CT_I8, t));
+  for (int i = 0; i < 256; i++) {
+    int v = i - 128, want = v <= 0 ? 0 : 2 * v > 127 ? 127 : 2 * v;
+    ck_assert_int_eq((int8_t)t[i], want);
+  }
+  ck_assert(!ct_quant_lut_build(relu_f, NULL, 0.1, 0, CT_I16, 0.05, 0, CT_I8, t));
+  ck_assert(!ct_quant_lut_build(relu_f, NULL, 0.0, 0, CT_I8, 0.05, 0, CT_I8, t));
+}
+END_TEST
+
+/* Every (a, b) in int8² for each op against the formula of isa.def ELTWISE written here. */
+START_TEST(test_eltwise_exhaustive_int8) {
+  for (int op = 0; op <= CT_QUANT_ELT_MIN; op++) {
+    ct_quant_elt p = {(ct_quant_elt_op)op, 90, 3, -45, -2, 4, 100, 6, 5, 9, CT_QUANT_ACT_CLAMP, CT_I8};
+    for (int a = -128; a < 128; a++)
+      for (int b = -128; b < 128; b++) {
+        int64_t x = ref_rshift((int64_t)(a - 3) * 90, 6), y = ref_rshift((int64_t)(b + 2) * -45, 5), r;
+        r = op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : op == 3 ? (x > y ? x : y) : (x < y ? x : y);
+        int64_t v = ref_rshift(r, 9) + 4;
+        v = clamp64(clamp64(v, 4, 100), -128, 127);
+        ck_assert_int_eq(ct_quant_eltwise(&p, a, b), v);
+      }
+  }
+}
+END_TEST
+
+START_TEST(test_half_wrappers_round_to_nearest_even) {
+  ck_assert_uint_eq(ct_quant_f32_to_bf16(1.0f), 0x3f80);
+  ck_assert_uint_eq(ct_quant_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);
+  ck_assert_uint_eq(ct_quant_f32_to_f16(1.0f), 0x3c00);
+  ck_assert_float_eq(ct_quant_round_float(1.0f + 0x1p-8f, CT_BF16), 1.0f);
+  ck_assert_float_eq(ct_quant_round_float(1.0f + 3 * 0x1p-11f, CT_F16), 1.0f + 4 * 0x1p-11f);
+  ck_assert_float_eq(ct_quant_round_float(0.1f, CT_F32), 0.1f);
+  ck_assert_float_eq(ct_quant_bf16_to_f32(0x4000), 2.0f);
+  ck_assert_float_eq(ct_quant_f16_to_f32(0x4000), 2.0f);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("quant");
+  TCase *tc = tcase_create("quant");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_rshift_round_hand_values);
+  tcase_add_test(tc, test_rshift_round_matches_wide_reference);
+  tcase_add_test(tc, test_requant_hand_values_and_saturation);
+  tcase_add_test(tc, test_requant_exhaustive_int8_range_against_formula);
+  tcase_add_test(tc, test_multiplier_search_accuracy_sweep);
+  tcase_add_test(tc, test_float_to_int_rounds_half_away_and_saturates);
+  tcase_add_test(tc, test_scales_bias_and_weights);
+  tcase_add_test(tc, test_lut_build_and_index);
+  tcase_add_test(tc, test_eltwise_exhaustive_int8);
+  tcase_add_test(tc, test_half_wrappers_round_to_nearest_even);
+  suite_add_tcase(s, tc);
+  return ct_test_run_suite(s);
+}
