@@ -251,6 +251,32 @@ START_TEST(test_parse_errors_name_file_line_col) {
 }
 END_TEST
 
+/* Bad input never crashes: every truncation and every single-byte corruption of a valid
+ * file is either parsed or rejected with a positioned message. */
+START_TEST(test_truncated_and_corrupted_inputs) {
+  size_t n;
+  char *text = data_file("attrs.top", &n);
+  ct_diag d;
+  for (size_t k = 0; k + 1 < n; k++) { /* n - 1 drops only the final newline: valid */
+    ct_graph *g = NULL;
+    ct_status st = ct_ir_parse(text, k, "cut.top", &g, &d);
+    ck_assert_msg(st == CT_ERR_INPUT, "prefix %zu: status %d", k, st);
+    ck_assert(strncmp(d.msg, "cut.top:", 8) == 0);
+  }
+  const char subst[] = "%\\\"[]{}()<>,=:x0-.e!\n\x01";
+  for (size_t k = 0; k < n; k++) {
+    char keep = text[k];
+    text[k] = subst[k % (sizeof subst - 1)];
+    ct_graph *g = NULL;
+    ct_status st = ct_ir_parse(text, n, "bad.top", &g, &d);
+    ck_assert_msg(st == CT_OK || st == CT_ERR_INPUT, "byte %zu: status %d", k, st);
+    ct_graph_free(g);
+    text[k] = keep;
+  }
+  free(text);
+}
+END_TEST
+
 /* ---- save / load ---- */
 
 /* x: Input 1x2x3x3 f32; w: Weight 4x2x1x1 f32 (w[i] = i/2); s: Weight [2] i64; y = Conv(x, w). */
@@ -410,6 +436,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_value_numbers_kept_when_dense);
   tcase_add_test(tc, test_float_attributes_roundtrip_bit_exact);
   tcase_add_test(tc, test_parse_errors_name_file_line_col);
+  tcase_add_test(tc, test_truncated_and_corrupted_inputs);
   tcase_add_test(tc, test_save_load_roundtrip_with_weights);
   tcase_add_test(tc, test_save_without_weight_data_fails_cleanly);
   tcase_add_test(tc, test_load_errors);
