@@ -22,6 +22,7 @@ typedef struct conv_job {
   int64_t kvol, ivol, ovol;           /* elements of a kernel window / input / output plane */
   const float *x, *w, *b;
   float *y;
+  float *scratch;                     /* depthwise: one zero-padded plane per parallel chunk */
   ct_kn_act act;
 } conv_job;
 
@@ -81,71 +82,102 @@ static ct_status conv_gemm(const conv_job *j, const ct_op *op, ct_diag *d) {
         im2col(j, xg, col);
         src = col;
       }
+      float *yg = j->y + (n * j->oc + gi * j->ocg) * j->ovol;
+      if (j->b) /* start from the bias: beta = 1 spares OpenBLAS's zeroing pass and ours */
+        for (int64_t oc = 0; oc < j->ocg; oc++) {
+          const float b = j->b[gi * j->ocg + oc];
+          float *row = yg + oc * j->ovol;
+          int64_t i = 0;
+          for (; i + 8 <= j->ovol; i += 8)
+            for (int k = 0; k < 8; k++) row[i + k] = b;
+          for (; i < j->ovol; i++) row[i] = b;
+        }
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->ocg, (int)j->ovol, (int)kk, 1.0f,
-                  j->w + gi * j->ocg * kk, (int)kk, src, (int)j->ovol, 0.0f,
-                  j->y + (n * j->oc + gi * j->ocg) * j->ovol, (int)j->ovol);
+                  j->w + gi * j->ocg * kk, (int)kk, src, (int)j->ovol, j->b ? 1.0f : 0.0f, yg, (int)j->ovol);
     }
   free(col);
   return CT_OK;
 }
 
-/* out_row[ow] += w * in_row[ow*s + off] for ow in [lo, hi): the interior, in blocks of 8 so
- * that GCC's -O2 vectorizes the stride-1 case. */
-static inline void dw_taps(float *restrict o, const float *restrict r, int64_t lo, int64_t hi, int64_t s,
-                           int64_t off, const float *wk, int64_t kw_n, int64_t dl) {
-  if (s == 1 && kw_n == 3) { /* 3-tap interior fast path */
-    const float w0 = wk[0], w1 = wk[1], w2 = wk[2];
-    const float *r0 = r + off, *r1 = r + off + dl, *r2 = r + off + 2 * dl;
-    int64_t ow = lo;
-    for (; ow + 8 <= hi; ow += 8)
-      for (int k = 0; k < 8; k++) o[ow + k] += w0 * r0[ow + k] + w1 * r1[ow + k] + w2 * r2[ow + k];
-    for (; ow < hi; ow++) o[ow] += w0 * r0[ow] + w1 * r1[ow] + w2 * r2[ow];
+/* o[i] += sum over taps k of w[k] * t[k][i * s], i in [0, n): one output row; stride-1 rows
+ * in blocks of 8 so that GCC's -O2 vectorizes them, with a fused 3-tap fast path. */
+CT_SIMD_CLONES static void dw_row(float *restrict o, int64_t n, const float *const *t, const float *w, int64_t kw_n,
+                                  int64_t s) {
+  int64_t m = n - n % 8;
+  if (s == 1 && kw_n == 3) {
+    const float w0 = w[0], w1 = w[1], w2 = w[2], *r0 = t[0], *r1 = t[1], *r2 = t[2];
+    for (int64_t i = 0; i < m; i += 8)
+      for (int k = 0; k < 8; k++) o[i + k] += w0 * r0[i + k] + w1 * r1[i + k] + w2 * r2[i + k];
+    for (int64_t i = m; i < n; i++) o[i] += w0 * r0[i] + w1 * r1[i] + w2 * r2[i];
     return;
   }
-  for (int64_t kw = 0; kw < kw_n; kw++) {
-    const float w = wk[kw], *rr = r + off + kw * dl;
-    int64_t ow = lo;
-    if (s == 1)
-      for (; ow + 8 <= hi; ow += 8)
-        for (int k = 0; k < 8; k++) o[ow + k] += w * rr[ow + k];
-    if (s == 2)
-      for (; ow + 8 <= hi; ow += 8)
-        for (int k = 0; k < 8; k++) o[ow + k] += w * rr[2 * (ow + k)];
-    for (; ow < hi; ow++) o[ow] += w * rr[ow * s];
+  for (int64_t k = 0; k < kw_n; k++) {
+    const float wk = w[k], *r = t[k];
+    if (s == 1) {
+      for (int64_t i = 0; i < m; i += 8)
+        for (int q = 0; q < 8; q++) o[i + q] += wk * r[i + q];
+      for (int64_t i = m; i < n; i++) o[i] += wk * r[i];
+    } else {
+      for (int64_t i = 0; i < n; i++) o[i] += wk * r[i * s];
+    }
   }
 }
 
-/* Depthwise conv (group == C == OC, 1-D/2-D) of planes [lo, hi) of n*c: direct loops. */
-CT_SIMD_CLONES static void conv_dw(void *arg, int64_t lo, int64_t hi) {
+/* Copies plane x (H x W) into the zero-padded scratch (PH x PW, borders left zero). With
+ * split, each padded row is stored as its even columns then its odd columns, so that stride-2
+ * taps read contiguous memory. */
+static void dw_fill(const ct_kn_geo *g, const float *x, float *pad, int64_t PW, bool split) {
+  int64_t H = g->in[1], W = g->in[2], half = (PW + 1) / 2;
+  for (int64_t ih = 0; ih < H; ih++) {
+    float *row = pad + (ih + g->pb[1]) * PW;
+    const float *src = x + ih * W;
+    if (!split) {
+      memcpy(row + g->pb[2], src, sizeof *src * (size_t)W);
+      continue;
+    }
+    for (int64_t iw = 0; iw < W; iw++) {
+      int64_t pc = iw + g->pb[2];
+      row[(pc & 1) * half + pc / 2] = src[iw];
+    }
+  }
+}
+
+/* Depthwise conv (group == C == OC, 1-D/2-D) of planes [lo, hi) of n*c: each input plane is
+ * copied into the chunk's zero-padded scratch (PH x PW) so every output row is one
+ * branch-free tap loop; bias and activation are applied to each finished row. */
+CT_SIMD_CLONES static void conv_dw(void *arg, int64_t lo, int64_t hi, int part) {
   const conv_job *j = arg;
   const ct_kn_geo *g = &j->g;
   int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], KH = g->k[1], KW = g->k[2];
-  int64_t sw = g->s[2], dw = g->dl[2], pl = g->pb[2];
-  /* interior ow: every tap in range: ow*sw - pl >= 0 and ow*sw - pl + (KW-1)*dw < W */
-  int64_t owl = (pl + sw - 1) / sw, owh = W - pl - (KW - 1) * dw <= 0 ? 0 : (W - pl - (KW - 1) * dw + sw - 1) / sw;
-  if (owh > OW) owh = OW;
-  if (owl > owh) owl = owh;
+  int64_t PH = H + g->pb[1] + g->pe[1], PW = W + g->pb[2] + g->pe[2], sw = g->s[2], dw = g->dl[2];
+  bool split = sw == 2 && dw == 1 && KW <= 16;
+  float *pad = j->scratch + part * PH * PW;
+  const float *taps[16];
+  memset(pad, 0, sizeof *pad * (size_t)(PH * PW));
   for (int64_t p = lo; p < hi; p++) {
     int64_t c = p % j->c;
-    const float *x = j->x + p * H * W, *wk = j->w + c * KH * KW;
+    const float *wk = j->w + c * KH * KW;
     float *y = j->y + p * OH * OW;
+    dw_fill(g, j->x + p * H * W, pad, PW, split);
     for (int64_t oh = 0; oh < OH; oh++) {
       float *o = y + oh * OW;
-      for (int64_t ow = 0; ow < OW; ow++) o[ow] = 0;
+      memset(o, 0, sizeof *o * (size_t)OW);
       for (int64_t kh = 0; kh < KH; kh++) {
-        int64_t ih = in_pos(g, 1, oh, kh);
-        if (ih < 0 || ih >= H) continue;
-        const float *r = x + ih * W, *wr = wk + kh * KW;
-        dw_taps(o, r, owl, owh, sw, -pl, wr, KW, dw);
-        for (int64_t ow = 0; ow < OW; ow++) {
-          if (ow == owl) ow = owh;
-          if (ow >= OW) break;
+        const float *row = pad + (oh * g->s[1] + kh * g->dl[1]) * PW;
+        if (split) {
+          for (int64_t kw = 0; kw < KW; kw++) taps[kw] = row + (kw & 1) * ((PW + 1) / 2) + kw / 2;
+          dw_row(o, OW, taps, wk + kh * KW, KW, 1);
+        } else if (KW <= 16) {
+          for (int64_t kw = 0; kw < KW; kw++) taps[kw] = row + kw * dw;
+          dw_row(o, OW, taps, wk + kh * KW, KW, sw);
+        } else {
           for (int64_t kw = 0; kw < KW; kw++) {
-            int64_t iw = in_pos(g, 2, ow, kw);
-            if (iw >= 0 && iw < W) o[ow] += wr[kw] * r[iw];
+            const float *t1 = row + kw * dw;
+            dw_row(o, OW, &t1, wk + kh * KW + kw, 1, sw);
           }
         }
       }
+      ct_kn_bias_act(&j->act, j->b ? j->b[c] : 0.0f, o, OW); /* while the row is in cache */
     }
   }
 }
@@ -197,11 +229,17 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
       return ct_kn_fail(d, op, "output spatial size %lld inconsistent with the attributes", (long long)j.g.out[i]);
   }
   if (j.group == j.c && j.oc == j.c && j.g.k[0] == 1 && j.g.in[0] == 1 && j.g.out[0] == 1) {
-    ct_kn_parallel(ctx ? ctx->threads : 1, j.n * j.c, conv_dw, &j);
-  } else {
-    ct_kn_blas_threads(ctx);
-    if ((st = conv_gemm(&j, op, d))) return st;
+    int t = ctx ? ctx->threads : 1, parts = ct_kn_parallel_parts(t, j.n * j.c);
+    int64_t plane = (j.g.in[1] + j.g.pb[1] + j.g.pe[1]) * (j.g.in[2] + j.g.pb[2] + j.g.pe[2]);
+    j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * plane));
+    if (!j.scratch) return ct_kn_oom(d, op);
+    ct_kn_parallel(t, j.n * j.c, conv_dw, &j); /* bias + act fused per row */
+    free(j.scratch);
+    return CT_OK;
   }
+  ct_kn_blas_threads(ctx);
+  if ((st = conv_gemm(&j, op, d))) return st;
+  j.b = NULL; /* already added */
   conv_epilogue(&j);
   return CT_OK;
 }

@@ -76,7 +76,8 @@ static float pool_one(const pool_job *j, const float *x, int64_t od, int64_t oh,
   return cnt ? (float)(acc / (double)cnt) : 0.0f;
 }
 
-static void pool_planes(void *arg, int64_t lo, int64_t hi) {
+static void pool_planes(void *arg, int64_t lo, int64_t hi, int part) {
+  (void)part;
   const pool_job *j = arg;
   const ct_kn_geo *g = &j->g;
   for (int64_t p = lo; p < hi; p++) {

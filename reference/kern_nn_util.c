@@ -143,36 +143,41 @@ void ct_kn_blas_threads(const ct_kernel_ctx *ctx) {
 }
 
 typedef struct par_job {
-  void (*fn)(void *, int64_t, int64_t);
+  void (*fn)(void *, int64_t, int64_t, int);
   void *arg;
   int64_t lo, hi;
+  int part;
 } par_job;
 
 static void *par_run(void *p) {
   par_job *j = p;
-  j->fn(j->arg, j->lo, j->hi);
+  j->fn(j->arg, j->lo, j->hi, j->part);
   return NULL;
 }
 
-void ct_kn_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t lo, int64_t hi), void *arg) {
-  enum { MAXT = 64 };
-  int t = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
-  if (t > n) t = (int)n;
+int ct_kn_parallel_parts(int threads, int64_t n) {
+  int t = threads < 1 ? 1 : threads > CT_KN_MAX_THREADS ? CT_KN_MAX_THREADS : threads;
+  return t > n ? (n > 0 ? (int)n : 1) : t;
+}
+
+void ct_kn_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t lo, int64_t hi, int part), void *arg) {
+  enum { MAXT = CT_KN_MAX_THREADS };
+  int t = ct_kn_parallel_parts(threads, n);
   if (t <= 1) {
-    if (n > 0) fn(arg, 0, n);
+    if (n > 0) fn(arg, 0, n, 0);
     return;
   }
   pthread_t th[MAXT];
   par_job jobs[MAXT];
   bool started[MAXT] = {false};
   for (int i = 0; i < t; i++) {
-    jobs[i] = (par_job){fn, arg, n * i / t, n * (i + 1) / t};
+    jobs[i] = (par_job){fn, arg, n * i / t, n * (i + 1) / t, i};
     if (i > 0) started[i] = pthread_create(&th[i], NULL, par_run, &jobs[i]) == 0;
   }
-  fn(arg, jobs[0].lo, jobs[0].hi);
+  fn(arg, jobs[0].lo, jobs[0].hi, 0);
   for (int i = 1; i < t; i++) {
     if (started[i]) pthread_join(th[i], NULL);
-    else fn(arg, jobs[i].lo, jobs[i].hi);
+    else fn(arg, jobs[i].lo, jobs[i].hi, i);
   }
 }
 
