@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/verify.h"
+
 #define P(E, name, fn, summary) ct_status fn(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d);
 #include "compiler/passes.def"
 #undef P
@@ -128,13 +130,27 @@ ct_status ct_pass_check_graph(const ct_graph *g, ct_diag *d) {
 
 /* ---- running ---- */
 
-static ct_status run_pass(ct_graph *g, int p, const ct_pass_options *o, int *changed, ct_diag *d) {
+/* Run state: options and which verifier applies (full ct_ir_verify when the input graph
+ * passed it, else the structural ct_pass_check_graph). */
+typedef struct run_ctx {
+  const ct_pass_options *o;
+  bool full_verify;
+} run_ctx;
+
+static ct_status verify(ct_graph *g, const run_ctx *rc, ct_diag *d) {
+  ct_status st = rc->full_verify ? ct_ir_verify(g, d) : ct_pass_check_graph(g, d);
+  if (st != CT_OK && st != CT_ERR_LIMIT) d->code = st = CT_ERR_INTERNAL;
+  return st;
+}
+
+static ct_status run_pass(ct_graph *g, int p, const run_ctx *rc, int *changed, ct_diag *d) {
+  const ct_pass_options *o = rc->o;
   int n = 0;
   ct_status st = pass_table[p].fn(g, o, &n, d);
   if (st != CT_OK) return ct_diag_prefix(d, "pass %s: ", pass_table[p].name);
   *changed += n;
   if (o->log) fprintf(o->log, "pass %-18s %d rewrites, %d ops\n", pass_table[p].name, n, g->n_ops);
-  if (o->verify_each && (st = ct_pass_check_graph(g, d)) != CT_OK)
+  if (o->verify_each && (st = verify(g, rc, d)) != CT_OK)
     return ct_diag_prefix(d, "verify after pass %s: ", pass_table[p].name);
   if (o->dump && o->dump_after && (!strcmp(o->dump_after, "all") || !strcmp(o->dump_after, pass_table[p].name)))
     o->dump(g, pass_table[p].name, o->dump_user);
@@ -142,14 +158,14 @@ static ct_status run_pass(ct_graph *g, int p, const ct_pass_options *o, int *cha
 }
 
 /* Runs one comma-separated list of pass names once; *changed gets the rewrites. */
-static ct_status run_list(ct_graph *g, const char *list, const ct_pass_options *o, int depth, int *changed,
-                          ct_diag *d);
+static ct_status run_list(ct_graph *g, const char *list, const run_ctx *rc, int depth, int *changed, ct_diag *d);
 
-static ct_status run_pipeline(ct_graph *g, int pi, const ct_pass_options *o, int depth, ct_diag *d) {
+static ct_status run_pipeline(ct_graph *g, int pi, const run_ctx *rc, int depth, ct_diag *d) {
+  const ct_pass_options *o = rc->o;
   int rounds = o->max_rounds > 0 ? o->max_rounds : 1;
   for (int r = 0; r < rounds; r++) {
     int changed = 0;
-    ct_status st = run_list(g, pipeline_table[pi].passes, o, depth + 1, &changed, d);
+    ct_status st = run_list(g, pipeline_table[pi].passes, rc, depth + 1, &changed, d);
     if (st != CT_OK) return st;
     if (o->log) fprintf(o->log, "pipeline %s round %d: %d rewrites\n", pipeline_table[pi].name, r + 1, changed);
     if (changed == 0) break;
@@ -157,8 +173,7 @@ static ct_status run_pipeline(ct_graph *g, int pi, const ct_pass_options *o, int
   return CT_OK;
 }
 
-static ct_status run_list(ct_graph *g, const char *list, const ct_pass_options *o, int depth, int *changed,
-                          ct_diag *d) {
+static ct_status run_list(ct_graph *g, const char *list, const run_ctx *rc, int depth, int *changed, ct_diag *d) {
   if (depth > 4) return ct_diag_set(d, CT_ERR_INTERNAL, "pipelines nest too deeply");
   for (const char *s = list; *s;) {
     size_t n = strcspn(s, ",");
@@ -166,8 +181,8 @@ static ct_status run_list(ct_graph *g, const char *list, const ct_pass_options *
     if (n > 0) {
       int p = find_pass(s, n), pi = p < 0 ? find_pipeline(s, n) : -1;
       ct_status st = CT_OK;
-      if (p >= 0) st = run_pass(g, p, o, changed, d);
-      else if (pi >= 0) st = run_pipeline(g, pi, o, depth, d);
+      if (p >= 0) st = run_pass(g, p, rc, changed, d);
+      else if (pi >= 0) st = run_pipeline(g, pi, rc, depth, d);
       else return ct_diag_set(d, CT_ERR_USAGE, "unknown pass \"%.*s\" (see ctpu opt --help)", (int)n, s);
       if (st != CT_OK) return st;
     }
@@ -192,6 +207,16 @@ ct_status ct_pass_run_pipeline(ct_graph *g, const char *passes, const ct_pass_op
     s += n;
     if (*s == ',') s++;
   }
+  run_ctx rc = {o, false};
+  if (o->verify_each) { /* full verification only if the input already satisfies it */
+    ct_status st = ct_pass_check_graph(g, d);
+    if (st != CT_OK) {
+      if (st != CT_ERR_LIMIT) d->code = CT_ERR_INPUT;
+      return ct_diag_prefix(d, "input graph: ");
+    }
+    rc.full_verify = ct_ir_verify(g, d) == CT_OK;
+    ct_diag_clear(d);
+  }
   int changed = 0;
-  return run_list(g, passes, o, 0, &changed, d);
+  return run_list(g, passes, &rc, 0, &changed, d);
 }

@@ -31,10 +31,13 @@ void ct_pass_options_init(ct_pass_options *o);
 /* Runs a comma-separated list of pass and pipeline names on g in order ("canonicalize",
  * "fold-bn,dce"). A pipeline name expands to its passes, repeated until a round changes
  * nothing (at most o->max_rounds rounds). o may be NULL (defaults). After each pass the graph
- * is compacted and topologically sorted; with verify_each (or in builds without NDEBUG) it
- * is verified. Errors: CT_ERR_USAGE for an unknown pass name (message lists it),
- * CT_ERR_INPUT from a pass on an inconsistent graph (naming the node), CT_ERR_INTERNAL when
- * verification fails after a pass (naming the pass), CT_ERR_LIMIT when out of memory. */
+ * is compacted and topologically sorted; with verify_each (default in builds without NDEBUG)
+ * it is verified after every pass: with ct_ir_verify (compiler/verify.h) when the input graph
+ * passes it, else with the structural ct_pass_check_graph. Errors: CT_ERR_USAGE for an
+ * unknown pass name (nothing runs then); CT_ERR_INPUT from a pass on an inconsistent graph
+ * (naming the node) or, with verify_each, an input graph failing ct_pass_check_graph;
+ * CT_ERR_INTERNAL when verification fails after a pass (message "verify after pass NAME:
+ * ..."); CT_ERR_LIMIT when out of memory. */
 ct_status ct_pass_run_pipeline(ct_graph *g, const char *passes, const ct_pass_options *o, ct_diag *d);
 
 /* Signature of one pass: rewrites g, adds the number of rewrites it made to *n_changed.

@@ -242,6 +242,47 @@ START_TEST(test_structural_check_catches_bad_order) {
 }
 END_TEST
 
+
+/* ---- robustness: damaged graphs must give a status, never a crash ---- */
+
+/* Damages g deterministically: mode 0 drops operand j of op i, 1 forgets a result shape,
+ * 2 changes a result dtype, 3 drops a weight's data. */
+static void damage(ct_graph *g, int mode, int i, int j) {
+  ct_op *op = g->ops[i % g->n_ops];
+  if (mode == 0 && op->n_in > 0) op->in[j % op->n_in] = NULL;
+  if (mode == 1 && op->n_out > 0 && op->out[0]) op->out[0]->ndim = -1;
+  if (mode == 2 && op->n_out > 0 && op->out[0]) op->out[0]->dtype = CT_I64;
+  if (mode == 3 && op->kind == CT_OP_WEIGHT) {
+    ct_tensor_free(op->out[0]->data);
+    op->out[0]->data = NULL;
+  }
+}
+
+START_TEST(test_damaged_graphs_do_not_crash) {
+  int runs = 0;
+  for (int f = 0; f < N_CASE_FILES; f++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/passes/%s.top", CT_SOURCE_DIR, case_files[f]);
+    char *text = ct_test_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    char *sep = strstr(text, "\n// -----");
+    if (sep) *sep = '\0'; /* the first case of each file */
+    for (int mode = 0; mode < 4; mode++)
+      for (int i = 0; i < 24; i += 1 + mode) {
+        ct_graph *g = parse_case(text, path);
+        damage(g, mode, i, i / 3);
+        ct_diag d;
+        ct_status st = ct_pass_run_pipeline(g, "canonicalize", NULL, &d);
+        ck_assert_msg(st == CT_OK || d.msg[0], "%s: error status without a message", path);
+        runs++;
+        ct_graph_free(g);
+      }
+    free(text);
+  }
+  ck_assert_int_gt(runs, 100);
+}
+END_TEST
+
 /* ---- the command line ---- */
 
 START_TEST(test_cli_opt) {
@@ -287,6 +328,7 @@ int main(void) {
   tcase_add_test(tc, test_identity_feeding_output_keeps_name);
   tcase_add_test(tc, test_structural_check_catches_bad_order);
   tcase_add_test(tc, test_cli_opt);
+  tcase_add_test(tc, test_damaged_graphs_do_not_crash);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

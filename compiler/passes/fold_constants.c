@@ -27,9 +27,15 @@ static ct_tensor *shape_of(const ct_op *op) {
   return t;
 }
 
+/* True if every present operand is constant and the required ones (below ops.def's
+ * minimum arity) are present. */
 static bool all_inputs_const(const ct_op *op) {
-  for (int j = 0; j < op->n_in; j++)
+  int min_in, max_in, min_out, max_out;
+  ct_op_arity(op->kind, &min_in, &max_in, &min_out, &max_out);
+  for (int j = 0; j < op->n_in; j++) {
+    if (!op->in[j] && j < min_in) return false;
     if (op->in[j] && !ct_value_is_const(op->in[j])) return false;
+  }
   return true;
 }
 

@@ -89,12 +89,12 @@ ct_status ct_pass_fold_pad(ct_graph *g, const ct_pass_options *o, int *n_changed
   int n = g->n_ops;
   for (int i = 0; i < n; i++) {
     ct_op *pad = g->ops[i];
-    if (pad->dead || pad->kind != CT_OP_PAD || strcmp(ct_op_get_string(pad, "mode", "constant"), "constant")) continue;
+    if (pad->dead || pad->kind != CT_OP_PAD || pad->n_in < 2 || strcmp(ct_op_get_string(pad, "mode", "constant"), "constant")) continue;
     ct_value *x = pad->in[0];
     ct_op *c = ct_rw_only_user(&rw, pad->out[0]);
     int r = x ? x->ndim : -1;
     int64_t beg[CT_MAX_DIMS], end[CT_MAX_DIMS];
-    if (!c || c->in[0] != pad->out[0] || r < 3 || !read_pads(pad, r, beg, end)) continue;
+    if (!c || c->n_in < 1 || c->in[0] != pad->out[0] || r < 3 || !read_pads(pad, r, beg, end)) continue;
     bool ok = beg[0] == 0 && end[0] == 0 && beg[1] == 0 && end[1] == 0;
     for (int a = 2; a < r && ok; a++) ok = beg[a] >= 0 && end[a] >= 0;
     if (!ok || !value_ok(&rw, c, pad_value(pad)) || !merge_pads(&rw, c, r, beg, end)) continue;

@@ -14,10 +14,20 @@ static ct_value *other(const ct_op *op, const ct_value *v) {
   return NULL;
 }
 
+/* True if op has no absent (NULL) operand: the patterns below read every operand. */
+static bool operands_present(const ct_op *op) {
+  for (int j = 0; j < op->n_in; j++)
+    if (!op->in[j]) return false;
+  return true;
+}
+
+/* v's producer when v and all the producer's operands are present, else NULL. */
+static ct_op *def_op(const ct_value *v) { return v && v->def && operands_present(v->def) ? v->def : NULL; }
+
 /* The only user of v when it has kind k, else NULL. */
 static ct_op *user_of_kind(ct_rw *rw, const ct_value *v, ct_op_kind k) {
   ct_op *u = v ? ct_rw_only_user(rw, v) : NULL;
-  return u && u->kind == k ? u : NULL;
+  return u && u->kind == k && operands_present(u) ? u : NULL;
 }
 
 static bool near(const ct_value *v, double x) {
@@ -36,7 +46,7 @@ static bool replace_unary(ct_rw *rw, ct_op **erase, int n, ct_op_kind k, ct_valu
 static bool try_swish(ct_rw *rw, ct_op *m) {
   for (int s = 0; s < 2; s++) {
     ct_value *x = m->in[1 - s], *sv = m->in[s];
-    ct_op *sg = sv->def;
+    ct_op *sg = def_op(sv);
     if (!sg || sg->in[0] != x || ct_rw_only_user(rw, sv) != m || !ct_rw_same_shape(x, m->out[0])) continue;
     bool hs = sg->kind == CT_OP_HARDSIGMOID && (float)ct_op_get_float(sg, "alpha", 0.2) == (float)(1.0 / 6.0) &&
               ct_op_get_float(sg, "beta", 0.5) == 0.5;
@@ -47,10 +57,26 @@ static bool try_swish(ct_rw *rw, ct_op *m) {
   return false;
 }
 
+/* x·Clip(x + 3, 0, 6)/6 (or ·(1/6)) at Clip c — HardSwish as Paddle and Keras export it. */
+static bool try_hardswish_clip(ct_rw *rw, ct_op *c) {
+  ct_op *a = def_op(c->in[0]), *m = user_of_kind(rw, c->out[0], CT_OP_MUL), *dv;
+  if (!a || a->kind != CT_OP_ADD || !m || c->n_in < 3 || !ct_rw_const_all(c->in[1], 0.0) ||
+      !ct_rw_const_all(c->in[2], 6.0) || ct_rw_only_user(rw, c->in[0]) != c)
+    return false;
+  ct_value *x = ct_rw_const_all(a->in[1], 3.0) ? a->in[0] : ct_rw_const_all(a->in[0], 3.0) ? a->in[1] : NULL;
+  if (!x || other(m, c->out[0]) != x || !(dv = ct_rw_only_user(rw, m->out[0])) || !ct_rw_same_shape(x, dv->out[0]))
+    return false;
+  bool by6 = dv->kind == CT_OP_DIV && dv->in[0] == m->out[0] && near(dv->in[1], 6.0);
+  bool by16 = dv->kind == CT_OP_MUL && near(other(dv, m->out[0]), 1.0 / 6.0);
+  if (!by6 && !by16) return false;
+  ct_op *er[4] = {a, c, m, dv};
+  return replace_unary(rw, er, 4, CT_OP_HARDSWISH, x, dv->out[0]);
+}
+
 /* Gelu from Erf op e: u = x/√2 (Div) or x·(1/√2) (Mul); a = e + 1; then x·a·0.5 in one of
  * the associations (x·a)·½, (a·½)·x, (x·½)·a. */
 static bool try_gelu(ct_rw *rw, ct_op *e) {
-  ct_op *u = e->in[0]->def, *a = user_of_kind(rw, e->out[0], CT_OP_ADD), *ops[6];
+  ct_op *u = def_op(e->in[0]), *a = user_of_kind(rw, e->out[0], CT_OP_ADD), *ops[6];
   if (!u || ct_rw_only_user(rw, e->in[0]) != e || !a || !ct_rw_const_all(other(a, e->out[0]), 1.0)) return false;
   ct_value *x = NULL;
   if (u->kind == CT_OP_DIV && near(u->in[1], sqrt(2.0))) x = u->in[0];
@@ -138,18 +164,18 @@ static bool to_norm_shape(const ct_value *v, const ct_value *x, int first, doubl
  * (rm1, sub, pow, rm2, add, sqrt, dv), x, eps and the first normalized axis. */
 static bool match_norm(ct_rw *rw, ct_op *dv, ct_op **ops, ct_value **x, double *eps, int *first) {
   ct_value *dval = dv->in[0], *sval = dv->in[1];
-  ct_op *sq = sval->def, *ad = sq && sq->kind == CT_OP_SQRT ? sq->in[0]->def : NULL;
+  ct_op *sq = def_op(sval), *ad = sq && sq->kind == CT_OP_SQRT ? def_op(sq->in[0]) : NULL;
   if (!ad || ad->kind != CT_OP_ADD || ct_rw_only_user(rw, sval) != dv || ct_rw_only_user(rw, sq->in[0]) != sq) return false;
   int ei = ct_value_is_const(ad->in[1]) ? 1 : 0;
   ct_value *vv = ad->in[1 - ei];
   if (!ct_value_is_const(ad->in[ei]) || ct_tensor_numel(ad->in[ei]->data) != 1 || ct_value_is_const(vv)) return false;
-  ct_op *rm2 = vv->def, *pw = rm2 && rm2->kind == CT_OP_REDUCEMEAN ? rm2->in[0]->def : NULL, *sub = dval->def;
+  ct_op *rm2 = def_op(vv), *pw = rm2 && rm2->kind == CT_OP_REDUCEMEAN ? def_op(rm2->in[0]) : NULL, *sub = def_op(dval);
   if (!pw || ct_rw_only_user(rw, vv) != ad || ct_rw_only_user(rw, rm2->in[0]) != rm2 || !sub || sub->kind != CT_OP_SUB) return false;
   bool sq_mul = pw->kind == CT_OP_MUL && pw->in[0] == dval && pw->in[1] == dval;
   bool sq_pow = pw->kind == CT_OP_POW && pw->in[0] == dval && ct_rw_const_all(pw->in[1], 2.0);
   if ((!sq_mul && !sq_pow) || ct_rw_num_uses(rw, dval) != (sq_mul ? 3 : 2)) return false;
   ct_value *mv = sub->in[1];
-  ct_op *rm1 = mv->def;
+  ct_op *rm1 = def_op(mv);
   *x = sub->in[0];
   int f2 = -1, r = (*x)->ndim;
   if (!rm1 || rm1->kind != CT_OP_REDUCEMEAN || rm1->in[0] != *x || ct_rw_only_user(rw, mv) != sub || r < 1 ||
@@ -197,7 +223,8 @@ static bool try_layernorm(ct_rw *rw, ct_op *dv) {
 /* Pass "fuse-patterns": rewrites, where the decomposition matches exactly (every inner result
  * used only inside the pattern; constants as stated): Mul(x, Sigmoid(x)) → SiLU(x);
  * Mul(x, HardSigmoid(x)) with alpha = 1/6 (as f32) and beta = 0.5 → HardSwish(x) (other
- * alphas, e.g. Paddle's 0.2, are not HardSwish and stay); the erf form of GELU with √2 or 1/√2
+ * alphas, e.g. Paddle's 0.2, are not HardSwish and stay); x·Clip(x + 3, 0, 6) / 6 (or · 1/6,
+ * within 1e-6 relative) → HardSwish(x); the erf form of GELU with √2 or 1/√2
  * within 1e-6 relative and exact 1 and 0.5 → Gelu(x); and ReduceMean(x)/Sub/Pow 2 (or d·d)/ReduceMean/Add ε/Sqrt/Div
  * (then optional Mul γ, Add β, constants broadcasting along the reduced trailing axes, both
  * ReduceMeans over the same trailing axes with keepdims) → LayerNormalization(axis, ε). Same mathematical function; the fused kernels round differently (a few ulp).
@@ -210,15 +237,16 @@ ct_status ct_pass_fuse_patterns(ct_graph *g, const ct_pass_options *o, int *n_ch
   int n = g->n_ops;
   for (int i = 0; i < n && !rw.oom; i++) {
     ct_op *op = g->ops[i];
-    if (op->dead) continue;
+    if (op->dead || !operands_present(op)) continue;
     bool done = false;
     if (op->kind == CT_OP_ERF) done = try_gelu(&rw, op);
+    else if (op->kind == CT_OP_CLIP) done = try_hardswish_clip(&rw, op);
     else if (op->kind == CT_OP_DIV) done = try_layernorm(&rw, op);
     if (done) (*n_changed)++;
   }
   for (int i = 0; i < n && !rw.oom; i++) { /* after Gelu, whose x·½ Mul must not look like Swish */
     ct_op *op = g->ops[i];
-    if (!op->dead && op->kind == CT_OP_MUL && try_swish(&rw, op)) (*n_changed)++;
+    if (!op->dead && op->kind == CT_OP_MUL && operands_present(op) && try_swish(&rw, op)) (*n_changed)++;
   }
   return ct_rw_finish(&rw, d);
 }

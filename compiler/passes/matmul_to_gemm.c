@@ -29,8 +29,8 @@ ct_status ct_pass_matmul_to_gemm(ct_graph *g, const ct_pass_options *o, int *n_c
     ct_op *mm = g->ops[i];
     if (mm->dead || mm->kind != CT_OP_MATMUL) continue;
     ct_value *a = mm->in[0], *b = mm->in[1], *y = mm->out[0];
-    ct_op *add = ct_rw_only_user(&rw, y);
-    if (!add || add->kind != CT_OP_ADD || a->ndim != 2 || !ct_value_is_const(b) || b->ndim != 2 ||
+    ct_op *add = a && b && y ? ct_rw_only_user(&rw, y) : NULL;
+    if (!add || !add->in[0] || !add->in[1] || add->kind != CT_OP_ADD || a->ndim != 2 || !ct_value_is_const(b) || b->ndim != 2 ||
         y->ndim != 2 || y->dtype != CT_F32 || !ct_rw_same_shape(add->out[0], y))
       continue;
     ct_value *c = add->in[0] == y ? add->in[1] : add->in[0];

@@ -25,7 +25,7 @@ static bool is_noop(ct_rw *rw, const ct_op *op) {
       return !st || ct_rw_const_all(st, 1.0);
     }
     case CT_OP_PAD:
-      return ct_rw_const_all(op->in[1], 0.0);
+      return op->n_in > 1 && ct_rw_const_all(op->in[1], 0.0);
     case CT_OP_MUL: case CT_OP_DIV:
       return ct_dtype_is_float(y->dtype) && ct_rw_const_all(op->in[1], 1.0);
     case CT_OP_ADD: case CT_OP_SUB:
