@@ -413,35 +413,41 @@ START_TEST(test_squeeze_opset11_attr_equals_opset13_input) {
 }
 END_TEST
 
+/* An opset-9 model using the attribute forms of Clip, Slice, Pad, Split, ReduceMean, TopK,
+ * Dropout, Softmax and Upsample. */
+static void old_opset_model(ob_model *m) {
+  ob_init(m, 9);
+  ob_input(m, "x", T_FLOAT, 4, dims_x);
+  Onnx__NodeProto *n = ob_node(m, "Clip", "clip", (const char *[]){"x", NULL}, (const char *[]){"a", NULL});
+  ob_attr_f(m, n, "max", 6.0f);
+  n = ob_node(m, "Slice", "slice", (const char *[]){"a", NULL}, (const char *[]){"s", NULL});
+  ob_attr_ints(m, n, "starts", 1, (int64_t[]){1});
+  ob_attr_ints(m, n, "ends", 1, (int64_t[]){3});
+  ob_attr_ints(m, n, "axes", 1, (int64_t[]){2});
+  n = ob_node(m, "Pad", "pad", (const char *[]){"s", NULL}, (const char *[]){"p", NULL});
+  ob_attr_ints(m, n, "pads", 8, (int64_t[]){0, 0, 1, 1, 0, 0, 1, 1});
+  ob_attr_f(m, n, "value", 0.5f);
+  n = ob_node(m, "Split", "split", (const char *[]){"p", NULL}, (const char *[]){"p0", "p1", NULL});
+  ob_attr_i(m, n, "axis", 1);
+  ob_attr_ints(m, n, "split", 2, (int64_t[]){1, 2});
+  n = ob_node(m, "Split", "split2", (const char *[]){"p", NULL}, (const char *[]){"q0", "q1", "q2", NULL});
+  n = ob_node(m, "ReduceMean", "rm", (const char *[]){"p0", NULL}, (const char *[]){"m", NULL});
+  ob_attr_ints(m, n, "axes", 2, (int64_t[]){2, 3});
+  n = ob_node(m, "TopK", "topk", (const char *[]){"m", NULL}, (const char *[]){"tv", "ti", NULL});
+  ob_attr_i(m, n, "k", 1);
+  n = ob_node(m, "Dropout", "drop", (const char *[]){"p1", NULL}, (const char *[]){"dr", NULL});
+  ob_attr_f(m, n, "ratio", 0.25f);
+  n = ob_node(m, "Softmax", "sm", (const char *[]){"dr", NULL}, (const char *[]){"sm", NULL});
+  n = ob_node(m, "Upsample", "up", (const char *[]){"sm", "scales", NULL}, (const char *[]){"up", NULL});
+  ob_attr_s(m, n, "mode", "nearest");
+  ob_init_f32(m, "scales", 1, (int64_t[]){4}, (float[]){1, 1, 2, 2});
+  ob_output(m, "up");
+  ob_output(m, "tv");
+}
+
 START_TEST(test_old_opset_attributes_become_inputs) {
   ob_model b;
-  ob_init(&b, 9);
-  ob_input(&b, "x", T_FLOAT, 4, dims_x);
-  Onnx__NodeProto *n = ob_node(&b, "Clip", "clip", (const char *[]){"x", NULL}, (const char *[]){"a", NULL});
-  ob_attr_f(&b, n, "max", 6.0f);
-  n = ob_node(&b, "Slice", "slice", (const char *[]){"a", NULL}, (const char *[]){"s", NULL});
-  ob_attr_ints(&b, n, "starts", 1, (int64_t[]){1});
-  ob_attr_ints(&b, n, "ends", 1, (int64_t[]){3});
-  ob_attr_ints(&b, n, "axes", 1, (int64_t[]){2});
-  n = ob_node(&b, "Pad", "pad", (const char *[]){"s", NULL}, (const char *[]){"p", NULL});
-  ob_attr_ints(&b, n, "pads", 8, (int64_t[]){0, 0, 1, 1, 0, 0, 1, 1});
-  ob_attr_f(&b, n, "value", 0.5f);
-  n = ob_node(&b, "Split", "split", (const char *[]){"p", NULL}, (const char *[]){"p0", "p1", NULL});
-  ob_attr_i(&b, n, "axis", 1);
-  ob_attr_ints(&b, n, "split", 2, (int64_t[]){1, 2});
-  n = ob_node(&b, "Split", "split2", (const char *[]){"p", NULL}, (const char *[]){"q0", "q1", "q2", NULL});
-  n = ob_node(&b, "ReduceMean", "rm", (const char *[]){"p0", NULL}, (const char *[]){"m", NULL});
-  ob_attr_ints(&b, n, "axes", 2, (int64_t[]){2, 3});
-  n = ob_node(&b, "TopK", "topk", (const char *[]){"m", NULL}, (const char *[]){"tv", "ti", NULL});
-  ob_attr_i(&b, n, "k", 1);
-  n = ob_node(&b, "Dropout", "drop", (const char *[]){"p1", NULL}, (const char *[]){"dr", NULL});
-  ob_attr_f(&b, n, "ratio", 0.25f);
-  n = ob_node(&b, "Softmax", "sm", (const char *[]){"dr", NULL}, (const char *[]){"sm", NULL});
-  n = ob_node(&b, "Upsample", "up", (const char *[]){"sm", "scales", NULL}, (const char *[]){"up", NULL});
-  ob_attr_s(&b, n, "mode", "nearest");
-  ob_init_f32(&b, "scales", 1, (int64_t[]){4}, (float[]){1, 1, 2, 2});
-  ob_output(&b, "up");
-  ob_output(&b, "tv");
+  old_opset_model(&b);
   ct_graph *g = NULL;
   ct_diag d;
   ck_assert_msg(import_model(&b, "old.onnx", NULL, &g, &d) == CT_OK, "%s", d.msg);
