@@ -43,8 +43,8 @@ END_TEST
 START_TEST(test_rshift_round_matches_wide_reference) {
   srand(7);
   for (int i = 0; i < 200000; i++) {
-    int64_t x = ((int64_t)rand() << 40) ^ ((int64_t)rand() << 20) ^ rand();
-    if (i & 1) x = -x;
+    uint64_t u = ((uint64_t)rand() << 40) ^ ((uint64_t)rand() << 20) ^ (uint64_t)rand();
+    int64_t x = (int64_t)(i & 1 ? 0 - u : u);
     if (i % 1000 == 0) x = i % 3000 == 0 ? INT64_MAX : INT64_MIN + i;
     int s = i % 64;
     ck_assert_int_eq(ct_quant_rshift_round(x, s), ref_rshift(x, s));
