@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/h5io.h"
 #include "isa/asm.h"
 #include "isa/isa.h"
 #include "isa/program.h"
@@ -414,6 +415,34 @@ START_TEST(test_cli_asm_disasm_round_trip_and_errors) {
 }
 END_TEST
 
+/* .const from an HDF5 dataset (path relative to the .s file), converted to the const dtype. */
+START_TEST(test_const_from_h5_dataset) {
+  int64_t shape[2] = {2, 3};
+  ct_tensor *t = ct_tensor_new(CT_F32, 2, shape, "w/0");
+  float v[6] = {1.5f, -2.0f, 3.25f, 0.0f, 100.0f, -7.5f};
+  memcpy(t->data, v, sizeof v);
+  ct_diag d;
+  ck_assert_msg(ct_h5_write(ct_test_tmp_path("consts.h5"), &t, 1, &d) == CT_OK, "%s", d.msg);
+  const char *src = ct_test_tmp_path("h5const.s");
+  const char *text = ".const a f32 consts.h5:w/0\n.const b bf16 consts.h5:w/0 at=0x4000\n"
+                     ".scalar_is_not_a_directive\n";
+  ck_assert(ct_test_write_file(src, text, strlen(text)));
+  ct_program p;
+  ck_assert_int_eq(ct_asm_file(src, NULL, &p, &d), CT_ERR_INPUT); /* line 3 */
+  ck_assert(strstr(d.msg, "h5const.s:3: unknown directive") != NULL);
+  ck_assert(ct_test_write_file(src, text, strlen(text) - strlen(".scalar_is_not_a_directive\n")));
+  ck_assert_msg(ct_asm_file(src, NULL, &p, &d) == CT_OK, "%s", d.msg);
+  ck_assert_uint_eq(p.n_consts, 2);
+  ck_assert_uint_eq(p.consts[0].bytes, 24);
+  ck_assert_mem_eq(p.consts[0].data, v, 24);
+  ck_assert_uint_eq(p.consts[1].gmem_addr, 0x4000);
+  ck_assert_uint_eq(p.consts[1].bytes, 12);
+  ck_assert_uint_eq(p.consts[1].data[2] | p.consts[1].data[3] << 8, 0xc000); /* bf16(-2.0) */
+  ct_program_free(&p);
+  ct_tensor_free(t);
+}
+END_TEST
+
 START_TEST(test_docs_isa_md_is_generated_text) {
   char *text = NULL;
   size_t tn = 0;
@@ -443,6 +472,7 @@ int main(void) {
   tcase_add_test(tc, test_loader_survives_random_byte_flips);
   tcase_add_test(tc, test_loader_checks_chip_signature_and_bounds);
   tcase_add_test(tc, test_cli_asm_disasm_round_trip_and_errors);
+  tcase_add_test(tc, test_const_from_h5_dataset);
   tcase_add_test(tc, test_docs_isa_md_is_generated_text);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
