@@ -64,8 +64,27 @@ static void im2col(const conv_job *j, const float *x, float *col) {
         }
 }
 
-/* General conv: per image and group, im2col then Y_g (ocg x ovol) = W_g (ocg x cg*kvol) * col. */
-static ct_status conv_gemm(const conv_job *j, const ct_op *op, ct_diag *d) {
+/* Y chunk (rows x n columns, row stride ld) = W_g * B chunk + bias, then the activation,
+ * while the chunk is still in cache; beta = 1 on the bias spares OpenBLAS's zeroing pass. */
+static void gemm_chunk(const conv_job *j, const float *w, const float *bias, const float *src, float *y,
+                       int64_t rows, int64_t n, int64_t kk, int64_t ld) {
+  for (int64_t r = 0; bias && r < rows; r++) {
+    float *row = y + r * ld;
+    const float b = bias[r];
+    int64_t m = n - n % 8;
+    for (int64_t i = 0; i < m; i += 8)
+      for (int k = 0; k < 8; k++) row[i + k] = b;
+    for (int64_t i = m; i < n; i++) row[i] = b;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, (int)kk, 1.0f, w, (int)kk, src, (int)ld,
+              bias ? 1.0f : 0.0f, y, (int)ld);
+  for (int64_t r = 0; !j->act.none && r < rows; r++) ct_kn_act_apply(&j->act, y + r * ld, n);
+}
+
+/* General conv: per image and group, im2col (unless 1x1 stride 1 unpadded: X is already the
+ * matrix) then Y_g (ocg x ovol) = W_g (ocg x cg*kvol) * col in column chunks of ~256 KiB of
+ * output, bias and activation fused per chunk. */
+static ct_status conv_gemm(const conv_job *j, int threads, const ct_op *op, ct_diag *d) {
   bool direct = j->kvol == 1 && j->g.s[0] * j->g.s[1] * j->g.s[2] == 1 &&
                 j->g.pb[0] + j->g.pb[1] + j->g.pb[2] + j->g.pe[0] + j->g.pe[1] + j->g.pe[2] == 0;
   float *col = NULL;
@@ -73,27 +92,19 @@ static ct_status conv_gemm(const conv_job *j, const ct_op *op, ct_diag *d) {
     col = malloc(sizeof *col * (size_t)(j->cg * j->kvol * j->ovol));
     if (!col) return ct_kn_oom(d, op);
   }
-  int64_t kk = j->cg * j->kvol;
+  int64_t kk = j->cg * j->kvol, nb = (65536 / (j->ocg > 0 ? j->ocg : 1)) * (threads > 1 ? threads : 1);
+  nb = nb < 256 ? 256 : nb - nb % 64;
   for (int64_t n = 0; n < j->n; n++)
     for (int64_t gi = 0; gi < j->group; gi++) {
-      const float *xg = j->x + (n * j->c + gi * j->cg) * j->ivol;
-      const float *src = xg;
+      const float *src = j->x + (n * j->c + gi * j->cg) * j->ivol;
       if (!direct) {
-        im2col(j, xg, col);
+        im2col(j, src, col);
         src = col;
       }
       float *yg = j->y + (n * j->oc + gi * j->ocg) * j->ovol;
-      if (j->b) /* start from the bias: beta = 1 spares OpenBLAS's zeroing pass and ours */
-        for (int64_t oc = 0; oc < j->ocg; oc++) {
-          const float b = j->b[gi * j->ocg + oc];
-          float *row = yg + oc * j->ovol;
-          int64_t i = 0;
-          for (; i + 8 <= j->ovol; i += 8)
-            for (int k = 0; k < 8; k++) row[i + k] = b;
-          for (; i < j->ovol; i++) row[i] = b;
-        }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->ocg, (int)j->ovol, (int)kk, 1.0f,
-                  j->w + gi * j->ocg * kk, (int)kk, src, (int)j->ovol, j->b ? 1.0f : 0.0f, yg, (int)j->ovol);
+      for (int64_t c0 = 0; c0 < j->ovol; c0 += nb)
+        gemm_chunk(j, j->w + gi * j->ocg * kk, j->b ? j->b + gi * j->ocg : NULL, src + c0, yg + c0, j->ocg,
+                   j->ovol - c0 < nb ? j->ovol - c0 : nb, kk, j->ovol);
     }
   free(col);
   return CT_OK;
@@ -135,9 +146,15 @@ static void dw_fill(const ct_kn_geo *g, const float *x, float *pad, int64_t PW, 
       memcpy(row + g->pb[2], src, sizeof *src * (size_t)W);
       continue;
     }
-    for (int64_t iw = 0; iw < W; iw++) {
-      int64_t pc = iw + g->pb[2];
-      row[(pc & 1) * half + pc / 2] = src[iw];
+    /* padded column pc = iw + pl goes to row[(pc & 1) * half + pc / 2] */
+    for (int ph = 0; ph < 2; ph++) {
+      int64_t first = ((ph - g->pb[2]) % 2 + 2) % 2; /* smallest iw >= 0 with pc % 2 == ph */
+      float *dst = row + ph * half + (first + g->pb[2]) / 2;
+      const float *s0 = src + first;
+      int64_t cnt = first < W ? (W - first + 1) / 2 : 0, m = cnt - cnt % 8;
+      for (int64_t e = 0; e < m; e += 8)
+        for (int k = 0; k < 8; k++) dst[e + k] = s0[2 * (e + k)];
+      for (int64_t e = m; e < cnt; e++) dst[e] = s0[2 * e];
     }
   }
 }
@@ -238,10 +255,7 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
     return CT_OK;
   }
   ct_kn_blas_threads(ctx);
-  if ((st = conv_gemm(&j, op, d))) return st;
-  j.b = NULL; /* already added */
-  conv_epilogue(&j);
-  return CT_OK;
+  return conv_gemm(&j, ctx ? ctx->threads : 1, op, d);
 }
 
 /* col2im of ConvTranspose: y[oc][i*s - pb + k*dl] += col[(oc, kd, kh, kw)][(id, ih, iw)]. */
