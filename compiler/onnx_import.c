@@ -368,7 +368,8 @@ static ct_status add_input(ct_onnx_ctx *c, const Onnx__ValueInfoProto *vi, int p
   if (!name[0]) return ct_diag_set(d, CT_ERR_INPUT, "%s: graph input without a name", c->file);
   if (ct_onnx_find(c, name)) return ct_diag_set(d, CT_ERR_INPUT, "%s: input \"%s\" is defined twice", c->file, name);
   if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !vi->type->tensor_type)
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: input \"%s\": only tensor inputs are supported", c->file, name);
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: input \"%s\": unsupported: only tensor inputs (no sequences or optionals)",
+                       c->file, name);
   ct_dtype dt;
   int et = vi->type->tensor_type->has_elem_type ? vi->type->tensor_type->elem_type : 0;
   if (!ct_dtype_from_onnx(et, &dt))

@@ -65,7 +65,7 @@ static bool host_is_big_endian(void) {
 
 /* Copies little-endian bytes into t->data, swapping each element on big-endian hosts. */
 static void copy_le(ct_tensor *t, const uint8_t *src) {
-  memcpy(t->data, src, t->nbytes);
+  if (t->nbytes) memcpy(t->data, src, t->nbytes);
   size_t es = ct_dtype_size(t->dtype);
   if (es < 2 || !host_is_big_endian()) return;
   uint8_t *p = t->data;

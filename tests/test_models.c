@@ -17,8 +17,28 @@
 #define COS_MIN 0.99999
 #define REL_MAX 1e-4
 
+/* The bar a model's outputs must meet. The QDQ int8 model gets its own: its 66
+ * QuantizeLinear ops round x/scale to integers, so an ulp of float difference in a conv
+ * accumulation (OpenBLAS vs MLAS summation order) flips a rounding and the flips compound
+ * through the network — ctpu against itself at 1 vs 2 threads already differs by cosine
+ * 0.983. For it the test demands cosine >= 0.98 and the same top-1 class as onnxruntime. */
+typedef struct {
+  double cos_min, rel_max;
+  bool same_argmax;
+} bar;
+
+static const bar float_bar = {COS_MIN, REL_MAX, false};
+static const bar qdq_bar = {0.98, INFINITY, true};
+
+static int64_t argmax(const ct_tensor *t) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < ct_tensor_numel(t); i++)
+    if (ct_tensor_get_f64(t, i) > ct_tensor_get_f64(t, best)) best = i;
+  return best;
+}
+
 /* Compares got with ref (f32, same shape): cosine and max abs error against max |ref|. */
-static void check_close(const char *model, const ct_tensor *got, const ct_tensor *ref) {
+static void check_close(const char *model, const ct_tensor *got, const ct_tensor *ref, const bar *b) {
   char gs[128], rs[128];
   ck_assert_msg(got->dtype == ref->dtype && got->ndim == ref->ndim &&
                     !memcmp(got->shape, ref->shape, (size_t)ref->ndim * sizeof ref->shape[0]),
@@ -36,13 +56,17 @@ static void check_close(const char *model, const ct_tensor *got, const ct_tensor
   double cosine = (ng == 0 && nr == 0) ? 1.0 : dot / (sqrt(ng) * sqrt(nr));
   printf("%s: output \"%s\": cosine %.9f, max abs error %.3g (max |ref| %.3g)\n", model, ref->name, cosine,
          max_err, max_ref);
-  ck_assert_msg(cosine >= COS_MIN, "%s: output \"%s\": cosine %.9f < %g", model, ref->name, cosine, COS_MIN);
-  ck_assert_msg(max_err <= REL_MAX * max_ref, "%s: output \"%s\": max abs error %g > %g", model, ref->name,
-                max_err, REL_MAX * max_ref);
+  ck_assert_msg(cosine >= b->cos_min, "%s: output \"%s\": cosine %.9f < %g", model, ref->name, cosine,
+                b->cos_min);
+  ck_assert_msg(max_err <= b->rel_max * max_ref, "%s: output \"%s\": max abs error %g > %g", model, ref->name,
+                max_err, b->rel_max * max_ref);
+  if (b->same_argmax)
+    ck_assert_msg(argmax(got) == argmax(ref), "%s: output \"%s\": top-1 %lld, onnxruntime %lld", model,
+                  ref->name, (long long)argmax(got), (long long)argmax(ref));
 }
 
 /* Transforms and runs models/<dir>/<file> on its test_data_set_0 and checks every output. */
-static void run_model(const char *dir, const char *file) {
+static void run_model_bar(const char *dir, const char *file, const bar *b) {
   char label[256], out[8192], top[512], h5[600], inputs[4096] = "";
   snprintf(label, sizeof label, "%s/%s", dir, file);
   snprintf(top, sizeof top, "%s", ct_test_tmp_path(dir));
@@ -77,7 +101,7 @@ static void run_model(const char *dir, const char *file) {
     ck_assert_ptr_nonnull(ref->name);
     const ct_tensor *t = ct_tensor_list_find(&got, ref->name);
     ck_assert_msg(t != NULL, "%s: no output named \"%s\"", label, ref->name);
-    check_close(label, t, ref);
+    check_close(label, t, ref, b);
     ct_tensor_free(ref);
   }
   ck_assert_int_gt(k, 0);
@@ -85,13 +109,15 @@ static void run_model(const char *dir, const char *file) {
   ct_tensor_list_free(&got);
 }
 
+static void run_model(const char *dir, const char *file) { run_model_bar(dir, file, &float_bar); }
+
 START_TEST(test_fmnist_rescnn) { run_model("fmnist-rescnn", "model.onnx"); }
 END_TEST
 START_TEST(test_fmnist_rescnn_unfused_bn) { run_model("fmnist-rescnn", "model_unfused_bn.onnx"); }
 END_TEST
 START_TEST(test_mobilenetv2_fp32) { run_model("mobilenetv2-fp32-dequant-from-qdq", "model.onnx"); }
 END_TEST
-START_TEST(test_mobilenetv2_qdq_int8) { run_model("mobilenetv2-torchvision-qdq-int8", "model.onnx"); }
+START_TEST(test_mobilenetv2_qdq_int8) { run_model_bar("mobilenetv2-torchvision-qdq-int8", "model.onnx", &qdq_bar); }
 END_TEST
 START_TEST(test_yolox_nano) { run_model("yolox-nano", "model.onnx"); }
 END_TEST
