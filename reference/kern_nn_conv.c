@@ -134,6 +134,24 @@ CT_SIMD_CLONES static void dw_row(float *restrict o, int64_t n, const float *con
   }
 }
 
+/* o[i] = b + sum of the 9 taps w[k] * t[k][i], i in [0, n): a whole 3x3 output row in one
+ * pass (stride 1, or stride 2 on split rows). */
+CT_SIMD_CLONES static void dw_row9(float *restrict o, int64_t n, const float *const *t, const float *w, float b) {
+  const float *t0 = t[0], *t1 = t[1], *t2 = t[2], *t3 = t[3], *t4 = t[4], *t5 = t[5], *t6 = t[6], *t7 = t[7],
+              *t8 = t[8];
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  int64_t m = n - n % 8;
+  for (int64_t i = 0; i < m; i += 8)
+    for (int k = 0; k < 8; k++) {
+      int64_t q = i + k;
+      o[q] = b + w0 * t0[q] + w1 * t1[q] + w2 * t2[q] + w3 * t3[q] + w4 * t4[q] + w5 * t5[q] + w6 * t6[q] +
+             w7 * t7[q] + w8 * t8[q];
+    }
+  for (int64_t q = m; q < n; q++)
+    o[q] = b + w0 * t0[q] + w1 * t1[q] + w2 * t2[q] + w3 * t3[q] + w4 * t4[q] + w5 * t5[q] + w6 * t6[q] +
+           w7 * t7[q] + w8 * t8[q];
+}
+
 /* Copies plane x (H x W) into the zero-padded scratch (PH x PW, borders left zero). With
  * split, each padded row is stored as its even columns then its odd columns, so that stride-2
  * taps read contiguous memory. */
@@ -176,8 +194,20 @@ CT_SIMD_CLONES static void conv_dw(void *arg, int64_t lo, int64_t hi, int part) 
     const float *wk = j->w + c * KH * KW;
     float *y = j->y + p * OH * OW;
     dw_fill(g, j->x + p * H * W, pad, PW, split);
+    const float bias = j->b ? j->b[c] : 0.0f;
     for (int64_t oh = 0; oh < OH; oh++) {
       float *o = y + oh * OW;
+      if (KH == 3 && KW == 3 && (split || sw == 1)) {
+        const float *t9[9];
+        for (int64_t kh = 0; kh < 3; kh++) {
+          const float *row = pad + (oh * g->s[1] + kh * g->dl[1]) * PW;
+          for (int64_t kw = 0; kw < 3; kw++)
+            t9[kh * 3 + kw] = split ? row + (kw & 1) * ((PW + 1) / 2) + kw / 2 : row + kw * dw;
+        }
+        dw_row9(o, OW, t9, wk, bias);
+        ct_kn_act_apply(&j->act, o, OW);
+        continue;
+      }
       memset(o, 0, sizeof *o * (size_t)OW);
       for (int64_t kh = 0; kh < KH; kh++) {
         const float *row = pad + (oh * g->s[1] + kh * g->dl[1]) * PW;
@@ -194,7 +224,7 @@ CT_SIMD_CLONES static void conv_dw(void *arg, int64_t lo, int64_t hi, int part) 
           }
         }
       }
-      ct_kn_bias_act(&j->act, j->b ? j->b[c] : 0.0f, o, OW); /* while the row is in cache */
+      ct_kn_bias_act(&j->act, bias, o, OW); /* while the row is in cache */
     }
   }
 }

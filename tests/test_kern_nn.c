@@ -88,6 +88,9 @@ START_TEST(test_conv_random_vs_naive) {
       {1, 6, 10, 9, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1}, /* depthwise 3x3 */
       {2, 5, 11, 8, 5, 3, 3, 5, 2, 2, 1, 1, 0, 1, 1, 0}, /* depthwise stride 2 asymmetric */
       {1, 3, 12, 12, 3, 5, 5, 3, 1, 2, 2, 2, 4, 3, 2, 1},/* depthwise 5x5 dilated */
+      {1, 4, 9, 10, 4, 3, 3, 4, 1, 1, 2, 2, 2, 2, 2, 2},  /* depthwise 3x3 dilated, 9-tap path */
+      {1, 4, 9, 11, 4, 3, 3, 4, 2, 2, 1, 2, 1, 2, 0, 1},  /* depthwise 3x3 stride 2 dilated W */
+      {1, 3, 6, 7, 3, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1},   /* depthwise stride 3 */
       {1, 4, 6, 6, 8, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},  /* depth multiplier 2 (general path) */
       {1, 2, 5, 4, 3, 5, 4, 1, 3, 2, 1, 1, 2, 2, 2, 2},  /* kernel as large as the input */
   };
