@@ -7,6 +7,7 @@
 
 #include "compiler/shape.h"
 #include "compiler/shape_nn_util.h"
+#include "reference/broadcast.h"
 
 ct_status ct_shape_nn_fail(ct_diag *d, const ct_op *op, const char *fmt, ...) {
   char buf[768];
@@ -300,11 +301,11 @@ ct_status ct_shape_gemm(ct_graph *g, ct_op *op, ct_diag *d) {
                             ta, (long long)kb, tb);
   if (op->n_in > 2 && op->in[2]) {
     const ct_value *c = op->in[2];
-    if (c->ndim < 0 || c->ndim > 2) return ct_shape_nn_fail(d, op, "C must have rank <= 2");
-    int64_t cm = c->ndim == 2 ? c->shape[0] : 1, cn = c->ndim >= 1 ? c->shape[c->ndim - 1] : 1;
-    if ((cm != 1 && cm != m) || (cn != 1 && cn != n))
-      return ct_shape_nn_fail(d, op, "C of shape [%lldx%lld] does not broadcast to [%lldx%lld]", (long long)cm,
-                              (long long)cn, (long long)m, (long long)n);
+    int64_t mn[2] = {m, n};
+    char buf[64];
+    if (c->ndim < 0 || !ct_bcast_to(c->ndim, c->shape, 2, mn))
+      return ct_shape_nn_fail(d, op, "C of shape %s does not broadcast to [%lldx%lld]",
+                              ct_shape_str(c->ndim, c->shape, buf, sizeof buf), (long long)m, (long long)n);
   }
   if (!ct_op_set_int(g, op, "transA", ta) || !ct_op_set_int(g, op, "transB", tb)) return ct_shape_nn_oom(d, op);
   int64_t shape[2] = {m, n};

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference/broadcast.h"
 #include "reference/kern_nn_util.h"
 
 /* Row-major C = alpha op(A) op(B) + beta C for f32 (dt == CT_F32) or f64 buffers. */
@@ -30,13 +31,13 @@ static ct_status same_float_dtype(const ct_op *op, const ct_tensor *y, const ct_
   return CT_OK;
 }
 
-/* Y[i][j] = beta * C[i*rs + j*cs] (C broadcast to m x n by zero strides). */
+/* Y[i][j] = beta * C broadcast to m x n (strides from reference/broadcast.h: 0 on broadcast dims). */
 static void fill_bias(ct_tensor *y, const ct_tensor *c, double beta, int64_t m, int64_t n) {
-  int64_t cm = c->ndim == 2 ? c->shape[0] : 1, cn = c->ndim >= 1 ? c->shape[c->ndim - 1] : 1;
-  int64_t rs = cm == 1 ? 0 : cn, cs = cn == 1 ? 0 : 1;
+  int64_t ys[2] = {m, n}, st[2];
+  ct_bcast_strides(c->ndim, c->shape, 2, ys, st);
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
-      int64_t ci = i * rs + j * cs;
+      int64_t ci = i * st[0] + j * st[1];
       if (y->dtype == CT_F32) ((float *)y->data)[i * n + j] = (float)(beta * ((const float *)c->data)[ci]);
       else ((double *)y->data)[i * n + j] = beta * ((const double *)c->data)[ci];
     }
@@ -62,8 +63,7 @@ ct_status ct_kern_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   if (!act.none && y->dtype != CT_F32) return ct_kn_fail(d, op, "unsupported fused act on f64");
   bool with_c = c && beta != 0.0;
   if (with_c) {
-    int64_t cm = c->ndim == 2 ? c->shape[0] : 1, cn = c->ndim >= 1 ? c->shape[c->ndim - 1] : 1;
-    if (c->ndim > 2 || (cm != 1 && cm != m) || (cn != 1 && cn != n))
+    if (!ct_bcast_to(c->ndim, c->shape, 2, shape))
       return ct_kn_fail(d, op, "C does not broadcast to [%lldx%lld]", (long long)m, (long long)n);
     fill_bias(y, c, beta, m, n);
   }
