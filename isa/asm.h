@@ -39,6 +39,10 @@ char *ct_disasm_insn(const ct_insn *insn, char *buf, size_t n);
  * Errors: CT_ERR_INPUT when f cannot be written. */
 ct_status ct_disasm(const ct_program *p, FILE *f, ct_diag *d);
 
+/* ct_disasm into the file path, written atomically (temporary + rename). Errors:
+ * CT_ERR_INPUT when it cannot be written. */
+ct_status ct_disasm_file(const ct_program *p, const char *path, ct_diag *d);
+
 /* Writes docs/isa.md (Markdown: encoding, every opcode's fields and semantics, named
  * values, assembly syntax, .ctpu layout, chip keys) to f. Output depends only on isa.def
  * and chip.def. */

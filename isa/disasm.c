@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "isa/asm.h"
+#include "isa/atomic.h"
 
 /* Appends printf output at *pos of buf (size n), never overflowing. */
 static void app(char *buf, size_t n, size_t *pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -140,4 +141,10 @@ ct_status ct_disasm(const ct_program *p, FILE *f, ct_diag *d) {
   }
   if (ferror(f)) return ct_diag_set(d, CT_ERR_INPUT, "cannot write the disassembly");
   return CT_OK;
+}
+
+static ct_status write_text(FILE *f, const void *ctx, ct_diag *d) { return ct_disasm(ctx, f, d); }
+
+ct_status ct_disasm_file(const ct_program *p, const char *path, ct_diag *d) {
+  return ct_isa_write_atomic(path, write_text, p, d);
 }

@@ -132,24 +132,26 @@ void ct_isa_field_set_bits(ct_insn *insn, const ct_isa_field *f, uint64_t bits) 
 /* ---- bit packing: bit i of the word is bit (i % 8) of byte i / 8 ---- */
 
 static void put_bits(uint8_t *w, int lo, int width, uint64_t v) {
-  for (int i = 0; i < width; i++) {
-    int b = lo + i;
-    if ((v >> i) & 1) w[b >> 3] |= (uint8_t)(1u << (b & 7));
-    else w[b >> 3] &= (uint8_t)~(1u << (b & 7));
+  uint64_t mask = width_mask(width);
+  v &= mask;
+  int first = lo >> 3, sh = lo & 7, nbytes = (sh + width + 7) >> 3;
+  for (int k = 0; k < nbytes; k++) {
+    int pos = 8 * k - sh; /* bit of v that lands on bit 0 of this byte */
+    uint64_t vb = pos >= 0 ? v >> pos : v << -pos;
+    uint64_t mb = pos >= 0 ? mask >> pos : mask << -pos;
+    w[first + k] = (uint8_t)((w[first + k] & ~mb) | (vb & mb));
   }
 }
 
 static uint64_t get_bits(const uint8_t *w, int lo, int width) {
   uint64_t v = 0;
-  for (int i = 0; i < width; i++) {
-    int b = lo + i;
-    v |= (uint64_t)((w[b >> 3] >> (b & 7)) & 1) << i;
+  int first = lo >> 3, sh = lo & 7, nbytes = (sh + width + 7) >> 3;
+  for (int k = 0; k < nbytes; k++) {
+    int pos = 8 * k - sh;
+    uint64_t b = w[first + k];
+    v |= pos >= 0 ? (pos < 64 ? b << pos : 0) : b >> -pos;
   }
-  return v;
-}
-
-static void mark_bits(uint8_t *w, int lo, int width) {
-  for (int b = lo; b < lo + width; b++) w[b >> 3] |= (uint8_t)(1u << (b & 7));
+  return v & width_mask(width);
 }
 
 /* Range check of a field value before encoding; returns false with a message. */
@@ -197,21 +199,21 @@ ct_status ct_isa_decode(const uint8_t in[CT_ISA_INSN_BYTES], ct_insn *insn, ct_d
   insn->wait = (uint32_t)get_bits(in, 8, 32);
   insn->signal = (uint32_t)get_bits(in, 40, 32);
   insn->debug_id = (uint32_t)get_bits(in, 72, 32);
-  uint8_t used[CT_ISA_INSN_BYTES];
-  memset(used, 0, sizeof used);
-  mark_bits(used, 0, CT_ISA_HEADER_BITS);
   const ct_isa_field *f;
   int n = ct_isa_fields(insn->op, &f);
   for (int i = 0; i < n; i++) {
     ct_isa_field_set_bits(insn, &f[i], get_bits(in, f[i].lo, f[i].width));
-    mark_bits(used, f[i].lo, f[i].width);
     if (f[i].kind != CT_ISA_K_F32 && f[i].kind != CT_ISA_K_S && f[i].kind != CT_ISA_K_U &&
         !field_fits(insn, &f[i], d))
       return ct_diag_prefix(d, "word byte %d: ", f[i].lo / 8);
   }
+  /* Bits outside the opcode's fields must be zero: re-encoding must give the same word. */
+  uint8_t again[CT_ISA_INSN_BYTES];
+  ct_status st = ct_isa_encode(insn, again, d);
+  if (st) return st;
   for (int b = 0; b < CT_ISA_INSN_BYTES; b++)
-    if (in[b] & ~used[b])
+    if (in[b] != again[b])
       return ct_diag_set(d, CT_ERR_INPUT, "%s: unused bits set (word byte %d: 0x%02x)", ct_isa_op_name(insn->op), b,
-                         in[b] & ~used[b]);
+                         in[b] ^ again[b]);
   return CT_OK;
 }

@@ -1,12 +1,11 @@
 /* program_file.c: the .ctpu byte format: serializer, atomic writer and a parser that checks
  * every offset, size, count and string against the file before using it (layout in
  * docs/isa.md "Program file"). All integers little-endian. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "isa/atomic.h"
 #include "isa/program.h"
 
 #define HDR_BYTES 128
@@ -141,30 +140,24 @@ ct_status ct_program_serialize(const ct_program *p, uint8_t **buf, size_t *n, ct
   return CT_OK;
 }
 
+typedef struct image {
+  const uint8_t *buf;
+  size_t n;
+} image;
+
+static ct_status write_image(FILE *f, const void *ctx, ct_diag *d) {
+  const image *im = ctx;
+  (void)d;
+  fwrite(im->buf, 1, im->n, f); /* short writes show up as ferror */
+  return CT_OK;
+}
+
 ct_status ct_program_write(const ct_program *p, const char *path, ct_diag *d) {
   uint8_t *buf;
   size_t n;
-  ct_status st = ct_program_serialize(p, &buf, &n, d);
-  if (st) return ct_diag_prefix(d, "%s: ", path);
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 16);
-  if (!tmp) {
-    free(buf);
-    return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  }
-  snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-  bool ok = f && fwrite(buf, 1, n, f) == n;
-  if (f) ok = (fclose(f) == 0) && ok;
-  else if (fd >= 0) close(fd);
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) {
-    int e = errno;
-    if (fd >= 0) remove(tmp);
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write: %s", path, strerror(e));
-  }
-  free(tmp);
+  if (ct_program_serialize(p, &buf, &n, d)) return ct_diag_prefix(d, "%s: ", path);
+  image im = {buf, n};
+  ct_status st = ct_isa_write_atomic(path, write_image, &im, d);
   free(buf);
   return st;
 }

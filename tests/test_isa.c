@@ -386,6 +386,15 @@ START_TEST(test_loader_checks_chip_signature_and_bounds) {
   ck_assert_int_eq(ct_program_parse(b, n, &chip, "s.ctpu", &p, &d), CT_ERR_INPUT);
   ck_assert(strstr(d.msg, "s.ctpu: byte 8: chip signature") != NULL);
   ck_assert_int_eq(ct_program_parse(b, n, NULL, "s.ctpu", &p, &d), CT_OK);
+  /* the writer reports an unwritable place and leaves nothing behind */
+  ck_assert_int_eq(ct_program_write(&p, "/nonexistent_dir/x.ctpu", &d), CT_ERR_INPUT);
+  ck_assert(strstr(d.msg, "/nonexistent_dir/x.ctpu") != NULL);
+  const char *ok = ct_test_tmp_path("w.ctpu");
+  ck_assert_int_eq(ct_program_write(&p, ok, &d), CT_OK);
+  size_t wn;
+  char *wb = ct_test_read_file(ok, &wn);
+  ck_assert(wb && wn == n && memcmp(wb, b, n) == 0);
+  free(wb);
   ct_program_free(&p);
   /* same program assembled for the small chip: NORM's gamma at 65536 lies outside LMEM */
   ck_assert_int_eq(ct_asm_file(ALL_OPS, &chip, &p, &d), CT_ERR_INPUT);
