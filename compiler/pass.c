@@ -38,7 +38,7 @@ static const struct {
   const char *passes;
 } pipeline_table[] = {
     {"canonicalize",
-     "fold-constants,infer-shapes,remove-identity,dce,cse,fold-pad,fold-bn,fold-affine,"
+     "fold-constants,infer-shapes,remove-identity,dce,cse,fold-pad,fold-bn,fold-affine,merge-chains,"
      "matmul-to-gemm,collapse-reshape,fold-transpose,fuse-patterns,fuse-act,dce"},
 };
 #define N_PIPELINES ((int)(sizeof pipeline_table / sizeof pipeline_table[0]))
