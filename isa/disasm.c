@@ -52,6 +52,8 @@ char *ct_disasm_insn(const ct_insn *insn, char *buf, size_t n) {
       memcpy(&x, &bits, 4);
       if (isfinite(x)) app(buf, n, &pos, " %s=%.9g", f[i].name, (double)x);
       else app(buf, n, &pos, " %s=0x%08x", f[i].name, bits);
+    } else if ((f[i].kind == CT_ISA_K_LA || f[i].kind == CT_ISA_K_GA) && v >= 0) {
+      app(buf, n, &pos, " %s=0x%llx", f[i].name, (unsigned long long)v);
     } else if (f[i].kind == CT_ISA_K_DT && v >= 0 && v < CT_DTYPE_COUNT) {
       app(buf, n, &pos, " %s=%s", f[i].name, ct_dtype_name((ct_dtype)v));
     } else if (nv > 0 && v >= 0 && v < nv) {

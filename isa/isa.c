@@ -154,6 +154,11 @@ static uint64_t get_bits(const uint8_t *w, int lo, int width) {
   return v & width_mask(width);
 }
 
+/* Kinds whose every bit pattern is a valid value. */
+static bool kind_is_plain(ct_isa_kind k) {
+  return k == CT_ISA_K_U || k == CT_ISA_K_S || k == CT_ISA_K_F32 || k == CT_ISA_K_LA || k == CT_ISA_K_GA;
+}
+
 /* Range check of a field value before encoding; returns false with a message. */
 static bool field_fits(const ct_insn *insn, const ct_isa_field *f, ct_diag *d) {
   if (f->kind == CT_ISA_K_F32) return true;
@@ -203,8 +208,7 @@ ct_status ct_isa_decode(const uint8_t in[CT_ISA_INSN_BYTES], ct_insn *insn, ct_d
   int n = ct_isa_fields(insn->op, &f);
   for (int i = 0; i < n; i++) {
     ct_isa_field_set_bits(insn, &f[i], get_bits(in, f[i].lo, f[i].width));
-    if (f[i].kind != CT_ISA_K_F32 && f[i].kind != CT_ISA_K_S && f[i].kind != CT_ISA_K_U &&
-        !field_fits(insn, &f[i], d))
+    if (!kind_is_plain(f[i].kind) && !field_fits(insn, &f[i], d))
       return ct_diag_prefix(d, "word byte %d: ", f[i].lo / 8);
   }
   /* Bits outside the opcode's fields must be zero: re-encoding must give the same word. */

@@ -51,6 +51,8 @@ typedef enum ct_isa_norm { CT_ISA_VALUES_NORM(CT_ISA_VALUE_ENUM) CT_ISA_NORM_COU
 #define CT_ISA_CTYPE_U int64_t
 #define CT_ISA_CTYPE_S int64_t
 #define CT_ISA_CTYPE_F32 float
+#define CT_ISA_CTYPE_LA int64_t
+#define CT_ISA_CTYPE_GA int64_t
 #define CT_ISA_CTYPE_DT int64_t
 #define CT_ISA_CTYPE_ACT int64_t
 #define CT_ISA_CTYPE_RQ int64_t
