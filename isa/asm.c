@@ -240,7 +240,7 @@ static ct_status const_hex(asm_ctx *c, const char *s, uint8_t **data, uint64_t *
 }
 
 /* "file.h5:dataset" (relative to the .s file's directory) → data converted to dt. */
-static ct_status const_h5(asm_ctx *c, const char *spec, ct_dtype dt, uint8_t **data, uint64_t *bytes) {
+static ct_status const_h5(asm_ctx *c, const char *spec, ct_dtype *dt, bool own_dt, uint8_t **data, uint64_t *bytes) {
   const char *colon = strrchr(spec, ':');
   if (!colon || colon == spec || !colon[1]) return ERR(c, ".const: expected [values], 0xHEX or file.h5:dataset");
   char path[4096];
@@ -251,7 +251,8 @@ static ct_status const_h5(asm_ctx *c, const char *spec, ct_dtype dt, uint8_t **d
   ct_diag hd;
   ct_diag_clear(&hd);
   if (ct_h5_read_one(path, colon + 1, &t, &hd)) return ERR(c, ".const: %s", hd.msg);
-  ct_tensor *cv = t->dtype == dt ? t : ct_tensor_cast(t, dt);
+  if (own_dt) *dt = t->dtype;
+  ct_tensor *cv = t->dtype == *dt ? t : ct_tensor_cast(t, *dt);
   if (!cv) {
     ct_tensor_free(t);
     return ERR(c, "out of memory");
@@ -264,21 +265,24 @@ static ct_status const_h5(asm_ctx *c, const char *spec, ct_dtype dt, uint8_t **d
   return *data ? CT_OK : ERR(c, "out of memory");
 }
 
-/* .const name dtype ([values] | 0xHEX | file.h5:dataset) [at=ADDR] */
+/* .const name dtype ([values] | 0xHEX | file.h5:dataset) [at=ADDR], or
+ * .const name file.h5:dataset [at=ADDR] (the dataset's own dtype). */
 static ct_status directive_const(asm_ctx *c, char **t, int n) {
-  ct_dtype dt;
+  ct_dtype dt = CT_F32;
   int64_t at = -1;
-  if (n < 4 || n > 5) return ERR(c, ".const: expected name dtype data [at=ADDR]");
-  if (!ct_dtype_parse(t[2], &dt)) return ERR(c, ".const: unknown dtype \"%s\"", t[2]);
-  if (n == 5 && (strncmp(t[4], "at=", 3) != 0 || !parse_int(t[4] + 3, &at) || at < 0))
-    return ERR(c, ".const: expected at=ADDR, got \"%s\"", t[4]);
+  bool own_dt = n >= 3 && !ct_dtype_parse(t[2], &dt) && strchr(t[2], ':') && t[2][0] != '[';
+  const char *spec = own_dt ? t[2] : n >= 4 ? t[3] : "", *at_tok = n == (own_dt ? 4 : 5) ? t[n - 1] : NULL;
+  if (n < (own_dt ? 3 : 4) || n > (own_dt ? 4 : 5)) return ERR(c, ".const: expected name dtype data [at=ADDR]");
+  if (!own_dt && !ct_dtype_parse(t[2], &dt)) return ERR(c, ".const: unknown dtype \"%s\"", t[2]);
+  if (at_tok && (strncmp(at_tok, "at=", 3) != 0 || !parse_int(at_tok + 3, &at) || at < 0))
+    return ERR(c, ".const: expected at=ADDR, got \"%s\"", at_tok);
   if (ct_program_find_io(c->p, t[1]) || ct_program_find_const(c->p, t[1]))
     return ERR(c, ".const: name \"%s\" is already defined", t[1]);
   uint8_t *data = NULL;
   uint64_t bytes = 0;
-  ct_status st = t[3][0] == '[' ? const_values(c, t[3], dt, &data, &bytes)
-                 : strncmp(t[3], "0x", 2) == 0 ? const_hex(c, t[3], &data, &bytes)
-                                                : const_h5(c, t[3], dt, &data, &bytes);
+  ct_status st = spec[0] == '[' ? const_values(c, spec, dt, &data, &bytes)
+                 : strncmp(spec, "0x", 2) == 0 ? const_hex(c, spec, &data, &bytes)
+                                               : const_h5(c, spec, &dt, own_dt, &data, &bytes);
   if (st) return st;
   uint64_t addr = at >= 0 ? (uint64_t)at : (c->const_next + 63) / 64 * 64;
   c->const_next = addr + bytes;

@@ -48,7 +48,7 @@ static const char asm_text[] =
     "| directive | meaning |\n|---|---|\n"
     "| `.const name dtype [v, v, ...] [at=ADDR]` | constant with inline values |\n"
     "| `.const name dtype 0xHEXBYTES [at=ADDR]` | constant from raw little-endian bytes |\n"
-    "| `.const name dtype file.h5:dataset [at=ADDR]` | constant from an HDF5 dataset (path relative to the .s file), converted to dtype |\n"
+    "| `.const name [dtype] file.h5:dataset [at=ADDR]` | constant from an HDF5 dataset (path relative to the .s file), converted to dtype if given |\n"
     "| `.constbase ADDR` | where constants without `at=` go next (default 0; each is 64-byte aligned) |\n"
     "| `.input name SHAPE dtype gmem_addr scale zero_point` | input tensor, e.g. `.input x 1x3x8x8 i8 0x10000 0.02 0` |\n"
     "| `.output name SHAPE dtype gmem_addr scale zero_point` | output tensor |\n"

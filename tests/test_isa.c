@@ -433,7 +433,7 @@ START_TEST(test_const_from_h5_dataset) {
   ct_diag d;
   ck_assert_msg(ct_h5_write(ct_test_tmp_path("consts.h5"), &t, 1, &d) == CT_OK, "%s", d.msg);
   const char *src = ct_test_tmp_path("h5const.s");
-  const char *text = ".const a f32 consts.h5:w/0\n.const b bf16 consts.h5:w/0 at=0x4000\n"
+  const char *text = ".const a consts.h5:w/0\n.const b bf16 consts.h5:w/0 at=0x4000\n"
                      ".scalar_is_not_a_directive\n";
   ck_assert(ct_test_write_file(src, text, strlen(text)));
   ct_program p;
@@ -443,6 +443,7 @@ START_TEST(test_const_from_h5_dataset) {
   ck_assert_msg(ct_asm_file(src, NULL, &p, &d) == CT_OK, "%s", d.msg);
   ck_assert_uint_eq(p.n_consts, 2);
   ck_assert_uint_eq(p.consts[0].bytes, 24);
+  ck_assert_int_eq(p.consts[0].dtype, CT_F32); /* the dataset's own type */
   ck_assert_mem_eq(p.consts[0].data, v, 24);
   ck_assert_uint_eq(p.consts[1].gmem_addr, 0x4000);
   ck_assert_uint_eq(p.consts[1].bytes, 12);
