@@ -31,80 +31,81 @@ static inline int64_t in_pos(const ct_kn_geo *g, int i, int64_t o, int64_t kk) {
   return o * g->s[i] - g->pb[i] + kk * g->dl[i];
 }
 
-/* im2col of one group of one image: col[(c, kd, kh, kw)][(od, oh, ow)], zeros in the padding. */
-static void im2col(const conv_job *j, const float *x, float *col) {
+/* im2col of the output columns [c0, c0 + nb) (flattened (od, oh, ow)) of one group of one
+ * image: col[(c, kd, kh, kw)][p - c0], row stride nb, zeros in the padding. */
+static void im2col(const conv_job *j, const float *x, float *col, int64_t c0, int64_t nb) {
   const ct_kn_geo *g = &j->g;
-  int64_t ow_n = g->out[2];
-  for (int64_t c = 0; c < j->cg; c++)
-    for (int64_t kd = 0; kd < g->k[0]; kd++)
-      for (int64_t kh = 0; kh < g->k[1]; kh++)
-        for (int64_t kw = 0; kw < g->k[2]; kw++) {
-          float *dst = col + (((c * g->k[0] + kd) * g->k[1] + kh) * g->k[2] + kw) * j->ovol;
-          /* valid ow range: 0 <= ow*s - pb + kw*dl < in */
-          int64_t off = kw * g->dl[2] - g->pb[2], s = g->s[2];
-          int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
-          int64_t hi = g->in[2] - off <= 0 ? 0 : (g->in[2] - off + s - 1) / s;
-          if (hi > ow_n) hi = ow_n;
-          if (lo > hi) lo = hi;
-          for (int64_t od = 0; od < g->out[0]; od++) {
-            int64_t id = in_pos(g, 0, od, kd);
-            for (int64_t oh = 0; oh < g->out[1]; oh++, dst += ow_n) {
-              int64_t ih = in_pos(g, 1, oh, kh);
-              if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
-                memset(dst, 0, sizeof *dst * (size_t)ow_n);
-                continue;
-              }
-              const float *src = x + ((c * g->in[0] + id) * g->in[1] + ih) * g->in[2] + off;
-              for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;
-              if (s == 1) memcpy(dst + lo, src + lo, sizeof *dst * (size_t)(hi - lo));
-              else for (int64_t ow = lo; ow < hi; ow++) dst[ow] = src[ow * s];
-              for (int64_t ow = hi; ow < ow_n; ow++) dst[ow] = 0;
-            }
-          }
-        }
+  int64_t OW = g->out[2], OHW = g->out[1] * OW, rows = j->cg * j->kvol, s = g->s[2];
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t kw = r % g->k[2], kh = r / g->k[2] % g->k[1], kd = r / (g->k[2] * g->k[1]) % g->k[0], c = r / j->kvol;
+    /* valid ow range [lo, hi): 0 <= ow*s - pb + kw*dl < in */
+    int64_t off = kw * g->dl[2] - g->pb[2];
+    int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s, hi = g->in[2] - off <= 0 ? 0 : (g->in[2] - off + s - 1) / s;
+    for (int64_t p = c0; p < c0 + nb;) {
+      int64_t od = p / OHW, oh = p / OW % g->out[1], a = p % OW;
+      int64_t e = a + (OW - a < c0 + nb - p ? OW - a : c0 + nb - p); /* this run: ow in [a, e) */
+      float *dd = col + r * nb + (p - c0) - a;
+      int64_t id = in_pos(g, 0, od, kd), ih = in_pos(g, 1, oh, kh);
+      int64_t l = a, h = a;
+      const float *src = x;
+      if (id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1]) {
+        l = lo < a ? a : lo > e ? e : lo;
+        h = hi > e ? e : hi < l ? l : hi;
+        src = x + ((c * g->in[0] + id) * g->in[1] + ih) * g->in[2] + off; /* + l * s >= 0 */
+      }
+      for (int64_t ow = a; ow < l; ow++) dd[ow] = 0;
+      if (s == 1) memcpy(dd + l, src + l, sizeof *dd * (size_t)(h - l));
+      else for (int64_t ow = l; ow < h; ow++) dd[ow] = src[ow * s];
+      for (int64_t ow = h; ow < e; ow++) dd[ow] = 0;
+      p += e - a;
+    }
+  }
 }
 
-/* Y chunk (rows x n columns, row stride ld) = W_g * B chunk + bias, then the activation,
- * while the chunk is still in cache; beta = 1 on the bias spares OpenBLAS's zeroing pass. */
+/* Y chunk (rows x n columns, row stride ldy) = W_g * B chunk (row stride ldb) + bias, then the
+ * activation, while the chunk is still in cache; beta = 1 on the bias spares OpenBLAS's
+ * zeroing pass. */
 static void gemm_chunk(const conv_job *j, const float *w, const float *bias, const float *src, float *y,
-                       int64_t rows, int64_t n, int64_t kk, int64_t ld) {
+                       int64_t rows, int64_t n, int64_t kk, int64_t ldb, int64_t ldy) {
   for (int64_t r = 0; bias && r < rows; r++) {
-    float *row = y + r * ld;
+    float *row = y + r * ldy;
     const float b = bias[r];
     int64_t m = n - n % 8;
     for (int64_t i = 0; i < m; i += 8)
       for (int k = 0; k < 8; k++) row[i + k] = b;
     for (int64_t i = m; i < n; i++) row[i] = b;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, (int)kk, 1.0f, w, (int)kk, src, (int)ld,
-              bias ? 1.0f : 0.0f, y, (int)ld);
-  for (int64_t r = 0; !j->act.none && r < rows; r++) ct_kn_act_apply(&j->act, y + r * ld, n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, (int)kk, 1.0f, w, (int)kk, src, (int)ldb,
+              bias ? 1.0f : 0.0f, y, (int)ldy);
+  for (int64_t r = 0; !j->act.none && r < rows; r++) ct_kn_act_apply(&j->act, y + r * ldy, n);
 }
 
-/* General conv: per image and group, im2col (unless 1x1 stride 1 unpadded: X is already the
- * matrix) then Y_g (ocg x ovol) = W_g (ocg x cg*kvol) * col in column chunks of ~256 KiB of
- * output, bias and activation fused per chunk. */
+/* General conv: per image and group, Y_g (ocg x ovol) = W_g (ocg x cg*kvol) * col, computed in
+ * column chunks: ~256 KiB of output (bias and activation fused per chunk while it is in cache)
+ * and, unless X is the matrix already (1x1, stride 1, unpadded), at most ~1 MiB of im2col
+ * scratch, reused: large fresh buffers cost a page fault per 4 KiB. */
 static ct_status conv_gemm(const conv_job *j, int threads, const ct_op *op, ct_diag *d) {
   bool direct = j->kvol == 1 && j->g.s[0] * j->g.s[1] * j->g.s[2] == 1 &&
                 j->g.pb[0] + j->g.pb[1] + j->g.pb[2] + j->g.pe[0] + j->g.pe[1] + j->g.pe[2] == 0;
+  int64_t kk = j->cg * j->kvol, nb = (65536 / (j->ocg > 0 ? j->ocg : 1)) * (threads > 1 ? threads : 1);
+  if (!direct && nb > 262144 / kk) nb = 262144 / kk;
+  nb = nb < 64 ? 64 : nb - nb % 16;
+  if (nb > j->ovol) nb = j->ovol;
   float *col = NULL;
-  if (!direct) {
-    col = malloc(sizeof *col * (size_t)(j->cg * j->kvol * j->ovol));
+  if (!direct && j->ovol > 0) {
+    col = malloc(sizeof *col * (size_t)(kk * nb));
     if (!col) return ct_kn_oom(d, op);
   }
-  int64_t kk = j->cg * j->kvol, nb = (65536 / (j->ocg > 0 ? j->ocg : 1)) * (threads > 1 ? threads : 1);
-  nb = nb < 256 ? 256 : nb - nb % 64;
   for (int64_t n = 0; n < j->n; n++)
     for (int64_t gi = 0; gi < j->group; gi++) {
-      const float *src = j->x + (n * j->c + gi * j->cg) * j->ivol;
-      if (!direct) {
-        im2col(j, src, col);
-        src = col;
-      }
+      const float *xg = j->x + (n * j->c + gi * j->cg) * j->ivol;
       float *yg = j->y + (n * j->oc + gi * j->ocg) * j->ovol;
-      for (int64_t c0 = 0; c0 < j->ovol; c0 += nb)
-        gemm_chunk(j, j->w + gi * j->ocg * kk, j->b ? j->b + gi * j->ocg : NULL, src + c0, yg + c0, j->ocg,
-                   j->ovol - c0 < nb ? j->ovol - c0 : nb, kk, j->ovol);
+      for (int64_t c0 = 0; c0 < j->ovol; c0 += nb) {
+        int64_t w = j->ovol - c0 < nb ? j->ovol - c0 : nb;
+        if (!direct) im2col(j, xg, col, c0, w);
+        gemm_chunk(j, j->w + gi * j->ocg * kk, j->b ? j->b + gi * j->ocg : NULL, direct ? xg + c0 : col, yg + c0,
+                   j->ocg, w, kk, direct ? j->ovol : w, j->ovol);
+      }
     }
   free(col);
   return CT_OK;

@@ -111,13 +111,48 @@ static void rz_taps(const rz_plan *p, int i, int64_t x, rz_tap *t) {
   if (t->n == 0) t->n = 1, t->idx[0] = base < 0 ? 0 : base >= in ? in - 1 : base, t->w[0] = 0;
 }
 
-/* Sum over the taps of dims dim.. of output index oi. */
-static double rz_sum(const rz_plan *p, const float *x, const int64_t *oi, int dim, int64_t off) {
-  if (dim == p->nd) return x[off];
-  const rz_tap *t = &p->taps[dim][oi[dim]];
-  double s = 0;
-  for (int k = 0; k < t->n; k++) s += t->w[k] * rz_sum(p, x, oi, dim + 1, off + t->idx[k] * p->stride[dim]);
-  return s;
+/* The tap combinations of the leading dims 0..nd-2 at output row index oi: input offsets and
+ * weight products (at most cap; returns how many, 0 if more). *outside when a leading
+ * coordinate is outside the crop (tf_crop_and_resize). */
+static int rz_combos(const rz_plan *p, const int64_t *oi, int64_t *off, double *w, int cap, bool *outside) {
+  int n = 1;
+  off[0] = 0, w[0] = 1;
+  *outside = false;
+  for (int d = 0; d < p->nd - 1; d++) {
+    const rz_tap *t = &p->taps[d][oi[d]];
+    *outside = *outside || t->outside;
+    if (n * t->n > cap) return 0;
+    for (int c = n - 1; c >= 0; c--) /* expand in place, back to front */
+      for (int k = t->n - 1; k >= 0; k--) {
+        off[c * t->n + k] = off[c] + t->idx[k] * p->stride[d];
+        w[c * t->n + k] = w[c] * t->w[k];
+      }
+    n *= t->n;
+  }
+  return n;
+}
+
+/* One output row (last dim) from the leading-dim combinations: y[q] = sum over combinations c
+ * and last-dim taps k of w[c] w_k x[off[c] + idx_k]. */
+static void rz_row(const rz_plan *p, const float *x, const int64_t *off, const double *w, int n, bool outside,
+                   float *y) {
+  const rz_tap *tw = p->taps[p->nd - 1];
+  for (int64_t q = 0; q < p->out[p->nd - 1]; q++) {
+    const rz_tap *t = &tw[q];
+    if (outside || t->outside) {
+      y[q] = (float)p->extrapolation;
+    } else if (n == 1 && t->n == 1) { /* nearest */
+      y[q] = (float)(w[0] * t->w[0] * x[off[0] + t->idx[0]]);
+    } else {
+      double s = 0;
+      for (int c = 0; c < n; c++) {
+        double r = 0;
+        for (int k = 0; k < t->n; k++) r += t->w[k] * x[off[c] + t->idx[k]];
+        s += w[c] * r;
+      }
+      y[q] = (float)s;
+    }
+  }
 }
 
 /* Reads attributes and the roi/scales inputs into p. */
@@ -133,7 +168,7 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
   p->exclude_outside = ct_op_get_int(op, "exclude_outside", 0) != 0;
   p->extrapolation = ct_op_get_float(op, "extrapolation_value", 0.0);
   p->nd = x->ndim;
-  if (y->ndim != x->ndim) return ct_kn_fail(d, op, "output rank differs from input rank");
+  if (y->ndim != x->ndim || x->ndim < 1) return ct_kn_fail(d, op, "output rank differs from input rank, or rank 0");
   const ct_tensor *roi = op->n_in > 1 ? in[1] : NULL, *sc = op->n_in > 2 ? in[2] : NULL;
   bool has_roi = roi && ct_tensor_numel(roi) > 0, has_sc = sc && ct_tensor_numel(sc) > 0;
   if ((has_roi && ct_tensor_numel(roi) != 2 * x->ndim) || (has_sc && ct_tensor_numel(sc) != x->ndim))
@@ -170,15 +205,20 @@ ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
     for (int64_t o = 0; o < p.out[i]; o++) rz_taps(&p, i, o, &q[o]);
     q += p.out[i];
   }
-  int64_t n = ct_tensor_numel(out[0]), oi[CT_MAX_DIMS] = {0};
+  enum { CAP = 4096 }; /* 4^6: cubic on six leading dims */
+  int64_t rowlen = p.out[p.nd - 1], nrows = rowlen ? ct_tensor_numel(out[0]) / rowlen : 0, oi[CT_MAX_DIMS] = {0};
+  int64_t *off = malloc(sizeof *off * CAP);
+  double *w = malloc(sizeof *w * CAP);
   const float *x = in[0]->data;
   float *y = out[0]->data;
-  for (int64_t o = 0; o < n; o++) {
-    bool outside = false;
-    for (int i = 0; i < p.nd; i++) outside = outside || p.taps[i][oi[i]].outside;
-    y[o] = outside ? (float)p.extrapolation : (float)rz_sum(&p, x, oi, 0, 0);
-    for (int i = p.nd - 1; i >= 0 && ++oi[i] == p.out[i]; i--) oi[i] = 0;
+  ct_status st2 = off && w ? CT_OK : ct_kn_oom(d, op);
+  for (int64_t r = 0; !st2 && r < nrows; r++, y += rowlen) {
+    bool outside;
+    int n = rz_combos(&p, oi, off, w, CAP, &outside);
+    if (n == 0) st2 = ct_kn_fail(d, op, "unsupported: more than %d interpolation taps per row", CAP);
+    else rz_row(&p, x, off, w, n, outside, y);
+    for (int i = p.nd - 2; i >= 0 && ++oi[i] == p.out[i]; i--) oi[i] = 0;
   }
-  free(buf);
-  return CT_OK;
+  free(off), free(w), free(buf);
+  return st2;
 }
