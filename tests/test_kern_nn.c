@@ -60,12 +60,14 @@ static void run_conv_case(const cfg *k, bool bias, bool one_d, int threads, cons
   knh_int(h, "group", k->g);
   if (act) knh_str(h, "act", act);
   if (act && strcmp(act, "leaky_relu") == 0) knh_float(h, "act_alpha", 0.1);
+  if (act && strcmp(act, "clip") == 0) knh_float(h, "act_min", -0.2), knh_float(h, "act_max", 0.3);
   ck_assert_msg(knh_run(h) == CT_OK, "%s", h->d.msg);
   int oh = conv_out(k->h, k->kh, k->sh, k->dh, k->pt, k->pb), ow = conv_out(k->w, k->kw, k->sw, k->dw, k->pl, k->pr);
   int64_t nout = (int64_t)k->n * k->oc * oh * ow;
   float *want = malloc(sizeof *want * (size_t)nout);
   naive_conv(k, x->data, w->data, b ? b->data : NULL, want);
   for (int64_t i = 0; act && i < nout; i++) {
+    if (strcmp(act, "clip") == 0) want[i] = want[i] < -0.2f ? -0.2f : want[i] > 0.3f ? 0.3f : want[i];
     if (strcmp(act, "relu6") == 0) want[i] = want[i] < 0 ? 0 : want[i] > 6 ? 6 : want[i];
     if (strcmp(act, "relu") == 0) want[i] = want[i] < 0 ? 0 : want[i];
     if (strcmp(act, "leaky_relu") == 0) want[i] = want[i] < 0 ? 0.1f * want[i] : want[i];
@@ -96,7 +98,8 @@ START_TEST(test_conv_random_vs_naive) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     run_conv_case(&cases[i], i % 2 == 0, false, 1, NULL);
-    run_conv_case(&cases[i], true, false, 2, i % 3 == 0 ? "relu6" : i % 3 == 1 ? "leaky_relu" : "relu");
+    static const char *const acts[4] = {"relu6", "leaky_relu", "relu", "clip"};
+    run_conv_case(&cases[i], true, false, 2, acts[i % 4]);
   }
   static const cfg one_d[] = {{2, 4, 1, 10, 5, 1, 3, 1, 1, 2, 1, 2, 0, 1, 0, 2}, {1, 4, 1, 9, 4, 1, 3, 4, 1, 1, 1, 1, 0, 1, 0, 1}};
   for (size_t i = 0; i < 2; i++) run_conv_case(&one_d[i], true, true, 1, NULL);
@@ -484,6 +487,55 @@ START_TEST(test_pools_hand) {
 }
 END_TEST
 
+/* 3-D: ones 1x1x3x3x3 input, ones 2x2x2 kernel, stride 1, no pads: every output sums 8 ones;
+ * with pads 1 the corner output sees a single one. MaxPool 3-D 2x2x2 of 0..26 takes the
+ * largest corner of each window. */
+START_TEST(test_conv_and_pool_3d_hand) {
+  float ones[27], ramp[27];
+  for (int i = 0; i < 27; i++) ones[i] = 1, ramp[i] = (float)i;
+  ct_tensor *x = knh_vals(5, SH(1, 1, 3, 3, 3), ones), *w = knh_vals(5, SH(1, 1, 2, 2, 2), ones);
+  ct_tensor *ins[2] = {x, w};
+  knh *h = knh_new(CT_OP_CONV, 2, ins, 1);
+  ck_assert_int_eq(knh_run(h), CT_OK);
+  knh_expect_shape(h->out[0], 5, SH(1, 1, 2, 2, 2));
+  knh_expect_close(h->out[0], (const float[]){8, 8, 8, 8, 8, 8, 8, 8}, 8, 0, 0);
+  knh_free(h);
+  h = knh_new(CT_OP_CONV, 2, ins, 1);
+  knh_ints(h, "pads", 6, 1LL, 1LL, 1LL, 1LL, 1LL, 1LL);
+  ck_assert_int_eq(knh_run(h), CT_OK);
+  knh_expect_shape(h->out[0], 5, SH(1, 1, 4, 4, 4));
+  ck_assert_float_eq(((float *)h->out[0]->data)[0], 1);
+  ck_assert_float_eq(((float *)h->out[0]->data)[1], 2);
+  ck_assert_float_eq(((float *)h->out[0]->data)[21], 8);
+  knh_free(h);
+  ct_tensor *r = knh_vals(5, SH(1, 1, 3, 3, 3), ramp);
+  ins[0] = r;
+  h = knh_new(CT_OP_MAXPOOL, 1, ins, 1);
+  knh_ints(h, "kernel_shape", 3, 2LL, 2LL, 2LL);
+  ck_assert_int_eq(knh_run(h), CT_OK);
+  knh_expect_close(h->out[0], (const float[]){13, 14, 16, 17, 22, 23, 25, 26}, 8, 0, 0);
+  knh_free(h);
+  ct_tensor_free(x), ct_tensor_free(w), ct_tensor_free(r);
+}
+END_TEST
+
+/* float64 MatMul and Gemm go through dgemm: [[1,2],[3,4]] x [[5,6],[7,8]] = [[19,22],[43,50]]. */
+START_TEST(test_matmul_gemm_f64) {
+  ct_tensor *a = ct_tensor_new(CT_F64, 2, SH(2, 2), NULL), *b = ct_tensor_new(CT_F64, 2, SH(2, 2), NULL);
+  for (int i = 0; i < 4; i++) ((double *)a->data)[i] = i + 1, ((double *)b->data)[i] = i + 5;
+  ct_tensor *ins[2] = {a, b};
+  for (int k = 0; k < 2; k++) {
+    knh *h = knh_new(k ? CT_OP_GEMM : CT_OP_MATMUL, 2, ins, 1);
+    ck_assert_msg(knh_run(h) == CT_OK, "%s", h->d.msg);
+    ck_assert_int_eq(h->out[0]->dtype, CT_F64);
+    static const double want[4] = {19, 22, 43, 50};
+    for (int i = 0; i < 4; i++) ck_assert_double_eq(((double *)h->out[0]->data)[i], want[i]);
+    knh_free(h);
+  }
+  ct_tensor_free(a), ct_tensor_free(b);
+}
+END_TEST
+
 /* MaxPool on uint8 goes through f32 and back exactly; missing kernel_shape is an error. */
 START_TEST(test_maxpool_uint8_and_errors) {
   int64_t s[4] = {1, 1, 2, 3};
@@ -520,6 +572,8 @@ int main(void) {
   tcase_add_test(tc, test_pools_random_vs_naive);
   tcase_add_test(tc, test_pools_hand);
   tcase_add_test(tc, test_maxpool_uint8_and_errors);
+  tcase_add_test(tc, test_conv_and_pool_3d_hand);
+  tcase_add_test(tc, test_matmul_gemm_f64);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

@@ -289,6 +289,12 @@ START_TEST(test_resize_nearest_modes_and_crop) {
   ck_assert_int_eq(knh_run(h), CT_OK);
   knh_expect_close(h->out[0], (const float[]){7.6f, 10, 10, 12.4f, 10, 10, 10, 10, 10}, 9, 1e-5, 0);
   knh_free(h);
+  /* pytorch_half_pixel 4x4 -> 3x1: W has one output so its coordinate is 0; H coordinates
+   * (y + 0.5) / 0.75 - 0.5 = 1/6, 1.5, 17/6 over column 0 = 1, 5, 9, 13 */
+  h = run_resize(x, NULL, SH(1, 1, 3, 1), NULL, "linear", "pytorch_half_pixel", NULL);
+  ck_assert_int_eq(knh_run(h), CT_OK);
+  knh_expect_close(h->out[0], (const float[]){1 + 4.0f / 6, 7, 1 + 4 * 17.0f / 6}, 3, 1e-5, 0);
+  knh_free(h);
   /* both scales and sizes given; antialias: errors naming the node */
   h = run_resize(x, (const float[]){1, 1, 2, 2}, SH(1, 1, 8, 8), NULL, "nearest", NULL, NULL);
   ck_assert_int_eq(knh_shape(h), CT_ERR_INPUT);
