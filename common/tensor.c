@@ -60,7 +60,7 @@ void ct_tensor_set_contiguous(ct_tensor *t) {
 ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char *name) {
   if (ndim < 0 || ndim > CT_MAX_DIMS || dt >= CT_DTYPE_COUNT) return NULL;
   int64_t n = ct_shape_numel(ndim, shape);
-  if (n < 0 || (uint64_t)n > SIZE_MAX / 16) return NULL;
+  if (n < 0 || (uint64_t)n > CT_TENSOR_MAX_BYTES / ct_dtype_size(dt)) return NULL;
   ct_tensor *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->dtype = dt;

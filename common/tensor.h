@@ -10,6 +10,8 @@
 #include "common/status.h"
 
 #define CT_MAX_DIMS 8
+/* Largest tensor ct_tensor_new allocates (256 GiB): beyond it a shape is taken as corrupt. */
+#define CT_TENSOR_MAX_BYTES ((uint64_t)1 << 38)
 
 typedef enum ct_dtype {
 #define X(E, name, bytes, onnx, isf, iss) CT_##E,

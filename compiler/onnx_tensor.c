@@ -197,6 +197,13 @@ static ct_status new_for_proto(const Onnx__TensorProto *tp, const char *file, ct
     return ct_diag_set(d, CT_ERR_LIMIT, "%s: tensor \"%s\": element count overflows", file, tname(tp));
   if (tp->segment)
     return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor \"%s\": segmented tensors are unsupported", file, tname(tp));
+  bool external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  uint64_t supplied = (tp->has_raw_data ? tp->raw_data.len : 0) + tp->n_float_data + tp->n_int32_data +
+                      tp->n_int64_data + tp->n_double_data + tp->n_uint64_data;
+  int64_t numel = ct_shape_numel((int)tp->n_dims, tp->dims);
+  if (!external && (uint64_t)numel > supplied)
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor \"%s\": dims need %lld elements, the data holds at most %llu",
+                       file, tname(tp), (long long)numel, (unsigned long long)supplied);
   const char *nm = tp->name && tp->name[0] ? tp->name : NULL;
   *out = ct_tensor_new(dt, (int)tp->n_dims, tp->dims, nm);
   if (!*out) return ct_diag_set(d, CT_ERR_LIMIT, "%s: tensor \"%s\": out of memory", file, tname(tp));

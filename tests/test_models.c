@@ -194,11 +194,13 @@ START_TEST(test_image_input_through_preprocessing) {
             ct_op_set_int(g, op, "keep_aspect_ratio", 1) && ct_op_set_floats(g, op, "mean", 3, mean) &&
             ct_op_set_floats(g, op, "scale", 3, scale));
   ck_assert_msg(ct_ir_save(g, top2, &d) == CT_OK, "%s", d.msg);
+  char in_name[512];
+  snprintf(in_name, sizeof in_name, "%s", in[0]->name);
   ct_graph_free(g);
   rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s' --dump-all '%s'", top2, photo, out_h5, all_h5);
   ck_assert_msg(rc == 0, "infer: %s", out);
   ct_tensor *x = NULL, *y = NULL;
-  ck_assert_msg(ct_h5_read_one(all_h5, in[0]->name, &x, &d) == CT_OK, "%s", d.msg);
+  ck_assert_msg(ct_h5_read_one(all_h5, in_name, &x, &d) == CT_OK, "%s", d.msg);
   int h, w;
   uint8_t *px = decode_jpeg(photo, &h, &w);
   static const int probes[4][2] = {{0, 0}, {57, 111}, {223, 223}, {100, 7}};
