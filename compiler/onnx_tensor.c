@@ -201,7 +201,8 @@ static ct_status new_for_proto(const Onnx__TensorProto *tp, const char *file, ct
   uint64_t supplied = (tp->has_raw_data ? tp->raw_data.len : 0) + tp->n_float_data + tp->n_int32_data +
                       tp->n_int64_data + tp->n_double_data + tp->n_uint64_data;
   int64_t numel = ct_shape_numel((int)tp->n_dims, tp->dims);
-  if (!external && (uint64_t)numel > supplied)
+  /* guard against corrupt dims before allocating; small mismatches get the exact message below */
+  if (!external && (uint64_t)numel > supplied && numel > (1 << 20))
     return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor \"%s\": dims need %lld elements, the data holds at most %llu",
                        file, tname(tp), (long long)numel, (unsigned long long)supplied);
   const char *nm = tp->name && tp->name[0] ? tp->name : NULL;
