@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "isa/chip.h"
 #include "tests/testutil.h"
 
@@ -103,6 +105,41 @@ START_TEST(test_errors_name_file_and_key) {
 }
 END_TEST
 
+/* Every key of the dump, given a value of the wrong JSON type (and, for numbers, a value
+ * below any minimum), is refused with a message naming the file and the dotted key. */
+START_TEST(test_every_key_rejects_wrong_type_and_range) {
+  ct_chip c;
+  ct_chip_default(&c);
+  char *js = ct_chip_to_json(&c);
+  cJSON *root = cJSON_Parse(js);
+  ck_assert_ptr_nonnull(root);
+  int keys = 0;
+  for (cJSON *a = root->child; a; a = a->next) {
+    cJSON *list = cJSON_IsObject(a) ? a->child : a;
+    for (cJSON *k = list; k; k = cJSON_IsObject(a) ? k->next : NULL) {
+      char key[128], doc[256], want[256];
+      snprintf(key, sizeof key, cJSON_IsObject(a) ? "%s.%s" : "%s", a->string, k->string);
+      bool num = cJSON_IsNumber(k);
+      snprintf(doc, sizeof doc, num ? "{\"%s\": \"7\"}" : "{\"%s\": 7}", key);
+      snprintf(want, sizeof want, "chip.json: %s: expected", key);
+      ct_diag d;
+      ck_assert_int_eq(ct_chip_parse(doc, "chip.json", &c, &d), CT_ERR_INPUT);
+      ck_assert_msg(strstr(d.msg, want) != NULL, "%s: %s", key, d.msg);
+      if (num) {
+        snprintf(doc, sizeof doc, "{\"%s\": -1}", key);
+        snprintf(want, sizeof want, "chip.json: %s: -1 is outside", key);
+        ck_assert_int_eq(ct_chip_parse(doc, "chip.json", &c, &d), CT_ERR_INPUT);
+        ck_assert_msg(strstr(d.msg, want) != NULL, "%s: %s", key, d.msg);
+      }
+      keys++;
+    }
+  }
+  ck_assert_int_eq(keys, 18); /* the keys of ARCHITECTURE.md §3 */
+  cJSON_Delete(root);
+  free(js);
+}
+END_TEST
+
 static uint64_t fnv1a(const char *s) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
@@ -140,6 +177,7 @@ int main(void) {
   tcase_add_test(tc, test_defaults_are_the_architecture_table);
   tcase_add_test(tc, test_dump_parses_back_and_keys_override);
   tcase_add_test(tc, test_errors_name_file_and_key);
+  tcase_add_test(tc, test_every_key_rejects_wrong_type_and_range);
   tcase_add_test(tc, test_signature_covers_program_relevant_keys);
   tcase_add_test(tc, test_cli_dump_and_bad_file);
   suite_add_tcase(s, tc);
