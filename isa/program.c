@@ -143,6 +143,53 @@ static ct_status validate_io(const ct_program *p, const ct_chip *chip, size_t *i
   return CT_OK;
 }
 
+/* A GMEM interval of a constant (is_io false) or an IO tensor, for the overlap sweep. */
+typedef struct span {
+  uint64_t lo, hi;
+  bool is_io;
+  size_t idx;
+} span;
+
+static int span_cmp(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : (x->is_io > y->is_io) - (x->is_io < y->is_io);
+}
+
+static const char *span_name(const ct_program *p, const span *s) {
+  return s->is_io ? p->io[s->idx].name : p->consts[s->idx].name;
+}
+
+/* Constants must not overlap each other or an IO tensor (IO tensors may alias each other,
+ * e.g. an in-place output). Sorted sweep: O(n log n). */
+static ct_status check_overlaps(const ct_program *p, ct_prog_part *part, size_t *index, ct_diag *d) {
+  size_t n = 0, total = p->n_consts + p->n_io;
+  span *v = malloc((total ? total : 1) * sizeof *v);
+  if (!v) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (size_t i = 0; i < p->n_consts; i++)
+    if (p->consts[i].bytes) v[n++] = (span){p->consts[i].gmem_addr, p->consts[i].gmem_addr + p->consts[i].bytes, false, i};
+  for (size_t i = 0; i < p->n_io; i++) {
+    int64_t e = ct_shape_numel(p->io[i].ndim, p->io[i].shape);
+    uint64_t b = (uint64_t)e * ct_dtype_size(p->io[i].dtype);
+    if (b) v[n++] = (span){p->io[i].gmem_addr, p->io[i].gmem_addr + b, true, i};
+  }
+  qsort(v, n, sizeof *v, span_cmp);
+  const span *far_any = NULL, *far_const = NULL; /* furthest-reaching earlier spans */
+  ct_status st = CT_OK;
+  for (size_t i = 0; i < n && !st; i++) {
+    const span *o = !v[i].is_io ? far_any : far_const;
+    if (o && o->hi > v[i].lo) {
+      *part = v[i].is_io ? CT_PART_IO : CT_PART_CONST;
+      *index = v[i].idx;
+      st = ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\" overlaps %s \"%s\" in GMEM", v[i].is_io ? "IO" : "const",
+                       span_name(p, &v[i]), o->is_io ? "IO" : "const", span_name(p, o));
+    }
+    if (!far_any || v[i].hi > far_any->hi) far_any = &v[i];
+    if (!v[i].is_io && (!far_const || v[i].hi > far_const->hi)) far_const = &v[i];
+  }
+  free(v);
+  return st;
+}
+
 ct_status ct_program_check(const ct_program *p, const ct_chip *chip, ct_prog_part *part, size_t *index, ct_diag *d) {
   *part = CT_PART_INSN;
   for (size_t i = 0; i < p->n_insns; i++) {
@@ -157,7 +204,8 @@ ct_status ct_program_check(const ct_program *p, const ct_chip *chip, ct_prog_par
   ct_status st = validate_consts(p, chip, index, d);
   if (st) return st;
   *part = CT_PART_IO;
-  return validate_io(p, chip, index, d);
+  st = validate_io(p, chip, index, d);
+  return st ? st : check_overlaps(p, part, index, d);
 }
 
 ct_status ct_program_validate(const ct_program *p, const ct_chip *chip, const char *fname, ct_diag *d) {

@@ -294,6 +294,8 @@ START_TEST(test_assembler_errors_name_file_and_line) {
       {".const c i8 0x1\n", "k.s:1: .const: odd number of hex digits"},
       {".const c i8 missing.h5:x\n", "k.s:1: .const: "},
       {".chipsig -1\n", "k.s:1: .chipsig: expected one unsigned number"},
+      {".const a i32 [1, 2] at=0x100\n.const b i8 [1] at=0x107\n", "k.s: const \"b\" overlaps const \"a\" in GMEM"},
+      {".input x 4x4 f32 0x0 1 0\n.const b i8 [1] at=0x3f\n", "k.s: const \"b\" overlaps IO \"x\" in GMEM"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     ct_program p;
