@@ -309,6 +309,39 @@ START_TEST(test_assembler_errors_name_file_and_line) {
 }
 END_TEST
 
+/* Mutated sources (byte flips, truncations, inserted junk) never crash the assembler; a
+ * rejection is CT_ERR_INPUT with a message naming the file (and the line, unless the error
+ * concerns the whole program). */
+START_TEST(test_assembler_survives_mutated_sources) {
+  size_t n;
+  char *src = ct_test_read_file(ALL_OPS, &n);
+  ck_assert_ptr_nonnull(src);
+  static const char junk[] = "=@[]\"#,.x0-9 \n\tQ";
+  srand(3);
+  int rejected = 0;
+  for (int it = 0; it < 1500; it++) {
+    char *m = malloc(n + 1);
+    memcpy(m, src, n + 1);
+    size_t len = it % 5 == 0 ? (size_t)rand() % n : n;
+    m[len] = '\0';
+    for (int k = 0; k < 1 + it % 4 && len; k++) m[(size_t)rand() % len] = junk[rand() % (sizeof junk - 1)];
+    ct_program p;
+    ct_diag d;
+    ct_diag_clear(&d);
+    ct_status st = ct_asm_parse(m, "m.s", NULL, NULL, &p, &d);
+    if (st) {
+      rejected++;
+      ck_assert_int_eq(st, CT_ERR_INPUT);
+      ck_assert_msg(strncmp(d.msg, "m.s:", 4) == 0, "%s", d.msg);
+    }
+    ct_program_free(&p);
+    free(m);
+  }
+  ck_assert_int_gt(rejected, 500);
+  free(src);
+}
+END_TEST
+
 static uint8_t *all_ops_image(size_t *n) {
   ct_program p;
   ct_diag d;
@@ -480,6 +513,7 @@ int main(void) {
   tcase_add_test(tc, test_semantic_checks_and_footprints);
   tcase_add_test(tc, test_disasm_asm_identical_bytes_every_opcode);
   tcase_add_test(tc, test_assembler_errors_name_file_and_line);
+  tcase_add_test(tc, test_assembler_survives_mutated_sources);
   tcase_add_test(tc, test_loader_rejects_every_truncation_with_offset);
   tcase_add_test(tc, test_loader_survives_random_byte_flips);
   tcase_add_test(tc, test_loader_checks_chip_signature_and_bounds);
