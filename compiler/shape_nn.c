@@ -30,9 +30,16 @@ ct_status ct_shape_nn_input(const ct_op *op, int i, int min_ndim, ct_diag *d) {
 
 ct_status ct_shape_nn_float_input(const ct_op *op, int i, ct_diag *d) {
   ct_dtype dt = op->in[i]->dtype;
-  if (!ct_dtype_is_float(dt))
-    return ct_shape_nn_fail(d, op, "unsupported dtype %s of input %d", ct_dtype_name(dt), i);
+  if (dt != CT_F32) return ct_shape_nn_fail(d, op, "unsupported dtype %s of input %d (f32 only)", ct_dtype_name(dt), i);
   return CT_OK;
+}
+
+ct_status ct_shape_nn_exact_f32_input(const ct_op *op, int i, ct_diag *d) {
+  static const ct_dtype ok[] = {CT_F32, CT_F16, CT_BF16, CT_U8, CT_I8, CT_U16, CT_I16};
+  ct_dtype dt = op->in[i]->dtype;
+  for (size_t k = 0; k < sizeof ok / sizeof *ok; k++)
+    if (dt == ok[k]) return CT_OK;
+  return ct_shape_nn_fail(d, op, "unsupported dtype %s of input %d", ct_dtype_name(dt), i);
 }
 
 ct_status ct_shape_nn_set_out(ct_op *op, int i, ct_dtype dt, int ndim, const int64_t *shape, ct_diag *d) {
@@ -251,9 +258,7 @@ static ct_status pool_shape(ct_graph *g, ct_op *op, bool is_max, ct_diag *d) {
   if ((st = ct_shape_nn_input(op, 0, 3, d))) return st;
   const ct_value *x = op->in[0];
   if (!is_max && (st = ct_shape_nn_float_input(op, 0, d))) return st;
-  if (is_max && x->dtype != CT_F32 && x->dtype != CT_F64 && x->dtype != CT_F16 && x->dtype != CT_U8 &&
-      x->dtype != CT_I8 && x->dtype != CT_I16 && x->dtype != CT_U16 && x->dtype != CT_I32)
-    return ct_shape_nn_fail(d, op, "unsupported dtype %s", ct_dtype_name(x->dtype));
+  if (is_max && (st = ct_shape_nn_exact_f32_input(op, 0, d))) return st;
   if (is_max && ct_op_get_int(op, "storage_order", 0) & ~1LL)
     return ct_shape_nn_fail(d, op, "storage_order must be 0 or 1");
   ct_shape_nn_geo geo = {.nsp = x->ndim - 2};
@@ -280,16 +285,25 @@ ct_status ct_shape_globalpool(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 3, d))) return st;
   const ct_value *x = op->in[0];
-  if (op->kind != CT_OP_GLOBALMAXPOOL && (st = ct_shape_nn_float_input(op, 0, d))) return st;
+  if ((st = op->kind == CT_OP_GLOBALMAXPOOL ? ct_shape_nn_exact_f32_input(op, 0, d) : ct_shape_nn_float_input(op, 0, d)))
+    return st;
   int64_t shape[CT_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) shape[i] = i < 2 ? x->shape[i] : 1;
   return ct_shape_nn_set_out(op, 0, x->dtype, x->ndim, shape, d);
 }
 
+/* Gemm/MatMul run on sgemm or dgemm: input 0 must be f32 or f64. */
+static ct_status f32_or_f64(const ct_op *op, ct_diag *d) {
+  ct_dtype dt = op->in[0]->dtype;
+  if (dt != CT_F32 && dt != CT_F64)
+    return ct_shape_nn_fail(d, op, "unsupported dtype %s (f32 and f64 only)", ct_dtype_name(dt));
+  return CT_OK;
+}
+
 ct_status ct_shape_gemm(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 2, d)) || (st = ct_shape_nn_input(op, 1, 2, d)) ||
-      (st = ct_shape_nn_float_input(op, 0, d)) || (st = ct_shape_nn_check_act(op, d)))
+      (st = f32_or_f64(op, d)) || (st = ct_shape_nn_check_act(op, d)))
     return st;
   const ct_value *a = op->in[0], *b = op->in[1];
   if (a->ndim != 2 || b->ndim != 2) return ct_shape_nn_fail(d, op, "A and B must be 2-D");
@@ -315,8 +329,7 @@ ct_status ct_shape_gemm(ct_graph *g, ct_op *op, ct_diag *d) {
 ct_status ct_shape_matmul(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_status st;
-  if ((st = ct_shape_nn_input(op, 0, 1, d)) || (st = ct_shape_nn_input(op, 1, 1, d)) ||
-      (st = ct_shape_nn_float_input(op, 0, d)))
+  if ((st = ct_shape_nn_input(op, 0, 1, d)) || (st = ct_shape_nn_input(op, 1, 1, d)) || (st = f32_or_f64(op, d)))
     return st;
   const ct_value *a = op->in[0], *b = op->in[1];
   if (a->dtype != b->dtype) return ct_shape_nn_fail(d, op, "A and B have different dtypes");

@@ -197,8 +197,9 @@ ct_status ct_shape_resize(ct_graph *g, ct_op *op, ct_diag *d) {
   if (has_data_input(op, 1) && ct_value_numel(op->in[1]) != 2 * x->ndim)
     return ct_shape_nn_fail(d, op, "roi has %lld values, expected %d", (long long)ct_value_numel(op->in[1]),
                             2 * x->ndim);
-  if (strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest") != 0 && !ct_dtype_is_float(x->dtype))
-    return ct_shape_nn_fail(d, op, "unsupported dtype %s for linear/cubic", ct_dtype_name(x->dtype));
+  if ((st = strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest") == 0 ? ct_shape_nn_exact_f32_input(op, 0, d)
+                                                                            : ct_shape_nn_float_input(op, 0, d)))
+    return st;
   int64_t shape[CT_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) {
     if (hs) {

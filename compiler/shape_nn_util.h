@@ -20,8 +20,12 @@ ct_status ct_shape_nn_fail(ct_diag *d, const ct_op *op, const char *fmt, ...)
 ct_status ct_shape_nn_oom(ct_diag *d, const ct_op *op);
 /* Checks input i is present with a known shape of rank >= min_ndim; CT_ERR_INPUT otherwise. */
 ct_status ct_shape_nn_input(const ct_op *op, int i, int min_ndim, ct_diag *d);
-/* Checks input i has a float dtype (f32/f64/f16/bf16); CT_ERR_INPUT "unsupported dtype" otherwise. */
+/* Checks input i is f32 (the dtype of the float kernels); CT_ERR_INPUT "unsupported dtype" otherwise. */
 ct_status ct_shape_nn_float_input(const ct_op *op, int i, ct_diag *d);
+/* Checks input i has a dtype whose values f32 holds exactly (f32, f16, bf16, u8, i8, u16, i16):
+ * the data-moving kernels (max pools, nearest Resize) run other dtypes through f32.
+ * CT_ERR_INPUT "unsupported dtype" otherwise. */
+ct_status ct_shape_nn_exact_f32_input(const ct_op *op, int i, ct_diag *d);
 /* Sets output i's type; an absent optional output (i > 0) is skipped; CT_ERR_INPUT if output 0 is absent. */
 ct_status ct_shape_nn_set_out(ct_op *op, int i, ct_dtype dt, int ndim, const int64_t *shape, ct_diag *d);
 /* Reads int-list attribute name of exactly n values into out (all dflt when absent);

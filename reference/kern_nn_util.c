@@ -184,13 +184,17 @@ void ct_kn_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t lo, in
 ct_status ct_kn_via_f32(ct_kernel_fn fn, const ct_op *op, ct_tensor *const *in, ct_tensor **out,
                         const ct_kernel_ctx *ctx, ct_diag *d) {
   enum { MAXIO = 8 };
+  static const ct_dtype exact[] = {CT_F16, CT_BF16, CT_U8, CT_I8, CT_U16, CT_I16}; /* exact in f32 */
+  bool ok = false;
+  for (size_t k = 0; in[0] && k < sizeof exact / sizeof *exact; k++) ok = ok || in[0]->dtype == exact[k];
+  if (!ok) return ct_kn_fail(d, op, "unsupported dtype %s", in[0] ? ct_dtype_name(in[0]->dtype) : "(none)");
   if (op->n_in > MAXIO || op->n_out > MAXIO) return ct_kn_fail(d, op, "too many operands");
   ct_tensor *fin[MAXIO] = {NULL}, *fout[MAXIO] = {NULL};
   ct_tensor *const *fin_c = fin;
   ct_status st = CT_OK;
   for (int i = 0; i < op->n_in; i++) fin[i] = in[i];
   fin[0] = ct_tensor_cast(in[0], CT_F32);
-  bool ok = fin[0] != NULL;
+  ok = fin[0] != NULL;
   for (int i = 0; ok && i < op->n_out; i++) {
     fout[i] = out[i];
     if (out[i] && out[i]->dtype == in[0]->dtype) {
