@@ -1,6 +1,8 @@
 /* isa.h: the ctpu instruction set generated from isa/isa.def: opcode enum, engines, the
  * decoded instruction ct_insn with named fields, field reflection, 64-byte encode/decode,
  * semantic checks and operand footprints (ARCHITECTURE.md §4). */
+/* Changes since first publication (36a0a4b): DMA ops gained `eng`; address fields are now
+ * kinds LA/GA (still int64_t members; the disassembler prints them in hex). */
 #ifndef CT_ISA_H
 #define CT_ISA_H
 
