@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum key_type { T_STR, T_INT, T_F64, T_DATAFLOW } key_type;
+typedef enum key_type { T_STR, T_INT, T_F64, T_DATAFLOW, T_COUNT } key_type;
 
 typedef struct key_info {
   const char *key;
@@ -29,7 +29,8 @@ static const key_info keys[] = {
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
-static const char *const dataflow_names[] = {"ws", "os"};
+static const char *const dataflow_names[] = {"ws", "os"}; /* ct_dataflow order */
+_Static_assert(sizeof dataflow_names / sizeof dataflow_names[0] == CT_DATAFLOW_OS + 1, "dataflow_names");
 
 #define SET_STR(c, m, def) snprintf((c)->m, sizeof (c)->m, "%s", def);
 #define SET_INT(c, m, def) (c)->m = (int64_t)(def);
@@ -102,6 +103,7 @@ ct_status ct_chip_validate(const ct_chip *c, const char *fname, ct_diag *d) {
 static ct_status set_key(ct_chip *c, const key_info *k, const cJSON *v, const char *fname, ct_diag *d) {
   char *p = (char *)c + k->offset;
   static const char *const type_names[] = {"a string", "an integer", "a number", "\"ws\" or \"os\""};
+  _Static_assert(sizeof type_names / sizeof type_names[0] == T_COUNT, "type_names");
   if (k->type == T_STR || k->type == T_DATAFLOW) {
     if (!cJSON_IsString(v)) goto wrong;
     if (k->type == T_STR) {
@@ -237,6 +239,7 @@ uint64_t ct_chip_signature(const ct_chip *c) {
 
 void ct_chip_doc_table(FILE *f) {
   static const char *const type_names[] = {"string", "integer", "number", "`ws` or `os`"};
+  _Static_assert(sizeof type_names / sizeof type_names[0] == T_COUNT, "type_names");
   ct_chip c;
   ct_chip_default(&c);
   fprintf(f, "| key | type | default | range | meaning |\n|---|---|---|---|---|\n");

@@ -45,7 +45,8 @@ static const struct {
 #include "isa/isa.def"
 };
 
-static const char *const engine_names[CT_ENG_COUNT] = {"load", "store", "mxu", "vpu", "ctrl"};
+static const char *const engine_names[] = {"load", "store", "mxu", "vpu", "ctrl"}; /* ORDER ENGINE */
+_Static_assert(sizeof engine_names / sizeof engine_names[0] == CT_ENG_COUNT, "engine_names");
 
 const char *ct_isa_op_name(ct_isa_op op) { return (unsigned)op < CT_ISA_OP_COUNT ? op_info[op].name : "?"; }
 const char *ct_isa_op_semantics(ct_isa_op op) {
