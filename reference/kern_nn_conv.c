@@ -289,48 +289,53 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   return conv_gemm(&j, ctx ? ctx->threads : 1, op, d);
 }
 
-/* col2im of ConvTranspose: y[oc][i*s - pb + k*dl] += col[(oc, kd, kh, kw)][(id, ih, iw)]. */
-static void col2im(const conv_job *j, const float *col, float *y) {
+/* col2im of ConvTranspose for the input columns [c0, c0 + nb) (flattened (id, ih, iw)):
+ * y[oc][i*s - pb + k*dl] += col[(oc, kd, kh, kw)][p - c0], col row stride nb. */
+static void col2im(const conv_job *j, const float *col, float *y, int64_t c0, int64_t nb) {
   const ct_kn_geo *g = &j->g;
-  for (int64_t oc = 0; oc < j->ocg; oc++)
-    for (int64_t kd = 0; kd < g->k[0]; kd++)
-      for (int64_t kh = 0; kh < g->k[1]; kh++)
-        for (int64_t kw = 0; kw < g->k[2]; kw++) {
-          const float *src = col + (((oc * g->k[0] + kd) * g->k[1] + kh) * g->k[2] + kw) * j->ivol;
-          float *yc = y + oc * j->ovol;
-          for (int64_t id = 0; id < g->in[0]; id++) {
-            int64_t od = in_pos(g, 0, id, kd);
-            for (int64_t ih = 0; ih < g->in[1]; ih++, src += g->in[2]) {
-              int64_t oh = in_pos(g, 1, ih, kh);
-              if (od < 0 || od >= g->out[0] || oh < 0 || oh >= g->out[1]) continue;
-              float *dst = yc + (od * g->out[1] + oh) * g->out[2];
-              for (int64_t iw = 0; iw < g->in[2]; iw++) {
-                int64_t ow = in_pos(g, 2, iw, kw);
-                if (ow >= 0 && ow < g->out[2]) dst[ow] += src[iw];
-              }
-            }
-          }
+  int64_t W = g->in[2], HW = g->in[1] * W, rows = j->ocg * j->kvol;
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t kw = r % g->k[2], kh = r / g->k[2] % g->k[1], kd = r / (g->k[2] * g->k[1]) % g->k[0], oc = r / j->kvol;
+    float *yc = y + oc * j->ovol;
+    for (int64_t p = c0; p < c0 + nb;) {
+      int64_t id = p / HW, ih = p / W % g->in[1], a = p % W;
+      int64_t e = a + (W - a < c0 + nb - p ? W - a : c0 + nb - p); /* this run: iw in [a, e) */
+      const float *src = col + r * nb + (p - c0) - a;
+      int64_t od = in_pos(g, 0, id, kd), oh = in_pos(g, 1, ih, kh);
+      if (od >= 0 && od < g->out[0] && oh >= 0 && oh < g->out[1]) {
+        float *dst = yc + (od * g->out[1] + oh) * g->out[2];
+        for (int64_t iw = a; iw < e; iw++) {
+          int64_t ow = in_pos(g, 2, iw, kw);
+          if (ow >= 0 && ow < g->out[2]) dst[ow] += src[iw];
         }
+      }
+      p += e - a;
+    }
+  }
 }
 
+/* Per image and group: col (ocg*kvol x chunk) = W_g^T (W_g is cg x ocg*kvol row-major) times
+ * X_g (cg x ivol) restricted to a column chunk (~1 MiB of col, reused), scattered by col2im. */
 ct_status ct_kern_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                 ct_diag *d) {
   conv_job j;
   ct_status st = conv_setup(op, in, out, true, &j, d);
   if (st) return st;
-  int64_t rows = j.ocg * j.kvol;
-  float *col = malloc(sizeof *col * (size_t)(rows * j.ivol));
+  int64_t rows = j.ocg * j.kvol, nb = 262144 / (rows > 0 ? rows : 1);
+  nb = nb < 64 ? 64 : nb;
+  if (nb > j.ivol) nb = j.ivol;
+  float *col = malloc(sizeof *col * (size_t)(rows * nb + 1));
   if (!col) return ct_kn_oom(d, op);
   ct_kn_blas_threads(ctx);
   memset(j.y, 0, sizeof *j.y * (size_t)(j.n * j.oc * j.ovol));
   for (int64_t n = 0; n < j.n; n++)
-    for (int64_t gi = 0; gi < j.group; gi++) {
-      /* col (ocg*kvol x ivol) = W_g^T, W_g being (cg x ocg*kvol) row-major, times X_g (cg x ivol) */
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)rows, (int)j.ivol, (int)j.cg, 1.0f,
-                  j.w + gi * j.cg * rows, (int)rows, j.x + (n * j.c + gi * j.cg) * j.ivol, (int)j.ivol, 0.0f, col,
-                  (int)j.ivol);
-      col2im(&j, col, j.y + (n * j.oc + gi * j.ocg) * j.ovol);
-    }
+    for (int64_t gi = 0; gi < j.group; gi++)
+      for (int64_t c0 = 0; c0 < j.ivol; c0 += nb) {
+        int64_t w = j.ivol - c0 < nb ? j.ivol - c0 : nb;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)rows, (int)w, (int)j.cg, 1.0f, j.w + gi * j.cg * rows,
+                    (int)rows, j.x + (n * j.c + gi * j.cg) * j.ivol + c0, (int)j.ivol, 0.0f, col, (int)w);
+        col2im(&j, col, j.y + (n * j.oc + gi * j.ocg) * j.ovol, c0, w);
+      }
   free(col);
   conv_epilogue(&j);
   return CT_OK;

@@ -95,6 +95,7 @@ START_TEST(test_conv_random_vs_naive) {
       {1, 3, 6, 7, 3, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1},   /* depthwise stride 3 */
       {1, 4, 6, 6, 8, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},  /* depth multiplier 2 (general path) */
       {1, 2, 5, 4, 3, 5, 4, 1, 3, 2, 1, 1, 2, 2, 2, 2},  /* kernel as large as the input */
+      {1, 4, 110, 101, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* im2col in several column chunks */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     run_conv_case(&cases[i], i % 2 == 0, false, 1, NULL);
@@ -208,6 +209,7 @@ START_TEST(test_convtranspose_random_vs_naive) {
       {1, 2, 3, 4, 3, 3, 3, 1, 2, 2, 1, 1, 1, 0, 1, 0},
       {2, 4, 4, 3, 6, 3, 2, 2, 2, 3, 2, 1, 0, 1, 2, 0},
       {1, 3, 5, 5, 3, 2, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+      {1, 2, 100, 103, 3, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1}, /* GEMM in several column chunks */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const cfg *k = &cases[i];
