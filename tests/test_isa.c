@@ -497,6 +497,16 @@ START_TEST(test_docs_isa_md_is_generated_text) {
   char *committed = slurp(CT_SOURCE_DIR "/docs/isa.md");
   ck_assert_msg(strcmp(text, committed) == 0, "docs/isa.md is stale: regenerate with `ctpu isa-doc > docs/isa.md`");
   ck_assert(strstr(text, "### DWCONV") != NULL);
+  /* the example program of the syntax section assembles */
+  char *ex = strstr(text, "Example: a 1");
+  ck_assert_ptr_nonnull(ex);
+  char *start = strstr(ex, "```\n") + 4, *end = strstr(start, "```");
+  *end = '\0';
+  ct_program p;
+  ct_diag d;
+  ck_assert_msg(ct_asm_parse(start, "isa.md", NULL, NULL, &p, &d) == CT_OK, "%s", d.msg);
+  ck_assert_uint_eq(p.n_insns, 6);
+  ct_program_free(&p);
   free(text);
   free(committed);
 }
