@@ -193,6 +193,10 @@ static ct_status const_values(asm_ctx *c, const char *list, ct_dtype dt, uint8_t
     size_t k = 0;
     while (*s && *s != ',' && *s != ']' && *s != ' ' && *s != '\t' && k < sizeof item - 1) item[k++] = *s++;
     item[k] = '\0';
+    if (k == sizeof item - 1) {
+      free(buf);
+      return ERR(c, ".const: value %zu is longer than %zu characters", n, sizeof item - 2);
+    }
     int64_t iv = 0;
     double fv = 0;
     bool is_int = parse_int(item, &iv);

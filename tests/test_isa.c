@@ -292,6 +292,8 @@ START_TEST(test_assembler_errors_name_file_and_line) {
       {"ELTWISE op=xor\n", "k.s:1: eltwise: field \"op\": bad value \"xor\""},
       {"POOL n=1 c=1 ih=4 iw=4 oh=2 ow=2 kh=2 kw=2 stride_h=2 stride_w=2 dt=i32\n", "k.s:1: pool: type i32"},
       {".const c i8 0x1\n", "k.s:1: .const: odd number of hex digits"},
+      {".const c i64 [1, 00000000000000000000000000000000000000000000000000000000000000000000001]\n",
+       "k.s:1: .const: value 1 is longer than 62 characters"},
       {".const c i8 missing.h5:x\n", "k.s:1: .const: "},
       {".chipsig -1\n", "k.s:1: .chipsig: expected one unsigned number"},
       {".const a i32 [1, 2] at=0x100\n.const b i8 [1] at=0x107\n", "k.s: const \"b\" overlaps const \"a\" in GMEM"},
