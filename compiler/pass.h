@@ -88,6 +88,23 @@ ct_status ct_rw_finish(ct_rw *rw, ct_diag *d);
 /* Frees rw without touching g. */
 void ct_rw_free(ct_rw *rw);
 
+/* Per-op rewrite of a pass driven by ct_rw_visit / ct_rw_for_each: tries to rewrite op (live,
+ * of one of the kinds asked for) and returns the number of rewrites it made (0: no match).
+ * On an allocation failure it sets rw->oom (the ct_rw_* builders do), which ends the walk. */
+typedef int (*ct_rw_op_fn)(ct_rw *rw, ct_op *op, void *user);
+
+/* The driver loop passes share: calls fn(rw, op, user) on each op of rw->g that existed when
+ * the walk started (ops added by fn are not visited), in graph order, skipping ops erased
+ * before their turn and ops whose kind is not in kinds[0..n_kinds) (n_kinds == 0: every kind).
+ * Stops early once rw->oom is set. Returns the sum of fn's returns (rewrites made). */
+int ct_rw_visit(ct_rw *rw, const ct_op_kind *kinds, int n_kinds, ct_rw_op_fn fn, void *user);
+
+/* A whole single-walk pass: ct_rw_init on g, ct_rw_visit(kinds, n_kinds, fn, user) adding its
+ * count to *n_changed, then ct_rw_finish. Errors: CT_ERR_LIMIT when out of memory (building
+ * use lists or during the walk), CT_ERR_INTERNAL from ct_rw_finish on a cycle (a pass bug). */
+ct_status ct_rw_for_each(ct_graph *g, const ct_op_kind *kinds, int n_kinds, ct_rw_op_fn fn, void *user,
+                         int *n_changed, ct_diag *d);
+
 /* Uses of v: the users list (entries may repeat) and the count including module outputs. */
 const ct_rw_uses *ct_rw_users(ct_rw *rw, const ct_value *v);
 int ct_rw_num_uses(ct_rw *rw, const ct_value *v);
@@ -109,6 +126,10 @@ void ct_rw_erase(ct_rw *rw, ct_op *op);
 /* Makes op produce v as result k (a fused op taking over the final value of a chain, keeping
  * its name and uses). op's previous result k, which must be unused, is dropped. */
 void ct_rw_take_result(ct_rw *rw, ct_op *op, int k, ct_value *v);
+/* Fuses a single-result op into the producer p of its operand: erases op and makes p produce
+ * op's result 0 (ct_rw_take_result), so its name and uses stay. p's previous result 0 must
+ * have had op as its only use. */
+void ct_rw_absorb(ct_rw *rw, ct_op *p, ct_op *op);
 /* Appends an op (operands registered as uses). NULL (and rw->oom) when out of memory. */
 ct_op *ct_rw_add_op(ct_rw *rw, ct_op_kind kind, const char *loc, int n_in, ct_value *const *in,
                     int n_out, ct_value *const *out);

@@ -92,31 +92,36 @@ static bool merge(ct_rw *rw, ct_op *a, ct_op *b) {
   return true;
 }
 
+/* Open-addressing table of the first op of each equivalence class seen so far. */
+typedef struct cse_table {
+  ct_op **slot;
+  size_t cap; /* a power of two, at least twice the op count */
+} cse_table;
+
+/* Merges op into an earlier equal op of the table, or enters it; the number of rewrites. */
+static int cse_one(ct_rw *rw, ct_op *op, void *user) {
+  cse_table *t = user;
+  if (op->kind == CT_OP_INPUT || (op->kind == CT_OP_WEIGHT && !is_small_const(op))) return 0;
+  size_t k = hash_op(op) & (t->cap - 1);
+  while (t->slot[k] && !op_eq(t->slot[k], op)) k = (k + 1) & (t->cap - 1);
+  if (!t->slot[k]) {
+    t->slot[k] = op;
+    return 0;
+  }
+  return merge(rw, t->slot[k], op) ? 1 : 0;
+}
+
 /* Pass "cse": merges each op into an earlier op of the same kind with the same operands (in
  * order) and attributes (in order, bit-equal floats), and top.Weight values of at most 64
  * elements with equal dtype, shape and bytes. top.Input ops never merge. Exact (the merged
  * ops compute the same function of the same operands). Errors: CT_ERR_LIMIT. */
 ct_status ct_pass_cse(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
-  ct_rw rw;
-  ct_status st = ct_rw_init(&rw, g, d);
-  if (st != CT_OK) return st;
-  size_t cap = 64;
-  while (cap < 2 * (size_t)g->n_ops) cap *= 2;
-  ct_op **table = calloc(cap, sizeof *table);
-  if (!table) {
-    ct_rw_free(&rw);
-    return ct_diag_set(d, CT_ERR_LIMIT, "cse: out of memory");
-  }
-  int n = g->n_ops;
-  for (int i = 0; i < n; i++) {
-    ct_op *op = g->ops[i];
-    if (op->dead || op->kind == CT_OP_INPUT || (op->kind == CT_OP_WEIGHT && !is_small_const(op))) continue;
-    size_t k = hash_op(op) & (cap - 1);
-    while (table[k] && !op_eq(table[k], op)) k = (k + 1) & (cap - 1);
-    if (!table[k]) table[k] = op;
-    else if (merge(&rw, table[k], op)) (*n_changed)++;
-  }
-  free(table);
-  return ct_rw_finish(&rw, d);
+  cse_table t = {NULL, 64};
+  while (t.cap < 2 * (size_t)g->n_ops) t.cap *= 2;
+  t.slot = calloc(t.cap, sizeof *t.slot);
+  if (!t.slot) return ct_diag_set(d, CT_ERR_LIMIT, "cse: out of memory");
+  ct_status st = ct_rw_for_each(g, NULL, 0, cse_one, &t, n_changed, d);
+  free(t.slot);
+  return st;
 }

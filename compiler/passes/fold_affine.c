@@ -31,8 +31,9 @@ static bool coeffs(const ct_op *op, int yi, const double *c, int64_t C, double *
   return true;
 }
 
-/* Tries to fold op; true if done. */
-static bool fold_one(ct_rw *rw, ct_op *op) {
+/* Tries to fold op (Mul/Add/Sub/Div); the number of rewrites (0 or 1). */
+static int fold_one(ct_rw *rw, ct_op *op, void *user) {
+  (void)user;
   for (int yi = 0; yi < 2; yi++) {
     ct_value *y = op->in[yi], *cv = op->in[1 - yi];
     ct_op *p = y ? y->def : NULL;
@@ -40,17 +41,15 @@ static bool fold_one(ct_rw *rw, ct_op *op) {
       continue;
     int64_t C = y->shape[1];
     double *buf = malloc(sizeof *buf * (size_t)(3 * C + 1));
-    if (!buf) { rw->oom = true; return false; }
+    if (!buf) { rw->oom = true; return 0; }
     bool ok = ct_rw_per_channel(cv, y->ndim, C, buf) && coeffs(op, yi, buf, C, buf + C, buf + 2 * C) &&
               ct_rw_affine_out_channels(rw, p, buf + C, buf + 2 * C);
     free(buf);
     if (!ok) continue;
-    ct_value *res = op->out[0];
-    ct_rw_erase(rw, op);
-    ct_rw_take_result(rw, p, 0, res);
-    return true;
+    ct_rw_absorb(rw, p, op);
+    return 1;
   }
-  return false;
+  return 0;
 }
 
 /* Pass "fold-affine": for Mul, Add, Sub (either order) or Div (producer result divided by the
@@ -64,15 +63,6 @@ static bool fold_one(ct_rw *rw, ct_op *op) {
  * Errors: CT_ERR_LIMIT. */
 ct_status ct_pass_fold_affine(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
-  ct_rw rw;
-  ct_status st = ct_rw_init(&rw, g, d);
-  if (st != CT_OK) return st;
-  int n = g->n_ops;
-  for (int i = 0; i < n && !rw.oom; i++) {
-    ct_op *op = g->ops[i];
-    if (op->dead || (op->kind != CT_OP_MUL && op->kind != CT_OP_ADD && op->kind != CT_OP_SUB && op->kind != CT_OP_DIV))
-      continue;
-    if (fold_one(&rw, op)) (*n_changed)++;
-  }
-  return ct_rw_finish(&rw, d);
+  static const ct_op_kind kinds[] = {CT_OP_MUL, CT_OP_ADD, CT_OP_SUB, CT_OP_DIV};
+  return ct_rw_for_each(g, kinds, 4, fold_one, NULL, n_changed, d);
 }

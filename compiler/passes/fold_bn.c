@@ -21,6 +21,28 @@ static ct_op *foldable(ct_rw *rw, const ct_op *bn, int64_t *C) {
   return p;
 }
 
+/* Folds BatchNormalization bn into its producer; the number of rewrites (0 or 1). */
+static int fold_one(ct_rw *rw, ct_op *bn, void *user) {
+  (void)user;
+  int64_t C = 0;
+  ct_op *p = foldable(rw, bn, &C);
+  if (!p) return 0;
+  double *s = malloc(sizeof *s * (size_t)(2 * C + 1));
+  if (!s) { rw->oom = true; return 0; }
+  double *t = s + C, eps = ct_op_get_float(bn, "epsilon", 1e-5);
+  for (int64_t c = 0; c < C; c++) {
+    double gam = ct_tensor_get_f64(bn->in[1]->data, c), beta = ct_tensor_get_f64(bn->in[2]->data, c);
+    double mu = ct_tensor_get_f64(bn->in[3]->data, c), var = ct_tensor_get_f64(bn->in[4]->data, c);
+    s[c] = gam / sqrt(var + eps);
+    t[c] = beta - mu * s[c];
+  }
+  bool ok = ct_rw_affine_out_channels(rw, p, s, t);
+  free(s);
+  if (!ok) return 0;
+  ct_rw_absorb(rw, p, bn);
+  return 1;
+}
+
 /* Pass "fold-bn": for BatchNormalization(x) whose x comes from a Conv, ConvTranspose or Gemm
  * (without a fused act) used by nothing else, with constant scale/B/mean/var of C elements
  * and unused training outputs: the producer's weight and bias become W·s, b·s + t and it
@@ -32,31 +54,6 @@ static ct_op *foldable(ct_rw *rw, const ct_op *bn, int64_t *C) {
  * unfused one plus the unfused path's own rounding. Errors: CT_ERR_LIMIT. */
 ct_status ct_pass_fold_bn(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
-  ct_rw rw;
-  ct_status st = ct_rw_init(&rw, g, d);
-  if (st != CT_OK) return st;
-  int n = g->n_ops;
-  for (int i = 0; i < n; i++) {
-    ct_op *bn = g->ops[i];
-    int64_t C = 0;
-    ct_op *p = bn->dead || bn->kind != CT_OP_BATCHNORM ? NULL : foldable(&rw, bn, &C);
-    if (!p) continue;
-    double *s = malloc(sizeof *s * (size_t)(2 * C + 1));
-    if (!s) { rw.oom = true; break; }
-    double *t = s + C, eps = ct_op_get_float(bn, "epsilon", 1e-5);
-    for (int64_t c = 0; c < C; c++) {
-      double gam = ct_tensor_get_f64(bn->in[1]->data, c), beta = ct_tensor_get_f64(bn->in[2]->data, c);
-      double mu = ct_tensor_get_f64(bn->in[3]->data, c), var = ct_tensor_get_f64(bn->in[4]->data, c);
-      s[c] = gam / sqrt(var + eps);
-      t[c] = beta - mu * s[c];
-    }
-    bool ok = ct_rw_affine_out_channels(&rw, p, s, t);
-    free(s);
-    if (!ok) continue;
-    ct_value *y = bn->out[0];
-    ct_rw_erase(&rw, bn);
-    ct_rw_take_result(&rw, p, 0, y);
-    (*n_changed)++;
-  }
-  return ct_rw_finish(&rw, d);
+  static const ct_op_kind kinds[] = {CT_OP_BATCHNORM};
+  return ct_rw_for_each(g, kinds, 1, fold_one, NULL, n_changed, d);
 }

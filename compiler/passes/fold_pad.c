@@ -73,6 +73,23 @@ static bool merge_pads(ct_rw *rw, ct_op *c, int r, const int64_t *beg, const int
   return true;
 }
 
+/* Folds Pad op pad into its only consumer; the number of rewrites (0 or 1). */
+static int fold_one(ct_rw *rw, ct_op *pad, void *user) {
+  (void)user;
+  if (pad->n_in < 2 || strcmp(ct_op_get_string(pad, "mode", "constant"), "constant")) return 0;
+  ct_value *x = pad->in[0];
+  ct_op *c = ct_rw_only_user(rw, pad->out[0]);
+  int r = x ? x->ndim : -1;
+  int64_t beg[CT_MAX_DIMS], end[CT_MAX_DIMS];
+  if (!c || c->n_in < 1 || c->in[0] != pad->out[0] || r < 3 || !read_pads(pad, r, beg, end)) return 0;
+  bool ok = beg[0] == 0 && end[0] == 0 && beg[1] == 0 && end[1] == 0;
+  for (int a = 2; a < r && ok; a++) ok = beg[a] >= 0 && end[a] >= 0;
+  if (!ok || !value_ok(rw, c, pad_value(pad)) || !merge_pads(rw, c, r, beg, end)) return 0;
+  ct_rw_set_input(rw, c, 0, x);
+  ct_rw_erase(rw, pad);
+  return 1;
+}
+
 /* Pass "fold-pad": Pad(x) with mode "constant", constant pads that are ≥ 0 and zero on the
  * batch and channel axes, whose result feeds only operand 0 of a Conv (pad value 0), a MaxPool
  * (pad value −∞, unit dilations, ceil_mode 0, no used Indices) or an AveragePool (pad value 0,
@@ -83,24 +100,6 @@ static bool merge_pads(ct_rw *rw, ct_op *c, int r, const int64_t *beg, const int
  * consumer sees the same padded values. Errors: CT_ERR_LIMIT. */
 ct_status ct_pass_fold_pad(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
-  ct_rw rw;
-  ct_status st = ct_rw_init(&rw, g, d);
-  if (st != CT_OK) return st;
-  int n = g->n_ops;
-  for (int i = 0; i < n; i++) {
-    ct_op *pad = g->ops[i];
-    if (pad->dead || pad->kind != CT_OP_PAD || pad->n_in < 2 || strcmp(ct_op_get_string(pad, "mode", "constant"), "constant")) continue;
-    ct_value *x = pad->in[0];
-    ct_op *c = ct_rw_only_user(&rw, pad->out[0]);
-    int r = x ? x->ndim : -1;
-    int64_t beg[CT_MAX_DIMS], end[CT_MAX_DIMS];
-    if (!c || c->n_in < 1 || c->in[0] != pad->out[0] || r < 3 || !read_pads(pad, r, beg, end)) continue;
-    bool ok = beg[0] == 0 && end[0] == 0 && beg[1] == 0 && end[1] == 0;
-    for (int a = 2; a < r && ok; a++) ok = beg[a] >= 0 && end[a] >= 0;
-    if (!ok || !value_ok(&rw, c, pad_value(pad)) || !merge_pads(&rw, c, r, beg, end)) continue;
-    ct_rw_set_input(&rw, c, 0, x);
-    ct_rw_erase(&rw, pad);
-    (*n_changed)++;
-  }
-  return ct_rw_finish(&rw, d);
+  static const ct_op_kind kinds[] = {CT_OP_PAD};
+  return ct_rw_for_each(g, kinds, 1, fold_one, NULL, n_changed, d);
 }

@@ -21,36 +21,36 @@ static bool is_identity(const int64_t *p, int r) {
   return true;
 }
 
+/* Merges a Transpose into its Transpose operand and drops it when the permutation is the
+ * identity; the number of rewrites (0..2). */
+static int fold_one(ct_rw *rw, ct_op *op, void *user) {
+  (void)user;
+  int r = op->in[0] ? op->in[0]->ndim : -1, changed = 0;
+  int64_t p2[CT_MAX_DIMS], p1[CT_MAX_DIMS], q[CT_MAX_DIMS];
+  if (r < 0 || !get_perm(op, r, p2)) return 0;
+  ct_op *inner = op->in[0]->def;
+  if (inner && !inner->dead && inner->kind == CT_OP_TRANSPOSE && inner->in[0] && inner->in[0]->ndim == r &&
+      get_perm(inner, r, p1)) {
+    for (int k = 0; k < r; k++) q[k] = p1[p2[k]];
+    if (!ct_op_set_ints(rw->g, op, "perm", r, q)) { rw->oom = true; return 0; }
+    ct_rw_set_input(rw, op, 0, inner->in[0]);
+    for (int k = 0; k < r; k++) p2[k] = q[k];
+    changed++;
+  }
+  if (is_identity(p2, r) && ct_rw_can_replace(rw, op->out[0], op->in[0])) {
+    ct_rw_replace(rw, op->out[0], op->in[0]);
+    ct_rw_erase(rw, op);
+    changed++;
+  }
+  return changed;
+}
+
 /* Pass "fold-transpose": a Transpose whose operand is another Transpose takes that one's
  * operand and the composed permutation (the inner one goes when unused, via dce); a
  * Transpose with the identity permutation is replaced by its operand. Exact (data movement).
  * Errors: CT_ERR_LIMIT. */
 ct_status ct_pass_fold_transpose(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
-  ct_rw rw;
-  ct_status st = ct_rw_init(&rw, g, d);
-  if (st != CT_OK) return st;
-  int n = g->n_ops;
-  for (int i = 0; i < n && !rw.oom; i++) {
-    ct_op *op = g->ops[i];
-    if (op->dead || op->kind != CT_OP_TRANSPOSE || !op->in[0]) continue;
-    int r = op->in[0]->ndim;
-    int64_t p2[CT_MAX_DIMS], p1[CT_MAX_DIMS], q[CT_MAX_DIMS];
-    if (r < 0 || !get_perm(op, r, p2)) continue;
-    ct_op *inner = op->in[0]->def;
-    if (inner && !inner->dead && inner->kind == CT_OP_TRANSPOSE && inner->in[0] && inner->in[0]->ndim == r &&
-        get_perm(inner, r, p1)) {
-      for (int k = 0; k < r; k++) q[k] = p1[p2[k]];
-      if (!ct_op_set_ints(g, op, "perm", r, q)) { rw.oom = true; break; }
-      ct_rw_set_input(&rw, op, 0, inner->in[0]);
-      for (int k = 0; k < r; k++) p2[k] = q[k];
-      (*n_changed)++;
-    }
-    if (is_identity(p2, r) && ct_rw_can_replace(&rw, op->out[0], op->in[0])) {
-      ct_rw_replace(&rw, op->out[0], op->in[0]);
-      ct_rw_erase(&rw, op);
-      (*n_changed)++;
-    }
-  }
-  return ct_rw_finish(&rw, d);
+  static const ct_op_kind kinds[] = {CT_OP_TRANSPOSE};
+  return ct_rw_for_each(g, kinds, 1, fold_one, NULL, n_changed, d);
 }

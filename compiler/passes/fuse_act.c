@@ -35,6 +35,19 @@ static bool set_act(ct_graph *g, ct_op *p, const ct_op *a, bool *oom) {
   return ok;
 }
 
+/* Fuses activation a into its Conv/Gemm producer; the number of rewrites (0 or 1). */
+static int fuse_one(ct_rw *rw, ct_op *a, void *user) {
+  (void)user;
+  ct_value *x = a->in[0];
+  ct_op *p = x ? x->def : NULL;
+  if (!p || (p->kind != CT_OP_CONV && p->kind != CT_OP_GEMM) || ct_op_attr(p, "act") ||
+      ct_rw_only_user(rw, x) != a || x->dtype != CT_F32 || !ct_rw_same_shape(x, a->out[0]))
+    return 0;
+  if (!set_act(rw->g, p, a, &rw->oom)) return 0;
+  ct_rw_absorb(rw, p, a);
+  return 1;
+}
+
 /* Pass "fuse-act": Relu, LeakyRelu or Clip (constant scalar bounds; min 0 → relu / relu6,
  * both finite → clip) whose operand is the result of a Conv or Gemm without an act and used by
  * nothing else: the producer gets the act attribute and produces the activation's result.
@@ -43,23 +56,6 @@ static bool set_act(ct_graph *g, ct_op *p, const ct_op *a, bool *oom) {
  * same function applied to the same values). Errors: CT_ERR_LIMIT. */
 ct_status ct_pass_fuse_act(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
-  ct_rw rw;
-  ct_status st = ct_rw_init(&rw, g, d);
-  if (st != CT_OK) return st;
-  int n = g->n_ops;
-  for (int i = 0; i < n && !rw.oom; i++) {
-    ct_op *a = g->ops[i];
-    if (a->dead || (a->kind != CT_OP_RELU && a->kind != CT_OP_LEAKYRELU && a->kind != CT_OP_CLIP) || !a->in[0]) continue;
-    ct_value *x = a->in[0];
-    ct_op *p = x->def;
-    if (!p || (p->kind != CT_OP_CONV && p->kind != CT_OP_GEMM) || ct_op_attr(p, "act") ||
-        ct_rw_only_user(&rw, x) != a || x->dtype != CT_F32 || !ct_rw_same_shape(x, a->out[0]))
-      continue;
-    if (!set_act(g, p, a, &rw.oom)) continue;
-    ct_value *y = a->out[0];
-    ct_rw_erase(&rw, a);
-    ct_rw_take_result(&rw, p, 0, y);
-    (*n_changed)++;
-  }
-  return ct_rw_finish(&rw, d);
+  static const ct_op_kind kinds[] = {CT_OP_RELU, CT_OP_LEAKYRELU, CT_OP_CLIP};
+  return ct_rw_for_each(g, kinds, 3, fuse_one, NULL, n_changed, d);
 }

@@ -220,6 +220,21 @@ static bool try_layernorm(ct_rw *rw, ct_op *dv) {
   return true;
 }
 
+/* First walk: Gelu from Erf, HardSwish from Clip, LayerNormalization from Div. */
+static int try_erf_clip_div(ct_rw *rw, ct_op *op, void *user) {
+  (void)user;
+  if (!operands_present(op)) return 0;
+  if (op->kind == CT_OP_ERF) return try_gelu(rw, op);
+  if (op->kind == CT_OP_CLIP) return try_hardswish_clip(rw, op);
+  return try_layernorm(rw, op);
+}
+
+/* Second walk: Swish from Mul. */
+static int try_mul(ct_rw *rw, ct_op *op, void *user) {
+  (void)user;
+  return operands_present(op) && try_swish(rw, op);
+}
+
 /* Pass "fuse-patterns": rewrites, where the decomposition matches exactly (every inner result
  * used only inside the pattern; constants as stated): Mul(x, Sigmoid(x)) → SiLU(x);
  * Mul(x, HardSigmoid(x)) with alpha = 1/6 (as f32) and beta = 0.5 → HardSwish(x) (other
@@ -231,22 +246,11 @@ static bool try_layernorm(ct_rw *rw, ct_op *dv) {
  * Errors: CT_ERR_LIMIT. */
 ct_status ct_pass_fuse_patterns(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
+  static const ct_op_kind first[] = {CT_OP_ERF, CT_OP_CLIP, CT_OP_DIV}, second[] = {CT_OP_MUL};
   ct_rw rw;
   ct_status st = ct_rw_init(&rw, g, d);
   if (st != CT_OK) return st;
-  int n = g->n_ops;
-  for (int i = 0; i < n && !rw.oom; i++) {
-    ct_op *op = g->ops[i];
-    if (op->dead || !operands_present(op)) continue;
-    bool done = false;
-    if (op->kind == CT_OP_ERF) done = try_gelu(&rw, op);
-    else if (op->kind == CT_OP_CLIP) done = try_hardswish_clip(&rw, op);
-    else if (op->kind == CT_OP_DIV) done = try_layernorm(&rw, op);
-    if (done) (*n_changed)++;
-  }
-  for (int i = 0; i < n && !rw.oom; i++) { /* after Gelu, whose x·½ Mul must not look like Swish */
-    ct_op *op = g->ops[i];
-    if (!op->dead && op->kind == CT_OP_MUL && operands_present(op) && try_swish(&rw, op)) (*n_changed)++;
-  }
+  *n_changed += ct_rw_visit(&rw, first, 3, try_erf_clip_div, NULL);
+  *n_changed += ct_rw_visit(&rw, second, 1, try_mul, NULL); /* after Gelu, whose x·½ Mul must not look like Swish */
   return ct_rw_finish(&rw, d);
 }

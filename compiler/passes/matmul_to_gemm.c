@@ -12,6 +12,28 @@ static bool is_row_bias(const ct_value *c, int64_t N) {
   return n == N && (t->ndim == 1 || (t->ndim == 2 && t->shape[0] == 1));
 }
 
+/* Replaces MatMul mm and its bias Add by one Gemm; the number of rewrites (0 or 1). */
+static int convert_one(ct_rw *rw, ct_op *mm, void *user) {
+  (void)user;
+  ct_value *a = mm->in[0], *b = mm->in[1], *y = mm->out[0];
+  ct_op *add = a && b && y ? ct_rw_only_user(rw, y) : NULL;
+  if (!add || !add->in[0] || !add->in[1] || add->kind != CT_OP_ADD || a->ndim != 2 || !ct_value_is_const(b) || b->ndim != 2 ||
+      y->ndim != 2 || y->dtype != CT_F32 || !ct_rw_same_shape(add->out[0], y))
+    return 0;
+  ct_value *c = add->in[0] == y ? add->in[1] : add->in[0];
+  if (add->in[0] == add->in[1] || !is_row_bias(c, y->shape[1]) || c->dtype != CT_F32) return 0;
+  ct_value *in[3] = {a, b, c};
+  ct_op *gemm = ct_rw_add_op(rw, CT_OP_GEMM, mm->loc, 3, in, 1, &add->out[0]);
+  if (!gemm || !ct_op_set_float(rw->g, gemm, "alpha", 1.0) || !ct_op_set_float(rw->g, gemm, "beta", 1.0) ||
+      !ct_op_set_int(rw->g, gemm, "transA", 0) || !ct_op_set_int(rw->g, gemm, "transB", 0)) {
+    rw->oom = true;
+    return 0;
+  }
+  ct_rw_erase(rw, add);
+  ct_rw_erase(rw, mm);
+  return 1;
+}
+
 /* Pass "matmul-to-gemm": MatMul(A, B) with A of rank 2, B a constant of rank 2, whose result
  * feeds only an Add with a constant bias of shape [N], [1, N] or a single element (either
  * operand order), all f32 and the Add result of the MatMul's shape: both become one Gemm
@@ -21,30 +43,6 @@ static bool is_row_bias(const ct_value *c, int64_t N) {
  * products). Errors: CT_ERR_LIMIT. */
 ct_status ct_pass_matmul_to_gemm(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
-  ct_rw rw;
-  ct_status st = ct_rw_init(&rw, g, d);
-  if (st != CT_OK) return st;
-  int n = g->n_ops;
-  for (int i = 0; i < n; i++) {
-    ct_op *mm = g->ops[i];
-    if (mm->dead || mm->kind != CT_OP_MATMUL) continue;
-    ct_value *a = mm->in[0], *b = mm->in[1], *y = mm->out[0];
-    ct_op *add = a && b && y ? ct_rw_only_user(&rw, y) : NULL;
-    if (!add || !add->in[0] || !add->in[1] || add->kind != CT_OP_ADD || a->ndim != 2 || !ct_value_is_const(b) || b->ndim != 2 ||
-        y->ndim != 2 || y->dtype != CT_F32 || !ct_rw_same_shape(add->out[0], y))
-      continue;
-    ct_value *c = add->in[0] == y ? add->in[1] : add->in[0];
-    if (add->in[0] == add->in[1] || !is_row_bias(c, y->shape[1]) || c->dtype != CT_F32) continue;
-    ct_value *in[3] = {a, b, c};
-    ct_op *gemm = ct_rw_add_op(&rw, CT_OP_GEMM, mm->loc, 3, in, 1, &add->out[0]);
-    if (!gemm || !ct_op_set_float(g, gemm, "alpha", 1.0) || !ct_op_set_float(g, gemm, "beta", 1.0) ||
-        !ct_op_set_int(g, gemm, "transA", 0) || !ct_op_set_int(g, gemm, "transB", 0)) {
-      rw.oom = true;
-      break;
-    }
-    ct_rw_erase(&rw, add);
-    ct_rw_erase(&rw, mm);
-    (*n_changed)++;
-  }
-  return ct_rw_finish(&rw, d);
+  static const ct_op_kind kinds[] = {CT_OP_MATMUL};
+  return ct_rw_for_each(g, kinds, 1, convert_one, NULL, n_changed, d);
 }

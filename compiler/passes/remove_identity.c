@@ -35,6 +35,22 @@ static bool is_noop(ct_rw *rw, const ct_op *op) {
   }
 }
 
+/* Removes op when it is a no-op; the number of rewrites (0 or 1). */
+static int remove_one(ct_rw *rw, ct_op *op, void *user) {
+  (void)user;
+  if (op->n_in < 1 || op->n_out < 1) return 0;
+  if ((op->kind == CT_OP_MUL || op->kind == CT_OP_ADD) && ct_value_is_const(op->in[0]) &&
+      !ct_value_is_const(op->in[1])) {
+    ct_value *t = op->in[0]; /* commute the constant to the right for the check */
+    op->in[0] = op->in[1];
+    op->in[1] = t;
+  }
+  if (!is_noop(rw, op) || !ct_rw_can_replace(rw, op->out[0], op->in[0])) return 0;
+  ct_rw_replace(rw, op->out[0], op->in[0]);
+  ct_rw_erase(rw, op);
+  return 1;
+}
+
 /* Pass "remove-identity": replaces the result of every no-op (see file comment; operand and
  * result types must be identical) by its operand 0; Mul/Add with the constant on the left is
  * handled by commuting. Skips a rewrite that would rename a module input or weight. Exact,
@@ -42,23 +58,5 @@ static bool is_noop(ct_rw *rw, const ct_op *op) {
  * CT_ERR_LIMIT. */
 ct_status ct_pass_remove_identity(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d) {
   (void)o;
-  ct_rw rw;
-  ct_status st = ct_rw_init(&rw, g, d);
-  if (st != CT_OK) return st;
-  int n = g->n_ops;
-  for (int i = 0; i < n; i++) {
-    ct_op *op = g->ops[i];
-    if (op->dead || op->n_in < 1 || op->n_out < 1) continue;
-    if ((op->kind == CT_OP_MUL || op->kind == CT_OP_ADD) && ct_value_is_const(op->in[0]) &&
-        !ct_value_is_const(op->in[1])) {
-      ct_value *t = op->in[0]; /* commute the constant to the right for the check */
-      op->in[0] = op->in[1];
-      op->in[1] = t;
-    }
-    if (!is_noop(&rw, op) || !ct_rw_can_replace(&rw, op->out[0], op->in[0])) continue;
-    ct_rw_replace(&rw, op->out[0], op->in[0]);
-    ct_rw_erase(&rw, op);
-    (*n_changed)++;
-  }
-  return ct_rw_finish(&rw, d);
+  return ct_rw_for_each(g, NULL, 0, remove_one, NULL, n_changed, d);
 }

@@ -258,6 +258,12 @@ void ct_rw_take_result(ct_rw *rw, ct_op *op, int k, ct_value *v) {
   v->def = op;
 }
 
+void ct_rw_absorb(ct_rw *rw, ct_op *p, ct_op *op) {
+  ct_value *y = op->out[0];
+  ct_rw_erase(rw, op);
+  ct_rw_take_result(rw, p, 0, y);
+}
+
 ct_op *ct_rw_add_op(ct_rw *rw, ct_op_kind kind, const char *loc, int n_in, ct_value *const *in,
                     int n_out, ct_value *const *out) {
   ct_op *op = ct_graph_add_op(rw->g, kind, loc, n_in, in, n_out, out);
@@ -302,6 +308,33 @@ ct_value *ct_rw_weight_i64(ct_rw *rw, const char *base, int ndim, const int64_t 
   if (!t) { rw->oom = true; return NULL; }
   memcpy(t->data, v, sizeof *v * (size_t)ct_tensor_numel(t));
   return ct_rw_add_weight(rw, base, t);
+}
+
+/* ---- the driver loop ---- */
+
+static bool kind_in(ct_op_kind k, const ct_op_kind *kinds, int n_kinds) {
+  if (n_kinds == 0) return true;
+  for (int j = 0; j < n_kinds; j++)
+    if (kinds[j] == k) return true;
+  return false;
+}
+
+int ct_rw_visit(ct_rw *rw, const ct_op_kind *kinds, int n_kinds, ct_rw_op_fn fn, void *user) {
+  int n = rw->g->n_ops, changed = 0;
+  for (int i = 0; i < n && !rw->oom; i++) {
+    ct_op *op = rw->g->ops[i];
+    if (!op->dead && kind_in(op->kind, kinds, n_kinds)) changed += fn(rw, op, user);
+  }
+  return changed;
+}
+
+ct_status ct_rw_for_each(ct_graph *g, const ct_op_kind *kinds, int n_kinds, ct_rw_op_fn fn, void *user,
+                         int *n_changed, ct_diag *d) {
+  ct_rw rw;
+  ct_status st = ct_rw_init(&rw, g, d);
+  if (st != CT_OK) return st;
+  *n_changed += ct_rw_visit(&rw, kinds, n_kinds, fn, user);
+  return ct_rw_finish(&rw, d);
 }
 
 /* ---- queries ---- */
