@@ -277,11 +277,12 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
       return ct_kn_fail(d, op, "output spatial size %lld inconsistent with the attributes", (long long)j.g.out[i]);
   }
   if (j.group == j.c && j.oc == j.c && j.g.k[0] == 1 && j.g.in[0] == 1 && j.g.out[0] == 1) {
-    int t = ctx ? ctx->threads : 1, parts = ct_kn_parallel_parts(t, j.n * j.c);
+    int64_t work = j.n * j.c * j.ovol * j.kvol;
+    int t = ctx ? ctx->threads : 1, parts = ct_kn_parallel_parts(t, j.n * j.c, work);
     int64_t plane = (j.g.in[1] + j.g.pb[1] + j.g.pe[1]) * (j.g.in[2] + j.g.pb[2] + j.g.pe[2]);
     j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * plane));
     if (!j.scratch) return ct_kn_oom(d, op);
-    ct_kn_parallel(t, j.n * j.c, conv_dw, &j); /* bias + act fused per row */
+    ct_kn_parallel(t, j.n * j.c, work, conv_dw, &j); /* bias + act fused per row */
     free(j.scratch);
     return CT_OK;
   }

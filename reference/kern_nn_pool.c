@@ -125,7 +125,8 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
     q += 3 * j.g.out[i];
     pool_ranges(&j, i);
   }
-  ct_kn_parallel(ctx ? ctx->threads : 1, in[0]->shape[0] * in[0]->shape[1], pool_planes, &j);
+  int64_t planes = in[0]->shape[0] * in[0]->shape[1];
+  ct_kn_parallel(ctx ? ctx->threads : 1, planes, planes * j.ovol * j.g.k[0] * j.g.k[1] * j.g.k[2], pool_planes, &j);
   free(buf);
   return CT_OK;
 }

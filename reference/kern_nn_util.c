@@ -155,14 +155,17 @@ static void *par_run(void *p) {
   return NULL;
 }
 
-int ct_kn_parallel_parts(int threads, int64_t n) {
-  int t = threads < 1 ? 1 : threads > CT_KN_MAX_THREADS ? CT_KN_MAX_THREADS : threads;
-  return t > n ? (n > 0 ? (int)n : 1) : t;
+int ct_kn_parallel_parts(int threads, int64_t n, int64_t work) {
+  int64_t by_work = work / CT_KN_MIN_WORK + 1; /* a thread costs tens of microseconds to start */
+  int64_t t = threads < 1 ? 1 : threads > CT_KN_MAX_THREADS ? CT_KN_MAX_THREADS : threads;
+  if (t > by_work) t = by_work;
+  return t > n ? (n > 0 ? (int)n : 1) : (int)t;
 }
 
-void ct_kn_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t lo, int64_t hi, int part), void *arg) {
+void ct_kn_parallel(int threads, int64_t n, int64_t work, void (*fn)(void *arg, int64_t lo, int64_t hi, int part),
+                    void *arg) {
   enum { MAXT = CT_KN_MAX_THREADS };
-  int t = ct_kn_parallel_parts(threads, n);
+  int t = ct_kn_parallel_parts(threads, n, work);
   if (t <= 1) {
     if (n > 0) fn(arg, 0, n, 0);
     return;

@@ -47,12 +47,15 @@ void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n);
 /* Tells OpenBLAS to use ctx->threads threads (at least 1). */
 void ct_kn_blas_threads(const ct_kernel_ctx *ctx);
 #define CT_KN_MAX_THREADS 64
-/* Number of chunks ct_kn_parallel(threads, n, ...) uses: min(threads, n, 64), at least 1. */
-int ct_kn_parallel_parts(int threads, int64_t n);
-/* Runs fn(arg, lo, hi, part) over [0, n) split in ct_kn_parallel_parts(threads, n) contiguous
- * chunks (part = chunk index, for per-chunk scratch) on pthreads; inline when there is one
- * chunk; a chunk whose thread cannot be created runs on the caller's thread. */
-void ct_kn_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t lo, int64_t hi, int part), void *arg);
+#define CT_KN_MIN_WORK ((int64_t)1 << 20) /* operations per extra thread */
+/* Number of chunks ct_kn_parallel(threads, n, work, ...) uses: min(threads, n, 64, one per
+ * CT_KN_MIN_WORK operations of the estimated total `work`), at least 1. */
+int ct_kn_parallel_parts(int threads, int64_t n, int64_t work);
+/* Runs fn(arg, lo, hi, part) over [0, n) split in ct_kn_parallel_parts(threads, n, work)
+ * contiguous chunks (part = chunk index, for per-chunk scratch) on pthreads; inline when there
+ * is one chunk; a chunk whose thread cannot be created runs on the caller's thread. */
+void ct_kn_parallel(int threads, int64_t n, int64_t work, void (*fn)(void *arg, int64_t lo, int64_t hi, int part),
+                    void *arg);
 /* Runs kernel fn on f32 copies of a non-f32 input 0 and converts f32 outputs back to the
  * output dtypes (other outputs, e.g. int64 indices, are passed through). For data-moving ops
  * (max pooling, nearest resize) whose integer results are exact in f32 (|v| < 2^24). */

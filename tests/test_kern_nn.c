@@ -96,6 +96,7 @@ START_TEST(test_conv_random_vs_naive) {
       {1, 4, 6, 6, 8, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},  /* depth multiplier 2 (general path) */
       {1, 2, 5, 4, 3, 5, 4, 1, 3, 2, 1, 1, 2, 2, 2, 2},  /* kernel as large as the input */
       {1, 4, 110, 101, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* im2col in several column chunks */
+      {1, 32, 64, 66, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1}, /* depthwise big enough for 2 threads */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     run_conv_case(&cases[i], i % 2 == 0, false, 1, NULL);
@@ -404,6 +405,7 @@ START_TEST(test_pools_random_vs_naive) {
       {7, 7, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1, 0}, {8, 6, 2, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 1},
       {9, 9, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1}, {5, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0, 1},
       {6, 7, 3, 2, 3, 2, 1, 1, 1, 0, 1, 1, 1, 0}, {10, 10, 2, 2, 3, 3, 2, 1, 0, 0, 0, 0, 1, 1},
+      {150, 150, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1}, /* big enough for 2 threads */
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
     for (int is_max = 0; is_max < 2; is_max++) {
