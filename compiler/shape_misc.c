@@ -22,6 +22,15 @@ ct_status ct_sm_const(const ct_op *op, int i, const char *what, const ct_tensor 
   return CT_OK;
 }
 
+ct_status ct_sm_in_ints(const ct_op *op, ct_value **x, const char *what, int max, int64_t *vals, int *n,
+                        ct_diag *d) {
+  const ct_tensor *t;
+  ct_status st = ct_sm_in(op, 0, x, d);
+  if (st || (st = ct_sm_const(op, 1, what, &t, d))) return st;
+  if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 1 (%s) is missing", what);
+  return ct_km_ints(op, t, what, max, vals, n, d);
+}
+
 void ct_sm_out(ct_op *op, int k, ct_dtype dt, int ndim, const int64_t *shape) {
   if (k < op->n_out && op->out[k]) ct_value_set_type(op->out[k], dt, ndim, shape);
 }

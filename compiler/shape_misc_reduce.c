@@ -50,13 +50,10 @@ ct_status ct_shape_arg(ct_graph *g, ct_op *op, ct_diag *d) {
 /* TopK: k (constant, 1 element) <= dim; values like X, indices int64. */
 ct_status ct_shape_topk(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_value *x = NULL;
-  const ct_tensor *kt;
   int64_t k[1];
   int nk, ax;
-  ct_status st = ct_sm_in(op, 0, &x, d);
-  if (st || (st = ct_sm_const(op, 1, "k", &kt, d))) return st;
-  if (!kt) return ct_km_err(d, CT_ERR_INPUT, op, "input 1 (k) is missing");
-  if ((st = ct_km_ints(op, kt, "k", 1, k, &nk, d))) return st;
+  ct_status st = ct_sm_in_ints(op, &x, "k", 1, k, &nk, d);
+  if (st) return st;
   int64_t axis = ct_op_get_int(op, "axis", -1);
   if (!ct_km_axis(axis, x->ndim, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);

@@ -39,13 +39,10 @@ ct_status ct_shape_size(ct_graph *g, ct_op *op, ct_diag *d) {
 ct_status ct_shape_reshape(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_value *x = NULL;
-  const ct_tensor *t;
   int64_t s[CT_MAX_DIMS];
   int n, neg = -1;
-  ct_status st = ct_sm_in(op, 0, &x, d);
-  if (st || (st = ct_sm_const(op, 1, "shape", &t, d))) return st;
-  if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 1 (shape) is missing");
-  if ((st = ct_km_ints(op, t, "shape", CT_MAX_DIMS, s, &n, d))) return st;
+  ct_status st = ct_sm_in_ints(op, &x, "shape", CT_MAX_DIMS, s, &n, d);
+  if (st) return st;
   bool allowzero = ct_op_get_int(op, "allowzero", 0) != 0;
   int64_t known = 1, total = ct_value_numel(x);
   for (int i = 0; i < n; i++) {
@@ -116,14 +113,11 @@ ct_status ct_shape_squeeze(ct_graph *g, ct_op *op, ct_diag *d) {
 ct_status ct_shape_unsqueeze(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_value *x = NULL;
-  const ct_tensor *t;
   int64_t a[CT_MAX_DIMS], s[CT_MAX_DIMS];
   int na = 0;
   bool ins[CT_MAX_DIMS] = {false};
-  ct_status st = ct_sm_in(op, 0, &x, d);
-  if (st || (st = ct_sm_const(op, 1, "axes", &t, d))) return st;
-  if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 1 (axes) is missing");
-  if ((st = ct_km_ints(op, t, "axes", CT_MAX_DIMS, a, &na, d))) return st;
+  ct_status st = ct_sm_in_ints(op, &x, "axes", CT_MAX_DIMS, a, &na, d);
+  if (st) return st;
   int r = x->ndim + na;
   if (r > CT_MAX_DIMS) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: output rank %d > %d", r, CT_MAX_DIMS);
   for (int i = 0; i < na; i++) {

@@ -94,13 +94,10 @@ ct_status ct_shape_slice(ct_graph *g, ct_op *op, ct_diag *d) {
 ct_status ct_shape_expand(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_value *x = NULL;
-  const ct_tensor *t;
   int64_t s[CT_MAX_DIMS], o[CT_MAX_DIMS];
   int n, no;
-  ct_status st = ct_sm_in(op, 0, &x, d);
-  if (st || (st = ct_sm_const(op, 1, "shape", &t, d))) return st;
-  if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 1 (shape) is missing");
-  if ((st = ct_km_ints(op, t, "shape", CT_MAX_DIMS, s, &n, d))) return st;
+  ct_status st = ct_sm_in_ints(op, &x, "shape", CT_MAX_DIMS, s, &n, d);
+  if (st) return st;
   char b1[96], b2[96];
   if (!ct_bcast_shape(x->ndim, x->shape, n, s, &no, o))
     return ct_km_err(d, CT_ERR_INPUT, op, "input shape %s does not broadcast with shape %s",
@@ -113,13 +110,10 @@ ct_status ct_shape_expand(ct_graph *g, ct_op *op, ct_diag *d) {
 ct_status ct_shape_tile(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_value *x = NULL;
-  const ct_tensor *t;
   int64_t r[CT_MAX_DIMS], s[CT_MAX_DIMS];
   int n;
-  ct_status st = ct_sm_in(op, 0, &x, d);
-  if (st || (st = ct_sm_const(op, 1, "repeats", &t, d))) return st;
-  if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 1 (repeats) is missing");
-  if ((st = ct_km_ints(op, t, "repeats", CT_MAX_DIMS, r, &n, d))) return st;
+  ct_status st = ct_sm_in_ints(op, &x, "repeats", CT_MAX_DIMS, r, &n, d);
+  if (st) return st;
   if (n != x->ndim) return ct_km_err(d, CT_ERR_INPUT, op, "repeats has %d entries for rank %d", n, x->ndim);
   for (int i = 0; i < n; i++) {
     if (r[i] < 0) return ct_km_err(d, CT_ERR_INPUT, op, "repeats[%d] is negative", i);
