@@ -144,6 +144,11 @@ static ct_status sp_store(ct_graph *g, ct_op *op, const ct_shape_nn_geo *geo, ct
   return CT_OK;
 }
 
+/* Conv (ONNX Conv-11, also the fused Top form with act): X (N, C, spatial...) and W (OC, C/group,
+ * k...) give Y (N, OC, out...), out = floor((in + pads - dil (k - 1) - 1) / stride) + 1; writes
+ * explicit kernel_shape/strides/dilations/pads/group and drops auto_pad (SAME_UPPER/LOWER:
+ * out = ceil(in / stride), extra pad at the end/start). Errors: CT_ERR_INPUT for channel, group,
+ * bias or rank mismatches, a kernel larger than the padded input, non-f32 X, unknown act. */
 ct_status ct_shape_conv(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 3, d)) || (st = ct_shape_nn_input(op, 1, 3, d)) ||
@@ -222,6 +227,11 @@ static ct_status convt_geo(const ct_op *op, const ct_value *x, const ct_value *w
   return CT_OK;
 }
 
+/* ConvTranspose (ONNX ConvTranspose-11): W is (C, OC/group, k...); out = stride (in - 1) +
+ * output_padding + dil (k - 1) + 1 - pads, or output_shape / SAME (out = in * stride) with the
+ * total padding split as the spec says (SAME_UPPER: extra at the end). Writes explicit
+ * kernel_shape/strides/dilations/pads/group/output_shape/output_padding. CT_ERR_INPUT on
+ * inconsistent shapes or attributes. */
 ct_status ct_shape_convtranspose(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 3, d)) || (st = ct_shape_nn_input(op, 1, 3, d)) ||
@@ -272,14 +282,22 @@ static ct_status pool_shape(ct_graph *g, ct_op *op, bool is_max, ct_diag *d) {
   return is_max ? ct_shape_nn_set_out(op, 1, CT_I64, x->ndim, shape, d) : CT_OK;
 }
 
+/* MaxPool (ONNX MaxPool-12): kernel_shape required; ceil_mode rounds the output up and drops a
+ * window starting in the end padding; Y and the optional int64 Indices have shape (N, C, out...).
+ * Writes explicit pads/strides/dilations, drops auto_pad. CT_ERR_INPUT on bad attributes or a
+ * dtype f32 cannot hold exactly. */
 ct_status ct_shape_maxpool(ct_graph *g, ct_op *op, ct_diag *d) { return pool_shape(g, op, true, d); }
+/* AveragePool (ONNX AveragePool-11/19): as MaxPool, f32 only, no Indices. */
 ct_status ct_shape_avgpool(ct_graph *g, ct_op *op, ct_diag *d) { return pool_shape(g, op, false, d); }
 
+/* LpPool (ONNX LpPool-11/18): as AveragePool, attribute p >= 1. */
 ct_status ct_shape_lppool(ct_graph *g, ct_op *op, ct_diag *d) {
   if (ct_op_get_int(op, "p", 2) < 1) return ct_shape_nn_fail(d, op, "attribute p must be >= 1");
   return pool_shape(g, op, false, d);
 }
 
+/* GlobalAveragePool / GlobalMaxPool: (N, C, spatial...) -> (N, C, 1, ...). CT_ERR_INPUT for
+ * rank < 3 or an unsupported dtype. */
 ct_status ct_shape_globalpool(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_status st;
@@ -300,6 +318,9 @@ static ct_status f32_or_f64(const ct_op *op, ct_diag *d) {
   return CT_OK;
 }
 
+/* Gemm (ONNX Gemm-13): op(A) (M, K) x op(B) (K, N) -> (M, N); C must broadcast
+ * unidirectionally to (M, N) (reference/broadcast.h); f32 or f64; writes explicit transA/transB.
+ * CT_ERR_INPUT on rank, inner-dimension, dtype or C mismatches. */
 ct_status ct_shape_gemm(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 2, d)) || (st = ct_shape_nn_input(op, 1, 2, d)) ||
@@ -326,6 +347,8 @@ ct_status ct_shape_gemm(ct_graph *g, ct_op *op, ct_diag *d) {
   return ct_shape_nn_set_out(op, 0, a->dtype, 2, shape, d);
 }
 
+/* MatMul (ONNX MatMul-13, numpy matmul): batch dims broadcast, a 1-D A is (1, K) and a 1-D B
+ * is (K, 1) with the added dim removed from Y; f32 or f64. CT_ERR_INPUT on mismatches. */
 ct_status ct_shape_matmul(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_status st;

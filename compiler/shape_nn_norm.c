@@ -22,6 +22,9 @@ static ct_status need_vec(const ct_op *op, int i, int64_t n, const char *what, c
   return CT_OK;
 }
 
+/* BatchNormalization, inference form (ONNX BatchNormalization-15, training_mode 0): scale, B,
+ * input_mean, input_var are [C]; Y has X's shape. Training mode or its extra outputs are
+ * "unsupported" (CT_ERR_INPUT). */
 ct_status ct_shape_batchnorm(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   static const char *const names[] = {"", "scale", "B", "input_mean", "input_var"};
@@ -36,6 +39,7 @@ ct_status ct_shape_batchnorm(ct_graph *g, ct_op *op, ct_diag *d) {
   return same_as_input(op, d);
 }
 
+/* InstanceNormalization (ONNX-6): scale and B are [C]; Y has X's shape. */
 ct_status ct_shape_instancenorm(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_status st;
@@ -58,6 +62,9 @@ static bool suffix_broadcasts(const ct_value *v, int ndim, const int64_t *shape,
   return true;
 }
 
+/* LayerNormalization (ONNX-17): normalizes dims [axis, rank); Scale/B must broadcast to them
+ * (their shape without leading 1s a suffix of X's); writes a positive axis; optional Mean and
+ * InvStdDev (f32) have X's shape with dims >= axis set to 1. */
 ct_status ct_shape_layernorm(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 1, d)) || (st = ct_shape_nn_input(op, 1, 0, d)) ||
@@ -79,6 +86,7 @@ ct_status ct_shape_layernorm(ct_graph *g, ct_op *op, ct_diag *d) {
   return ct_shape_nn_set_out(op, 2, CT_F32, x->ndim, shape, d);
 }
 
+/* MeanVarianceNormalization (ONNX-13): axes default [0, 2, 3], written explicit and positive. */
 ct_status ct_shape_mvn(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 1, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
@@ -100,6 +108,7 @@ ct_status ct_shape_mvn(ct_graph *g, ct_op *op, ct_diag *d) {
   return same_as_input(op, d);
 }
 
+/* LRN (ONNX-13): attribute size >= 1; Y has X's shape (N, C, ...). */
 ct_status ct_shape_lrn(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_status st;
@@ -181,6 +190,10 @@ static ct_status resize_attrs(const ct_op *op, ct_diag *d) {
   return CT_OK;
 }
 
+/* Resize (ONNX Resize-13/19; inputs X, roi, scales, sizes): exactly one of scales / sizes, which
+ * must be constant; output = floor(in * scale) or sizes. mode, coordinate_transformation_mode
+ * and nearest_mode are checked; antialias, axes and keep_aspect_ratio_policy other than
+ * "stretch" are "unsupported". */
 ct_status ct_shape_resize(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_status st;

@@ -266,6 +266,10 @@ static ct_status conv_setup(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   return CT_OK;
 }
 
+/* Conv, f32, NCHW/OIHW (1-3 spatial dims), with optional bias and fused act: depthwise
+ * (group == C == OC, 1-D/2-D) by direct loops, otherwise im2col per group + OpenBLAS sgemm
+ * (no im2col for 1x1 stride 1 unpadded). CT_ERR_INPUT on dtype/shape mismatches, CT_ERR_LIMIT
+ * out of memory. */
 ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                        ct_diag *d) {
   conv_job j;

@@ -43,6 +43,8 @@ static void fill_bias(ct_tensor *y, const ct_tensor *c, double beta, int64_t m, 
     }
 }
 
+/* Gemm, f32 or f64: Y = alpha op(A) op(B) + beta C (C broadcast), then the fused act (f32).
+ * CT_ERR_INPUT on dtype or shape mismatches. */
 ct_status ct_kern_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                        ct_diag *d) {
   const ct_tensor *a = in[0], *b = in[1], *c = op->n_in > 2 ? in[2] : NULL;
@@ -118,6 +120,7 @@ static ct_status mm_plan_make(const ct_op *op, const ct_tensor *a, const ct_tens
   return ct_kn_check_shape(op, y, nd, shape, d);
 }
 
+/* MatMul, f32 or f64, numpy broadcasting of batch dims; one GEMM when B has no batch dims. */
 ct_status ct_kern_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   const ct_tensor *a = in[0], *b = in[1];

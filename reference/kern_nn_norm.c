@@ -27,6 +27,7 @@ static ct_status need_len(const ct_op *op, ct_tensor *const *in, int i, int64_t 
   return CT_OK;
 }
 
+/* BatchNormalization (inference): y = (x - mean) * scale / sqrt(var + epsilon) + B per channel. */
 ct_status ct_kern_batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                             ct_diag *d) {
   (void)ctx;
@@ -61,6 +62,7 @@ static void mean_var(const float *x, int64_t n, double *mean, double *var) {
   *var = n ? q / (double)n : 0;
 }
 
+/* InstanceNormalization: per (n, c) plane, y = scale (x - mean) / sqrt(var + epsilon) + B. */
 ct_status ct_kern_instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                ct_diag *d) {
   (void)ctx;
@@ -83,6 +85,8 @@ ct_status ct_kern_instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor 
   return CT_OK;
 }
 
+/* LayerNormalization: per row of dims [axis, rank), population variance, optional Mean and
+ * InvStdDev outputs. */
 ct_status ct_kern_layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                             ct_diag *d) {
   (void)ctx;
@@ -132,6 +136,8 @@ static int64_t mvn_key(int64_t i, const ct_tensor *x, unsigned mask) {
   return key;
 }
 
+/* MeanVarianceNormalization: y = (x - mean) / (sqrt(var) + 1e-9) over the axes (ONNX-13
+ * function body). */
 ct_status ct_kern_mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                       ct_diag *d) {
   (void)ctx;
@@ -169,6 +175,8 @@ ct_status ct_kern_mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   return CT_OK;
 }
 
+/* LRN: y = x / (bias + alpha / size * sum of x^2 over channels c - floor((size-1)/2) ..
+ * c + ceil((size-1)/2))^beta. */
 ct_status ct_kern_lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                       ct_diag *d) {
   (void)ctx;

@@ -131,17 +131,22 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   return CT_OK;
 }
 
+/* MaxPool, f32 (f16/bf16/8- and 16-bit integers through f32), optional int64 Indices
+ * (flattened over N, C and spatial; storage_order 1 = column-major spatial index). */
 ct_status ct_kern_maxpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                           ct_diag *d) {
   if (in[0] && in[0]->dtype != CT_F32) return ct_kn_via_f32(ct_kern_maxpool, op, in, out, ctx, d);
   return pool_run(op, in, out, ctx, POOL_MAX, d);
 }
 
+/* AveragePool, f32: mean of the in-bounds taps, or with count_include_pad over the taps
+ * inside the padded extent. */
 ct_status ct_kern_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                           ct_diag *d) {
   return pool_run(op, in, out, ctx, POOL_AVG, d);
 }
 
+/* LpPool, f32: (sum of |x|^p over the in-bounds taps)^(1/p). */
 ct_status ct_kern_lppool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   if (ct_op_get_int(op, "p", 2) < 1) return ct_kn_fail(d, op, "attribute p must be >= 1");
@@ -175,12 +180,14 @@ static ct_status global_pool(const ct_op *op, ct_tensor *const *in, ct_tensor **
   return CT_OK;
 }
 
+/* GlobalAveragePool, f32: mean of each (n, c) plane. */
 ct_status ct_kern_globalavgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                 ct_diag *d) {
   (void)ctx;
   return global_pool(op, in, out, false, d);
 }
 
+/* GlobalMaxPool: max of each (n, c) plane (non-f32 through f32). */
 ct_status ct_kern_globalmaxpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                 ct_diag *d) {
   if (in[0] && in[0]->dtype != CT_F32) return ct_kn_via_f32(ct_kern_globalmaxpool, op, in, out, ctx, d);

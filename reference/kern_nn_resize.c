@@ -185,6 +185,8 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
   return CT_OK;
 }
 
+/* Resize, f32 (nearest also for dtypes exact in f32): see the file comment. CT_ERR_INPUT for
+ * unsupported attributes or malformed roi/scales. */
 ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   if (in[0] && in[0]->dtype != CT_F32 && strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest") == 0)

@@ -54,18 +54,21 @@ static ct_status sm_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   return CT_OK;
 }
 
+/* Softmax: exp(x - max) / sum, along axis (or the coerce_2d flattening). */
 ct_status ct_kern_softmax(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                           ct_diag *d) {
   (void)ctx;
   return sm_run(op, in, out, SM_SOFT, d);
 }
 
+/* LogSoftmax: x - max - log(sum exp(x - max)). */
 ct_status ct_kern_logsoftmax(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                              ct_diag *d) {
   (void)ctx;
   return sm_run(op, in, out, SM_LOG, d);
 }
 
+/* Hardmax: 1 at the first maximum of each row, 0 elsewhere. */
 ct_status ct_kern_hardmax(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                           ct_diag *d) {
   (void)ctx;
@@ -107,12 +110,14 @@ static ct_status depth_space(const ct_op *op, ct_tensor *const *in, ct_tensor **
   return CT_OK;
 }
 
+/* DepthToSpace (DCR/CRD), any dtype (element copies). */
 ct_status ct_kern_depthtospace(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                ct_diag *d) {
   (void)ctx;
   return depth_space(op, in, out, true, d);
 }
 
+/* SpaceToDepth (DCR order), any dtype (element copies). */
 ct_status ct_kern_spacetodepth(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                ct_diag *d) {
   (void)ctx;
