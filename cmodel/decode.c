@@ -73,6 +73,15 @@ static ct_status dec_dma(dctx *x) {
 
 static int64_t acc_dt(int64_t dt_in) { return ct_dtype_is_float((ct_dtype)dt_in) ? CT_F32 : CT_I32; }
 
+/* Cycles of an MXU job (CONV, MATMUL) from the MXU cost model, MACs from the instruction. */
+static ct_status mxu_timing(dctx *x, const ct_mxu_job *job) {
+  ct_mxu_cost cost;
+  ct_mxu_cost_of(x->chip, job, &cost);
+  x->op->cycles = cost.cycles;
+  x->op->macs = ct_isa_macs(x->in);
+  return CT_OK;
+}
+
 /* Regions shared by CONV and DWCONV (isa.def CT_ISA_FIELDS_CONV). */
 static void conv_regions(dctx *x) {
 #define C (x->in->conv)
@@ -91,11 +100,7 @@ static ct_status dec_conv(dctx *x) {
   int64_t g = C.groups ? C.groups : 1;
   ct_mxu_job job = {(uint64_t)g, (uint64_t)(C.n * C.oh * C.ow), (uint64_t)(C.ic / g * C.kh * C.kw),
                     (uint64_t)(C.oc / g), (ct_dtype)C.dt_in};
-  ct_mxu_cost cost;
-  ct_mxu_cost_of(x->chip, &job, &cost);
-  x->op->cycles = cost.cycles;
-  x->op->macs = ct_isa_macs(x->in);
-  return CT_OK;
+  return mxu_timing(x, &job);
 }
 
 static uint32_t width_of(int64_t a, int64_t b) {
@@ -123,11 +128,7 @@ static ct_status dec_matmul(dctx *x) {
     lm(x, false, M.rq, 1, 1, M.rq_mode == CT_ISA_RQ_CHANNEL ? M.n : 1, 2, CT_I32);
   ct_mxu_job job = {(uint64_t)(M.b_bcast ? 1 : M.batch), (uint64_t)(M.b_bcast ? M.batch * M.m : M.m),
                     (uint64_t)M.k, (uint64_t)M.n, (ct_dtype)M.dt_a};
-  ct_mxu_cost cost;
-  ct_mxu_cost_of(x->chip, &job, &cost);
-  x->op->cycles = cost.cycles;
-  x->op->macs = ct_isa_macs(x->in);
-  return CT_OK;
+  return mxu_timing(x, &job);
 #undef M
 }
 
