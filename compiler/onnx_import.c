@@ -497,18 +497,6 @@ static ct_status import_graph(ct_onnx_ctx *c, const Onnx__ModelProto *m, const c
   return st;
 }
 
-static char *model_dir(const char *path) {
-  const char *slash = strrchr(path, '/');
-  if (!slash) return strdup(".");
-  if (slash == path) return strdup("/");
-  char *s = malloc((size_t)(slash - path) + 1);
-  if (s) {
-    memcpy(s, path, (size_t)(slash - path));
-    s[slash - path] = '\0';
-  }
-  return s;
-}
-
 static char *model_stem(const char *path) {
   const char *b = strrchr(path, '/');
   b = b ? b + 1 : path;
@@ -524,18 +512,15 @@ static char *model_stem(const char *path) {
 
 ct_status ct_onnx_import(const char *path, const ct_onnx_options *opt, ct_graph **out, ct_diag *d) {
   *out = NULL;
-  uint8_t *buf;
-  size_t n;
-  ct_status st = ct_onnx_read_file(path, &buf, &n, d);
+  ProtobufCMessage *msg;
+  ct_status st = ct_onnx_read_message(path, &onnx__model_proto__descriptor, "model", &msg, d);
   if (st) return st;
-  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
-  free(buf);
-  if (!m) return ct_diag_set(d, CT_ERR_INPUT, "%s: not a valid ONNX model (protobuf parse failed, %zu bytes)", path, n);
+  Onnx__ModelProto *m = (Onnx__ModelProto *)msg;
   if (!m->graph) {
     onnx__model_proto__free_unpacked(m, NULL);
     return ct_diag_set(d, CT_ERR_INPUT, "%s: the model has no graph", path);
   }
-  char *dir = model_dir(path), *stem = model_stem(path);
+  char *dir = ct_onnx_path_dir(path), *stem = model_stem(path);
   ct_onnx_ctx c = {.file = path, .dir = dir, .model = m};
   c.g = dir && stem ? ct_graph_new(m->graph->name && m->graph->name[0] ? m->graph->name : stem, "top") : NULL;
   st = c.g ? import_graph(&c, m, opt, d) : ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);

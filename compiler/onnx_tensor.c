@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/onnx.h"
+#include "compiler/onnx_internal.h"
 
 /* Which repeated field holds the elements of a type when raw_data is absent. */
 typedef enum { F_NONE, F_FLOAT, F_INT32, F_INT64, F_DOUBLE, F_UINT64 } typed_field;
@@ -56,6 +57,31 @@ ct_status ct_onnx_read_file(const char *path, uint8_t **data, size_t *n, ct_diag
   *data = buf;
   *n = len;
   return CT_OK;
+}
+
+ct_status ct_onnx_read_message(const char *path, const ProtobufCMessageDescriptor *desc, const char *what,
+                               ProtobufCMessage **out, ct_diag *d) {
+  *out = NULL;
+  uint8_t *buf;
+  size_t n;
+  ct_status st = ct_onnx_read_file(path, &buf, &n, d);
+  if (st) return st;
+  *out = protobuf_c_message_unpack(desc, NULL, n, buf);
+  free(buf);
+  if (!*out) return ct_diag_set(d, CT_ERR_INPUT, "%s: not a valid ONNX %s (protobuf parse failed, %zu bytes)", path, what, n);
+  return CT_OK;
+}
+
+char *ct_onnx_path_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return strdup(".");
+  if (slash == path) return strdup("/");
+  char *s = malloc((size_t)(slash - path) + 1);
+  if (s) {
+    memcpy(s, path, (size_t)(slash - path));
+    s[slash - path] = '\0';
+  }
+  return s;
 }
 
 static bool host_is_big_endian(void) {
@@ -237,22 +263,13 @@ ct_status ct_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *mod
 
 ct_status ct_onnx_read_tensor_pb(const char *path, ct_tensor **out, ct_diag *d) {
   *out = NULL;
-  uint8_t *buf;
-  size_t n;
-  ct_status st = ct_onnx_read_file(path, &buf, &n, d);
+  ProtobufCMessage *msg;
+  ct_status st = ct_onnx_read_message(path, &onnx__tensor_proto__descriptor, "TensorProto", &msg, d);
   if (st) return st;
-  Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, n, buf);
-  free(buf);
-  if (!tp) return ct_diag_set(d, CT_ERR_INPUT, "%s: not a valid ONNX TensorProto (%zu bytes)", path, n);
-  char *dir = strdup(path);
-  if (!dir) {
-    onnx__tensor_proto__free_unpacked(tp, NULL);
-    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
-  }
-  char *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  st = ct_onnx_tensor_from_proto(tp, slash ? (dir[0] ? dir : "/") : ".", path, out, d);
+  char *dir = ct_onnx_path_dir(path);
+  st = dir ? ct_onnx_tensor_from_proto((Onnx__TensorProto *)msg, dir, path, out, d)
+           : ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
   free(dir);
-  onnx__tensor_proto__free_unpacked(tp, NULL);
+  protobuf_c_message_free_unpacked(msg, NULL);
   return st;
 }
