@@ -20,12 +20,6 @@ static void small_model(ob_model *b) {
   ob_output(b, "y");
 }
 
-static bool file_exists(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f) fclose(f);
-  return f != NULL;
-}
-
 /* Runs transform on a model file expecting exit code rc and a message part; checks that
  * no output was left behind on failure. */
 static void expect_transform(const char *model_path, const char *extra, int rc, const char *part) {
@@ -36,7 +30,7 @@ static void expect_transform(const char *model_path, const char *extra, int rc, 
   int got = ct_test_run_ctpu(out, sizeof out, "transform %s -o %s %s", model, top, extra);
   ck_assert_msg(got == rc, "transform %s %s: exit %d, want %d: %s", model, extra, got, rc, out);
   ck_assert_msg(strstr(out, part) != NULL, "message lacks \"%s\": %s", part, out);
-  if (rc) ck_assert(!file_exists(top));
+  if (rc) ck_assert(!ct_test_file_exists(top));
 }
 
 START_TEST(test_cli_transform_ok_and_help) {
@@ -55,7 +49,7 @@ START_TEST(test_cli_transform_ok_and_help) {
   free(text);
   char h5[600];
   snprintf(h5, sizeof h5, "%s.h5", top);
-  ck_assert(file_exists(h5));
+  ck_assert(ct_test_file_exists(h5));
   ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform --help"), 0);
   ck_assert_ptr_nonnull(strstr(out, "--input-shapes"));
   ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s", path), 2);

@@ -79,6 +79,12 @@ int ct_test_run_ctpu(char *out, size_t n, const char *fmt, ...) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+bool ct_test_file_exists(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
 bool ct_test_write_file(const char *path, const void *data, size_t n) {
   FILE *f = fopen(path, "wb");
   if (!f) return false;

@@ -20,6 +20,8 @@ const char *ct_test_tmp_path(const char *name);
  * b.top"), capturing stderr (and stdout) into `out` (size n, may be NULL); returns the exit
  * code (-1 if it did not exit normally, e.g. a crash). */
 int ct_test_run_ctpu(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* True if path can be opened for reading. */
+bool ct_test_file_exists(const char *path);
 /* Writes n bytes to path; false on failure. */
 bool ct_test_write_file(const char *path, const void *data, size_t n);
 /* Reads a whole file (malloc'd, NUL-terminated); NULL on failure. *n gets the size if n. */
