@@ -48,13 +48,8 @@ static int parse_args(int argc, char **argv, infer_args *a) {
     bool has_val = i + 1 < argc;
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
     if (!strcmp(s, "--input")) {
-      int k = 0;
-      while (i + 1 < argc && argv[i + 1][0] != '-') {
-        if (a->n_files == MAX_INPUT_FILES) return ct_tool_usage(CMD, "more than %d input files", MAX_INPUT_FILES);
-        a->files[a->n_files++] = argv[++i];
-        k++;
-      }
-      if (!k) return ct_tool_usage(CMD, "--input needs at least one file");
+      int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_INPUT_FILES);
+      if (rc) return rc;
     } else if (!strcmp(s, "-o") && has_val) {
       a->out = argv[++i];
     } else if (!strcmp(s, "--dump-all") && has_val) {

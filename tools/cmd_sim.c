@@ -101,13 +101,8 @@ static int parse_args(int argc, char **argv, sim_args *a) {
     const char *s = argv[i];
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
     if (!strcmp(s, "--input")) {
-      int k = 0;
-      while (i + 1 < argc && argv[i + 1][0] != '-') {
-        if (a->n_files == MAX_FILES) return ct_tool_usage(CMD, "more than %d input files", MAX_FILES);
-        a->files[a->n_files++] = argv[++i];
-        k++;
-      }
-      if (!k) return ct_tool_usage(CMD, "--input needs at least one file");
+      int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
+      if (rc) return rc;
     } else if (!strcmp(s, "--functional")) {
       a->functional = true;
     } else if (!strcmp(s, "--no-race-check")) {

@@ -31,6 +31,16 @@ int ct_tool_usage(const char *cmd, const char *fmt, ...) {
   return CT_ERR_USAGE;
 }
 
+int ct_tool_files(const char *cmd, int argc, char **argv, int *i, const char **files, int *n, int max) {
+  const char *opt = argv[*i];
+  int k = 0;
+  for (; *i + 1 < argc && argv[*i + 1][0] != '-'; k++) {
+    if (*n == max) return ct_tool_usage(cmd, "more than %d input files", max);
+    files[(*n)++] = argv[++*i];
+  }
+  return k ? 0 : ct_tool_usage(cmd, "%s needs at least one file", opt);
+}
+
 bool ct_tool_isatty(void) { return isatty(STDERR_FILENO) != 0; }
 
 int ct_cmd_version(int argc, char **argv) {

@@ -16,6 +16,11 @@
 int ct_tool_fail(const char *cmd, const ct_diag *d);
 /* Prints a usage error "ctpu <cmd>: <msg>; see ctpu <cmd> --help" and returns 2. */
 int ct_tool_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Collects the file arguments after the option at argv[*i] ("--input a.pb b.pb ..."): every
+ * following argument up to the next one starting with '-' is appended to files (*n entries so
+ * far, at most max), and *i advances past them. Returns 0, or 2 after a usage error
+ * ("more than <max> input files", "<option> needs at least one file"). */
+int ct_tool_files(const char *cmd, int argc, char **argv, int *i, const char **files, int *n, int max);
 /* True if stderr is a terminal (progress lines are shown only then). */
 bool ct_tool_isatty(void);
 
