@@ -20,6 +20,10 @@ ct_status ct_km_err(ct_diag *d, ct_status code, const ct_op *op, const char *fmt
 /* Normalizes an ONNX axis in [-rank, rank-1] to [0, rank-1] into *out. false if outside. */
 bool ct_km_axis(int64_t axis, int rank, int *out);
 
+/* Advances the row-major multi-index idx[ndim] over dims shape[ndim] by one element (last
+ * axis fastest). Returns false when it wrapped around to all zeros (it was the last index). */
+bool ct_km_next_index(int64_t *idx, int ndim, const int64_t *shape);
+
 /* Reads the integer tensor t (any integer dtype, 0-D or 1-D) into vals (at most max entries,
  * *n gets the count). Errors (CT_ERR_INPUT naming op and `what`): float/bool dtype, rank > 1,
  * more than max entries. */

@@ -102,10 +102,7 @@ ct_status ct_kern_reversesequence(const ct_op *op, ct_tensor *const *in, ct_tens
     if (l < 0 || l > x->shape[ta]) return ct_km_err(d, CT_ERR_INPUT, op, "sequence length %lld out of range", (long long)l);
     if (t < l) src = e + (l - 1 - 2 * t) * st[ta];
     memcpy((char *)out[0]->data + (size_t)e * es, (const char *)x->data + (size_t)src * es, es);
-    for (int k = x->ndim - 1; k >= 0; k--) {
-      if (++idx[k] < x->shape[k]) break;
-      idx[k] = 0;
-    }
+    ct_km_next_index(idx, x->ndim, x->shape);
   }
   return CT_OK;
 }
@@ -122,10 +119,7 @@ ct_status ct_kern_nonzero(const ct_op *op, ct_tensor *const *in, ct_tensor **out
       for (int k = 0; k < x->ndim; k++) ((int64_t *)out[0]->data)[k * cnt + j] = idx[k];
       j++;
     }
-    for (int k = x->ndim - 1; k >= 0; k--) {
-      if (++idx[k] < x->shape[k]) break;
-      idx[k] = 0;
-    }
+    ct_km_next_index(idx, x->ndim, x->shape);
   }
   if (j != cnt) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape (count changed)");
   return CT_OK;

@@ -84,10 +84,7 @@ static ct_status elements(const ct_op *op, const ct_tensor *x, const ct_tensor *
     }
     if (upd) scatter_one(y, off, upd, i, red);
     else memcpy((char *)y->data + (size_t)i * es, (const char *)x->data + (size_t)off * es, es);
-    for (int j = nd - 1; j >= 0; j--) {
-      if (++idx[j] < ind->shape[j]) break;
-      idx[j] = 0;
-    }
+    ct_km_next_index(idx, nd, ind->shape);
   }
   return CT_OK;
 }

@@ -165,12 +165,7 @@ ct_status ct_kern_tile(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
     for (int i = 0; i < nd - 1; i++) off += (idx[i] % x->shape[i]) * st[i];
     for (int64_t j = 0; j < inner; j += w) memcpy(py + (size_t)(o + j) * es, px + (size_t)off * es, (size_t)w * es);
     o += inner;
-    int k = nd - 2;
-    for (; k >= 0; k--) {
-      if (++idx[k] < y->shape[k]) break;
-      idx[k] = 0;
-    }
-    if (k < 0) return CT_OK;
+    if (!ct_km_next_index(idx, nd - 1, y->shape)) return CT_OK;
   }
 }
 
@@ -214,10 +209,7 @@ ct_status ct_kern_pad(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
     char *dst = (char *)y->data + (size_t)o * es;
     if (off >= 0) memcpy(dst, (const char *)x->data + (size_t)off * es, es);
     else if (cv) memcpy(dst, cv->data, es);
-    for (int i = nd - 1; i >= 0; i--) {
-      if (++idx[i] < y->shape[i]) break;
-      idx[i] = 0;
-    }
+    ct_km_next_index(idx, nd, y->shape);
   }
   return CT_OK;
 }

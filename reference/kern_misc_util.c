@@ -27,6 +27,14 @@ bool ct_km_axis(int64_t axis, int rank, int *out) {
   return true;
 }
 
+bool ct_km_next_index(int64_t *idx, int ndim, const int64_t *shape) {
+  for (int k = ndim - 1; k >= 0; k--) {
+    if (++idx[k] < shape[k]) return true;
+    idx[k] = 0;
+  }
+  return false;
+}
+
 int64_t ct_km_trunc_i64(double v) {
   if (isnan(v)) return 0;
   if (v >= 9223372036854775807.0) return INT64_MAX;
