@@ -81,6 +81,17 @@ START_TEST(test_raw_typed_external_give_same_tensor) {
 }
 END_TEST
 
+/* Converts tp (3 int32_data entries) read as data_type dt; checks the bytes equal want[nbytes]. */
+static void check_int32_field(Onnx__TensorProto *tp, int dt, int32_t *vals, const void *want, size_t nbytes) {
+  ct_diag d;
+  tp->data_type = dt;
+  tp->int32_data = vals;
+  ct_tensor *t = from_proto(tp, NULL, &d);
+  ck_assert_msg(t != NULL, "%s", d.msg);
+  ck_assert_mem_eq(t->data, want, nbytes);
+  ct_tensor_free(t);
+}
+
 START_TEST(test_int32_data_holds_small_types_one_per_entry) {
   ob_model b;
   ob_init(&b, 13);
@@ -88,18 +99,14 @@ START_TEST(test_int32_data_holds_small_types_one_per_entry) {
   int32_t vals[3] = {-128, 127, -1};
   Onnx__TensorProto *tp = ob_tensor(&b, "a", ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 1, &n);
   tp->n_int32_data = 3;
-  tp->int32_data = vals;
-  ct_diag d;
-  ct_tensor *t = from_proto(tp, NULL, &d);
-  ck_assert_ptr_nonnull(t);
   const int8_t want8[3] = {-128, 127, -1};
-  ck_assert_mem_eq(t->data, want8, 3);
-  ct_tensor_free(t);
+  check_int32_field(tp, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, vals, want8, 3);
   /* float16 as uint16 bit patterns: 0x3c00 = 1.0, 0xc000 = -2.0, 0x3555 ≈ 0.333 */
   int32_t hv[3] = {0x3c00, 0xc000, 0x3555};
   tp->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
   tp->int32_data = hv;
-  t = from_proto(tp, NULL, &d);
+  ct_diag d;
+  ct_tensor *t = from_proto(tp, NULL, &d);
   ck_assert_ptr_nonnull(t);
   ck_assert_int_eq(t->dtype, CT_F16);
   ck_assert_float_eq(ct_f16_to_f32(((uint16_t *)t->data)[0]), 1.0f);
@@ -108,19 +115,11 @@ START_TEST(test_int32_data_holds_small_types_one_per_entry) {
   ct_tensor_free(t);
   /* bool, uint16 */
   int32_t bv[3] = {1, 0, 1};
-  tp->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-  tp->int32_data = bv;
-  t = from_proto(tp, NULL, &d);
   const uint8_t wantb[3] = {1, 0, 1};
-  ck_assert_mem_eq(t->data, wantb, 3);
-  ct_tensor_free(t);
+  check_int32_field(tp, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, bv, wantb, 3);
   int32_t uv[3] = {65535, 0, 1000};
-  tp->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__UINT16;
-  tp->int32_data = uv;
-  t = from_proto(tp, NULL, &d);
   const uint16_t wantu[3] = {65535, 0, 1000};
-  ck_assert_mem_eq(t->data, wantu, 6);
-  ct_tensor_free(t);
+  check_int32_field(tp, ONNX__TENSOR_PROTO__DATA_TYPE__UINT16, uv, wantu, 6);
   ob_free(&b);
 }
 END_TEST
