@@ -3,6 +3,8 @@
  * ARCHITECTURE.md §7 (SQNR = 10·log10(Σa² / Σ(a − b)²)); "close" is the ONNX runner's test. */
 #include "reference/compare.h"
 
+#include "compiler/onnx.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,14 +179,29 @@ static void compare_lists(table *t, const ct_tensor_list *a, const ct_tensor_lis
       missing(t, t->o->only[i], "in neither file", true);
 }
 
+/* Reads a tensor file: an ONNX TensorProto when the name ends in ".pb" (one tensor, named
+ * as the proto names it), else an HDF5 tensor file. */
+static ct_status read_tensors(const char *path, ct_tensor_list *l, ct_diag *d) {
+  size_t n = strlen(path);
+  if (n < 3 || strcmp(path + n - 3, ".pb") != 0) return ct_h5_read(path, l, d);
+  ct_tensor *t = NULL;
+  ct_status st = ct_onnx_read_tensor_pb(path, &t, d);
+  if (st) return st;
+  if (!ct_tensor_list_push(l, t)) {
+    ct_tensor_free(t);
+    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+  }
+  return CT_OK;
+}
+
 ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *o, FILE *out,
                            ct_compare_summary *s, ct_diag *d) {
   ct_tensor_list la, lb;
   ct_tensor_list_init(&la);
   ct_tensor_list_init(&lb);
   memset(s, 0, sizeof *s);
-  ct_status st = ct_h5_read(a, &la, d);
-  if (!st) st = ct_h5_read(b, &lb, d);
+  ct_status st = read_tensors(a, &la, d);
+  if (!st) st = read_tensors(b, &lb, d);
   if (!st) {
     table t = {out, name_width(&la, &lb), o, s};
     compare_lists(&t, &la, &lb);

@@ -74,7 +74,9 @@ typedef struct ct_compare_summary {
   int only_a, only_b;    /* names present in one file only (listed, not counted) */
 } ct_compare_summary;
 
-/* Compares every tensor present in both HDF5 tensor files (common/h5io.h; a = reference)
+/* Compares every tensor present in both tensor files (a = reference): HDF5 tensor files
+ * (common/h5io.h) or, for names ending in ".pb", one ONNX TensorProto each (such as
+ * test_data_set_0/output_0.pb)
  * and writes a table to out, one row per tensor (name, shape, dtype, verdict, cosine,
  * euclid, SQNR dB, max abs diff, PASS/FAIL), rows for names found in one file only, then
  * `compare: N tensors, P passed, F failed`. Errors: CT_ERR_INPUT when a file cannot be

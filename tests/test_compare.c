@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/h5io.h"
+#include "onnx/onnx.pb-c.h"
 #include "reference/compare.h"
 #include "tests/testutil.h"
 
@@ -147,6 +148,41 @@ START_TEST(test_cli_exit_codes_and_summary) {
 }
 END_TEST
 
+START_TEST(test_cli_reads_tensorproto_pb) {
+  /* a TensorProto written here with protobuf-c, against an HDF5 file with the same values
+   * (close) and with one value changed (different) */
+  float v[4] = {1, -2, 3, 4};
+  int64_t dims[2] = {2, 2};
+  Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+  tp.name = "t";
+  tp.has_data_type = 1;
+  tp.data_type = 1;
+  tp.n_dims = 2;
+  tp.dims = dims;
+  tp.n_float_data = 4;
+  tp.float_data = v;
+  size_t n = onnx__tensor_proto__get_packed_size(&tp);
+  uint8_t *buf = malloc(n);
+  onnx__tensor_proto__pack(&tp, buf);
+  const char *pb = ct_test_tmp_path("ref.pb");
+  ck_assert(ct_test_write_file(pb, buf, n));
+  free(buf);
+  ct_tensor *t = ct_tensor_new(CT_F32, 2, dims, "t");
+  memcpy(t->data, v, sizeof v);
+  ct_diag d;
+  const char *same = ct_test_tmp_path("same.h5"), *off = ct_test_tmp_path("off.h5");
+  ck_assert_int_eq(ct_h5_write(same, &t, 1, &d), CT_OK);
+  ((float *)t->data)[2] = -3;
+  ck_assert_int_eq(ct_h5_write(off, &t, 1, &d), CT_OK);
+  ct_tensor_free(t);
+  char out[4096];
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s'", pb, same), 0);
+  ck_assert_ptr_nonnull(strstr(out, "compare: 1 tensors, 1 passed, 0 failed"));
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s'", pb, off), 1);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s'", ct_test_tmp_path("none.pb"), same), 3);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("compare");
   TCase *tc = tcase_create("core");
@@ -156,6 +192,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_equal_bitwise_and_exact);
   tcase_add_test(tc, test_edge_cases);
   tcase_add_test(tc, test_cli_exit_codes_and_summary);
+  tcase_add_test(tc, test_cli_reads_tensorproto_pb);
   suite_add_tcase(s, tc);
   return s;
 }
