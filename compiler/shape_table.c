@@ -1,15 +1,17 @@
-/* shape_table.c: op kind → shape function, built from shape_nn.def and shape_misc.def. */
+/* shape_table.c: op kind → shape function, built from shape_nn.def, shape_misc.def and shape_ext.def. */
 #include "compiler/shape.h"
 
 #define S(E, fn) ct_status fn(ct_graph *g, ct_op *op, ct_diag *d);
 #include "compiler/shape_nn.def"
 #include "compiler/shape_misc.def"
+#include "compiler/shape_ext.def"
 #undef S
 
 static const ct_shape_fn shape_table[CT_OP_COUNT] = {
 #define S(E, fn) [CT_OP_##E] = fn,
 #include "compiler/shape_nn.def"
 #include "compiler/shape_misc.def"
+#include "compiler/shape_ext.def"
 #undef S
 };
 

@@ -1,16 +1,18 @@
-/* kernel_table.c: op kind → reference kernel, built from kern_nn.def and kern_misc.def. */
+/* kernel_table.c: op kind → reference kernel, built from kern_nn.def, kern_misc.def and kern_ext.def. */
 #include "reference/kernel.h"
 
 #define K(E, fn) ct_status fn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, \
                               const ct_kernel_ctx *ctx, ct_diag *d);
 #include "reference/kern_nn.def"
 #include "reference/kern_misc.def"
+#include "reference/kern_ext.def"
 #undef K
 
 static const ct_kernel_fn kernel_table[CT_OP_COUNT] = {
 #define K(E, fn) [CT_OP_##E] = fn,
 #include "reference/kern_nn.def"
 #include "reference/kern_misc.def"
+#include "reference/kern_ext.def"
 #undef K
 };
 
