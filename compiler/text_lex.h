@@ -25,6 +25,8 @@ typedef struct ct_lex_num {
   double f;
 } ct_lex_num;
 
+/* Starts lexing text (len bytes, need not be NUL-terminated) of file `file` (for messages);
+ * errors go to d. ct_lex_free releases the token buffer. */
 void ct_lex_init(ct_lex *lx, const char *text, size_t len, const char *file, ct_diag *d);
 void ct_lex_free(ct_lex *lx);
 /* Sets d to CT_ERR_INPUT "FILE:LINE:COL: <message>" for position at; returns CT_ERR_INPUT. */
@@ -37,6 +39,7 @@ void ct_lex_skip(ct_lex *lx);
 bool ct_lex_peek(ct_lex *lx, const char *s);
 /* Consumes s if present (after whitespace); keywords must not be followed by an ident char. */
 bool ct_lex_accept(ct_lex *lx, const char *s);
+/* Consumes keyword kw if present and not followed by an identifier character. */
 bool ct_lex_accept_kw(ct_lex *lx, const char *kw);
 /* Consumes s or fails with "expected 's'". */
 ct_status ct_lex_expect(ct_lex *lx, const char *s);

@@ -59,6 +59,7 @@ uint64_t ct_dma_xfer_advance(ct_dma_xfer *x, uint64_t k, uint64_t rate);
 
 /* True while the transfer waits for its latency (it moves no data, holds no LMEM port). */
 static inline bool ct_dma_xfer_in_latency(const ct_dma_xfer *x) { return x->latency_left > 0; }
+/* True once the latency is spent and every unit has moved. */
 static inline bool ct_dma_xfer_done(const ct_dma_xfer *x) {
   return x->latency_left == 0 && x->units_left == 0;
 }

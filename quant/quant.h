@@ -85,6 +85,9 @@ typedef struct ct_quant_elt {
   ct_quant_act act;
   ct_dtype out;
 } ct_quant_elt;
+
+/* One ELTWISE output element from stored operands a, b (int32 holding the storage values):
+ * the formula above, every rounding rshift_round (half toward +inf), saturated to p->out. */
 int32_t ct_quant_eltwise(const ct_quant_elt *p, int32_t a, int32_t b);
 
 /* IEEE half and bfloat16, round to nearest even: thin wrappers of common/tensor.h (one
