@@ -22,7 +22,7 @@ typedef struct conv_job {
   int64_t kvol, ivol, ovol;           /* elements of a kernel window / input / output plane */
   const float *x, *w, *b;
   float *y;
-  float *scratch;                     /* depthwise: one zero-padded plane per parallel chunk */
+  float *scratch;                     /* depthwise: one dw_plan scratch per parallel chunk */
   ct_kn_act act;
 } conv_job;
 
@@ -111,12 +111,11 @@ static ct_status conv_gemm(const conv_job *j, int threads, const ct_op *op, ct_d
   return CT_OK;
 }
 
-/* o[i] += sum over taps k of w[k] * t[k][i * s], i in [0, n): one output row; stride-1 rows
- * in blocks of 8 so that GCC's -O2 vectorizes them, with a fused 3-tap fast path. */
-CT_SIMD_CLONES static void dw_row(float *restrict o, int64_t n, const float *const *t, const float *w, int64_t kw_n,
-                                  int64_t s) {
+/* o[i] += sum over taps k < kw_n (<= 16) of w[k] * t[k][i], i in [0, n), in blocks of 8 so
+ * that GCC's -O2 vectorizes them, with a fused 3-tap fast path. */
+CT_SIMD_CLONES static void dw_row(float *restrict o, int64_t n, const float *const *t, const float *w, int64_t kw_n) {
   int64_t m = n - n % 8;
-  if (s == 1 && kw_n == 3) {
+  if (kw_n == 3) {
     const float w0 = w[0], w1 = w[1], w2 = w[2], *r0 = t[0], *r1 = t[1], *r2 = t[2];
     for (int64_t i = 0; i < m; i += 8)
       for (int k = 0; k < 8; k++) o[i + k] += w0 * r0[i + k] + w1 * r1[i + k] + w2 * r2[i + k];
@@ -125,18 +124,13 @@ CT_SIMD_CLONES static void dw_row(float *restrict o, int64_t n, const float *con
   }
   for (int64_t k = 0; k < kw_n; k++) {
     const float wk = w[k], *r = t[k];
-    if (s == 1) {
-      for (int64_t i = 0; i < m; i += 8)
-        for (int q = 0; q < 8; q++) o[i + q] += wk * r[i + q];
-      for (int64_t i = m; i < n; i++) o[i] += wk * r[i];
-    } else {
-      for (int64_t i = 0; i < n; i++) o[i] += wk * r[i * s];
-    }
+    for (int64_t i = 0; i < m; i += 8)
+      for (int q = 0; q < 8; q++) o[i + q] += wk * r[i + q];
+    for (int64_t i = m; i < n; i++) o[i] += wk * r[i];
   }
 }
 
-/* o[i] = b + sum of the 9 taps w[k] * t[k][i], i in [0, n): a whole 3x3 output row in one
- * pass (stride 1, or stride 2 on split rows). */
+/* o[i] = b + sum of the 9 taps w[k] * t[k][i], i in [0, n): a whole 3x3 plane in one pass. */
 CT_SIMD_CLONES static void dw_row9(float *restrict o, int64_t n, const float *const *t, const float *w, float b) {
   const float *t0 = t[0], *t1 = t[1], *t2 = t[2], *t3 = t[3], *t4 = t[4], *t5 = t[5], *t6 = t[6], *t7 = t[7],
               *t8 = t[8];
@@ -153,80 +147,104 @@ CT_SIMD_CLONES static void dw_row9(float *restrict o, int64_t n, const float *co
            w7 * t7[q] + w8 * t8[q];
 }
 
-/* Copies plane x (H x W) into the zero-padded scratch (PH x PW, borders left zero). With
- * split, each padded row is stored as its even columns then its odd columns, so that stride-2
- * taps read contiguous memory. */
-static void dw_fill(const ct_kn_geo *g, const float *x, float *pad, int64_t PW, bool split) {
-  int64_t H = g->in[1], W = g->in[2], half = (PW + 1) / 2;
+/* Polyphase layout of a depthwise plane (the classic decomposition of a strided filter): the
+ * zero-padded plane (PH x PW) is split by (row % sh, col % sw) into sh*sw sub-planes of
+ * SH x SW = ceil(PH/sh) x ceil(PW/sw). Tap (kh, kw) of output (oh, ow) is then element
+ * (oh + kh dh / sh) * SW + ow + kw dw / sw of sub-plane (kh dh % sh, kw dw % sw), so the
+ * whole output plane is one flat loop over q = oh * SW + ow, q < L = (OH - 1) SW + OW
+ * (columns ow >= OW of the flat result are ignored). Sizes in floats. */
+#define CT_KN_DW_MAX_S 8 /* largest W stride of the depthwise path */
+typedef struct dw_plan {
+  int64_t sh, sw, SH, SW, sub, L, size; /* sub: floats per sub-plane; size: scratch per chunk */
+} dw_plan;
+
+static dw_plan dw_plan_make(const ct_kn_geo *g) {
+  dw_plan p;
+  p.sh = g->s[1], p.sw = g->s[2];
+  p.SH = (g->in[1] + g->pb[1] + g->pe[1] + p.sh - 1) / p.sh;
+  p.SW = (g->in[2] + g->pb[2] + g->pe[2] + p.sw - 1) / p.sw;
+  p.sub = p.SH * p.SW;
+  p.L = (g->out[1] - 1) * p.SW + g->out[2];
+  p.size = p.sh * p.sw * p.sub + p.L;
+  return p;
+}
+
+/* Start of tap (kh, kw) in the sub-planes `sub` (see dw_plan). */
+static const float *dw_tap(const ct_kn_geo *g, const dw_plan *p, const float *sub, int64_t kh, int64_t kw) {
+  int64_t r = kh * g->dl[1], c = kw * g->dl[2];
+  return sub + ((r % p->sh) * p->sw + c % p->sw) * p->sub + r / p->sh * p->SW + c / p->sw;
+}
+
+/* dst[e] = src[2 e], e in [0, n): in blocks of 8 so that GCC's -O2 vectorizes it. */
+CT_SIMD_CLONES static void dw_split2(float *restrict dst, const float *restrict src, int64_t n) {
+  int64_t m = n - n % 8;
+  for (int64_t e = 0; e < m; e += 8)
+    for (int k = 0; k < 8; k++) dst[e + k] = src[2 * (e + k)];
+  for (int64_t e = m; e < n; e++) dst[e] = src[2 * e];
+}
+
+/* Scatters plane x (H x W) into the sub-planes (padding cells are left as they are: zero). */
+static void dw_fill(const ct_kn_geo *g, const dw_plan *p, const float *x, float *sub) {
+  int64_t H = g->in[1], W = g->in[2], sw = p->sw, first[CT_KN_DW_MAX_S], cnt[CT_KN_DW_MAX_S], col[CT_KN_DW_MAX_S];
+  for (int64_t cp = 0; cp < sw; cp++) { /* padded column pc = iw + pl with pc % sw == cp */
+    first[cp] = ((cp - g->pb[2]) % sw + sw) % sw;
+    cnt[cp] = first[cp] < W ? (W - first[cp] + sw - 1) / sw : 0;
+    col[cp] = cp * p->sub + (first[cp] + g->pb[2]) / sw;
+  }
+  int64_t rp = g->pb[1] % p->sh, rr = g->pb[1] / p->sh; /* row phase and index of ih */
   for (int64_t ih = 0; ih < H; ih++) {
-    float *row = pad + (ih + g->pb[1]) * PW;
     const float *src = x + ih * W;
-    if (!split) {
-      memcpy(row + g->pb[2], src, sizeof *src * (size_t)W);
-      continue;
+    float *row = sub + rp * sw * p->sub + rr * p->SW;
+    for (int64_t cp = 0; cp < sw; cp++) {
+      float *dst = row + col[cp];
+      const float *s0 = src + first[cp];
+      if (sw == 1) memcpy(dst, s0, sizeof *dst * (size_t)cnt[cp]);
+      else if (sw == 2) dw_split2(dst, s0, cnt[cp]);
+      else for (int64_t e = 0; e < cnt[cp]; e++) dst[e] = s0[sw * e];
     }
-    /* padded column pc = iw + pl goes to row[(pc & 1) * half + pc / 2] */
-    for (int ph = 0; ph < 2; ph++) {
-      int64_t first = ((ph - g->pb[2]) % 2 + 2) % 2; /* smallest iw >= 0 with pc % 2 == ph */
-      float *dst = row + ph * half + (first + g->pb[2]) / 2;
-      const float *s0 = src + first;
-      int64_t cnt = first < W ? (W - first + 1) / 2 : 0, m = cnt - cnt % 8;
-      for (int64_t e = 0; e < m; e += 8)
-        for (int k = 0; k < 8; k++) dst[e + k] = s0[2 * (e + k)];
-      for (int64_t e = m; e < cnt; e++) dst[e] = s0[2 * e];
-    }
+    if (++rp == p->sh) rp = 0, rr++;
   }
 }
 
+/* The flat output of one plane into o (L floats, see dw_plan): bias plus every tap. */
+CT_SIMD_CLONES static void dw_plane(const conv_job *j, const dw_plan *p, const float *sub, const float *const *t9,
+                                    const float *wk, float bias, float *o) {
+  const ct_kn_geo *g = &j->g;
+  int64_t KH = g->k[1], KW = g->k[2];
+  if (t9) {
+    dw_row9(o, p->L, t9, wk, bias);
+    return;
+  }
+  for (int64_t q = 0; q < p->L; q++) o[q] = bias;
+  const float *taps[16];
+  for (int64_t kh = 0; kh < KH; kh++)
+    for (int64_t k0 = 0; k0 < KW; k0 += 16) {
+      int64_t cnt = KW - k0 < 16 ? KW - k0 : 16;
+      for (int64_t kw = 0; kw < cnt; kw++) taps[kw] = dw_tap(g, p, sub, kh, k0 + kw);
+      dw_row(o, p->L, taps, wk + kh * KW + k0, cnt);
+    }
+}
+
 /* Depthwise conv (group == C == OC, 1-D/2-D) of planes [lo, hi) of n*c: each input plane is
- * copied into the chunk's zero-padded scratch (PH x PW) so every output row is one
- * branch-free tap loop; bias and activation are applied to each finished row. */
-CT_SIMD_CLONES static void conv_dw(void *arg, int64_t lo, int64_t hi, int part) {
+ * scattered into the chunk's zero-padded sub-planes, computed as one flat loop (dw_plan),
+ * then activated and its OW valid columns per row copied out. */
+static void conv_dw(void *arg, int64_t lo, int64_t hi, int part) {
   const conv_job *j = arg;
   const ct_kn_geo *g = &j->g;
-  int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], KH = g->k[1], KW = g->k[2];
-  int64_t PH = H + g->pb[1] + g->pe[1], PW = W + g->pb[2] + g->pe[2], sw = g->s[2], dw = g->dl[2];
-  bool split = sw == 2 && dw == 1 && KW <= 16;
-  float *pad = j->scratch + part * PH * PW;
-  const float *taps[16];
-  memset(pad, 0, sizeof *pad * (size_t)(PH * PW));
-  for (int64_t p = lo; p < hi; p++) {
-    int64_t c = p % j->c;
-    const float *wk = j->w + c * KH * KW;
-    float *y = j->y + p * OH * OW;
-    dw_fill(g, j->x + p * H * W, pad, PW, split);
-    const float bias = j->b ? j->b[c] : 0.0f;
-    for (int64_t oh = 0; oh < OH; oh++) {
-      float *o = y + oh * OW;
-      if (KH == 3 && KW == 3 && (split || sw == 1)) {
-        const float *t9[9];
-        for (int64_t kh = 0; kh < 3; kh++) {
-          const float *row = pad + (oh * g->s[1] + kh * g->dl[1]) * PW;
-          for (int64_t kw = 0; kw < 3; kw++)
-            t9[kh * 3 + kw] = split ? row + (kw & 1) * ((PW + 1) / 2) + kw / 2 : row + kw * dw;
-        }
-        dw_row9(o, OW, t9, wk, bias);
-        ct_kn_act_apply(&j->act, o, OW);
-        continue;
-      }
-      memset(o, 0, sizeof *o * (size_t)OW);
-      for (int64_t kh = 0; kh < KH; kh++) {
-        const float *row = pad + (oh * g->s[1] + kh * g->dl[1]) * PW;
-        if (split) {
-          for (int64_t kw = 0; kw < KW; kw++) taps[kw] = row + (kw & 1) * ((PW + 1) / 2) + kw / 2;
-          dw_row(o, OW, taps, wk + kh * KW, KW, 1);
-        } else if (KW <= 16) {
-          for (int64_t kw = 0; kw < KW; kw++) taps[kw] = row + kw * dw;
-          dw_row(o, OW, taps, wk + kh * KW, KW, sw);
-        } else {
-          for (int64_t kw = 0; kw < KW; kw++) {
-            const float *t1 = row + kw * dw;
-            dw_row(o, OW, &t1, wk + kh * KW + kw, 1, sw);
-          }
-        }
-      }
-      ct_kn_bias_act(&j->act, bias, o, OW); /* while the row is in cache */
-    }
+  const dw_plan p = dw_plan_make(g);
+  int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+  float *sub = j->scratch + part * p.size, *o = sub + p.sh * p.sw * p.sub;
+  const float *t9s[9], *const *t9 = g->k[1] == 3 && g->k[2] == 3 ? t9s : NULL;
+  for (int64_t k = 0; t9 && k < 9; k++) t9s[k] = dw_tap(g, &p, sub, k / 3, k % 3);
+  memset(sub, 0, sizeof *sub * (size_t)(p.sh * p.sw * p.sub));
+  for (int64_t pl = lo; pl < hi; pl++) {
+    int64_t c = pl % j->c;
+    float *y = j->y + pl * OH * OW;
+    dw_fill(g, &p, j->x + pl * H * W, sub);
+    dw_plane(j, &p, sub, t9, j->w + c * g->k[1] * g->k[2], j->b ? j->b[c] : 0.0f, o);
+    ct_kn_act_apply(&j->act, o, p.L); /* while the plane is in cache */
+    if (OW == p.SW) memcpy(y, o, sizeof *y * (size_t)(OH * OW));
+    else for (int64_t oh = 0; oh < OH; oh++) memcpy(y + oh * OW, o + oh * p.SW, sizeof *y * (size_t)OW);
   }
 }
 
@@ -280,11 +298,11 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
     if (span < 0 || span / j.g.s[i] + 1 != j.g.out[i])
       return ct_kn_fail(d, op, "output spatial size %lld inconsistent with the attributes", (long long)j.g.out[i]);
   }
-  if (j.group == j.c && j.oc == j.c && j.g.k[0] == 1 && j.g.in[0] == 1 && j.g.out[0] == 1) {
+  if (j.group == j.c && j.oc == j.c && j.g.k[0] == 1 && j.g.in[0] == 1 && j.g.out[0] == 1 &&
+      j.g.s[2] <= CT_KN_DW_MAX_S) {
     int64_t work = j.n * j.c * j.ovol * j.kvol;
     int t = ctx ? ctx->threads : 1, parts = ct_kn_parallel_parts(t, j.n * j.c, work);
-    int64_t plane = (j.g.in[1] + j.g.pb[1] + j.g.pe[1]) * (j.g.in[2] + j.g.pb[2] + j.g.pe[2]);
-    j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * plane));
+    j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * dw_plan_make(&j.g).size));
     if (!j.scratch) return ct_kn_oom(d, op);
     ct_kn_parallel(t, j.n * j.c, work, conv_dw, &j); /* bias + act fused per row */
     free(j.scratch);
