@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "common/h5io.h"
 #include "compiler/text.h"
@@ -77,6 +80,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_infer: RUNS must be 1..%d\n", MAX_RUNS);
     return 2;
   }
+#ifdef __GLIBC__
+  /* keep freed tensor buffers in the heap for the next run instead of returning them to the
+   * OS (onnxruntime keeps its arena too): a fresh page costs a fault, dear on a VM */
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
   ct_diag d;
   ct_diag_clear(&d);
   ct_status st = bench(argv[1], runs, argv[3], (const char *const *)argv + 4, argc - 4, &d);

@@ -1,6 +1,7 @@
 /* interp.c: the float Top interpreter (see interp.h). A plain in-order walk over the ops:
- * last-use indices are computed first so each intermediate tensor is freed right after the
- * op that reads it last (the liveness rule of any tensor-arena planner, e.g. TFLite's). */
+ * last-use indices are computed first so each intermediate tensor is released right after
+ * the op that reads it last (the liveness rule of any tensor-arena planner, e.g. TFLite's)
+ * into a per-run pool whose buffers later outputs reuse (best fit), sparing page faults. */
 #include "reference/interp.h"
 
 #include <limits.h>
@@ -19,7 +20,19 @@ typedef struct run_state {
   ct_tensor **vals; /* by value id: the tensor currently holding the value, or NULL */
   bool *owned;      /* vals[id] was allocated here (not an input or constant) */
   int *last;        /* index in g->ops of the last op reading the value; -1 unused */
+  size_t *cap;      /* by value id: bytes of the data buffer of an owned tensor */
+  ct_tensor **pool; /* released intermediates for reuse; pool_cap[i] bytes of data each */
+  size_t *pool_cap;
+  int n_pool;       /* at most n_values: each value is released once */
 } run_state;
+
+/* Op kinds whose kernels write every element of every output (f32 or not), so a reused
+ * buffer needs no zeroing; other kinds get zeroed buffers like fresh ones (calloc). */
+static const bool writes_all[CT_OP_COUNT] = {
+    [CT_OP_CONV] = true, [CT_OP_GEMM] = true,   [CT_OP_MATMUL] = true, [CT_OP_ADD] = true,
+    [CT_OP_SUB] = true,  [CT_OP_MUL] = true,    [CT_OP_DIV] = true,    [CT_OP_CLIP] = true,
+    [CT_OP_RELU] = true, [CT_OP_SIGMOID] = true, [CT_OP_SILU] = true,
+};
 
 static bool value_id_ok(const run_state *s, const ct_value *v) {
   return v && v->id >= 0 && v->id < s->g->n_values && s->g->values[v->id] == v;
@@ -29,6 +42,49 @@ static void release(run_state *s, int id) {
   if (s->owned[id]) ct_tensor_free(s->vals[id]);
   s->vals[id] = NULL;
   s->owned[id] = false;
+}
+
+/* Like release, but an owned tensor goes to the pool (kept whole, with its buffer). */
+static void release_to_pool(run_state *s, int id) {
+  ct_tensor *t = s->vals[id];
+  if (s->owned[id] && t->n_scale == 0 && s->n_pool < s->g->n_values) {
+    s->pool[s->n_pool] = t;
+    s->pool_cap[s->n_pool++] = s->cap[id];
+    s->owned[id] = false;
+  }
+  release(s, id);
+}
+
+/* A tensor for value v: the pooled one with the smallest buffer that fits (its header reset
+ * to v's dtype, shape and name; data zeroed unless `zero` is false), else a fresh
+ * ct_tensor_new. *cap receives the buffer's bytes. NULL when out of memory. */
+static ct_tensor *acquire(run_state *s, const ct_value *v, bool zero, size_t *cap) {
+  int64_t n = ct_shape_numel(v->ndim, v->shape);
+  size_t need = n >= 0 ? (size_t)n * ct_dtype_size(v->dtype) : 0;
+  int best = -1;
+  for (int i = 0; n >= 0 && i < s->n_pool; i++)
+    if (s->pool_cap[i] >= need && (best < 0 || s->pool_cap[i] < s->pool_cap[best])) best = i;
+  if (best < 0 || need == 0) {
+    ct_tensor *t = ct_tensor_new(v->dtype, v->ndim, v->shape, v->name);
+    *cap = t ? t->nbytes : 0;
+    return t;
+  }
+  ct_tensor *t = s->pool[best];
+  *cap = s->pool_cap[best];
+  s->pool[best] = s->pool[--s->n_pool];
+  s->pool_cap[best] = s->pool_cap[s->n_pool];
+  if (!ct_tensor_set_name(t, v->name)) {
+    ct_tensor_free(t);
+    return NULL;
+  }
+  t->dtype = v->dtype;
+  t->ndim = v->ndim;
+  memcpy(t->shape, v->shape, sizeof t->shape[0] * (size_t)v->ndim);
+  ct_tensor_set_contiguous(t);
+  t->nbytes = need;
+  memset(t->layout, 0, sizeof t->layout);
+  if (zero) memset(t->data, 0, need);
+  return t;
 }
 
 /* Fills s->last; fails on a value that is not in g->values (a broken graph). */
@@ -103,7 +159,7 @@ static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
     const ct_value *v = op->out[k];
     if (v->ndim < 0)
       st = ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": output %d (\"%s\") has no inferred shape", op->loc, k, v->name);
-    else if (!(out[k] = ct_tensor_new(v->dtype, v->ndim, v->shape, v->name)))
+    else if (!(out[k] = acquire(s, v, !writes_all[op->kind], &s->cap[v->id])))
       st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory for output \"%s\"", op->loc, v->name);
   }
   if (st == CT_OK) st = fn(op, in, out, &s->ctx, d);
@@ -144,10 +200,10 @@ static ct_status after_op(run_state *s, int i, ct_diag *d) {
       ct_status st = ct_h5_writer_add(s->opt->dump, s->vals[v->id], v->name, d);
       if (st) return st;
     }
-    if (s->last[v->id] < 0) release(s, v->id);
+    if (s->last[v->id] < 0) release_to_pool(s, v->id);
   }
   for (int k = 0; k < op->n_in; k++)
-    if (op->in[k] && s->last[op->in[k]->id] == i) release(s, op->in[k]->id);
+    if (op->in[k] && s->last[op->in[k]->id] == i) release_to_pool(s, op->in[k]->id);
   return CT_OK;
 }
 
@@ -224,13 +280,20 @@ ct_status ct_ref_run(const ct_graph *g, const ct_ref_options *opt, const ct_tens
   s.vals = calloc(nv, sizeof *s.vals);
   s.owned = calloc(nv, sizeof *s.owned);
   s.last = calloc(nv, sizeof *s.last);
-  ct_status st = (s.vals && s.owned && s.last) ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  s.cap = calloc(nv, sizeof *s.cap);
+  s.pool = calloc(nv, sizeof *s.pool);
+  s.pool_cap = calloc(nv, sizeof *s.pool_cap);
+  ct_status st = (s.vals && s.owned && s.last && s.cap && s.pool && s.pool_cap) ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   if (st == CT_OK) st = compute_last_uses(&s, d);
   if (st == CT_OK) st = run_ops(&s, d);
   if (st == CT_OK) st = collect_outputs(&s, outputs, d);
   for (int i = 0; s.vals && s.owned && i < g->n_values; i++) release(&s, i);
+  for (int i = 0; i < s.n_pool; i++) ct_tensor_free(s.pool[i]);
   free(s.vals);
   free(s.owned);
   free(s.last);
+  free(s.cap);
+  free(s.pool);
+  free(s.pool_cap);
   return st;
 }
