@@ -8,10 +8,21 @@
 #include "reference/broadcast.h"
 #include "reference/kern_nn_util.h"
 
-/* Row-major C = alpha op(A) op(B) + beta C for f32 (dt == CT_F32) or f64 buffers. */
+/* Row-major C = alpha op(A) op(B) + beta C for f32 (dt == CT_F32) or f64 buffers. One row
+ * (m == 1, e.g. a classifier on one image) is a matrix-vector product: gemv reads B once
+ * where gemm would first copy (pack) all of it. */
 static void gemm_any(ct_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
                      int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
   enum CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
+  if (m == 1) { /* c = alpha op(B)^T a + beta c; a is contiguous either way */
+    enum CBLAS_TRANSPOSE vt = tb ? CblasNoTrans : CblasTrans;
+    int rows = (int)(tb ? n : k), cols = (int)(tb ? k : n);
+    if (dt == CT_F32)
+      cblas_sgemv(CblasRowMajor, vt, rows, cols, (float)alpha, b, (int)ldb, a, 1, (float)beta, c, 1);
+    else
+      cblas_dgemv(CblasRowMajor, vt, rows, cols, alpha, b, (int)ldb, a, 1, beta, c, 1);
+    return;
+  }
   if (dt == CT_F32)
     cblas_sgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)k, (float)alpha, a, (int)lda, b, (int)ldb, (float)beta,
                 c, (int)ldc);
