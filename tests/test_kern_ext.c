@@ -120,6 +120,104 @@ START_TEST(test_qlinear_bad_inputs) {
 }
 END_TEST
 
+/* Einsum on equation eq over f32 operands a (and b). */
+static knh *einsum(const char *eq, ct_tensor *a, ct_tensor *b) {
+  ct_tensor *ins[2] = {a, b};
+  knh *h = knh_new(CT_OP_EINSUM, b ? 2 : 1, ins, 1);
+  knh_str(h, "equation", eq);
+  ct_tensor_free(a);
+  ct_tensor_free(b);
+  ck_assert_msg(knh_run(h) == CT_OK, "%s", h->d.msg);
+  return h;
+}
+
+/* "ij,jk" (implicit → ik): [[1,2],[3,4]]·[[5,6],[7,8]] = [[19,22],[43,50]]; "ii->i": diagonal
+ * [1,4]; "ba" (implicit → ab): transpose; "...i,...i->...": rows of [[1,2,3],[4,5,6]] · [1,0,-1]
+ * broadcast = [-2,-2]. */
+START_TEST(test_einsum_hand) {
+  ct_tensor *a22 = mk(CT_F32, 2, SH(2, 2), VA(1, 2, 3, 4));
+  knh *h = einsum("ij,jk", ct_tensor_clone(a22), mk(CT_F32, 2, SH(2, 2), VA(5, 6, 7, 8)));
+  knh_expect_close(h->out[0], (const float[]){19, 22, 43, 50}, 4, 0, 0);
+  knh_free(h);
+  h = einsum("ii->i", ct_tensor_clone(a22), NULL);
+  knh_expect_shape(h->out[0], 1, SH(2));
+  knh_expect_close(h->out[0], (const float[]){1, 4}, 2, 0, 0);
+  knh_free(h);
+  h = einsum("ba", a22, NULL);
+  knh_expect_close(h->out[0], (const float[]){1, 3, 2, 4}, 4, 0, 0);
+  knh_free(h);
+  h = einsum("...i, ...i -> ...", mk(CT_F32, 2, SH(2, 3), VA(1, 2, 3, 4, 5, 6)), mk(CT_F32, 1, SH(3), VA(1, 0, -1)));
+  knh_expect_shape(h->out[0], 1, SH(2));
+  knh_expect_close(h->out[0], (const float[]){-2, -2}, 2, 0, 0);
+  knh_free(h);
+}
+END_TEST
+
+/* Mismatched label sizes and a term count differing from the inputs are input errors. */
+START_TEST(test_einsum_errors) {
+  ct_tensor *ins[2] = {mk(CT_F32, 2, SH(2, 3), NULL), mk(CT_F32, 2, SH(2, 3), NULL)};
+  knh *h = knh_new(CT_OP_EINSUM, 2, ins, 1);
+  knh_str(h, "equation", "ij,jk->ik");
+  ck_assert_int_eq(knh_run(h), CT_ERR_INPUT);
+  ck_assert(strstr(h->d.msg, "\"n0\"") && strstr(h->d.msg, "size"));
+  knh_free(h);
+  h = knh_new(CT_OP_EINSUM, 2, ins, 1);
+  knh_str(h, "equation", "ij->i");
+  ck_assert_int_eq(knh_run(h), CT_ERR_INPUT);
+  knh_free(h);
+  ct_tensor_free(ins[0]);
+  ct_tensor_free(ins[1]);
+}
+END_TEST
+
+#define T3(a, b, c, ...) mk(CT_F32, 3, SH(a, b, c), VA(__VA_ARGS__))
+
+/* LSTM one step, I = H = 1, x = 1, W (i, o, f, c) = (0, 0, 0, 1), R = 0, c0 = 2: i = o = f =
+ * σ(0) = 0.5, c̃ = tanh(1); c1 = 0.5·2 + 0.5·tanh(1) = 1.3807971, h1 = 0.5·tanh(c1) = 0.4405648. */
+START_TEST(test_lstm_single_step_hand) {
+  ct_tensor *ins[7] = {T3(1, 1, 1, 1), T3(1, 4, 1, 0, 0, 0, 1), T3(1, 4, 1, 0, 0, 0, 0), NULL, NULL, NULL,
+                       T3(1, 1, 1, 2)};
+  knh *h = run(CT_OP_LSTM, 7, ins, 3, CT_OK);
+  knh_expect_shape(h->out[0], 4, SH(1, 1, 1, 1));
+  knh_expect_close(h->out[0], (const float[]){0.4405648f}, 1, 1e-6, 1e-5);
+  knh_expect_close(h->out[1], (const float[]){0.4405648f}, 1, 1e-6, 1e-5);
+  knh_expect_close(h->out[2], (const float[]){1.3807971f}, 1, 1e-6, 1e-5);
+  knh_free(h);
+}
+END_TEST
+
+/* RNN reverse, W = 1, R = 0.5, x = [1, 2]: step t=1 first: h = tanh(2) = 0.9640276; then t=0:
+ * h = tanh(1 + 0.5·0.9640276) = 0.9018446. Y[t] holds the state computed at t; Y_h the last. */
+START_TEST(test_rnn_reverse_hand) {
+  ct_tensor *ins[3] = {T3(2, 1, 1, 1, 2), T3(1, 1, 1, 1), T3(1, 1, 1, 0.5)};
+  knh *h = knh_new(CT_OP_RNN, 3, ins, 2);
+  for (int i = 0; i < 3; i++) ct_tensor_free(ins[i]);
+  knh_str(h, "direction", "reverse");
+  ck_assert_msg(knh_run(h) == CT_OK, "%s", h->d.msg);
+  knh_expect_close(h->out[0], (const float[]){0.9018446f, 0.9640276f}, 2, 1e-6, 1e-5);
+  knh_expect_close(h->out[1], (const float[]){0.9018446f}, 1, 1e-6, 1e-5);
+  knh_free(h);
+}
+END_TEST
+
+/* GRU, x = 1, h0 = 1, W (z, r, h) = (0, 0, 1), R = (0, 0, 1), Rb_h = 1: z = r = 0.5.
+ * linear_before_reset 0: h̃ = tanh(1 + (0.5·1)·1 + 1) = tanh(2.5), H = 0.5 h̃ + 0.5 = 0.9933071;
+ * linear_before_reset 1: h̃ = tanh(1 + 0.5·(1·1 + 1)) = tanh(2), H = 0.9820138. */
+START_TEST(test_gru_linear_before_reset_hand) {
+  const float want[2] = {0.9933071f, 0.9820138f};
+  for (int lbr = 0; lbr < 2; lbr++) {
+    ct_tensor *ins[6] = {T3(1, 1, 1, 1), T3(1, 3, 1, 0, 0, 1), T3(1, 3, 1, 0, 0, 1),
+                         mk(CT_F32, 2, SH(1, 6), VA(0, 0, 0, 0, 0, 1)), NULL, T3(1, 1, 1, 1)};
+    knh *h = knh_new(CT_OP_GRU, 6, ins, 2);
+    for (int i = 0; i < 6; i++) ct_tensor_free(ins[i]);
+    knh_int(h, "linear_before_reset", lbr);
+    ck_assert_msg(knh_run(h) == CT_OK, "%s", h->d.msg);
+    knh_expect_close(h->out[1], &want[lbr], 1, 1e-6, 1e-5);
+    knh_free(h);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kern_ext");
   TCase *tc = tcase_create("qoperator");
@@ -129,6 +227,15 @@ int main(void) {
   tcase_add_test(tc, test_qlinearmatmul_hand);
   tcase_add_test(tc, test_dynamicquantizelinear_hand);
   tcase_add_test(tc, test_qlinear_bad_inputs);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("einsum");
+  tcase_add_test(tc, test_einsum_hand);
+  tcase_add_test(tc, test_einsum_errors);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("recurrent");
+  tcase_add_test(tc, test_lstm_single_step_hand);
+  tcase_add_test(tc, test_rnn_reverse_hand);
+  tcase_add_test(tc, test_gru_linear_before_reset_hand);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
