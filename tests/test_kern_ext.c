@@ -218,6 +218,21 @@ START_TEST(test_gru_linear_before_reset_hand) {
 }
 END_TEST
 
+/* Det: [[1,2],[3,4]] → 1·4 − 2·3 = −2; [[0,1,0],[1,0,0],[0,0,3]] (needs a pivot swap) →
+ * −3 (one transposition times 3). */
+START_TEST(test_det_hand) {
+  ct_tensor *ins[1] = {mk(CT_F32, 2, SH(2, 2), VA(1, 2, 3, 4))};
+  knh *h = run(CT_OP_DET, 1, ins, 1, CT_OK);
+  ck_assert_int_eq(h->out[0]->ndim, 0);
+  knh_expect_close(h->out[0], (const float[]){-2}, 1, 1e-6, 1e-6);
+  knh_free(h);
+  ct_tensor *ins2[1] = {mk(CT_F32, 3, SH(1, 3, 3), VA(0, 1, 0, 1, 0, 0, 0, 0, 3))};
+  h = run(CT_OP_DET, 1, ins2, 1, CT_OK);
+  knh_expect_close(h->out[0], (const float[]){-3}, 1, 1e-6, 1e-6);
+  knh_free(h);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kern_ext");
   TCase *tc = tcase_create("qoperator");
@@ -236,6 +251,7 @@ int main(void) {
   tcase_add_test(tc, test_lstm_single_step_hand);
   tcase_add_test(tc, test_rnn_reverse_hand);
   tcase_add_test(tc, test_gru_linear_before_reset_hand);
+  tcase_add_test(tc, test_det_hand);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
