@@ -15,7 +15,8 @@ knh *knh_new(ct_op_kind kind, int n_in, ct_tensor *const *ins, int n_out) {
   ck_assert_ptr_nonnull(h);
   h->g = ct_graph_new("t", "top");
   h->threads = 1;
-  ct_value *iv[8] = {NULL}, *ov[4] = {NULL};
+  ct_value *iv[KNH_MAX_IN] = {NULL}, *ov[KNH_MAX_OUT] = {NULL};
+  ck_assert(n_in <= KNH_MAX_IN && n_out <= KNH_MAX_OUT);
   for (int i = 0; i < n_in; i++) {
     if (!ins[i]) continue;
     char nm[16];

@@ -9,6 +9,9 @@
 #include "compiler/ir.h"
 #include "reference/kernel.h"
 
+#define KNH_MAX_IN 16  /* QLinearConv has 9 inputs */
+#define KNH_MAX_OUT 4
+
 typedef struct knh {
   ct_graph *g;
   ct_op *op;
