@@ -53,7 +53,7 @@ ct_status knh_shape(knh *h) {
 ct_status knh_run(knh *h) {
   ct_status st = knh_shape(h);
   if (st) return st;
-  ct_tensor *ins[8] = {NULL};
+  ct_tensor *ins[KNH_MAX_IN] = {NULL};
   for (int i = 0; i < h->op->n_in; i++) ins[i] = h->op->in[i] ? h->op->in[i]->data : NULL;
   for (int i = 0; i < h->op->n_out; i++) {
     const ct_value *v = h->op->out[i];
@@ -67,7 +67,7 @@ ct_status knh_run(knh *h) {
 }
 
 void knh_free(knh *h) {
-  for (int i = 0; i < 4; i++) ct_tensor_free(h->out[i]);
+  for (int i = 0; i < KNH_MAX_OUT; i++) ct_tensor_free(h->out[i]);
   ct_graph_free(h->g);
   free(h);
 }

@@ -15,7 +15,7 @@
 typedef struct knh {
   ct_graph *g;
   ct_op *op;
-  ct_tensor *out[4];
+  ct_tensor *out[KNH_MAX_OUT];
   ct_diag d;
   int threads;
 } knh;
