@@ -125,6 +125,84 @@ ct_status ct_kern_nonzero(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   return CT_OK;
 }
 
+/* The f32 <-> int8/uint8 loops below are compiled for AVX2 and baseline on x86-64 GCC/Clang
+ * and picked at load time (function multiversioning); elsewhere they are plain C. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define QDQ_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define QDQ_CLONES
+#endif
+
+/* 1.5 * 2^23: for a float |v| < 2^22, (v + M) - M is v rounded to an integer half to even
+ * (IEEE round-to-nearest-even of the sum, whose ulp is 1), as nearbyintf in the default
+ * rounding mode, but in a form compilers vectorize. */
+#define QDQ_RNE_MAGIC 12582912.0f
+
+/* Quantize of n f32 values: y = round_half_even(clamp(x / s, lo, hi)) + zp, the division in
+ * float32; lo, hi = type limits minus zp (clamping before rounding to integer bounds equals
+ * saturating after). NaN gives 0 as in the generic path. Blocks of 8 so that GCC's -O2
+ * (very-cheap cost model) vectorizes. */
+#define QDQ_Q_ONE(T, i)                                                                     \
+  do {                                                                                      \
+    float r = x[i] / s, v = r < lo ? lo : r;                                                \
+    v = v > hi ? hi : v;                                                                    \
+    v = r != r ? z0 : v;                                                                    \
+    y[i] = (T)((int32_t)((v + QDQ_RNE_MAGIC) - QDQ_RNE_MAGIC) + zp);                        \
+  } while (0)
+#define QDQ_Q_ROW(T, name)                                                                  \
+  QDQ_CLONES static void name(const float *restrict x, T *restrict y, int64_t n, float s, int32_t zp, \
+                              float lo, float hi) {                                         \
+    int64_t m = n - n % 8, i;                                                               \
+    const float z0 = (float)-zp;                                                            \
+    for (i = 0; i < m; i += 8)                                                              \
+      for (int k = 0; k < 8; k++) QDQ_Q_ONE(T, i + k);                                      \
+    for (i = m; i < n; i++) QDQ_Q_ONE(T, i);                                                \
+  }
+/* Dequantize of n int8/uint8 values: y = (x - zp) * s in float32 (exact product rounded
+ * once, as the double path: |x - zp| < 2^9). */
+#define QDQ_DQ_ROW(T, name)                                                                 \
+  QDQ_CLONES static void name(const T *restrict x, float *restrict y, int64_t n, float s, int32_t zp) { \
+    int64_t m = n - n % 8, i;                                                               \
+    for (i = 0; i < m; i += 8)                                                              \
+      for (int k = 0; k < 8; k++) y[i + k] = (float)((int32_t)x[i + k] - zp) * s;           \
+    for (i = m; i < n; i++) y[i] = (float)((int32_t)x[i] - zp) * s;                         \
+  }
+QDQ_Q_ROW(uint8_t, q_row_u8)
+QDQ_Q_ROW(int8_t, q_row_i8)
+QDQ_DQ_ROW(uint8_t, dq_row_u8)
+QDQ_DQ_ROW(int8_t, dq_row_i8)
+#undef QDQ_Q_ONE
+#undef QDQ_Q_ROW
+#undef QDQ_DQ_ROW
+
+/* One run of n elements at element offset off with scale sc and zero point zp, quantized
+ * type qt (U8 or I8). */
+static void qdq_run(bool q, ct_dtype qt, const ct_tensor *x, ct_tensor *y, int64_t off, int64_t n,
+                    float sc, int32_t zp) {
+  float lo = (float)(ct_quant_min(qt) - zp), hi = (float)(ct_quant_max(qt) - zp);
+  if (q && qt == CT_U8) q_row_u8((const float *)x->data + off, (uint8_t *)y->data + off, n, sc, zp, lo, hi);
+  else if (q) q_row_i8((const float *)x->data + off, (int8_t *)y->data + off, n, sc, zp, lo, hi);
+  else if (qt == CT_U8) dq_row_u8((const uint8_t *)x->data + off, (float *)y->data + off, n, sc, zp);
+  else dq_row_i8((const int8_t *)x->data + off, (float *)y->data + off, n, sc, zp);
+}
+
+/* Fast path of Quantize (f32 -> u8/i8) and Dequantize (u8/i8 -> f32) with f32 scales, per
+ * tensor (ns = 1) or per axis (ns channels of inner elements). false when the dtypes are
+ * others (the caller then runs the generic path). */
+static bool qdq_fast(bool q, const ct_tensor *x, const ct_tensor *s, const ct_tensor *z, ct_tensor *y,
+                     int64_t ns, int64_t inner) {
+  ct_dtype qt = q ? y->dtype : x->dtype, ft = q ? x->dtype : y->dtype;
+  if (s->dtype != CT_F32 || ft != CT_F32 || (qt != CT_U8 && qt != CT_I8) || (z && z->dtype != qt)) return false;
+  int64_t n = ct_tensor_numel(x);
+  if (ns == 1) inner = n;
+  if (n == 0 || inner == 0) return true;
+  const float *ps = s->data;
+  for (int64_t o = 0; o < n / (ns * inner); o++)
+    for (int64_t c = 0; c < ns; c++)
+      qdq_run(q, qt, x, y, (o * ns + c) * inner, inner, ps[c], z ? (int32_t)ct_km_get_i64(z, c) : 0);
+  return true;
+}
+
 /* Quantize: y = sat(round_half_even(x / s) + zp), the division in float32 when x and s are
  * float32 (as onnxruntime); Dequantize: y = (x - zp) * s. Scale per tensor or per axis
  * (index (e / inner) % C). */
@@ -142,6 +220,7 @@ ct_status ct_kern_qdq(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   }
   if (z && ct_tensor_numel(z) != ns) return ct_km_err(d, CT_ERR_INPUT, op, "zero point size differs from scale");
   bool q = op->kind == CT_OP_QUANTIZELINEAR;
+  if (qdq_fast(q, x, s, z, y, ns, inner)) return CT_OK;
   for (int64_t e = 0; e < n; e++) {
     int64_t c = ns > 1 ? (e / inner) % ns : 0;
     double sc = ct_tensor_get_f64(s, c);

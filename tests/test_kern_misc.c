@@ -601,6 +601,41 @@ START_TEST(test_quantize_half_to_even) {
 }
 END_TEST
 
+/* Rows of 8 and more run the vectorized f32 <-> int8 loops: same semantics as above on runs
+ * of 8 plus tails, per tensor and per axis. */
+START_TEST(test_quantize_vector_rows) {
+  /* i8, scale 0.5, zp -3: x / 0.5 = [0.5 1.5 2.5 -0.5 -1.5 -2.5 0.6 -0.6 | 2000 -2000 inf -inf
+   * nan 124.5 125.5 -125 | 0 20 20.5 -20.5] → half to even [0 2 2 0 -2 -2 1 -1 | 2000 -2000
+   * inf -inf nan 124 126 -125 | 0 20 20 -20] → + zp, saturated, NaN → 0 */
+  tc c = tc_new(CT_OP_QUANTIZELINEAR, 3,
+                (ct_tensor *[]){F32(1, SH(20), 0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 0.3, -0.3, 1000, -1000,
+                                    INFINITY, -INFINITY, NAN, 62.25, 62.75, -62.5, 0, 10, 10.25, -10.25),
+                                F32(0, NULL, 0.5), mk(CT_I8, 0, NULL, VA(-3))}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_I8, 1, SH(20),
+         VA(-3, -1, -1, -3, -5, -5, -2, -4, 127, -128, 127, -128, 0, 121, 123, -128, -3, 17, 17, -23));
+  tc_free(&c);
+  /* u8 per axis 1 of 1x2x9, scales [0.5, 0.25], zps [3, 250]: channel 0 x / s = [0.5 1.5
+   * -0.5 -3.5 -4 400 2 1 2.5] → [0 2 0 -4 -4 400 2 1 2] + 3; channel 1 x / s = [0.5 1.5 4 6
+   * -0.5 -400 8 0 2.5] → [0 2 4 6 0 -400 8 0 2] + 250; saturated to [0, 255] */
+  c = tc_new(CT_OP_QUANTIZELINEAR, 3,
+             (ct_tensor *[]){F32(3, SH(1, 2, 9), 0.25, 0.75, -0.25, -1.75, -2, 200, 1, 0.5, 1.25, 0.125, 0.375, 1,
+                                 1.5, -0.125, -100, 2, 0, 0.625),
+                             F32(1, SH(2), 0.5, 0.25), mk(CT_U8, 1, SH(2), VA(3, 250))}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_U8, 3, SH(1, 2, 9), VA(3, 5, 3, 0, 0, 255, 5, 4, 5, 250, 252, 254, 255, 250, 0, 255, 250, 252));
+  tc_free(&c);
+  /* i8 per axis 1 of 1x2x9, scales [0.5, 2], zps [-1, 3]: (q + 1) * 0.5 and (q - 3) * 2 */
+  c = tc_new(CT_OP_DEQUANTIZELINEAR, 3,
+             (ct_tensor *[]){mk(CT_I8, 3, SH(1, 2, 9), VA(-128, -1, 0, 1, 127, 5, -5, 2, 3, -128, 3, 0, 127, -3, 10, -10, 4, 2)),
+                             F32(1, SH(2), 0.5, 2), mk(CT_I8, 1, SH(2), VA(-1, 3))}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 3, SH(1, 2, 9),
+         VA(-63.5, 0, 0.5, 1, 64, 3, -2, 1.5, 2, -262, 0, -6, 248, -12, 14, -26, 2, -2));
+  tc_free(&c);
+}
+END_TEST
+
 START_TEST(test_every_misc_op_has_shape_and_kernel) {
   for (int k = CT_OP_ABS; k <= CT_OP_WHERE; k++) {
     ck_assert_msg(ct_shape_fn_of((ct_op_kind)k) && ct_kernel_of((ct_op_kind)k), "%s", ct_op_name((ct_op_kind)k));
@@ -639,6 +674,7 @@ static Suite *suite(void) {
   tcase_add_test(t, test_argmax_topk_cumsum);
   tcase_add_test(t, test_generators_misc);
   tcase_add_test(t, test_quantize_half_to_even);
+  tcase_add_test(t, test_quantize_vector_rows);
   tcase_add_test(t, test_every_misc_op_has_shape_and_kernel);
   suite_add_tcase(s, t);
   return s;
