@@ -1,0 +1,28 @@
+/* kern_ext2.h: helpers shared by the second batch of extended-op kernels (reference/kern_ext2*.c)
+ * and their shape functions (compiler/shape_ext2.c), so shape inference and execution agree by
+ * construction: GridSample's mode parsing and NonMaxSuppression's selection (ONNX operator spec). */
+#ifndef CT_KERN_EXT2_H
+#define CT_KERN_EXT2_H
+
+#include <stdint.h>
+
+#include "common/status.h"
+#include "common/tensor.h"
+#include "compiler/ir.h"
+
+/* GridSample interpolation modes and padding modes (ONNX GridSample-16/20). */
+typedef enum ct_ke2_gs_mode { CT_KE2_GS_LINEAR, CT_KE2_GS_NEAREST, CT_KE2_GS_CUBIC } ct_ke2_gs_mode;
+typedef enum ct_ke2_gs_pad { CT_KE2_GS_ZEROS, CT_KE2_GS_BORDER, CT_KE2_GS_REFLECTION } ct_ke2_gs_pad;
+
+/* Reads GridSample's attributes mode ("bilinear"/"linear" default, "nearest", "bicubic"/
+ * "cubic") and padding_mode ("zeros" default, "border", "reflection"). Errors (CT_ERR_INPUT
+ * naming the node): any other value ("unsupported mode ..."). */
+ct_status ct_ke2_gs_modes(const ct_op *op, ct_ke2_gs_mode *mode, ct_ke2_gs_pad *pad, ct_diag *d);
+
+/* MaxUnpool's default output shape (ONNX MaxUnpool-11) for X of rank ndim (N, C, spatial...):
+ * (N, C, (in - 1) * stride + kernel - pad_begin - pad_end ...) from attributes kernel_shape
+ * (required), strides (default 1), pads (default 0) into out (ndim entries). Errors
+ * (CT_ERR_INPUT naming the node): attribute lengths, a negative size. */
+ct_status ct_ke2_unpool_shape(const ct_op *op, int ndim, const int64_t *x_shape, int64_t *out, ct_diag *d);
+
+#endif

@@ -1,0 +1,165 @@
+/* test_kern_ext2.c: shape functions + reference kernels of the second batch of extended ops
+ * (GridSample, RoiAlign, MaxUnpool, ...). Expected values are derived by hand from the ONNX
+ * operator spec; the derivation is in the comments. */
+#include <math.h>
+#include <string.h>
+
+#include "tests/kern_nn_harness.h"
+#include "tests/testutil.h"
+
+#define SH(...) (const int64_t[]){__VA_ARGS__}
+#define VA(...) (const double[]){__VA_ARGS__}
+#define FL(...) (const float[]){__VA_ARGS__}
+
+/* Tensor of dtype dt and shape (nd dims) holding v (NULL: zeros). */
+static ct_tensor *ten(ct_dtype dt, int nd, const int64_t *shape, const double *v) {
+  ct_tensor *t = ct_tensor_new(dt, nd, shape, NULL);
+  for (int64_t i = 0; t && v && i < ct_tensor_numel(t); i++) ct_tensor_set_f64(t, i, v[i]);
+  ck_assert_ptr_nonnull(t);
+  return t;
+}
+
+/* Harness for kind on ins (n entries, NULL = absent; freed here) with n_out outputs. */
+static knh *mk(ct_op_kind kind, int n, ct_tensor **ins, int n_out) {
+  knh *h = knh_new(kind, n, ins, n_out);
+  for (int i = 0; i < n; i++) ct_tensor_free(ins[i]);
+  return h;
+}
+
+/* Runs h and asserts the status (and, on error, that the message contains `msg`). */
+static void go(knh *h, ct_status want, const char *msg) {
+  ct_status st = knh_run(h);
+  ck_assert_msg(st == want, "status %d (%s)", st, h->d.msg);
+  if (msg) ck_assert_msg(strstr(h->d.msg, msg) != NULL, "message \"%s\" lacks \"%s\"", h->d.msg, msg);
+}
+
+/* X = [[1, 2], [3, 4]] (1, 1, 2, 2) sampled at one grid point (gx, gy). */
+static knh *gs(double gx, double gy, const char *mode, const char *pad, int align) {
+  ct_tensor *ins[2] = {ten(CT_F32, 4, SH(1, 1, 2, 2), VA(1, 2, 3, 4)), ten(CT_F32, 4, SH(1, 1, 1, 2), VA(gx, gy))};
+  knh *h = mk(CT_OP_GRIDSAMPLE, 2, ins, 1);
+  knh_str(h, "mode", mode);
+  knh_str(h, "padding_mode", pad);
+  knh_int(h, "align_corners", align);
+  return h;
+}
+
+static void gs_expect(double gx, double gy, const char *mode, const char *pad, int align, float want) {
+  knh *h = gs(gx, gy, mode, pad, align);
+  go(h, CT_OK, NULL);
+  knh_expect_shape(h->out[0], 4, SH(1, 1, 1, 1));
+  knh_expect_close(h->out[0], &want, 1, 1e-6, 1e-6);
+  knh_free(h);
+}
+
+/* align_corners = 1: x = (g + 1) / 2 · (W − 1). (0, 0) → centre (0.5, 0.5): mean 2.5; (−1, −1) →
+ * pixel (0, 0) = 1; (1, −1) → (y 0, x 1) = 2. align_corners = 0: x = ((g + 1) W − 1) / 2 = g + 0.5:
+ * nearest at (0.6, −0.6) → x 1.1 → 1, y −0.1 → 0 (half to even) → 2. (1, 1) → (1.5, 1.5): zeros
+ * padding keeps 0.25 · 4 = 1; border clamps the coordinate to 1 → 4; reflection: taps at index 2
+ * mirror to 1 → 4. */
+START_TEST(test_gridsample_hand) {
+  gs_expect(0, 0, "bilinear", "zeros", 1, 2.5f);
+  gs_expect(-1, -1, "bilinear", "zeros", 1, 1);
+  gs_expect(1, -1, "linear", "zeros", 1, 2);
+  gs_expect(0.6, -0.6, "nearest", "zeros", 0, 2);
+  gs_expect(1, 1, "bilinear", "zeros", 0, 1);
+  gs_expect(1, 1, "bilinear", "border", 0, 4);
+  gs_expect(1, 1, "bilinear", "reflection", 0, 4);
+}
+END_TEST
+
+/* Bicubic: Keys' kernel reproduces linear functions, so on the row [0, 1, 2, 3] (H = 1, border
+ * padding repeats it above and below) with align_corners = 1, g = 0 → x = 1.5 → 1.5, and
+ * g = −1/3 → x = 1 → exactly 1. Unknown modes are unsupported. */
+START_TEST(test_gridsample_bicubic_and_errors) {
+  ct_tensor *ins[2] = {ten(CT_F32, 4, SH(1, 1, 1, 4), VA(0, 1, 2, 3)), ten(CT_F32, 4, SH(1, 1, 2, 2), VA(0, 0, -1.0 / 3, 0.5))};
+  knh *h = mk(CT_OP_GRIDSAMPLE, 2, ins, 1);
+  knh_str(h, "mode", "bicubic");
+  knh_str(h, "padding_mode", "border");
+  knh_int(h, "align_corners", 1);
+  go(h, CT_OK, NULL);
+  knh_expect_close(h->out[0], FL(1.5f, 1), 2, 1e-6, 1e-6);
+  knh_free(h);
+  h = gs(0, 0, "area", "zeros", 0);
+  go(h, CT_ERR_INPUT, "unsupported mode");
+  knh_free(h);
+  h = gs(0, 0, "nearest", "wrap", 0);
+  go(h, CT_ERR_INPUT, "unsupported padding_mode");
+  knh_free(h);
+}
+END_TEST
+
+/* RoiAlign on X (1, 1, 4, 4) with X[y][x] = c; one RoI, 1×1 output, sampling_ratio 1. */
+static knh *ra(const double *plane, const double *roi, const char *mode, const char *ctm) {
+  ct_tensor *ins[3] = {ten(CT_F32, 4, SH(1, 1, 4, 4), plane), ten(CT_F32, 2, SH(1, 4), roi), ten(CT_I64, 1, SH(1), VA(0))};
+  knh *h = mk(CT_OP_ROIALIGN, 3, ins, 1);
+  knh_str(h, "mode", mode);
+  knh_str(h, "coordinate_transformation_mode", ctm);
+  knh_int(h, "sampling_ratio", 1);
+  return h;
+}
+
+/* X[y][x] = x (bilinear sampling returns the x coordinate). RoI [0, 0, 3, 3]: half_pixel →
+ * start −0.5, size 3, one sample at −0.5 + 1.5 = 1 → 1; output_half_pixel → start 0, sample 1.5
+ * → 1.5. Max mode on a constant 4 plane, RoI [0, 0, 1, 1] output_half_pixel → sample (0.5, 0.5),
+ * corner weights 0.25 each → max corner term 1 (avg gives 4). Bad mode → unsupported. */
+START_TEST(test_roialign_hand) {
+  static const double ramp[16] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+  double four[16];
+  for (int i = 0; i < 16; i++) four[i] = 4;
+  const struct { const double *x, *roi; const char *mode, *ctm; float want; } c[] = {
+      {ramp, VA(0, 0, 3, 3), "avg", "half_pixel", 1},      {ramp, VA(0, 0, 3, 3), "avg", "output_half_pixel", 1.5f},
+      {NULL, VA(0, 0, 1, 1), "max", "output_half_pixel", 1}, {NULL, VA(0, 0, 1, 1), "avg", "output_half_pixel", 4}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    knh *h = ra(c[i].x ? c[i].x : four, c[i].roi, c[i].mode, c[i].ctm);
+    go(h, CT_OK, NULL);
+    knh_expect_shape(h->out[0], 4, SH(1, 1, 1, 1));
+    knh_expect_close(h->out[0], &c[i].want, 1, 1e-6, 1e-6);
+    knh_free(h);
+  }
+  knh *h = ra(four, VA(0, 0, 1, 1), "median", "half_pixel");
+  go(h, CT_ERR_INPUT, "unsupported mode");
+  knh_free(h);
+}
+END_TEST
+
+/* MaxUnpool of X = [5, 6, 7, 8] (1, 1, 2, 2), I = [5, 7, 13, 15], kernel 2, stride 2: default
+ * output (2 − 1)·2 + 2 = 4 per dim; 5, 7, 13, 15 are (1, 1), (1, 3), (3, 1), (3, 3). With
+ * output_shape (1, 1, 5, 5) the same coordinates are flat 6, 8, 16, 18. Index 16 is outside 4×4. */
+static knh *unpool(double last_index, bool with_shape) {
+  ct_tensor *ins[3] = {ten(CT_F32, 4, SH(1, 1, 2, 2), VA(5, 6, 7, 8)), ten(CT_I64, 4, SH(1, 1, 2, 2), VA(5, 7, 13, last_index)),
+                       with_shape ? ten(CT_I64, 1, SH(4), VA(1, 1, 5, 5)) : NULL};
+  knh *h = mk(CT_OP_MAXUNPOOL, with_shape ? 3 : 2, ins, 1);
+  knh_ints(h, "kernel_shape", 2, 2LL, 2LL);
+  knh_ints(h, "strides", 2, 2LL, 2LL);
+  return h;
+}
+
+START_TEST(test_maxunpool_hand) {
+  knh *h = unpool(15, false);
+  go(h, CT_OK, NULL);
+  knh_expect_shape(h->out[0], 4, SH(1, 1, 4, 4));
+  knh_expect_close(h->out[0], FL(0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8), 16, 0, 0);
+  knh_free(h);
+  h = unpool(15, true);
+  go(h, CT_OK, NULL);
+  knh_expect_shape(h->out[0], 4, SH(1, 1, 5, 5));
+  float want[25] = {0};
+  want[6] = 5, want[8] = 6, want[16] = 7, want[18] = 8;
+  knh_expect_close(h->out[0], want, 25, 0, 0);
+  knh_free(h);
+  h = unpool(16, false);
+  go(h, CT_ERR_INPUT, "outside");
+  knh_free(h);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("kern_ext2");
+  TCase *tc = tcase_create("sample");
+  tcase_add_test(tc, test_gridsample_hand);
+  tcase_add_test(tc, test_gridsample_bicubic_and_errors);
+  tcase_add_test(tc, test_roialign_hand);
+  tcase_add_test(tc, test_maxunpool_hand);
+  suite_add_tcase(s, tc);
+  return ct_test_run_suite(s);
+}
