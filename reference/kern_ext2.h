@@ -25,4 +25,17 @@ ct_status ct_ke2_gs_modes(const ct_op *op, ct_ke2_gs_mode *mode, ct_ke2_gs_pad *
  * (CT_ERR_INPUT naming the node): attribute lengths, a negative size. */
 ct_status ct_ke2_unpool_shape(const ct_op *op, int ndim, const int64_t *x_shape, int64_t *out, ct_diag *d);
 
+/* NonMaxSuppression (ONNX NonMaxSuppression-11): boxes (B, S, 4) float, scores (B, K, S) float,
+ * optional scalars max_out (int64 per class, absent = 0), iou (float, absent = 0) and score_thr
+ * (float, absent = none); attribute center_point_box (0: [y1, x1, y2, x2] of any diagonal, 1:
+ * [x_c, y_c, w, h]). Per batch and class, boxes with score > score_thr are taken greedily by
+ * descending score (ties: lower box index first) unless their IoU with an already selected
+ * box is > iou, at most max_out of them. Writes the selected [batch, class, box] triples to
+ * sel (row-major, room for cap triples; sel may be NULL to only count) and their number to
+ * *count. Errors (CT_ERR_INPUT naming the node): boxes/scores shapes inconsistent, more
+ * selections than cap, center_point_box not 0/1 ("unsupported"); CT_ERR_LIMIT out of memory. */
+ct_status ct_ke2_nms(const ct_op *op, const ct_tensor *boxes, const ct_tensor *scores, const ct_tensor *max_out,
+                     const ct_tensor *iou, const ct_tensor *score_thr, int64_t *sel, int64_t cap, int64_t *count,
+                     ct_diag *d);
+
 #endif

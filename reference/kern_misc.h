@@ -67,6 +67,14 @@ ct_status ct_km_reduce_axes(const ct_op *op, int rank, const ct_tensor *axes, bo
  * dtypes differ. */
 ct_status ct_km_bcast_copy(const ct_op *op, const ct_tensor *src, ct_tensor *dst, ct_diag *d);
 
+/* A (value, index) pair and its qsort comparator ordering by descending value, then ascending
+ * index (TopK's largest, NonMaxSuppression's candidate order). */
+typedef struct ct_km_vi {
+  double v;
+  int64_t i;
+} ct_km_vi;
+int ct_km_cmp_large(const void *a, const void *b);
+
 /* Row-major strides (elements) of shape (rank dims) into strides. */
 void ct_km_strides(int rank, const int64_t *shape, int64_t *strides);
 

@@ -136,11 +136,8 @@ ct_status ct_kern_arg(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   return CT_OK;
 }
 
-typedef struct vi {
-  double v;
-  int64_t i;
-} vi;
-static int cmp_large(const void *a, const void *b) {
+typedef ct_km_vi vi;
+int ct_km_cmp_large(const void *a, const void *b) {
   const vi *p = a, *q = b;
   if (p->v != q->v) return p->v > q->v ? -1 : 1;
   return p->i < q->i ? -1 : p->i > q->i;
@@ -168,7 +165,7 @@ ct_status ct_kern_topk(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       for (int64_t j = 0; j < n; j++) buf[j] = (vi){ct_tensor_get_f64(x, (o * n + j) * inner + i), j};
-      qsort(buf, (size_t)n, sizeof *buf, large ? cmp_large : cmp_small);
+      qsort(buf, (size_t)n, sizeof *buf, large ? ct_km_cmp_large : cmp_small);
       for (int64_t j = 0; j < k; j++) {
         int64_t dst = (o * k + j) * inner + i;
         ct_tensor_set_f64(out[0], dst, buf[j].v);

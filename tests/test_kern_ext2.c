@@ -1,5 +1,5 @@
 /* test_kern_ext2.c: shape functions + reference kernels of the second batch of extended ops
- * (GridSample, RoiAlign, MaxUnpool, ...). Expected values are derived by hand from the ONNX
+ * (GridSample, RoiAlign, MaxUnpool, NonMaxSuppression, ...). Expected values are derived by hand from the ONNX
  * operator spec; the derivation is in the comments. */
 #include <math.h>
 #include <string.h>
@@ -153,6 +153,48 @@ START_TEST(test_maxunpool_hand) {
 }
 END_TEST
 
+/* Boxes A = [0, 0, 1, 1], B = [0, 0.1, 1, 1.1], C = [0, 2, 1, 3] ([y1, x1, y2, x2]) with scores
+ * 0.9, 0.95, 0.5. IoU(A, B) = 0.9 / (1 + 1 − 0.9) = 0.818; C overlaps neither. */
+static knh *nms(double max_out, double iou, double thr) {
+  ct_tensor *ins[5] = {ten(CT_F32, 3, SH(1, 3, 4), VA(0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3)),
+                       ten(CT_F32, 3, SH(1, 1, 3), VA(0.9, 0.95, 0.5)), ten(CT_I64, 1, SH(1), VA(max_out)),
+                       ten(CT_F32, 1, SH(1), VA(iou)), isnan(thr) ? NULL : ten(CT_F32, 1, SH(1), VA(thr))};
+  return mk(CT_OP_NONMAXSUPPRESSION, 5, ins, 1);
+}
+
+static void nms_expect(knh *h, int64_t n, const float *boxes) {
+  go(h, CT_OK, NULL);
+  knh_expect_shape(h->out[0], 2, SH(n, 3));
+  for (int64_t i = 0; i < n; i++) {
+    ck_assert_int_eq(ct_tensor_get_i64(h->out[0], 3 * i), 0);
+    ck_assert_int_eq(ct_tensor_get_i64(h->out[0], 3 * i + 1), 0);
+    ck_assert_int_eq(ct_tensor_get_i64(h->out[0], 3 * i + 2), (int64_t)boxes[i]);
+  }
+  knh_free(h);
+}
+
+/* iou 0.5: B (0.95) first, A suppressed (0.818 > 0.5), then C → boxes 1, 2. iou 0.9: B, A, C.
+ * max 2 → B, A. score_threshold 0.6 → B only (C's 0.5 dropped, A suppressed). max 0 → none.
+ * A non-constant input makes the shape data-dependent; center_point_box 2 is unsupported. */
+START_TEST(test_nms_hand) {
+  nms_expect(nms(10, 0.5, NAN), 2, FL(1, 2));
+  nms_expect(nms(10, 0.9, NAN), 3, FL(1, 0, 2));
+  nms_expect(nms(2, 0.9, NAN), 2, FL(1, 0));
+  nms_expect(nms(10, 0.5, 0.6), 1, FL(1));
+  nms_expect(nms(0, 0.5, NAN), 0, FL(0));
+  knh *h = nms(10, 0.5, NAN);
+  ct_tensor_free(h->op->in[0]->data);
+  h->op->in[0]->data = NULL;
+  ck_assert_int_eq(knh_shape(h), CT_ERR_INPUT);
+  ck_assert_ptr_nonnull(strstr(h->d.msg, "unsupported: data-dependent shape"));
+  knh_free(h);
+  h = nms(10, 0.5, NAN);
+  knh_int(h, "center_point_box", 2);
+  go(h, CT_ERR_INPUT, "unsupported center_point_box");
+  knh_free(h);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kern_ext2");
   TCase *tc = tcase_create("sample");
@@ -160,6 +202,9 @@ int main(void) {
   tcase_add_test(tc, test_gridsample_bicubic_and_errors);
   tcase_add_test(tc, test_roialign_hand);
   tcase_add_test(tc, test_maxunpool_hand);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("nms");
+  tcase_add_test(tc, test_nms_hand);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
