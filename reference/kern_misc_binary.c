@@ -60,6 +60,60 @@ B3(shl, a * 0 + b * 0, a * 0 + b * 0, b < 0 || b >= 64 ? 0 : (int64_t)(U(a) << b
 B3(shr, a * 0 + b * 0, a * 0 + b * 0, b < 0 || b >= 64 ? 0 : (int64_t)(U(a) >> b))
 #undef B3
 
+/* The f32 row loops below are compiled for AVX2 and baseline on x86-64 GCC/Clang and picked
+ * at load time (function multiversioning); elsewhere they are plain C. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define BIN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define BIN_CLONES
+#endif
+
+/* y[i] = a[i * sa] OP b[i * sb] for i < n, y apart from a and b. */
+typedef void (*brow32)(const float *a, int64_t sa, const float *b, int64_t sb, float *y, int64_t n);
+
+/* Runs `body` (an assignment to y[i]) for i < n, in blocks of 8 so that GCC's -O2
+ * (very-cheap cost model) vectorizes it. */
+#define BIN_LOOP(body)                                          \
+  do {                                                          \
+    int64_t m = n - n % 8, i, k;                                \
+    for (k = 0; k < m; k += 8)                                  \
+      for (i = k; i < k + 8; i++) body;                         \
+    for (i = m; i < n; i++) body;                               \
+  } while (0)
+/* Row loop of one f32 arithmetic op: same-shape, scalar-b (per-channel rows), scalar-a and
+ * general strides. */
+#define BIN_ROW(name, OP)                                                                      \
+  BIN_CLONES static void r_##name(const float *restrict a, int64_t sa, const float *restrict b, \
+                                  int64_t sb, float *restrict y, int64_t n) {                  \
+    if (sa == 1 && sb == 1) BIN_LOOP(y[i] = a[i] OP b[i]);                                     \
+    else if (sa == 1 && sb == 0) {                                                             \
+      const float c = b[0];                                                                    \
+      BIN_LOOP(y[i] = a[i] OP c);                                                              \
+    } else if (sa == 0 && sb == 1) {                                                           \
+      const float c = a[0];                                                                    \
+      BIN_LOOP(y[i] = c OP b[i]);                                                              \
+    } else {                                                                                   \
+      for (int64_t i = 0; i < n; i++) y[i] = a[i * sa] OP b[i * sb];                           \
+    }                                                                                          \
+  }
+BIN_ROW(add, +)
+BIN_ROW(sub, -)
+BIN_ROW(mul, *)
+BIN_ROW(div, /)
+#undef BIN_ROW
+#undef BIN_LOOP
+
+/* The f32 row loop of op kind k (same results as its bf32), or NULL. */
+static brow32 bin_row_of(ct_op_kind k) {
+  static const struct {
+    ct_op_kind kind;
+    brow32 row;
+  } rows[] = {{CT_OP_ADD, r_add}, {CT_OP_SUB, r_sub}, {CT_OP_MUL, r_mul}, {CT_OP_DIV, r_div}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].kind == k) return rows[i].row;
+  return NULL;
+}
+
 typedef struct bin_entry {
   ct_op_kind kind;
   const char *variant; /* NULL, or "fmod"/"LEFT"/"RIGHT" selecting by attribute */
@@ -107,10 +161,13 @@ static ct_status bin_apply(const ct_op *op, const bin_entry *e, const ct_tensor 
   }
   bool fl = ct_dtype_is_float(a->dtype) || ct_dtype_is_float(b->dtype);
   bool fast = a->dtype == CT_F32 && b->dtype == CT_F32 && y->dtype == CT_F32;
+  brow32 row = fast && y->data != a->data && y->data != b->data ? bin_row_of(op->kind) : NULL;
   int64_t o = 0;
   do {
     int64_t ia = it.off[0], ib = it.off[1], sa = it.istride[0], sb = it.istride[1];
-    if (fast) {
+    if (row) {
+      row((const float *)a->data + ia, sa, (const float *)b->data + ib, sb, (float *)y->data + o, it.inner);
+    } else if (fast) {
       const float *pa = a->data, *pb = b->data;
       float *py = y->data;
       for (int64_t j = 0; j < it.inner; j++) py[o + j] = e->f(pa[ia + j * sa], pb[ib + j * sb]);

@@ -105,6 +105,16 @@ static void run1(ct_op_kind k, ct_tensor *x, ct_dtype dt, int nd, const int64_t 
   tc_free(&c);
 }
 
+/* Runs f32 binary op k on a (shape sa, na dims, values va) and b, checks the 2x9 output
+ * against want (computed by the caller with a plain C loop). */
+static void run_arith(ct_op_kind k, int na, const int64_t *sa, const double *va, int nb, const int64_t *sb,
+                      const double *vb, const double *want) {
+  tc c = tc_new(k, 2, (ct_tensor *[]){mk(CT_F32, na, sa, va), mk(CT_F32, nb, sb, vb)}, 0, 1);
+  ck_assert_int_eq(tc_run(&c), CT_OK);
+  expect(c.out[0], CT_F32, 2, SH(2, 9), want);
+  tc_free(&c);
+}
+
 /* ---------------- broadcasting ---------------- */
 
 START_TEST(test_bcast_shapes) {
@@ -121,6 +131,22 @@ START_TEST(test_bcast_shapes) {
   ck_assert(!ct_bcast_shape(1, SH(2), 1, SH(3), &n, out));
   ck_assert(ct_bcast_to(2, SH(3, 1), 3, SH(2, 3, 4)));
   ck_assert(!ct_bcast_to(2, SH(2, 3), 2, SH(1, 3)));
+}
+END_TEST
+
+/* Rows of 8 and more run the vectorized f32 Add/Sub/Mul/Div loops: same shape, per-channel
+ * (b of shape 2x1), scalar b and scalar a, each checked against a plain C loop. */
+START_TEST(test_arith_f32_rows) {
+  double a[18], b[18], w[18], ch[2] = {2, 4}, two = 0.5, s36 = 36;
+  for (int i = 0; i < 18; i++) a[i] = i, b[i] = i - 8.5;
+  for (int i = 0; i < 18; i++) w[i] = (float)a[i] * (float)b[i];
+  run_arith(CT_OP_MUL, 2, SH(2, 9), a, 2, SH(2, 9), b, w);
+  for (int i = 0; i < 18; i++) w[i] = a[i] - ch[i / 9];
+  run_arith(CT_OP_SUB, 2, SH(2, 9), a, 2, SH(2, 1), ch, w);
+  for (int i = 0; i < 18; i++) w[i] = a[i] + two;
+  run_arith(CT_OP_ADD, 2, SH(2, 9), a, 0, NULL, &two, w);
+  for (int i = 0; i < 18; i++) w[i] = 36.0f / (float)b[i];
+  run_arith(CT_OP_DIV, 0, NULL, &s36, 2, SH(2, 9), b, w);
 }
 END_TEST
 
@@ -651,6 +677,7 @@ static Suite *suite(void) {
   TCase *t = tcase_create("elementwise");
   tcase_add_test(t, test_bcast_shapes);
   tcase_add_test(t, test_add_broadcast_values);
+  tcase_add_test(t, test_arith_f32_rows);
   tcase_add_test(t, test_broadcast_incompatible_is_error);
   tcase_add_test(t, test_int_arith_mod_pow_bitshift);
   tcase_add_test(t, test_compare_logical_where);
