@@ -1,5 +1,6 @@
 /* shape_ext2.c: shape functions of the second batch of extended ops (ONNX operator spec, latest
- * opset): GridSample-20 (4-D), RoiAlign-16, MaxUnpool-11, NonMaxSuppression-11. Mode parsing,
+ * opset): GridSample-20 (4-D), RoiAlign-16, MaxUnpool-11, NonMaxSuppression-11, the losses
+ * NegativeLogLikelihoodLoss-13 and SoftmaxCrossEntropyLoss-13. Mode and reduction parsing,
  * MaxUnpool's default size and the NMS selection are shared with the kernels (kern_ext2.h). */
 #include "compiler/shape_misc.h"
 #include "reference/kern_ext2.h"
@@ -90,5 +91,26 @@ ct_status ct_shape_nms(ct_graph *g, ct_op *op, ct_diag *d) {
   int64_t s[2] = {0, 3};
   if ((st = ct_ke2_nms(op, t[0], t[1], t[2], t[3], t[4], NULL, 0, &s[0], d))) return st;
   ct_sm_out(op, 0, CT_I64, 2, s);
+  return CT_OK;
+}
+
+/* NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss: input (N, C, d…) float, target (N, d…)
+ * integer, optional weight (C) → loss of target's shape (reduction none) or a scalar, input's
+ * dtype; SoftmaxCrossEntropyLoss's optional output 1 (log_prob) has the input's type. Errors:
+ * shapes, reduction as ct_ke2_reduction_of. */
+ct_status ct_shape_loss(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x, *t, *w = op->n_in > 2 ? op->in[2] : NULL;
+  ct_ke2_reduction red;
+  ct_status st;
+  if ((st = ct_ke2_reduction_of(op, &red, d)) || (st = float_in(op, 0, -1, &x, d)) || (st = ct_sm_in(op, 1, &t, d)))
+    return st;
+  bool ok = x->ndim >= 2 && t->ndim == x->ndim - 1 && ct_km_is_int(t->dtype) && t->shape[0] == x->shape[0];
+  for (int i = 1; ok && i < t->ndim; i++) ok = t->shape[i] == x->shape[i + 1];
+  if (!ok) return ct_km_err(d, CT_ERR_INPUT, op, "input must be (N, C, d...) and target (N, d...) integer");
+  if (w && (w->ndim != 1 || w->shape[0] != x->shape[1]))
+    return ct_km_err(d, CT_ERR_INPUT, op, "weight must have C = %lld entries", (long long)x->shape[1]);
+  ct_sm_out(op, 0, x->dtype, red == CT_KE2_RED_NONE ? t->ndim : 0, t->shape);
+  if (op->kind == CT_OP_SOFTMAXCROSSENTROPYLOSS) ct_sm_out(op, 1, x->dtype, x->ndim, x->shape);
   return CT_OK;
 }

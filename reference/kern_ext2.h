@@ -38,4 +38,11 @@ ct_status ct_ke2_nms(const ct_op *op, const ct_tensor *boxes, const ct_tensor *s
                      const ct_tensor *iou, const ct_tensor *score_thr, int64_t *sel, int64_t cap, int64_t *count,
                      ct_diag *d);
 
+/* Loss reductions (ONNX NegativeLogLikelihoodLoss-13 / SoftmaxCrossEntropyLoss-13). */
+typedef enum ct_ke2_reduction { CT_KE2_RED_NONE, CT_KE2_RED_SUM, CT_KE2_RED_MEAN } ct_ke2_reduction;
+
+/* Reads attribute reduction ("none", "sum", "mean" = default). Errors (CT_ERR_INPUT naming the
+ * node): any other value ("unsupported reduction"). */
+ct_status ct_ke2_reduction_of(const ct_op *op, ct_ke2_reduction *r, ct_diag *d);
+
 #endif

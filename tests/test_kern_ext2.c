@@ -1,6 +1,7 @@
 /* test_kern_ext2.c: shape functions + reference kernels of the second batch of extended ops
- * (GridSample, RoiAlign, MaxUnpool, NonMaxSuppression, ...). Expected values are derived by hand from the ONNX
- * operator spec; the derivation is in the comments. */
+ * (GridSample, RoiAlign, MaxUnpool, NonMaxSuppression, the NLL / softmax cross-entropy losses,
+ * the Hann/Hamming/Blackman windows). Expected values are derived by hand from the ONNX operator
+ * spec; the derivation is in the comments. */
 #include <math.h>
 #include <string.h>
 
@@ -195,6 +196,60 @@ START_TEST(test_nms_hand) {
 }
 END_TEST
 
+/* logp = [[−1, −2, −3], [−0.5, −1.5, −2.5]], target [2, t1], optional weight [1, 2, 4]. */
+static knh *nllh(double t1, bool weighted, const char *red) {
+  ct_tensor *ins[3] = {ten(CT_F32, 2, SH(2, 3), VA(-1, -2, -3, -0.5, -1.5, -2.5)), ten(CT_I64, 1, SH(2), VA(2, t1)),
+                       weighted ? ten(CT_F32, 1, SH(3), VA(1, 2, 4)) : NULL};
+  knh *h = mk(CT_OP_NEGATIVELOGLIKELIHOODLOSS, weighted ? 3 : 2, ins, 1);
+  knh_str(h, "reduction", red);
+  return h;
+}
+
+static void nll_expect(knh *h, int nd, const float *want) {
+  go(h, CT_OK, NULL);
+  knh_expect_shape(h->out[0], nd, SH(2));
+  knh_expect_close(h->out[0], want, nd ? 2 : 1, 1e-6, 1e-6);
+  knh_free(h);
+}
+
+/* Target [2, 0]: losses −logp = [3, 0.5]; sum 3.5; mean 1.75. Weighted: [3·4, 0.5·1] = [12, 0.5],
+ * mean 12.5 / (4 + 1) = 2.5. ignore_index 0 drops sample 1: [3, 0], mean 3 / 1 = 3. Target 3 is
+ * outside [0, 3); reduction "max" is unsupported. */
+START_TEST(test_nllloss_hand) {
+  nll_expect(nllh(0, false, "none"), 1, FL(3, 0.5f));
+  nll_expect(nllh(0, false, "sum"), 0, FL(3.5f));
+  nll_expect(nllh(0, false, "mean"), 0, FL(1.75f));
+  nll_expect(nllh(0, true, "none"), 1, FL(12, 0.5f));
+  nll_expect(nllh(0, true, "mean"), 0, FL(2.5f));
+  knh *h = nllh(0, false, "none");
+  knh_int(h, "ignore_index", 0);
+  nll_expect(h, 1, FL(3, 0));
+  h = nllh(0, false, "mean");
+  knh_int(h, "ignore_index", 0);
+  nll_expect(h, 0, FL(3));
+  h = nllh(3, false, "sum");
+  go(h, CT_ERR_INPUT, "outside");
+  knh_free(h);
+  h = nllh(0, false, "max");
+  go(h, CT_ERR_INPUT, "unsupported reduction");
+  knh_free(h);
+}
+END_TEST
+
+/* Scores [0, ln 3]: softmax [1/4, 3/4], log_prob [ln 1/4, ln 3/4] = [−1.3862944, −0.2876821];
+ * label 0 → loss 1.3862944 (mean over one sample). */
+START_TEST(test_sceloss_hand) {
+  ct_tensor *ins[2] = {ten(CT_F32, 2, SH(1, 2), VA(0, log(3.0))), ten(CT_I64, 1, SH(1), VA(0))};
+  knh *h = mk(CT_OP_SOFTMAXCROSSENTROPYLOSS, 2, ins, 2);
+  go(h, CT_OK, NULL);
+  knh_expect_shape(h->out[0], 0, NULL);
+  knh_expect_close(h->out[0], FL(1.3862944f), 1, 1e-6, 1e-6);
+  knh_expect_shape(h->out[1], 2, SH(1, 2));
+  knh_expect_close(h->out[1], FL(-1.3862944f, -0.2876821f), 2, 1e-6, 1e-6);
+  knh_free(h);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kern_ext2");
   TCase *tc = tcase_create("sample");
@@ -205,6 +260,10 @@ int main(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("nms");
   tcase_add_test(tc, test_nms_hand);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("loss");
+  tcase_add_test(tc, test_nllloss_hand);
+  tcase_add_test(tc, test_sceloss_hand);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
