@@ -1,7 +1,8 @@
 /* shape_ext2.c: shape functions of the second batch of extended ops (ONNX operator spec, latest
  * opset): GridSample-20 (4-D), RoiAlign-16, MaxUnpool-11, NonMaxSuppression-11, the losses
- * NegativeLogLikelihoodLoss-13 and SoftmaxCrossEntropyLoss-13. Mode and reduction parsing,
- * MaxUnpool's default size and the NMS selection are shared with the kernels (kern_ext2.h). */
+ * NegativeLogLikelihoodLoss-13 and SoftmaxCrossEntropyLoss-13, Hann/Hamming/BlackmanWindow-17.
+ * Mode and reduction parsing, MaxUnpool's default size and the NMS selection are shared with the
+ * kernels (reference/kern_ext2.h). */
 #include "compiler/shape_misc.h"
 #include "reference/kern_ext2.h"
 
@@ -112,5 +113,26 @@ ct_status ct_shape_loss(ct_graph *g, ct_op *op, ct_diag *d) {
     return ct_km_err(d, CT_ERR_INPUT, op, "weight must have C = %lld entries", (long long)x->shape[1]);
   ct_sm_out(op, 0, x->dtype, red == CT_KE2_RED_NONE ? t->ndim : 0, t->shape);
   if (op->kind == CT_OP_SOFTMAXCROSSENTROPYLOSS) ct_sm_out(op, 1, x->dtype, x->ndim, x->shape);
+  return CT_OK;
+}
+
+/* HannWindow / HammingWindow / BlackmanWindow: constant scalar integer size → (size) of ONNX
+ * type output_datatype (default 1 = float). Errors: a non-constant size ("unsupported"), size
+ * < 0, an unknown output_datatype ("unsupported"). */
+ct_status ct_shape_window(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  const ct_tensor *t = NULL;
+  int64_t size = 0;
+  int n = 0;
+  ct_dtype dt;
+  ct_status st = ct_sm_const(op, 0, "size", &t, d);
+  if (st) return st;
+  if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 0 (size) is missing");
+  if ((st = ct_km_ints(op, t, "size", 1, &size, &n, d))) return st;
+  if (n != 1 || size < 0) return ct_km_err(d, CT_ERR_INPUT, op, "size must be one integer >= 0");
+  int64_t odt = ct_op_get_int(op, "output_datatype", 1);
+  if (!ct_dtype_from_onnx((int)odt, &dt) || dt == CT_BOOL)
+    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported output_datatype %lld", (long long)odt);
+  ct_sm_out(op, 0, dt, 1, &size);
   return CT_OK;
 }

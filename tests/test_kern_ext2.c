@@ -250,6 +250,40 @@ START_TEST(test_sceloss_hand) {
 }
 END_TEST
 
+/* Window op kind of `size` samples (int64 scalar), periodic flag, ONNX output type. */
+static knh *win(ct_op_kind kind, double size, int periodic, int odt) {
+  ct_tensor *ins[1] = {ten(CT_I64, 0, NULL, VA(size))};
+  knh *h = mk(kind, 1, ins, 1);
+  knh_int(h, "periodic", periodic);
+  knh_int(h, "output_datatype", odt);
+  return h;
+}
+
+static void win_expect(knh *h, ct_dtype dt, int64_t n, const float *want) {
+  go(h, CT_OK, NULL);
+  ck_assert_int_eq(h->out[0]->dtype, dt);
+  knh_expect_shape(h->out[0], 1, SH(n));
+  knh_expect_close(h->out[0], want, n, 1e-6, 1e-6);
+  knh_free(h);
+}
+
+/* Hann periodic 4 (N = 4): 0.5 − 0.5 cos(πn/2) = 0, 0.5, 1, 0.5. Hann symmetric 3 (N = 2): 0, 1, 0.
+ * Hamming periodic 2 (N = 2): 25/46 ∓ 21/46 = 4/46, 1 (as double, ONNX type 11). Blackman
+ * symmetric 3: 0.42 − 0.5 + 0.08 = 0, 0.42 + 0.5 + 0.08 = 1, 0. A non-constant size is unsupported. */
+START_TEST(test_windows_hand) {
+  win_expect(win(CT_OP_HANNWINDOW, 4, 1, 1), CT_F32, 4, FL(0, 0.5f, 1, 0.5f));
+  win_expect(win(CT_OP_HANNWINDOW, 3, 0, 1), CT_F32, 3, FL(0, 1, 0));
+  win_expect(win(CT_OP_HAMMINGWINDOW, 2, 1, 11), CT_F64, 2, FL(4.0f / 46, 1));
+  win_expect(win(CT_OP_BLACKMANWINDOW, 3, 0, 1), CT_F32, 3, FL(0, 1, 0));
+  knh *h = win(CT_OP_HANNWINDOW, 4, 1, 1);
+  ct_tensor_free(h->op->in[0]->data);
+  h->op->in[0]->data = NULL;
+  ck_assert_int_eq(knh_shape(h), CT_ERR_INPUT);
+  ck_assert_ptr_nonnull(strstr(h->d.msg, "unsupported: non-constant size"));
+  knh_free(h);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("kern_ext2");
   TCase *tc = tcase_create("sample");
@@ -264,6 +298,9 @@ int main(void) {
   tc = tcase_create("loss");
   tcase_add_test(tc, test_nllloss_hand);
   tcase_add_test(tc, test_sceloss_hand);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("window");
+  tcase_add_test(tc, test_windows_hand);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
