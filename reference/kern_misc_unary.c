@@ -90,6 +90,99 @@ static un_fn un_lookup(ct_op_kind k) {
   return NULL;
 }
 
+/* The f32 row loops below are compiled for AVX2 and baseline on x86-64 GCC/Clang and picked
+ * at load time (function multiversioning); elsewhere they are plain C. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define UN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define UN_CLONES
+#endif
+/* FP exceptions are never enabled here: letting GCC assume ops do not trap allows it to
+ * if-convert the selects of the row loops (same results, vectorized). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+#endif
+
+/* exp(t) for t <= 0 in double, branch-free so loops vectorize: t = k ln2 + r (Cody-Waite,
+ * fdlibm's split of ln2), |r| <= ln2 / 2, e^r by its Taylor series to r^13 (truncation
+ * < 2e-16), times 2^k added to the exponent bits; k is read from the low bits of
+ * t log2(e) + 1.5 * 2^52. Relative error ~2e-16 against libm exp; t < -708 gives 0
+ * (exp underflows there; the callers round to float, where both are 0). */
+static inline double exp_nonpos(double t) {
+  const double shift = 6755399441055744.0; /* 1.5 * 2^52 */
+  double tc = t < -708.0 ? -708.0 : t;
+  double kb = tc * 1.4426950408889634 + shift, k = kb - shift;
+  double r = (tc - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+  double p = 1.0 / 6227020800 * r + 1.0 / 479001600;
+  p = p * r + 1.0 / 39916800, p = p * r + 1.0 / 3628800, p = p * r + 1.0 / 362880;
+  p = p * r + 1.0 / 40320, p = p * r + 1.0 / 5040, p = p * r + 1.0 / 720, p = p * r + 1.0 / 120;
+  p = p * r + 1.0 / 24, p = p * r + 1.0 / 6, p = p * r + 0.5, p = p * r + 1, p = p * r + 1;
+  uint64_t kbits, pbits;
+  memcpy(&kbits, &kb, sizeof kbits);
+  memcpy(&pbits, &p, sizeof pbits);
+  pbits += kbits << 52;
+  memcpy(&p, &pbits, sizeof p);
+  return t < -708.0 ? 0.0 : p;
+}
+
+/* The row formulas in double, as the u_* functions, written as selects after unconditional
+ * arithmetic (GCC if-converts them). sigmoid(v) = (v >= 0 ? 1 : e) / (1 + e) with
+ * e = exp(-|v|): 1 / (1 + exp(-v)) for v >= 0, exp(v) / (1 + exp(v)) below, as sigm(). */
+static inline double sel01(double t) {
+  t = t < 0 ? 0.0 : t;
+  return t > 1 ? 1.0 : t;
+}
+static inline double k_relu(double v, double al, double be) { (void)al, (void)be; return v > 0 ? v : (v == v ? 0 : v); }
+static inline double k_leaky(double v, double al, double be) {
+  (void)be;
+  double t = al * v;
+  return v < 0 ? t : v;
+}
+static inline double k_hsigm(double v, double al, double be) { return sel01(al * v + be); }
+static inline double k_hswish(double v, double al, double be) { (void)al, (void)be; return v * sel01(v / 6 + 0.5); }
+static inline double k_sigmoid(double v, double al, double be) {
+  (void)al, (void)be;
+  double e = exp_nonpos(-fabs(v)), num = v >= 0 ? 1.0 : e;
+  return num / (1.0 + e);
+}
+static inline double k_silu(double v, double al, double be) { return v * k_sigmoid(v, al, be); }
+
+/* y = f(x) over n f32 elements, y apart from x; results equal the u_* functions' after
+ * rounding to float (but for exp_nonpos's ~2e-16 in Sigmoid/SiLU). Blocks of 8 so that
+ * GCC's -O2 (very-cheap cost model) vectorizes. */
+typedef void (*un_row32)(const float *x, float *y, int64_t n, const up *p);
+#define UN_ROW(name)                                                                           \
+  UN_CLONES static void r_##name(const float *restrict x, float *restrict y, int64_t n, const up *p) { \
+    const double al = p->alpha, be = p->beta;                                                  \
+    int64_t m = n - n % 8, i, k;                                                               \
+    for (k = 0; k < m; k += 8)                                                                 \
+      for (i = k; i < k + 8; i++) y[i] = (float)k_##name(x[i], al, be);                        \
+    for (i = m; i < n; i++) y[i] = (float)k_##name(x[i], al, be);                              \
+  }
+UN_ROW(relu)
+UN_ROW(leaky)
+UN_ROW(hsigm)
+UN_ROW(hswish)
+UN_ROW(sigmoid)
+UN_ROW(silu)
+#undef UN_ROW
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+/* The f32 row loop of op kind k, or NULL. */
+static un_row32 un_row_of(ct_op_kind k) {
+  static const struct {
+    ct_op_kind kind;
+    un_row32 row;
+  } rows[] = {{CT_OP_RELU, r_relu}, {CT_OP_LEAKYRELU, r_leaky}, {CT_OP_HARDSIGMOID, r_hsigm},
+              {CT_OP_HARDSWISH, r_hswish}, {CT_OP_SIGMOID, r_sigmoid}, {CT_OP_SILU, r_silu}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].kind == k) return rows[i].row;
+  return NULL;
+}
+
 /* Attribute defaults per op (ONNX spec). */
 static void un_params(const ct_op *op, up *p) {
   double a = 1, b = 0;
@@ -141,7 +234,10 @@ ct_status ct_kern_unary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   if (!fn) return ct_km_err(d, CT_ERR_INTERNAL, op, "no unary function");
   up p;
   un_params(op, &p);
-  if (x->dtype == CT_F32 && y->dtype == CT_F32) {
+  un_row32 row = x->dtype == CT_F32 && y->dtype == CT_F32 && x->data != y->data ? un_row_of(op->kind) : NULL;
+  if (row) {
+    row(x->data, y->data, n, &p);
+  } else if (x->dtype == CT_F32 && y->dtype == CT_F32) {
     const float *a = x->data;
     float *b = y->data;
     for (int64_t i = 0; i < n; i++) b[i] = (float)fn(a[i], &p);
