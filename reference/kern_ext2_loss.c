@@ -22,7 +22,7 @@ ct_status ct_ke2_reduction_of(const ct_op *op, ct_ke2_reduction *r, ct_diag *d) 
  * a target outside [0, C) that is not ignore_index. */
 static ct_status nll(const ct_op *op, const double *lp, int64_t c, const ct_tensor *target, const ct_tensor *weight,
                      ct_tensor *y, ct_diag *d) {
-  ct_ke2_reduction red;
+  ct_ke2_reduction red = CT_KE2_RED_NONE;
   ct_status st = ct_ke2_reduction_of(op, &red, d);
   if (st) return st;
   bool has_ii = ct_op_attr(op, "ignore_index") != NULL;

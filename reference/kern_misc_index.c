@@ -32,7 +32,7 @@ ct_status ct_kern_gather(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   size_t row = (size_t)inner * es;
   char *py = out[0]->data;
   for (int64_t j = 0; j < ni; j++) {
-    int64_t k;
+    int64_t k = 0;
     ct_status st = norm_index(op, ind, j, n, &k, d);
     if (st) return st;
     for (int64_t o = 0; o < outer; o++)
@@ -75,7 +75,7 @@ static ct_status elements(const ct_op *op, const ct_tensor *x, const ct_tensor *
   size_t es = ct_dtype_size(x->dtype);
   char red = reduction_of(op);
   for (int64_t i = 0; i < n; i++) {
-    int64_t k, off = 0;
+    int64_t k = 0, off = 0;
     ct_status s = norm_index(op, ind, i, x->shape[ax], &k, d);
     if (s) return s;
     for (int j = 0; j < nd; j++) {
@@ -121,7 +121,7 @@ static ct_status nd_walk(const ct_op *op, const ct_tensor *x, const ct_tensor *i
     for (int64_t m = 0; m < nm; m++) {
       int64_t off = b * bstride, t = (b * nm + m) * q;
       for (int64_t j = 0; j < q; j++) {
-        int64_t k;
+        int64_t k = 0;
         ct_status s = norm_index(op, ind, t + j, x->shape[bd + j], &k, d);
         if (s) return s;
         off += k * st[bd + j];
