@@ -14,7 +14,8 @@ typedef void (*ct_ref_progress_fn)(void *user, int done, int total, const ct_op 
 
 /* Options of ct_ref_run. Zero-initialize, then set what is needed. */
 typedef struct ct_ref_options {
-  int threads;                  /* kernel threads (OpenBLAS); < 1 means 1 */
+  int threads;                  /* kernel threads: > 1 starts a worker pool (reference/workpool.h)
+                                 * for the run, shared by the kernels; < 1 means 1 */
   ct_h5_writer *dump;           /* optional: every input and computed value is written here
                                  * under its value name (--dump-all); weights are not */
   ct_ref_progress_fn progress;  /* optional */

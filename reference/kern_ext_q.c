@@ -92,7 +92,7 @@ static ct_status iconv(const ct_op *op, const ct_tensor *x, const ct_tensor *xz,
   if (xs && ws) {
     j.x = xs, j.w = ws;
     int64_t rows = x->shape[0] * j.oc;
-    ct_kn_parallel(ctx ? ctx->threads : 1, rows, rows * j.ovol * j.cg * j.kvol, iconv_rows, &j);
+    ct_kn_parallel(ctx, rows, rows * j.ovol * j.cg * j.kvol, iconv_rows, &j);
   }
   free(xs);
   free(ws);

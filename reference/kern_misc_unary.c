@@ -183,6 +183,36 @@ static un_row32 un_row_of(ct_op_kind k) {
   return NULL;
 }
 
+/* A row loop split over a worker pool in blocks of UN_BLOCK elements (each element on its
+ * own: results do not depend on the split). */
+#define UN_BLOCK 4096
+#define UN_PAR_MIN 16384 /* elements below which one thread does it all */
+typedef struct un_par {
+  un_row32 row;
+  const float *x;
+  float *y;
+  int64_t n;
+  const up *p;
+} un_par;
+
+static void un_par_blocks(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const un_par *j = arg;
+  int64_t a = lo * UN_BLOCK, b = hi * UN_BLOCK < j->n ? hi * UN_BLOCK : j->n;
+  j->row(j->x + a, j->y + a, b - a, j->p);
+}
+
+/* row(x, y, n, p) on the threads of ctx's pool when n is large enough. */
+static void un_row_run(const ct_kernel_ctx *ctx, un_row32 row, const float *x, float *y, int64_t n, const up *p) {
+  ct_workpool *pool = ctx ? ctx->pool : NULL;
+  if (!pool || n < UN_PAR_MIN) {
+    row(x, y, n, p);
+    return;
+  }
+  un_par j = {row, x, y, n, p};
+  ct_workpool_for(pool, (n + UN_BLOCK - 1) / UN_BLOCK, 4 * (int64_t)ct_workpool_threads(pool), un_par_blocks, &j);
+}
+
 /* Attribute defaults per op (ONNX spec). */
 static void un_params(const ct_op *op, up *p) {
   double a = 1, b = 0;
@@ -217,11 +247,11 @@ static int64_t un_int(ct_op_kind k, int64_t x) {
   return x;
 }
 
-/* Unary ops: f32 fast path, other floats through double, integer dtypes exactly for the
- * ops that make sense on them (Abs, Neg, Sign, Relu, Not...), else "unsupported". */
+/* Unary ops: f32 fast path (split over ctx->pool when large), other floats through double,
+ * integer dtypes exactly for the ops that make sense on them (Abs, Neg, Sign, Relu, Not...),
+ * else "unsupported". */
 ct_status ct_kern_unary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                         ct_diag *d) {
-  (void)ctx;
   const ct_tensor *x = in[0];
   ct_tensor *y = out[0];
   int64_t n = ct_tensor_numel(x);
@@ -236,7 +266,7 @@ ct_status ct_kern_unary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   un_params(op, &p);
   un_row32 row = x->dtype == CT_F32 && y->dtype == CT_F32 && x->data != y->data ? un_row_of(op->kind) : NULL;
   if (row) {
-    row(x->data, y->data, n, &p);
+    un_row_run(ctx, row, x->data, y->data, n, &p);
   } else if (x->dtype == CT_F32 && y->dtype == CT_F32) {
     const float *a = x->data;
     float *b = y->data;

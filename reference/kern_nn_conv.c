@@ -22,7 +22,7 @@ typedef struct conv_job {
   int64_t kvol, ivol, ovol;           /* elements of a kernel window / input / output plane */
   const float *x, *w, *b;
   float *y;
-  float *scratch;                     /* depthwise: one dw_plan scratch per parallel chunk */
+  float *scratch;                     /* depthwise: one dw_plan scratch per thread slot */
   ct_kn_act act;
 } conv_job;
 
@@ -80,34 +80,77 @@ static void gemm_chunk(const conv_job *j, const float *w, const float *bias, con
   for (int64_t r = 0; !j->act.none && r < rows; r++) ct_kn_act_apply(&j->act, y + r * ldy, n);
 }
 
-/* General conv: per image and group, Y_g (ocg x ovol) = W_g (ocg x cg*kvol) * col, computed in
- * column chunks: ~256 KiB of output (bias and activation fused per chunk while it is in cache)
- * and, unless X is the matrix already (1x1, stride 1, unpadded), at most ~1 MiB of im2col
- * scratch, reused: large fresh buffers cost a page fault per 4 KiB. */
-static ct_status conv_gemm(const conv_job *j, int threads, const ct_op *op, ct_diag *d) {
-  bool direct = j->kvol == 1 && j->g.s[0] * j->g.s[1] * j->g.s[2] == 1 &&
-                j->g.pb[0] + j->g.pb[1] + j->g.pb[2] + j->g.pe[0] + j->g.pe[1] + j->g.pe[2] == 0;
-  int64_t kk = j->cg * j->kvol, nb = (65536 / (j->ocg > 0 ? j->ocg : 1)) * (threads > 1 ? threads : 1);
-  if (!direct && nb > 262144 / kk) nb = 262144 / kk;
-  nb = nb < 64 ? 64 : nb - nb % 16;
-  if (nb > j->ovol) nb = j->ovol;
-  float *col = NULL;
-  if (!direct && j->ovol > 0) {
-    col = malloc(sizeof *col * (size_t)(kk * nb));
-    if (!col) return ct_kn_oom(d, op);
+/* Task split of a general conv (see conv_gemm), fixed by the shapes alone (never by the
+ * thread count, so results do not depend on it). */
+typedef struct gemm_plan {
+  const conv_job *j;
+  bool direct;                 /* X is the GEMM's B already (1x1, stride 1, unpadded) */
+  int64_t kk, nb, nch, rb, nrb; /* K; columns per chunk, chunks; rows per block, blocks */
+  float *col;                  /* im2col scratch: kk * nb floats per thread slot */
+} gemm_plan;
+
+#define CT_KN_GEMM_TASKS 8                   /* tasks a big conv is split into at least */
+#define CT_KN_GEMM_TASK_MACS ((int64_t)1 << 18) /* multiply-adds below which no task is split off */
+
+/* Chunks of ~256 KiB of output (bias and act fused while it is in cache) and at most ~1 MiB
+ * of im2col scratch (large fresh buffers cost a page fault per 4 KiB), made equal; then more
+ * column chunks (>= 256 columns) and row blocks (>= 32 rows) until there are
+ * CT_KN_GEMM_TASKS tasks (fewer for small convs: CT_KN_GEMM_TASK_MACS each), for the threads
+ * to share. The split never depends on the thread count: OpenBLAS rounds differently for
+ * different slicings, so this keeps results bit-identical for any number of threads. */
+static void gemm_plan_make(const conv_job *j, gemm_plan *p) {
+  p->j = j;
+  p->direct = j->kvol == 1 && j->g.s[0] * j->g.s[1] * j->g.s[2] == 1 &&
+              j->g.pb[0] + j->g.pb[1] + j->g.pb[2] + j->g.pe[0] + j->g.pe[1] + j->g.pe[2] == 0;
+  p->kk = j->cg * j->kvol;
+  int64_t nb = 65536 / (j->ocg > 0 ? j->ocg : 1), ov = j->ovol > 0 ? j->ovol : 1, imgs = j->n * j->group;
+  if (!p->direct && nb > 262144 / p->kk) nb = 262144 / p->kk;
+  nb = nb < 64 ? 64 : nb;
+  int64_t tasks = j->n * j->oc * j->ovol * p->kk / CT_KN_GEMM_TASK_MACS; /* tasks worth making */
+  tasks = tasks < CT_KN_GEMM_TASKS ? tasks : CT_KN_GEMM_TASKS;
+  int64_t nch = (ov + nb - 1) / nb, want = (tasks + imgs - 1) / (imgs > 0 ? imgs : 1);
+  if (nch < want && nch < ov / 256) nch = want < ov / 256 ? want : ov / 256;
+  nb = (ov + nch - 1) / nch;
+  nb = (nb + 15) / 16 * 16;
+  p->nb = nb > ov ? ov : nb;
+  p->nch = (ov + p->nb - 1) / p->nb;
+  int64_t nrb = (tasks + imgs * p->nch - 1) / (imgs * p->nch > 0 ? imgs * p->nch : 1);
+  if (nrb > j->ocg / 32) nrb = j->ocg / 32;
+  p->rb = nrb > 1 ? ((j->ocg + nrb - 1) / nrb + 15) / 16 * 16 : j->ocg;
+  p->nrb = p->rb > 0 ? (j->ocg + p->rb - 1) / p->rb : 1;
+}
+
+/* Tasks [lo, hi) of a general conv; task t = ((image * group + g) * nch + chunk) * nrb +
+ * block. The im2col of a chunk is kept for the following blocks of the same chunk. */
+static void conv_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
+  const gemm_plan *p = arg;
+  const conv_job *j = p->j;
+  float *col = p->col ? p->col + (int64_t)slot * p->kk * p->nb : NULL;
+  int64_t have = -1;
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t blk = t % p->nrb, ch = t / p->nrb, c0 = ch % p->nch * p->nb, ig = ch / p->nch;
+    int64_t n = ig / j->group, gi = ig % j->group, r0 = blk * p->rb;
+    int64_t w = j->ovol - c0 < p->nb ? j->ovol - c0 : p->nb, rows = j->ocg - r0 < p->rb ? j->ocg - r0 : p->rb;
+    const float *xg = j->x + (n * j->c + gi * j->cg) * j->ivol;
+    float *yg = j->y + (n * j->oc + gi * j->ocg + r0) * j->ovol;
+    if (!p->direct && have != ch) im2col(j, xg, col, c0, w), have = ch;
+    gemm_chunk(j, j->w + (gi * j->ocg + r0) * p->kk, j->b ? j->b + gi * j->ocg + r0 : NULL,
+               p->direct ? xg + c0 : col, yg + c0, rows, w, p->kk, p->direct ? j->ovol : w, j->ovol);
   }
-  for (int64_t n = 0; n < j->n; n++)
-    for (int64_t gi = 0; gi < j->group; gi++) {
-      const float *xg = j->x + (n * j->c + gi * j->cg) * j->ivol;
-      float *yg = j->y + (n * j->oc + gi * j->ocg) * j->ovol;
-      for (int64_t c0 = 0; c0 < j->ovol; c0 += nb) {
-        int64_t w = j->ovol - c0 < nb ? j->ovol - c0 : nb;
-        if (!direct) im2col(j, xg, col, c0, w);
-        gemm_chunk(j, j->w + gi * j->ocg * kk, j->b ? j->b + gi * j->ocg : NULL, direct ? xg + c0 : col, yg + c0,
-                   j->ocg, w, kk, direct ? j->ovol : w, j->ovol);
-      }
-    }
-  free(col);
+}
+
+/* General conv: per image and group, Y_g (ocg x ovol) = W_g (ocg x cg*kvol) * col, computed
+ * in tasks of column chunks x row blocks (gemm_plan) shared by the threads of ctx->pool, each
+ * a single-threaded sgemm on its slice (every output's dot product is summed as in one call). */
+static ct_status conv_gemm(const conv_job *j, const ct_kernel_ctx *ctx, const ct_op *op, ct_diag *d) {
+  gemm_plan p = {0};
+  gemm_plan_make(j, &p);
+  if (j->ovol <= 0 || j->ocg <= 0) return CT_OK;
+  int64_t tasks = j->n * j->group * p.nch * p.nrb, work = j->n * j->oc * j->ovol * p.kk;
+  int parts = ct_kn_parallel_parts(ctx, tasks, work);
+  if (!p.direct && !(p.col = malloc(sizeof *p.col * (size_t)(parts * p.kk * p.nb)))) return ct_kn_oom(d, op);
+  ct_kn_parallel(ctx, tasks, work, conv_tasks, &p);
+  free(p.col);
   return CT_OK;
 }
 
@@ -228,12 +271,12 @@ CT_SIMD_CLONES static void dw_plane(const conv_job *j, const dw_plan *p, const f
 /* Depthwise conv (group == C == OC, 1-D/2-D) of planes [lo, hi) of n*c: each input plane is
  * scattered into the chunk's zero-padded sub-planes, computed as one flat loop (dw_plan),
  * then activated and its OW valid columns per row copied out. */
-static void conv_dw(void *arg, int64_t lo, int64_t hi, int part) {
+static void conv_dw(void *arg, int64_t lo, int64_t hi, int slot) {
   const conv_job *j = arg;
   const ct_kn_geo *g = &j->g;
   const dw_plan p = dw_plan_make(g);
   int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
-  float *sub = j->scratch + part * p.size, *o = sub + p.sh * p.sw * p.sub;
+  float *sub = j->scratch + slot * p.size, *o = sub + p.sh * p.sw * p.sub;
   const float *t9s[9], *const *t9 = g->k[1] == 3 && g->k[2] == 3 ? t9s : NULL;
   for (int64_t k = 0; t9 && k < 9; k++) t9s[k] = dw_tap(g, &p, sub, k / 3, k % 3);
   memset(sub, 0, sizeof *sub * (size_t)(p.sh * p.sw * p.sub));
@@ -301,15 +344,15 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   if (j.group == j.c && j.oc == j.c && j.g.k[0] == 1 && j.g.in[0] == 1 && j.g.out[0] == 1 &&
       j.g.s[2] <= CT_KN_DW_MAX_S) {
     int64_t work = j.n * j.c * j.ovol * j.kvol;
-    int t = ctx ? ctx->threads : 1, parts = ct_kn_parallel_parts(t, j.n * j.c, work);
+    int parts = ct_kn_parallel_parts(ctx, j.n * j.c, work);
     j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * dw_plan_make(&j.g).size));
     if (!j.scratch) return ct_kn_oom(d, op);
-    ct_kn_parallel(t, j.n * j.c, work, conv_dw, &j); /* bias + act fused per row */
+    ct_kn_parallel(ctx, j.n * j.c, work, conv_dw, &j); /* bias + act fused per row */
     free(j.scratch);
     return CT_OK;
   }
   ct_kn_blas_threads(ctx);
-  return conv_gemm(&j, ctx ? ctx->threads : 1, op, d);
+  return conv_gemm(&j, ctx, op, d);
 }
 
 /* col2im of ConvTranspose for the input columns [c0, c0 + nb) (flattened (id, ih, iw)):

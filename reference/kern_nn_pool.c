@@ -1,7 +1,9 @@
 /* kern_nn_pool.c: MaxPool (optional int64 Indices, storage_order), AveragePool
  * (count_include_pad), LpPool, GlobalAveragePool and GlobalMaxPool over 1-D..3-D windows,
  * float32 (max pools also integers via f32). Semantics of the ONNX spec (MaxPool-12,
- * AveragePool-11, LpPool-11); divisor with count_include_pad as onnxruntime's pool kernels. */
+ * AveragePool-11, LpPool-11); divisor with count_include_pad as onnxruntime's pool kernels.
+ * 1-D/2-D max pools are separable (row max, then column max); average pools sum padded rows
+ * with vector loops in the same order as the generic loop. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +24,10 @@ typedef struct pool_job {
   float *y;
   int64_t *idx;                         /* Indices output or NULL */
   int64_t *klo[3], *khi[3], *npad[3];   /* per dim, per output position */
+  bool fast;                            /* 1-D/2-D max or average pool without Indices */
+  bool w_hole;                          /* some output column's window has no input column */
+  int64_t pw, scr;                      /* fast path: padded row width, scratch floats per slot */
+  float *scratch;                       /* fast path: scr floats per thread slot */
 } pool_job;
 
 /* Valid tap range [klo, khi) (input inside [0, in)) and the count of taps inside the
@@ -93,6 +99,122 @@ static void pool_planes(void *arg, int64_t lo, int64_t hi, int part) {
   }
 }
 
+/* Vector loops are compiled for AVX2 and baseline on x86-64 GCC/Clang, picked at load time
+ * (function multiversioning); elsewhere plain C. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define CT_POOL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CT_POOL_CLONES
+#endif
+
+/* o[i] = a[i] > o[i] ? a[i] : o[i] (maxps), i < n, in blocks of 8 so that -O2 vectorizes. */
+CT_POOL_CLONES static void vmax(float *restrict o, const float *restrict a, int64_t n) {
+  int64_t m = n - n % 8, i;
+  for (i = 0; i < m; i += 8)
+    for (int k = 0; k < 8; k++) o[i + k] = a[i + k] > o[i + k] ? a[i + k] : o[i + k];
+  for (i = m; i < n; i++) o[i] = a[i] > o[i] ? a[i] : o[i];
+}
+
+/* acc[i] += a[i s] in double, i < n (vectorized for s == 1). */
+CT_POOL_CLONES static void vadd_d(double *restrict acc, const float *restrict a, int64_t s, int64_t n) {
+  if (s != 1) {
+    for (int64_t i = 0; i < n; i++) acc[i] += a[i * s];
+    return;
+  }
+  int64_t m = n - n % 8, i;
+  for (i = 0; i < m; i += 8)
+    for (int k = 0; k < 8; k++) acc[i + k] += a[i + k];
+  for (i = m; i < n; i++) acc[i] += a[i];
+}
+
+/* buf (j->pw floats) = row src (W floats) placed at offset pb, `fill` elsewhere. */
+static void pad_row(const pool_job *j, const float *src, float fill, float *buf) {
+  int64_t W = j->g.in[2], pb = j->g.pb[2];
+  for (int64_t q = 0; q < pb; q++) buf[q] = fill;
+  memcpy(buf + pb, src, sizeof *buf * (size_t)W);
+  for (int64_t q = pb + W; q < j->pw; q++) buf[q] = fill;
+}
+
+/* Max pool of one plane, separably: each input row is padded with -inf and max-filtered
+ * along W into hb (H x OW), then each output row is the max of its window's rows of hb.
+ * Exact (max is associative); NaN inputs are skipped like onnxruntime's comparison loop. An
+ * empty window gives -FLT_MAX as the generic loop. */
+static void max_plane(const pool_job *j, const float *x, float *y, float *scr) {
+  const ct_kn_geo *g = &j->g;
+  int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], s = g->s[2], dl = g->dl[2];
+  float *buf = scr, *hb = scr + j->pw;
+  for (int64_t ih = 0; ih < H; ih++) {
+    float *h = hb + ih * OW;
+    pad_row(j, x + ih * W, -INFINITY, buf);
+    if (s == 1) {
+      memcpy(h, buf, sizeof *h * (size_t)OW);
+      for (int64_t k = 1; k < g->k[2]; k++) vmax(h, buf + k * dl, OW);
+    } else {
+      for (int64_t ow = 0; ow < OW; ow++) {
+        float m = buf[ow * s];
+        for (int64_t k = 1; k < g->k[2]; k++) m = buf[ow * s + k * dl] > m ? buf[ow * s + k * dl] : m;
+        h[ow] = m;
+      }
+    }
+    for (int64_t ow = 0; j->w_hole && ow < OW; ow++)
+      if (j->klo[2][ow] == j->khi[2][ow]) h[ow] = -FLT_MAX;
+  }
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *o = y + oh * OW;
+    int64_t lo = j->klo[1][oh], hi = j->khi[1][oh], ih0 = oh * g->s[1] - g->pb[1];
+    if (lo == hi) {
+      for (int64_t ow = 0; ow < OW; ow++) o[ow] = -FLT_MAX;
+      continue;
+    }
+    memcpy(o, hb + (ih0 + lo * g->dl[1]) * OW, sizeof *o * (size_t)OW);
+    for (int64_t kh = lo + 1; kh < hi; kh++) vmax(o, hb + (ih0 + kh * g->dl[1]) * OW, OW);
+  }
+}
+
+/* Average pool of one plane: rows padded with zeros (scratch H x pw), each output row's sums
+ * accumulated in double over kh then kw as pool_one does (the added zeros change nothing),
+ * divided by the count of in-bounds taps, or with count_include_pad of padded-extent taps. */
+static void avg_plane(const pool_job *j, const float *x, float *y, float *scr) {
+  const ct_kn_geo *g = &j->g;
+  int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+  double *acc = (double *)(void *)scr;
+  float *rows = scr + 2 * OW;
+  for (int64_t ih = 0; ih < H; ih++) pad_row(j, x + ih * W, 0.0f, rows + ih * j->pw);
+  for (int64_t oh = 0; oh < OH; oh++) {
+    for (int64_t ow = 0; ow < OW; ow++) acc[ow] = 0;
+    for (int64_t kh = j->klo[1][oh]; kh < j->khi[1][oh]; kh++) {
+      const float *r = rows + (oh * g->s[1] - g->pb[1] + kh * g->dl[1]) * j->pw;
+      for (int64_t kw = 0; kw < g->k[2]; kw++) vadd_d(acc, r + kw * g->dl[2], g->s[2], OW);
+    }
+    int64_t nh = j->include_pad ? j->npad[1][oh] : j->khi[1][oh] - j->klo[1][oh];
+    for (int64_t ow = 0; ow < OW; ow++) {
+      int64_t cnt = nh * (j->include_pad ? j->npad[2][ow] : j->khi[2][ow] - j->klo[2][ow]);
+      y[oh * OW + ow] = cnt ? (float)(acc[ow] / (double)cnt) : 0.0f;
+    }
+  }
+}
+
+static void pool_planes_fast(void *arg, int64_t lo, int64_t hi, int slot) {
+  const pool_job *j = arg;
+  float *scr = j->scratch + slot * j->scr;
+  for (int64_t p = lo; p < hi; p++)
+    (j->kind == POOL_MAX ? max_plane : avg_plane)(j, j->x + p * j->ivol, j->y + p * j->ovol, scr);
+}
+
+/* Chooses the fast path (1-D/2-D max or average pool, no Indices) and sizes its scratch:
+ * padded row width pw covers the input and every window; per slot the max path needs pw +
+ * H * OW floats, the average path 2 OW (OW doubles) + H * pw. */
+static void pool_fast_plan(pool_job *j) {
+  const ct_kn_geo *g = &j->g;
+  j->fast = g->nsp <= 2 && !j->idx && j->kind != POOL_LP;
+  int64_t need = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->dl[2] + 1, inw = g->pb[2] + g->in[2];
+  j->pw = need > inw ? need : inw;
+  j->scr = j->kind == POOL_MAX ? j->pw + g->in[1] * g->out[2] : 2 * g->out[2] + g->in[1] * j->pw;
+  j->scr += j->scr % 2; /* keeps every slot's doubles aligned */
+  j->w_hole = false;
+  for (int64_t ow = 0; ow < g->out[2]; ow++) j->w_hole = j->w_hole || j->klo[2][ow] == j->khi[2][ow];
+}
+
 /* Runs a windowed pool. Tap positions are monotonic in k, so every tap in [klo, khi) of each
  * dim is inside the input and the window loops need no bounds checks. */
 static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
@@ -125,8 +247,14 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
     q += 3 * j.g.out[i];
     pool_ranges(&j, i);
   }
-  int64_t planes = in[0]->shape[0] * in[0]->shape[1];
-  ct_kn_parallel(ctx ? ctx->threads : 1, planes, planes * j.ovol * j.g.k[0] * j.g.k[1] * j.g.k[2], pool_planes, &j);
+  int64_t planes = in[0]->shape[0] * in[0]->shape[1], work = planes * j.ovol * j.g.k[0] * j.g.k[1] * j.g.k[2];
+  pool_fast_plan(&j);
+  if (j.fast && !(j.scratch = malloc(sizeof *j.scratch * (size_t)(ct_kn_parallel_parts(ctx, planes, work) * j.scr)))) {
+    free(buf);
+    return ct_kn_oom(d, op);
+  }
+  ct_kn_parallel(ctx, planes, work, j.fast ? pool_planes_fast : pool_planes, &j);
+  free(j.scratch);
   free(buf);
   return CT_OK;
 }

@@ -1,11 +1,10 @@
 /* kern_nn_util.c: helpers of the neural-network reference kernels (see kern_nn_util.h):
- * diagnostics, geometry from canonical attributes, fused activations, a pthread
- * parallel-for and the f32 detour for integer inputs of data-moving ops. */
+ * diagnostics, geometry from canonical attributes, fused activations, a parallel-for on
+ * the context's worker pool and the f32 detour for integer inputs of data-moving ops. */
 #include "reference/kern_nn_util.h"
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,50 +141,22 @@ void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n) {
 }
 
 void ct_kn_blas_threads(const ct_kernel_ctx *ctx) {
-  int t = ctx && ctx->threads > 1 ? ctx->threads : 1;
-  if (openblas_get_num_threads() != t) openblas_set_num_threads(t);
+  (void)ctx;
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
-typedef struct par_job {
-  void (*fn)(void *, int64_t, int64_t, int);
-  void *arg;
-  int64_t lo, hi;
-  int part;
-} par_job;
-
-static void *par_run(void *p) {
-  par_job *j = p;
-  j->fn(j->arg, j->lo, j->hi, j->part);
-  return NULL;
+int ct_kn_parallel_parts(const ct_kernel_ctx *ctx, int64_t n, int64_t work) {
+  int t = ct_workpool_threads(ctx ? ctx->pool : NULL);
+  return n >= 2 && work >= CT_KN_MIN_WORK ? t : 1;
 }
 
-int ct_kn_parallel_parts(int threads, int64_t n, int64_t work) {
-  int64_t by_work = work / CT_KN_MIN_WORK + 1; /* a thread costs tens of microseconds to start */
-  int64_t t = threads < 1 ? 1 : threads > CT_KN_MAX_THREADS ? CT_KN_MAX_THREADS : threads;
-  if (t > by_work) t = by_work;
-  return t > n ? (n > 0 ? (int)n : 1) : (int)t;
-}
-
-void ct_kn_parallel(int threads, int64_t n, int64_t work, void (*fn)(void *arg, int64_t lo, int64_t hi, int part),
-                    void *arg) {
-  enum { MAXT = CT_KN_MAX_THREADS };
-  int t = ct_kn_parallel_parts(threads, n, work);
+void ct_kn_parallel(const ct_kernel_ctx *ctx, int64_t n, int64_t work, ct_workpool_fn fn, void *arg) {
+  int t = ct_kn_parallel_parts(ctx, n, work);
   if (t <= 1) {
     if (n > 0) fn(arg, 0, n, 0);
     return;
   }
-  pthread_t th[MAXT];
-  par_job jobs[MAXT];
-  bool started[MAXT] = {false};
-  for (int i = 0; i < t; i++) {
-    jobs[i] = (par_job){fn, arg, n * i / t, n * (i + 1) / t, i};
-    if (i > 0) started[i] = pthread_create(&th[i], NULL, par_run, &jobs[i]) == 0;
-  }
-  fn(arg, jobs[0].lo, jobs[0].hi, 0);
-  for (int i = 1; i < t; i++) {
-    if (started[i]) pthread_join(th[i], NULL);
-    else fn(arg, jobs[i].lo, jobs[i].hi, i);
-  }
+  ct_workpool_for(ctx->pool, n, 4 * (int64_t)t, fn, arg);
 }
 
 ct_status ct_kn_via_f32(ct_kernel_fn fn, const ct_op *op, ct_tensor *const *in, ct_tensor **out,

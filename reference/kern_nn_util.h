@@ -1,6 +1,6 @@
 /* kern_nn_util.h: private helpers of the neural-network reference kernels (reference/kern_nn*.c):
  * diagnostics naming the node, dtype/shape checks, window geometry read from the canonical
- * attributes the shape functions write, fused activations, a small pthread parallel-for. */
+ * attributes the shape functions write, fused activations, a parallel-for over the kernel context's worker pool. */
 #ifndef CT_KERN_NN_UTIL_H
 #define CT_KERN_NN_UTIL_H
 
@@ -44,18 +44,18 @@ ct_status ct_kn_act_parse(const ct_op *op, ct_kn_act *a, ct_diag *d);
 void ct_kn_act_apply(const ct_kn_act *a, float *x, int64_t n);
 /* y[i] = act(y[i] + b) for n floats in place (bias of one output channel, then a). */
 void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n);
-/* Tells OpenBLAS to use ctx->threads threads (at least 1). */
+/* Keeps OpenBLAS at one thread (its own threads would fight the pool's; parallel kernels
+ * split their GEMMs over ctx->pool instead). */
 void ct_kn_blas_threads(const ct_kernel_ctx *ctx);
-#define CT_KN_MAX_THREADS 64
-#define CT_KN_MIN_WORK ((int64_t)1 << 20) /* operations per extra thread */
-/* Number of chunks ct_kn_parallel(threads, n, work, ...) uses: min(threads, n, 64, one per
- * CT_KN_MIN_WORK operations of the estimated total `work`), at least 1. */
-int ct_kn_parallel_parts(int threads, int64_t n, int64_t work);
-/* Runs fn(arg, lo, hi, part) over [0, n) split in ct_kn_parallel_parts(threads, n, work)
- * contiguous chunks (part = chunk index, for per-chunk scratch) on pthreads; inline when there
- * is one chunk; a chunk whose thread cannot be created runs on the caller's thread. */
-void ct_kn_parallel(int threads, int64_t n, int64_t work, void (*fn)(void *arg, int64_t lo, int64_t hi, int part),
-                    void *arg);
+#define CT_KN_MIN_WORK ((int64_t)1 << 16) /* operations worth handing to another thread */
+/* Threads ct_kn_parallel(ctx, n, work, ...) uses: those of ctx->pool (1 without a pool) when
+ * n >= 2 and the estimated total `work` (operations) is at least CT_KN_MIN_WORK, else 1.
+ * Per-thread scratch indexed by the slot argument needs this many entries. */
+int ct_kn_parallel_parts(const ct_kernel_ctx *ctx, int64_t n, int64_t work);
+/* Runs fn(arg, lo, hi, slot) over [0, n) on ctx->pool (ct_workpool_for, 4 chunks per
+ * thread), or as one call fn(arg, 0, n, 0) when ct_kn_parallel_parts gives 1. fn's results
+ * must not depend on how [0, n) is split. */
+void ct_kn_parallel(const ct_kernel_ctx *ctx, int64_t n, int64_t work, ct_workpool_fn fn, void *arg);
 /* Runs kernel fn on f32 copies of a non-f32 input 0 and converts f32 outputs back to the
  * output dtypes (other outputs, e.g. int64 indices, are passed through). For data-moving ops
  * (max pooling, nearest resize) whose integer results are exact in f32 (|v| < 2^24). */

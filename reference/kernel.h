@@ -6,10 +6,16 @@
 
 #include "common/tensor.h"
 #include "compiler/ir.h"
+#include "reference/workpool.h"
 
-/* Execution context: threads for OpenBLAS-backed kernels (1 = single-threaded). */
+/* Execution context of a kernel call. threads: the thread count asked for (1 =
+ * single-threaded). pool: NULL, or a worker pool (reference/workpool.h, ct_workpool_threads
+ * threads, owned by the caller, e.g. the interpreter run) that kernels split their loops over
+ * with ct_workpool_for; without one kernels run on the caller's thread. OpenBLAS is kept at
+ * one thread: parallel kernels call it from the pool's threads on disjoint slices. */
 typedef struct ct_kernel_ctx {
   int threads;
+  ct_workpool *pool;
 } ct_kernel_ctx;
 
 /* Computes op. in[i] is NULL for an absent optional input (op->n_in entries); out has

@@ -73,7 +73,7 @@ static ct_status tc_run(tc *c) {
     c->out[k] = ct_tensor_new(v->dtype, v->ndim, v->shape, NULL);
     ck_assert_ptr_nonnull(c->out[k]);
   }
-  ct_kernel_ctx ctx = {1};
+  ct_kernel_ctx ctx = {.threads = 1};
   return kf(c->op, ins, c->out, &ctx, &c->d);
 }
 

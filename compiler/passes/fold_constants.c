@@ -61,7 +61,7 @@ static ct_status evaluate(ct_graph *g, ct_op *op, const ct_pass_options *o, ct_d
   }
   ct_status st = CT_OK;
   if (ok) {
-    ct_kernel_ctx ctx = {o->threads > 0 ? o->threads : 1};
+    ct_kernel_ctx ctx = {.threads = o->threads > 0 ? o->threads : 1};
     st = k(op, in, out, &ctx, d);
     if (st != CT_OK && strstr(d->msg, "unsupported")) st = CT_OK, ok = false;
   }
