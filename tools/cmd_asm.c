@@ -17,18 +17,9 @@ static void usage(FILE *f) {
 }
 
 int ct_cmd_asm(int argc, char **argv) {
-  const char *in = NULL, *out = NULL, *chip_path = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    }
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(argv[i], "--chip") && i + 1 < argc) chip_path = argv[++i];
-    else if (argv[i][0] == '-') return ct_tool_usage(CMD, "unknown or incomplete option \"%s\"", argv[i]);
-    else if (in) return ct_tool_usage(CMD, "more than one input file");
-    else in = argv[i];
-  }
+  const char *in, *out, *chip_path;
+  int rc = ct_tool_in_out_chip(CMD, argc, argv, usage, &in, &out, &chip_path);
+  if (rc >= 0) return rc;
   if (!in || !out) return ct_tool_usage(CMD, "need FILE.s and -o FILE.ctpu");
   ct_diag d;
   ct_diag_clear(&d);

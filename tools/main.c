@@ -41,6 +41,23 @@ int ct_tool_files(const char *cmd, int argc, char **argv, int *i, const char **f
   return k ? 0 : ct_tool_usage(cmd, "%s needs at least one file", opt);
 }
 
+int ct_tool_in_out_chip(const char *cmd, int argc, char **argv, void (*usage)(FILE *), const char **in,
+                        const char **out, const char **chip) {
+  *in = *out = *chip = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "-o") && i + 1 < argc) *out = argv[++i];
+    else if (!strcmp(argv[i], "--chip") && i + 1 < argc) *chip = argv[++i];
+    else if (argv[i][0] == '-') return ct_tool_usage(cmd, "unknown or incomplete option \"%s\"", argv[i]);
+    else if (*in) return ct_tool_usage(cmd, "more than one input file");
+    else *in = argv[i];
+  }
+  return -1;
+}
+
 bool ct_tool_isatty(void) { return isatty(STDERR_FILENO) != 0; }
 
 int ct_cmd_version(int argc, char **argv) {

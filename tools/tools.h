@@ -3,6 +3,7 @@
 #define CT_TOOLS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "common/status.h"
 
@@ -21,6 +22,11 @@ int ct_tool_usage(const char *cmd, const char *fmt, ...) __attribute__((format(p
  * far, at most max), and *i advances past them. Returns 0, or 2 after a usage error
  * ("more than <max> input files", "<option> needs at least one file"). */
 int ct_tool_files(const char *cmd, int argc, char **argv, int *i, const char **files, int *n, int max);
+/* Parses the arguments "FILE [-o OUT] [--chip CHIP.json] [--help|-h]" shared by asm and disasm:
+ * sets *in, *out and *chip (NULL when absent). Returns -1 to go on, 0 after printing usage(stdout)
+ * for --help, or 2 after a usage error (unknown or incomplete option, more than one input file). */
+int ct_tool_in_out_chip(const char *cmd, int argc, char **argv, void (*usage)(FILE *), const char **in,
+                        const char **out, const char **chip);
 /* True if stderr is a terminal (progress lines are shown only then). */
 bool ct_tool_isatty(void);
 
