@@ -83,11 +83,11 @@ static ct_status iconv(const ct_op *op, const ct_tensor *x, const ct_tensor *xz,
   int64_t group = ct_op_get_int(op, "group", 1);
   j.c = x->shape[1], j.oc = w->shape[0];
   if (group < 1 || j.c % group || j.oc % group || w->shape[1] * group != j.c || y->shape[1] != j.oc)
-    return ct_kn_fail(d, op, "weight shape does not match the channels (group %lld)", (long long)group);
+    return ct_shape_nn_fail(d, op, "weight shape does not match the channels (group %lld)", (long long)group);
   j.cg = j.c / group, j.ocg = j.oc / group;
   j.kvol = j.g.k[0] * j.g.k[1] * j.g.k[2], j.ivol = j.g.in[0] * j.g.in[1] * j.g.in[2];
   j.ovol = j.g.out[0] * j.g.out[1] * j.g.out[2];
-  if (ct_tensor_numel(w) != j.oc * j.cg * j.kvol) return ct_kn_fail(d, op, "kernel_shape differs from the weight");
+  if (ct_tensor_numel(w) != j.oc * j.cg * j.kvol) return ct_shape_nn_fail(d, op, "kernel_shape differs from the weight");
   int32_t *xs = minus_zp(x, xz, 1), *ws = minus_zp(w, wz, j.cg * j.kvol);
   if (xs && ws) {
     j.x = xs, j.w = ws;
@@ -96,7 +96,7 @@ static ct_status iconv(const ct_op *op, const ct_tensor *x, const ct_tensor *xz,
   }
   free(xs);
   free(ws);
-  return xs && ws ? CT_OK : ct_kn_oom(d, op);
+  return xs && ws ? CT_OK : ct_shape_nn_oom(d, op);
 }
 
 /* ConvInteger: Y int32 = conv(x − x_zero_point, w − w_zero_point). */
@@ -115,9 +115,9 @@ ct_status ct_kern_qlinearconv(const ct_op *op, ct_tensor *const *in, ct_tensor *
   ct_tensor *y = out[0];
   const ct_tensor *b = op->n_in > 8 ? in[8] : NULL;
   int64_t n = ct_tensor_numel(y), oc = y->ndim > 1 ? y->shape[1] : 1, plane = oc ? n / (y->shape[0] * oc) : 0;
-  if (b && ct_tensor_numel(b) != oc) return ct_kn_fail(d, op, "bias must have %lld entries", (long long)oc);
+  if (b && ct_tensor_numel(b) != oc) return ct_shape_nn_fail(d, op, "bias must have %lld entries", (long long)oc);
   int32_t *acc = malloc(sizeof *acc * (size_t)(n ? n : 1));
-  if (!acc) return ct_kn_oom(d, op);
+  if (!acc) return ct_shape_nn_oom(d, op);
   ct_status st = iconv(op, in[0], in[2], in[3], in[5], y, acc, ctx, d);
   for (int64_t e = 0; !st && e < n; e++) {
     int64_t c = e / plane % oc;
@@ -139,14 +139,14 @@ static ct_status imatmul(const ct_op *op, const ct_tensor *a, const ct_tensor *a
   int64_t kb = b->ndim >= 2 ? b->shape[b->ndim - 2] : b->shape[0], n = b->ndim >= 2 ? b->shape[b->ndim - 1] : 1;
   int na = a->ndim > 2 ? a->ndim - 2 : 0, nb = b->ndim > 2 ? b->ndim - 2 : 0;
   int ny = y->ndim - (a->ndim >= 2) - (b->ndim >= 2);
-  if (k != kb || ny < 0 || ny < na || ny < nb) return ct_kn_fail(d, op, "A and B do not multiply");
+  if (k != kb || ny < 0 || ny < na || ny < nb) return ct_shape_nn_fail(d, op, "A and B do not multiply");
   int64_t sa[CT_MAX_DIMS], sb[CT_MAX_DIMS], idx[CT_MAX_DIMS] = {0}, batch = ct_shape_numel(ny, y->shape);
   if (!ct_bcast_to(na, a->shape, ny, y->shape) || !ct_bcast_to(nb, b->shape, ny, y->shape))
-    return ct_kn_fail(d, op, "batch dims do not broadcast");
+    return ct_shape_nn_fail(d, op, "batch dims do not broadcast");
   ct_bcast_strides(na, a->shape, ny, y->shape, sa);
   ct_bcast_strides(nb, b->shape, ny, y->shape, sb);
   int32_t *as = minus_zp(a, az, k), *bs = minus_zp(b, bz, 1);
-  if (!as || !bs) return free(as), free(bs), ct_kn_oom(d, op);
+  if (!as || !bs) return free(as), free(bs), ct_shape_nn_oom(d, op);
   for (int64_t t = 0; t < batch; t++) {
     int64_t oa = 0, ob = 0;
     for (int i = 0; i < ny; i++) oa += idx[i] * sa[i], ob += idx[i] * sb[i];
@@ -183,7 +183,7 @@ ct_status ct_kern_qlinearmatmul(const ct_op *op, ct_tensor *const *in, ct_tensor
   int64_t n = ct_tensor_numel(y), m = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1;
   int64_t cols = b->ndim >= 2 ? b->shape[b->ndim - 1] : 1;
   int32_t *acc = malloc(sizeof *acc * (size_t)(n ? n : 1));
-  if (!acc) return ct_kn_oom(d, op);
+  if (!acc) return ct_shape_nn_oom(d, op);
   ct_status st = imatmul(op, a, in[2], b, in[5], y, acc, d);
   for (int64_t e = 0; !st && e < n; e++) {
     int64_t j = e % cols, i = e / cols % m;

@@ -148,7 +148,7 @@ static ct_status conv_gemm(const conv_job *j, const ct_kernel_ctx *ctx, const ct
   if (j->ovol <= 0 || j->ocg <= 0) return CT_OK;
   int64_t tasks = j->n * j->group * p.nch * p.nrb, work = j->n * j->oc * j->ovol * p.kk;
   int parts = ct_kn_parallel_parts(ctx, tasks, work);
-  if (!p.direct && !(p.col = malloc(sizeof *p.col * (size_t)(parts * p.kk * p.nb)))) return ct_kn_oom(d, op);
+  if (!p.direct && !(p.col = malloc(sizeof *p.col * (size_t)(parts * p.kk * p.nb)))) return ct_shape_nn_oom(d, op);
   ct_kn_parallel(ctx, tasks, work, conv_tasks, &p);
   free(p.col);
   return CT_OK;
@@ -306,19 +306,19 @@ static ct_status conv_setup(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   if ((st = ct_kn_need(op, x, CT_F32, "input X", d)) || (st = ct_kn_need(op, w, CT_F32, "weight W", d)) ||
       (b && (st = ct_kn_need(op, b, CT_F32, "bias B", d))) || (st = ct_kn_need(op, y, CT_F32, "output Y", d)))
     return st;
-  if (w->ndim != x->ndim) return ct_kn_fail(d, op, "weight rank %d differs from input rank %d", w->ndim, x->ndim);
+  if (w->ndim != x->ndim) return ct_shape_nn_fail(d, op, "weight rank %d differs from input rank %d", w->ndim, x->ndim);
   if ((st = ct_kn_geo_read(op, x, w, y, &j->g, d)) || (st = ct_kn_act_parse(op, &j->act, d))) return st;
   j->n = x->shape[0], j->c = x->shape[1], j->oc = y->shape[1], j->group = ct_op_get_int(op, "group", 1);
   if (j->group < 1 || j->c % j->group || j->oc % j->group || y->shape[0] != j->n)
-    return ct_kn_fail(d, op, "group %lld does not divide channels", (long long)j->group);
+    return ct_shape_nn_fail(d, op, "group %lld does not divide channels", (long long)j->group);
   j->cg = j->c / j->group, j->ocg = j->oc / j->group;
   int64_t wc = transposed ? w->shape[0] : w->shape[1], woc = transposed ? w->shape[1] : w->shape[0];
   if (wc != (transposed ? j->c : j->cg) || woc != (transposed ? j->ocg : j->oc))
-    return ct_kn_fail(d, op, "weight shape does not match %lld input / %lld output channels", (long long)j->c,
+    return ct_shape_nn_fail(d, op, "weight shape does not match %lld input / %lld output channels", (long long)j->c,
                       (long long)j->oc);
   for (int i = 0; i < j->g.nsp; i++)
-    if (w->shape[2 + i] != j->g.k[3 - j->g.nsp + i]) return ct_kn_fail(d, op, "kernel_shape differs from the weight");
-  if (b && ct_tensor_numel(b) != j->oc) return ct_kn_fail(d, op, "bias has %lld values, expected %lld",
+    if (w->shape[2 + i] != j->g.k[3 - j->g.nsp + i]) return ct_shape_nn_fail(d, op, "kernel_shape differs from the weight");
+  if (b && ct_tensor_numel(b) != j->oc) return ct_shape_nn_fail(d, op, "bias has %lld values, expected %lld",
                                                           (long long)ct_tensor_numel(b), (long long)j->oc);
   j->kvol = j->g.k[0] * j->g.k[1] * j->g.k[2];
   j->ivol = j->g.in[0] * j->g.in[1] * j->g.in[2];
@@ -339,14 +339,14 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   for (int i = 0; i < 3; i++) {
     int64_t span = j.g.in[i] + j.g.pb[i] + j.g.pe[i] - j.g.dl[i] * (j.g.k[i] - 1) - 1;
     if (span < 0 || span / j.g.s[i] + 1 != j.g.out[i])
-      return ct_kn_fail(d, op, "output spatial size %lld inconsistent with the attributes", (long long)j.g.out[i]);
+      return ct_shape_nn_fail(d, op, "output spatial size %lld inconsistent with the attributes", (long long)j.g.out[i]);
   }
   if (j.group == j.c && j.oc == j.c && j.g.k[0] == 1 && j.g.in[0] == 1 && j.g.out[0] == 1 &&
       j.g.s[2] <= CT_KN_DW_MAX_S) {
     int64_t work = j.n * j.c * j.ovol * j.kvol;
     int parts = ct_kn_parallel_parts(ctx, j.n * j.c, work);
     j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * dw_plan_make(&j.g).size));
-    if (!j.scratch) return ct_kn_oom(d, op);
+    if (!j.scratch) return ct_shape_nn_oom(d, op);
     ct_kn_parallel(ctx, j.n * j.c, work, conv_dw, &j); /* bias + act fused per row */
     free(j.scratch);
     return CT_OK;
@@ -391,7 +391,7 @@ ct_status ct_kern_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor
   nb = nb < 64 ? 64 : nb;
   if (nb > j.ivol) nb = j.ivol;
   float *col = malloc(sizeof *col * (size_t)(rows * nb + 1));
-  if (!col) return ct_kn_oom(d, op);
+  if (!col) return ct_shape_nn_oom(d, op);
   ct_kn_blas_threads(ctx);
   memset(j.y, 0, sizeof *j.y * (size_t)(j.n * j.oc * j.ovol));
   for (int64_t n = 0; n < j.n; n++)

@@ -34,10 +34,10 @@ static void gemm_any(ct_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_
 static ct_status same_float_dtype(const ct_op *op, const ct_tensor *y, const ct_tensor *const *ts, int n,
                                   ct_diag *d) {
   if (!y || (y->dtype != CT_F32 && y->dtype != CT_F64))
-    return ct_kn_fail(d, op, "unsupported output dtype %s", y ? ct_dtype_name(y->dtype) : "(none)");
+    return ct_shape_nn_fail(d, op, "unsupported output dtype %s", y ? ct_dtype_name(y->dtype) : "(none)");
   for (int i = 0; i < n; i++)
     if (ts[i] && ts[i]->dtype != y->dtype)
-      return ct_kn_fail(d, op, "unsupported dtype %s of input %d (output is %s)", ct_dtype_name(ts[i]->dtype), i,
+      return ct_shape_nn_fail(d, op, "unsupported dtype %s of input %d (output is %s)", ct_dtype_name(ts[i]->dtype), i,
                         ct_dtype_name(y->dtype));
   return CT_OK;
 }
@@ -63,21 +63,21 @@ ct_status ct_kern_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   const ct_tensor *ts[3] = {a, b, c};
   ct_status st = same_float_dtype(op, y, ts, 3, d);
   if (st) return st;
-  if (!a || !b || a->ndim != 2 || b->ndim != 2) return ct_kn_fail(d, op, "A and B must be 2-D");
+  if (!a || !b || a->ndim != 2 || b->ndim != 2) return ct_shape_nn_fail(d, op, "A and B must be 2-D");
   bool ta = ct_op_get_int(op, "transA", 0) != 0, tb = ct_op_get_int(op, "transB", 0) != 0;
   double alpha = ct_op_get_float(op, "alpha", 1.0), beta = ct_op_get_float(op, "beta", 1.0);
   int64_t m = a->shape[ta], k = a->shape[!ta], n = b->shape[!tb];
-  if (b->shape[tb] != k) return ct_kn_fail(d, op, "inner dimensions differ (%lld vs %lld)", (long long)k,
+  if (b->shape[tb] != k) return ct_shape_nn_fail(d, op, "inner dimensions differ (%lld vs %lld)", (long long)k,
                                            (long long)b->shape[tb]);
   int64_t shape[2] = {m, n};
   if ((st = ct_kn_check_shape(op, y, 2, shape, d))) return st;
   ct_kn_act act;
   if ((st = ct_kn_act_parse(op, &act, d))) return st;
-  if (!act.none && y->dtype != CT_F32) return ct_kn_fail(d, op, "unsupported fused act on f64");
+  if (!act.none && y->dtype != CT_F32) return ct_shape_nn_fail(d, op, "unsupported fused act on f64");
   bool with_c = c && beta != 0.0;
   if (with_c) {
     if (!ct_bcast_to(c->ndim, c->shape, 2, shape))
-      return ct_kn_fail(d, op, "C does not broadcast to [%lldx%lld]", (long long)m, (long long)n);
+      return ct_shape_nn_fail(d, op, "C does not broadcast to [%lldx%lld]", (long long)m, (long long)n);
     fill_bias(y, c, beta, m, n);
   }
   ct_kn_blas_threads(ctx);
@@ -102,12 +102,12 @@ typedef struct mm_plan {
 /* Numpy matmul shape rules: 1-D A is (1,K) and 1-D B is (K,1), the added dim removed after. */
 static ct_status mm_plan_make(const ct_op *op, const ct_tensor *a, const ct_tensor *b, const ct_tensor *y,
                               mm_plan *p, ct_diag *d) {
-  if (a->ndim < 1 || b->ndim < 1) return ct_kn_fail(d, op, "operands must have rank >= 1");
+  if (a->ndim < 1 || b->ndim < 1) return ct_shape_nn_fail(d, op, "operands must have rank >= 1");
   p->m = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1;
   p->k = a->shape[a->ndim - 1];
   int64_t kb = b->ndim >= 2 ? b->shape[b->ndim - 2] : b->shape[0];
   p->n = b->ndim >= 2 ? b->shape[b->ndim - 1] : 1;
-  if (kb != p->k) return ct_kn_fail(d, op, "A has %lld columns, B has %lld rows", (long long)p->k, (long long)kb);
+  if (kb != p->k) return ct_shape_nn_fail(d, op, "A has %lld columns, B has %lld rows", (long long)p->k, (long long)kb);
   int ba = a->ndim > 2 ? a->ndim - 2 : 0, bb = b->ndim > 2 ? b->ndim - 2 : 0;
   p->nb = ba > bb ? ba : bb;
   int64_t stra = p->m * p->k, strb = p->k * p->n;
@@ -115,7 +115,7 @@ static ct_status mm_plan_make(const ct_op *op, const ct_tensor *a, const ct_tens
   for (int i = p->nb - 1; i >= 0; i--) {
     int ia = i - (p->nb - ba), ib = i - (p->nb - bb);
     int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-    if (da != db && da != 1 && db != 1) return ct_kn_fail(d, op, "batch dims do not broadcast");
+    if (da != db && da != 1 && db != 1) return ct_shape_nn_fail(d, op, "batch dims do not broadcast");
     p->bshape[i] = da == 1 ? db : da;
     p->sa[i] = da == 1 ? 0 : stra;
     p->sb[i] = db == 1 ? 0 : strb;
@@ -127,7 +127,7 @@ static ct_status mm_plan_make(const ct_op *op, const ct_tensor *a, const ct_tens
   for (int i = 0; i < p->nb; i++) shape[nd++] = p->bshape[i];
   if (a->ndim >= 2) shape[nd++] = p->m;
   if (b->ndim >= 2) shape[nd++] = p->n;
-  if (nd > CT_MAX_DIMS) return ct_kn_fail(d, op, "unsupported rank %d", nd);
+  if (nd > CT_MAX_DIMS) return ct_shape_nn_fail(d, op, "unsupported rank %d", nd);
   return ct_kn_check_shape(op, y, nd, shape, d);
 }
 
@@ -139,7 +139,7 @@ ct_status ct_kern_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   const ct_tensor *ts[2] = {a, b};
   ct_status st = same_float_dtype(op, y, ts, 2, d);
   if (st) return st;
-  if (!a || !b) return ct_kn_fail(d, op, "an operand is missing");
+  if (!a || !b) return ct_shape_nn_fail(d, op, "an operand is missing");
   mm_plan p = {0};
   if ((st = mm_plan_make(op, a, b, y, &p, d))) return st;
   ct_kn_blas_threads(ctx);

@@ -13,16 +13,16 @@ static ct_status f32_same_shape(const ct_op *op, ct_tensor *const *in, ct_tensor
   ct_status st;
   for (int i = 0; i < op->n_in; i++)
     if (in[i] && (st = ct_kn_need(op, in[i], CT_F32, i ? "a parameter input" : "input X", d))) return st;
-  if (!in[0]) return ct_kn_fail(d, op, "input X is missing");
+  if (!in[0]) return ct_shape_nn_fail(d, op, "input X is missing");
   if ((st = ct_kn_need(op, out[0], CT_F32, "output Y", d))) return st;
   return ct_kn_check_shape(op, out[0], in[0]->ndim, in[0]->shape, d);
 }
 
 /* Checks input i is present with n elements. */
 static ct_status need_len(const ct_op *op, ct_tensor *const *in, int i, int64_t n, ct_diag *d) {
-  if (i >= op->n_in || !in[i]) return ct_kn_fail(d, op, "input %d is missing", i);
+  if (i >= op->n_in || !in[i]) return ct_shape_nn_fail(d, op, "input %d is missing", i);
   if (ct_tensor_numel(in[i]) != n)
-    return ct_kn_fail(d, op, "input %d has %lld elements, expected %lld", i, (long long)ct_tensor_numel(in[i]),
+    return ct_shape_nn_fail(d, op, "input %d has %lld elements, expected %lld", i, (long long)ct_tensor_numel(in[i]),
                       (long long)n);
   return CT_OK;
 }
@@ -34,11 +34,11 @@ ct_status ct_kern_batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   ct_status st = f32_same_shape(op, in, out, d);
   if (st) return st;
   const ct_tensor *x = in[0];
-  if (x->ndim < 2) return ct_kn_fail(d, op, "input must have rank >= 2");
+  if (x->ndim < 2) return ct_shape_nn_fail(d, op, "input must have rank >= 2");
   int64_t n = x->shape[0], c = x->shape[1], vol = n * c != 0 ? ct_tensor_numel(x) / (n * c) : 0;
   for (int i = 1; i < 5; i++)
     if ((st = need_len(op, in, i, c, d))) return st;
-  if (ct_op_get_int(op, "training_mode", 0)) return ct_kn_fail(d, op, "unsupported training_mode = 1");
+  if (ct_op_get_int(op, "training_mode", 0)) return ct_shape_nn_fail(d, op, "unsupported training_mode = 1");
   double eps = ct_op_get_float(op, "epsilon", 1e-5);
   const float *sc = in[1]->data, *b = in[2]->data, *mean = in[3]->data, *var = in[4]->data, *xp = x->data;
   float *y = out[0]->data;
@@ -69,7 +69,7 @@ ct_status ct_kern_instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor 
   ct_status st = f32_same_shape(op, in, out, d);
   if (st) return st;
   const ct_tensor *x = in[0];
-  if (x->ndim < 2) return ct_kn_fail(d, op, "input must have rank >= 2");
+  if (x->ndim < 2) return ct_shape_nn_fail(d, op, "input must have rank >= 2");
   int64_t n = x->shape[0], c = x->shape[1], vol = n * c != 0 ? ct_tensor_numel(x) / (n * c) : 0;
   if ((st = need_len(op, in, 1, c, d)) || (st = need_len(op, in, 2, c, d))) return st;
   double eps = ct_op_get_float(op, "epsilon", 1e-5);
@@ -95,17 +95,17 @@ ct_status ct_kern_layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   const ct_tensor *x = in[0], *sc = op->n_in > 1 ? in[1] : NULL, *b = op->n_in > 2 ? in[2] : NULL;
   int64_t axis = ct_op_get_int(op, "axis", -1);
   if (axis < 0) axis += x->ndim;
-  if (axis < 0 || axis >= x->ndim) return ct_kn_fail(d, op, "axis out of range");
-  if (!sc) return ct_kn_fail(d, op, "input Scale is missing");
+  if (axis < 0 || axis >= x->ndim) return ct_shape_nn_fail(d, op, "axis out of range");
+  if (!sc) return ct_shape_nn_fail(d, op, "input Scale is missing");
   int64_t inner = 1;
   for (int i = (int)axis; i < x->ndim; i++) inner *= x->shape[i];
   int64_t outer = inner ? ct_tensor_numel(x) / inner : 0, ns = ct_tensor_numel(sc), nb = b ? ct_tensor_numel(b) : 1;
-  if (ns < 1 || inner % ns || nb < 1 || inner % nb) return ct_kn_fail(d, op, "Scale/B do not broadcast");
+  if (ns < 1 || inner % ns || nb < 1 || inner % nb) return ct_shape_nn_fail(d, op, "Scale/B do not broadcast");
   float *stat[2] = {NULL, NULL};
   for (int k = 1; k < 3; k++)
     if (op->n_out > k && out[k]) {
       if ((st = ct_kn_need(op, out[k], CT_F32, "output Mean/InvStdDev", d))) return st;
-      if (ct_tensor_numel(out[k]) != outer) return ct_kn_fail(d, op, "output %d has the wrong size", k);
+      if (ct_tensor_numel(out[k]) != outer) return ct_shape_nn_fail(d, op, "output %d has the wrong size", k);
       stat[k - 1] = out[k]->data;
     }
   double eps = ct_op_get_float(op, "epsilon", 1e-5);
@@ -152,13 +152,13 @@ ct_status ct_kern_mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   int64_t groups = ct_tensor_numel(x);
   for (int i = 0; i < na; i++) {
     int64_t a = ax[i] < 0 ? ax[i] + x->ndim : ax[i];
-    if (a < 0 || a >= x->ndim || (mask >> a & 1u)) return ct_kn_fail(d, op, "axes[%d] out of range or repeated", i);
+    if (a < 0 || a >= x->ndim || (mask >> a & 1u)) return ct_shape_nn_fail(d, op, "axes[%d] out of range or repeated", i);
     mask |= 1u << a;
     groups = x->shape[a] ? groups / x->shape[a] : 0;
   }
   int64_t n = ct_tensor_numel(x), per = groups ? n / groups : 0;
   double *acc = calloc((size_t)(2 * groups + 1), sizeof *acc);
-  if (!acc) return ct_kn_oom(d, op);
+  if (!acc) return ct_shape_nn_oom(d, op);
   const float *xp = x->data;
   float *y = out[0]->data;
   for (int64_t i = 0; i < n; i++) acc[mvn_key(i, x, mask)] += xp[i];
@@ -184,7 +184,7 @@ ct_status ct_kern_lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   if (st) return st;
   const ct_tensor *x = in[0];
   int64_t size = ct_op_get_int(op, "size", 0);
-  if (size < 1 || x->ndim < 2) return ct_kn_fail(d, op, "attribute size must be >= 1 and rank >= 2");
+  if (size < 1 || x->ndim < 2) return ct_shape_nn_fail(d, op, "attribute size must be >= 1 and rank >= 2");
   double alpha = ct_op_get_float(op, "alpha", 1e-4), beta = ct_op_get_float(op, "beta", 0.75);
   double bias = ct_op_get_float(op, "bias", 1.0);
   int64_t n = x->shape[0], c = x->shape[1], vol = n * c != 0 ? ct_tensor_numel(x) / (n * c) : 0;

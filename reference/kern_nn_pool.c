@@ -225,7 +225,7 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
       (st = ct_kn_geo_read(op, in[0], NULL, out[0], &j.g, d)))
     return st;
   if (out[0]->shape[0] != in[0]->shape[0] || out[0]->shape[1] != in[0]->shape[1])
-    return ct_kn_fail(d, op, "output batch/channels differ from the input");
+    return ct_shape_nn_fail(d, op, "output batch/channels differ from the input");
   if (op->n_out > 1 && out[1]) {
     if ((st = ct_kn_need(op, out[1], CT_I64, "output Indices", d)) ||
         (st = ct_kn_check_shape(op, out[1], out[0]->ndim, out[0]->shape, d)))
@@ -240,7 +240,7 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   j.x = in[0]->data, j.y = out[0]->data;
   int64_t tot = j.g.out[0] + j.g.out[1] + j.g.out[2];
   int64_t *buf = malloc(sizeof *buf * (size_t)(3 * tot));
-  if (!buf) return ct_kn_oom(d, op);
+  if (!buf) return ct_shape_nn_oom(d, op);
   int64_t *q = buf;
   for (int i = 0; i < 3; i++) {
     j.klo[i] = q, j.khi[i] = q + j.g.out[i], j.npad[i] = q + 2 * j.g.out[i];
@@ -251,7 +251,7 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   pool_fast_plan(&j);
   if (j.fast && !(j.scratch = malloc(sizeof *j.scratch * (size_t)(ct_kn_parallel_parts(ctx, planes, work) * j.scr)))) {
     free(buf);
-    return ct_kn_oom(d, op);
+    return ct_shape_nn_oom(d, op);
   }
   ct_kn_parallel(ctx, planes, work, j.fast ? pool_planes_fast : pool_planes, &j);
   free(j.scratch);
@@ -277,7 +277,7 @@ ct_status ct_kern_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out
 /* LpPool, f32: (sum of |x|^p over the in-bounds taps)^(1/p). */
 ct_status ct_kern_lppool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
-  if (ct_op_get_int(op, "p", 2) < 1) return ct_kn_fail(d, op, "attribute p must be >= 1");
+  if (ct_op_get_int(op, "p", 2) < 1) return ct_shape_nn_fail(d, op, "attribute p must be >= 1");
   return pool_run(op, in, out, ctx, POOL_LP, d);
 }
 
@@ -287,7 +287,7 @@ static ct_status global_pool(const ct_op *op, ct_tensor *const *in, ct_tensor **
   ct_status st;
   if ((st = ct_kn_need(op, x, CT_F32, "input X", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output Y", d)))
     return st;
-  if (x->ndim < 2) return ct_kn_fail(d, op, "input must have rank >= 2");
+  if (x->ndim < 2) return ct_shape_nn_fail(d, op, "input must have rank >= 2");
   int64_t shape[CT_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) shape[i] = i < 2 ? x->shape[i] : 1;
   if ((st = ct_kn_check_shape(op, out[0], x->ndim, shape, d))) return st;

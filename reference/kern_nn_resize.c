@@ -163,16 +163,16 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
                              CTM_COUNT);
   p->nearest = find_name(ct_op_get_string(op, "nearest_mode", "round_prefer_floor"), nearest_names, 4);
   if (p->mode < 0 || (int)p->ctm < 0 || p->nearest < 0 || ct_op_get_int(op, "antialias", 0) || ct_op_attr(op, "axes"))
-    return ct_kn_fail(d, op, "unsupported mode, coordinate_transformation_mode, nearest_mode, antialias or axes");
+    return ct_shape_nn_fail(d, op, "unsupported mode, coordinate_transformation_mode, nearest_mode, antialias or axes");
   p->cubic_a = ct_op_get_float(op, "cubic_coeff_a", -0.75);
   p->exclude_outside = ct_op_get_int(op, "exclude_outside", 0) != 0;
   p->extrapolation = ct_op_get_float(op, "extrapolation_value", 0.0);
   p->nd = x->ndim;
-  if (y->ndim != x->ndim || x->ndim < 1) return ct_kn_fail(d, op, "output rank differs from input rank, or rank 0");
+  if (y->ndim != x->ndim || x->ndim < 1) return ct_shape_nn_fail(d, op, "output rank differs from input rank, or rank 0");
   const ct_tensor *roi = op->n_in > 1 ? in[1] : NULL, *sc = op->n_in > 2 ? in[2] : NULL;
   bool has_roi = roi && ct_tensor_numel(roi) > 0, has_sc = sc && ct_tensor_numel(sc) > 0;
   if ((has_roi && ct_tensor_numel(roi) != 2 * x->ndim) || (has_sc && ct_tensor_numel(sc) != x->ndim))
-    return ct_kn_fail(d, op, "roi/scales length does not match rank %d", x->ndim);
+    return ct_shape_nn_fail(d, op, "roi/scales length does not match rank %d", x->ndim);
   int64_t st = 1;
   for (int i = x->ndim - 1; i >= 0; i--) {
     p->in[i] = x->shape[i], p->out[i] = y->shape[i], p->stride[i] = st;
@@ -180,7 +180,7 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
     p->scale[i] = has_sc ? (double)(float)ct_tensor_get_f64(sc, i) : (double)p->out[i] / (double)p->in[i];
     p->roi0[i] = has_roi ? ct_tensor_get_f64(roi, i) : 0.0;
     p->roi1[i] = has_roi ? ct_tensor_get_f64(roi, i + x->ndim) : 1.0;
-    if (p->in[i] < 1 || !(p->scale[i] > 0)) return ct_kn_fail(d, op, "empty input or non-positive scale (dim %d)", i);
+    if (p->in[i] < 1 || !(p->scale[i] > 0)) return ct_shape_nn_fail(d, op, "empty input or non-positive scale (dim %d)", i);
   }
   return CT_OK;
 }
@@ -200,7 +200,7 @@ ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   int64_t tot = 0;
   for (int i = 0; i < p.nd; i++) tot += p.out[i];
   rz_tap *buf = malloc(sizeof *buf * (size_t)(tot + 1));
-  if (!buf) return ct_kn_oom(d, op);
+  if (!buf) return ct_shape_nn_oom(d, op);
   rz_tap *q = buf;
   for (int i = 0; i < p.nd; i++) {
     p.taps[i] = q;
@@ -213,11 +213,11 @@ ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   double *w = malloc(sizeof *w * CAP);
   const float *x = in[0]->data;
   float *y = out[0]->data;
-  ct_status st2 = off && w ? CT_OK : ct_kn_oom(d, op);
+  ct_status st2 = off && w ? CT_OK : ct_shape_nn_oom(d, op);
   for (int64_t r = 0; !st2 && r < nrows; r++, y += rowlen) {
     bool outside;
     int n = rz_combos(&p, oi, off, w, CAP, &outside);
-    if (n == 0) st2 = ct_kn_fail(d, op, "unsupported: more than %d interpolation taps per row", CAP);
+    if (n == 0) st2 = ct_shape_nn_fail(d, op, "unsupported: more than %d interpolation taps per row", CAP);
     else rz_row(&p, x, off, w, n, outside, y);
     for (int i = p.nd - 2; i >= 0 && ++oi[i] == p.out[i]; i--) oi[i] = 0;
   }

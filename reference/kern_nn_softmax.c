@@ -38,7 +38,7 @@ static ct_status sm_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   int64_t axis = ct_op_get_int(op, "axis", coerce ? 1 : -1);
   int r = x->ndim ? x->ndim : 1;
   if (axis < 0) axis += r;
-  if (axis < 0 || axis > r - (coerce ? 0 : 1)) return ct_kn_fail(d, op, "axis out of range for rank %d", x->ndim);
+  if (axis < 0 || axis > r - (coerce ? 0 : 1)) return ct_shape_nn_fail(d, op, "axis out of range for rank %d", x->ndim);
   int64_t outer = 1, len = 1, inner = 1;
   for (int i = 0; i < x->ndim; i++) {
     if (i < axis) outer *= x->shape[i];
@@ -81,16 +81,16 @@ ct_status ct_kern_hardmax(const ct_op *op, ct_tensor *const *in, ct_tensor **out
 static ct_status depth_space(const ct_op *op, ct_tensor *const *in, ct_tensor **out, bool to_space, ct_diag *d) {
   const ct_tensor *x = in[0];
   ct_tensor *y = out[0];
-  if (!x || !y || x->ndim != 4 || x->dtype != y->dtype) return ct_kn_fail(d, op, "input/output must be 4-D, same dtype");
+  if (!x || !y || x->ndim != 4 || x->dtype != y->dtype) return ct_shape_nn_fail(d, op, "input/output must be 4-D, same dtype");
   int64_t b = ct_op_get_int(op, "blocksize", 0);
   bool crd = to_space && strcmp(ct_op_get_string(op, "mode", "DCR"), "CRD") == 0;
-  if (b < 1) return ct_kn_fail(d, op, "attribute blocksize must be >= 1");
+  if (b < 1) return ct_shape_nn_fail(d, op, "attribute blocksize must be >= 1");
   const ct_tensor *deep = to_space ? x : y, *wide = to_space ? y : x;
   int64_t n = deep->shape[0], cd = deep->shape[1], h = deep->shape[2], w = deep->shape[3];
   int64_t c = cd / (b * b);
   int64_t want[4] = {n, c, h * b, w * b};
   if (cd % (b * b) || wide->ndim != 4 || memcmp(wide->shape, want, sizeof want) != 0)
-    return ct_kn_fail(d, op, "input/output shapes do not match blocksize %lld", (long long)b);
+    return ct_shape_nn_fail(d, op, "input/output shapes do not match blocksize %lld", (long long)b);
   size_t es = ct_dtype_size(x->dtype);
   const char *xs = x->data;
   char *ys = y->data;

@@ -1,5 +1,5 @@
 /* kern_nn_util.c: helpers of the neural-network reference kernels (see kern_nn_util.h):
- * diagnostics, geometry from canonical attributes, fused activations, a parallel-for on
+ * geometry from canonical attributes, fused activations, a parallel-for on
  * the context's worker pool and the f32 detour for integer inputs of data-moving ops. */
 #include "reference/kern_nn_util.h"
 
@@ -10,23 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-ct_status ct_kn_fail(ct_diag *d, const ct_op *op, const char *fmt, ...) {
-  char buf[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return ct_diag_set(d, CT_ERR_INPUT, "node \"%s\" (op %s): %s", op->loc, ct_op_name(op->kind), buf);
-}
-
-ct_status ct_kn_oom(ct_diag *d, const ct_op *op) {
-  return ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\" (op %s): out of memory", op->loc, ct_op_name(op->kind));
-}
-
 ct_status ct_kn_need(const ct_op *op, const ct_tensor *t, ct_dtype dt, const char *what, ct_diag *d) {
-  if (!t) return ct_kn_fail(d, op, "%s is missing", what);
+  if (!t) return ct_shape_nn_fail(d, op, "%s is missing", what);
   if (t->dtype != dt)
-    return ct_kn_fail(d, op, "unsupported dtype %s of %s (expected %s)", ct_dtype_name(t->dtype), what,
+    return ct_shape_nn_fail(d, op, "unsupported dtype %s of %s (expected %s)", ct_dtype_name(t->dtype), what,
                       ct_dtype_name(dt));
   return CT_OK;
 }
@@ -36,7 +23,7 @@ ct_status ct_kn_check_shape(const ct_op *op, const ct_tensor *out, int ndim, con
   for (int i = 0; ok && i < ndim; i++) ok = out->shape[i] == shape[i];
   if (ok) return CT_OK;
   char a[128], b[128];
-  return ct_kn_fail(d, op, "output has shape %s, expected %s", ct_shape_str(out->ndim, out->shape, a, sizeof a),
+  return ct_shape_nn_fail(d, op, "output has shape %s, expected %s", ct_shape_str(out->ndim, out->shape, a, sizeof a),
                     ct_shape_str(ndim, shape, b, sizeof b));
 }
 
@@ -51,10 +38,10 @@ static bool read_ints(const ct_op *op, const char *name, int n, int64_t dflt, in
 ct_status ct_kn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *wk, const ct_tensor *y,
                          ct_kn_geo *g, ct_diag *d) {
   int n = x->ndim - 2;
-  if (n < 1 || n > 3) return ct_kn_fail(d, op, "unsupported %d spatial dims (1..3 supported)", n);
-  if (y->ndim != x->ndim) return ct_kn_fail(d, op, "output rank %d differs from input rank %d", y->ndim, x->ndim);
+  if (n < 1 || n > 3) return ct_shape_nn_fail(d, op, "unsupported %d spatial dims (1..3 supported)", n);
+  if (y->ndim != x->ndim) return ct_shape_nn_fail(d, op, "output rank %d differs from input rank %d", y->ndim, x->ndim);
   const char *ap = ct_op_get_string(op, "auto_pad", "NOTSET");
-  if (strcmp(ap, "NOTSET") != 0) return ct_kn_fail(d, op, "auto_pad %s not resolved (run shape inference)", ap);
+  if (strcmp(ap, "NOTSET") != 0) return ct_shape_nn_fail(d, op, "auto_pad %s not resolved (run shape inference)", ap);
   int64_t k[3], s[3], dl[3], p[6];
   bool ok = read_ints(op, "strides", n, 1, s) && read_ints(op, "dilations", n, 1, dl) &&
             read_ints(op, "pads", 2 * n, 0, p);
@@ -62,7 +49,7 @@ ct_status ct_kn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *w
     ok = ok && ct_op_attr(op, "kernel_shape") && read_ints(op, "kernel_shape", n, 1, k);
   else
     memcpy(k, wk->shape + 2, sizeof k[0] * (size_t)n);
-  if (!ok) return ct_kn_fail(d, op, "malformed kernel_shape/strides/dilations/pads");
+  if (!ok) return ct_shape_nn_fail(d, op, "malformed kernel_shape/strides/dilations/pads");
   g->nsp = n;
   int off = 3 - n;
   for (int i = 0; i < 3; i++) {
@@ -75,7 +62,7 @@ ct_status ct_kn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *w
     g->pb[i] = j >= 0 ? p[j] : 0;
     g->pe[i] = j >= 0 ? p[j + n] : 0;
     if (g->k[i] < 1 || g->s[i] < 1 || g->dl[i] < 1 || g->pb[i] < 0 || g->pe[i] < 0)
-      return ct_kn_fail(d, op, "invalid kernel/stride/dilation/pad in spatial dim %d", j);
+      return ct_shape_nn_fail(d, op, "invalid kernel/stride/dilation/pad in spatial dim %d", j);
   }
   return CT_OK;
 }
@@ -98,7 +85,7 @@ ct_status ct_kn_act_parse(const ct_op *op, ct_kn_act *a, ct_diag *d) {
     a->hi = (float)ct_op_get_float(op, "act_max", acts[i].hi);
     return CT_OK;
   }
-  return ct_kn_fail(d, op, "unsupported act \"%s\"", name);
+  return ct_shape_nn_fail(d, op, "unsupported act \"%s\"", name);
 }
 
 void ct_kn_act_apply(const ct_kn_act *a, float *x, int64_t n) { ct_kn_bias_act(a, 0.0f, x, n); }
@@ -165,8 +152,8 @@ ct_status ct_kn_via_f32(ct_kernel_fn fn, const ct_op *op, ct_tensor *const *in, 
   static const ct_dtype exact[] = {CT_F16, CT_BF16, CT_U8, CT_I8, CT_U16, CT_I16}; /* exact in f32 */
   bool ok = false;
   for (size_t k = 0; in[0] && k < sizeof exact / sizeof *exact; k++) ok = ok || in[0]->dtype == exact[k];
-  if (!ok) return ct_kn_fail(d, op, "unsupported dtype %s", in[0] ? ct_dtype_name(in[0]->dtype) : "(none)");
-  if (op->n_in > MAXIO || op->n_out > MAXIO) return ct_kn_fail(d, op, "too many operands");
+  if (!ok) return ct_shape_nn_fail(d, op, "unsupported dtype %s", in[0] ? ct_dtype_name(in[0]->dtype) : "(none)");
+  if (op->n_in > MAXIO || op->n_out > MAXIO) return ct_shape_nn_fail(d, op, "too many operands");
   ct_tensor *fin[MAXIO] = {NULL}, *fout[MAXIO] = {NULL};
   ct_tensor *const *fin_c = fin;
   ct_status st = CT_OK;
@@ -180,7 +167,7 @@ ct_status ct_kn_via_f32(ct_kernel_fn fn, const ct_op *op, ct_tensor *const *in, 
       ok = fout[i] != NULL;
     }
   }
-  if (!ok) st = ct_kn_oom(d, op);
+  if (!ok) st = ct_shape_nn_oom(d, op);
   if (!st) st = fn(op, fin_c, fout, ctx, d);
   for (int i = 0; i < op->n_out; i++) {
     if (!fout[i] || fout[i] == out[i]) continue;

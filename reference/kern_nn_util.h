@@ -1,11 +1,12 @@
 /* kern_nn_util.h: private helpers of the neural-network reference kernels (reference/kern_nn*.c):
- * diagnostics naming the node, dtype/shape checks, window geometry read from the canonical
+ * dtype/shape checks, window geometry read from the canonical
  * attributes the shape functions write, fused activations, a parallel-for over the kernel context's worker pool. */
 #ifndef CT_KERN_NN_UTIL_H
 #define CT_KERN_NN_UTIL_H
 
 #include <stdbool.h>
 
+#include "compiler/shape_nn_util.h"
 #include "reference/kernel.h"
 
 /* Window geometry of conv/pool ops, with 1-D and 2-D cases mapped onto 3-D (D, H, W) by
@@ -23,10 +24,6 @@ typedef struct ct_kn_act {
   float alpha, lo, hi;
 } ct_kn_act;
 
-/* CT_ERR_INPUT with `node "LOC" (op NAME): <message>`. */
-ct_status ct_kn_fail(ct_diag *d, const ct_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* CT_ERR_LIMIT out of memory naming the node. */
-ct_status ct_kn_oom(ct_diag *d, const ct_op *op);
 /* Checks that tensor t (input/output `what`) is present and has dtype dt; CT_ERR_INPUT
  * ("unsupported dtype") otherwise. */
 ct_status ct_kn_need(const ct_op *op, const ct_tensor *t, ct_dtype dt, const char *what, ct_diag *d);
