@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/h5io.h"
 #include "common/status.h"
 #include "common/tensor.h"
 #include "compiler/ir.h"
@@ -86,6 +87,10 @@ ct_status ct_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *mod
  * file's folder. Errors: CT_ERR_INPUT unreadable or corrupt file (message names path) and
  * those of ct_onnx_tensor_from_proto; CT_ERR_LIMIT out of memory. */
 ct_status ct_onnx_read_tensor_pb(const char *path, ct_tensor **out, ct_diag *d);
+/* Reads a TensorProto file like ct_onnx_read_tensor_pb and appends the tensor to l (which
+ * owns it). Errors: those of ct_onnx_read_tensor_pb; CT_ERR_LIMIT "path: out of memory" when
+ * the list cannot grow (nothing appended then). */
+ct_status ct_onnx_read_tensor_pb_into(const char *path, ct_tensor_list *l, ct_diag *d);
 
 /* Reads a whole file into a malloc'd buffer (*data, *n bytes; free()). Errors: CT_ERR_INPUT
  * when it cannot be opened or read (message "path: cannot read: <reason>"), CT_ERR_LIMIT

@@ -273,3 +273,14 @@ ct_status ct_onnx_read_tensor_pb(const char *path, ct_tensor **out, ct_diag *d) 
   protobuf_c_message_free_unpacked(msg, NULL);
   return st;
 }
+
+ct_status ct_onnx_read_tensor_pb_into(const char *path, ct_tensor_list *l, ct_diag *d) {
+  ct_tensor *t = NULL;
+  ct_status st = ct_onnx_read_tensor_pb(path, &t, d);
+  if (st) return st;
+  if (!ct_tensor_list_push(l, t)) {
+    ct_tensor_free(t);
+    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+  }
+  return CT_OK;
+}

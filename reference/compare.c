@@ -184,14 +184,7 @@ static void compare_lists(table *t, const ct_tensor_list *a, const ct_tensor_lis
 static ct_status read_tensors(const char *path, ct_tensor_list *l, ct_diag *d) {
   size_t n = strlen(path);
   if (n < 3 || strcmp(path + n - 3, ".pb") != 0) return ct_h5_read(path, l, d);
-  ct_tensor *t = NULL;
-  ct_status st = ct_onnx_read_tensor_pb(path, &t, d);
-  if (st) return st;
-  if (!ct_tensor_list_push(l, t)) {
-    ct_tensor_free(t);
-    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
-  }
-  return CT_OK;
+  return ct_onnx_read_tensor_pb_into(path, l, d);
 }
 
 ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *o, FILE *out,

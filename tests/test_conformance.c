@@ -104,13 +104,8 @@ static ct_status read_pbs(const char *dir, const char *prefix, ct_tensor_list *l
     char path[4096];
     snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
     if (!is_file(path)) return CT_OK;
-    ct_tensor *t = NULL;
-    ct_status st = ct_onnx_read_tensor_pb(path, &t, d);
+    ct_status st = ct_onnx_read_tensor_pb_into(path, l, d);
     if (st) return st;
-    if (!ct_tensor_list_push(l, t)) {
-      ct_tensor_free(t);
-      return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
-    }
   }
 }
 
