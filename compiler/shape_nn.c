@@ -144,12 +144,10 @@ static ct_status sp_store(ct_graph *g, ct_op *op, const ct_shape_nn_geo *geo, ct
   return CT_OK;
 }
 
-/* Conv (ONNX Conv-11, also the fused Top form with act): X (N, C, spatial...) and W (OC, C/group,
- * k...) give Y (N, OC, out...), out = floor((in + pads - dil (k - 1) - 1) / stride) + 1; writes
- * explicit kernel_shape/strides/dilations/pads/group and drops auto_pad (SAME_UPPER/LOWER:
- * out = ceil(in / stride), extra pad at the end/start). Errors: CT_ERR_INPUT for channel, group,
- * bias or rank mismatches, a kernel larger than the padded input, non-f32 X, unknown act. */
-ct_status ct_shape_conv(ct_graph *g, ct_op *op, ct_diag *d) {
+/* Checks shared by Conv and ConvTranspose: X and W present with rank >= 3 and equal ranks, X
+ * f32, a known act; reads attribute group (default 1) into *group and checks it is >= 1 and
+ * divides X's channels. CT_ERR_INPUT otherwise. */
+static ct_status conv_common(const ct_op *op, int64_t *group, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 3, d)) || (st = ct_shape_nn_input(op, 1, 3, d)) ||
       (st = ct_shape_nn_float_input(op, 0, d)) || (st = ct_shape_nn_check_act(op, d)))
@@ -157,10 +155,26 @@ ct_status ct_shape_conv(ct_graph *g, ct_op *op, ct_diag *d) {
   const ct_value *x = op->in[0], *w = op->in[1];
   if (w->ndim != x->ndim)
     return ct_shape_nn_fail(d, op, "weight has rank %d, input has rank %d", w->ndim, x->ndim);
-  int64_t group = ct_op_get_int(op, "group", 1);
-  if (group < 1 || x->shape[1] % group || w->shape[0] % group)
-    return ct_shape_nn_fail(d, op, "group %lld does not divide %lld input / %lld output channels",
-                            (long long)group, (long long)x->shape[1], (long long)w->shape[0]);
+  *group = ct_op_get_int(op, "group", 1);
+  if (*group < 1 || x->shape[1] % *group)
+    return ct_shape_nn_fail(d, op, "group %lld does not divide %lld input channels", (long long)*group,
+                            (long long)x->shape[1]);
+  return CT_OK;
+}
+
+/* Conv (ONNX Conv-11, also the fused Top form with act): X (N, C, spatial...) and W (OC, C/group,
+ * k...) give Y (N, OC, out...), out = floor((in + pads - dil (k - 1) - 1) / stride) + 1; writes
+ * explicit kernel_shape/strides/dilations/pads/group and drops auto_pad (SAME_UPPER/LOWER:
+ * out = ceil(in / stride), extra pad at the end/start). Errors: CT_ERR_INPUT for channel, group,
+ * bias or rank mismatches, a kernel larger than the padded input, non-f32 X, unknown act. */
+ct_status ct_shape_conv(ct_graph *g, ct_op *op, ct_diag *d) {
+  int64_t group;
+  ct_status st = conv_common(op, &group, d);
+  if (st) return st;
+  const ct_value *x = op->in[0], *w = op->in[1];
+  if (w->shape[0] % group)
+    return ct_shape_nn_fail(d, op, "group %lld does not divide %lld output channels", (long long)group,
+                            (long long)w->shape[0]);
   if (w->shape[1] * group != x->shape[1])
     return ct_shape_nn_fail(d, op, "weight has %lld input channels, input has %lld (group %lld)",
                             (long long)w->shape[1], (long long)x->shape[1], (long long)group);
@@ -233,17 +247,10 @@ static ct_status convt_geo(const ct_op *op, const ct_value *x, const ct_value *w
  * kernel_shape/strides/dilations/pads/group/output_shape/output_padding. CT_ERR_INPUT on
  * inconsistent shapes or attributes. */
 ct_status ct_shape_convtranspose(ct_graph *g, ct_op *op, ct_diag *d) {
-  ct_status st;
-  if ((st = ct_shape_nn_input(op, 0, 3, d)) || (st = ct_shape_nn_input(op, 1, 3, d)) ||
-      (st = ct_shape_nn_float_input(op, 0, d)) || (st = ct_shape_nn_check_act(op, d)))
-    return st;
+  int64_t group;
+  ct_status st = conv_common(op, &group, d);
+  if (st) return st;
   const ct_value *x = op->in[0], *w = op->in[1];
-  if (w->ndim != x->ndim)
-    return ct_shape_nn_fail(d, op, "weight has rank %d, input has rank %d", w->ndim, x->ndim);
-  int64_t group = ct_op_get_int(op, "group", 1);
-  if (group < 1 || x->shape[1] % group)
-    return ct_shape_nn_fail(d, op, "group %lld does not divide %lld input channels", (long long)group,
-                            (long long)x->shape[1]);
   if (w->shape[0] != x->shape[1])
     return ct_shape_nn_fail(d, op, "weight has %lld input channels, input has %lld", (long long)w->shape[0],
                             (long long)x->shape[1]);
