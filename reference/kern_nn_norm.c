@@ -18,6 +18,32 @@ static ct_status f32_same_shape(const ct_op *op, ct_tensor *const *in, ct_tensor
   return ct_kn_check_shape(op, out[0], in[0]->ndim, in[0]->shape, d);
 }
 
+/* X with its shape split for the per-channel norms: N, C and the volume of one (n, c) plane
+ * (n = c = vol = 0 when X has rank < 2). */
+typedef struct norm_x {
+  const ct_tensor *x;
+  int64_t n, c, vol;
+} norm_x;
+
+/* Body of one norm kernel, called by norm_run after the common checks. */
+typedef ct_status (*norm_body)(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g,
+                               ct_diag *d);
+
+/* Runs body after f32_same_shape and, when min_rank >= 2, a check that X has that rank; the
+ * kernels need no context (single-threaded). */
+static ct_status norm_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, int min_rank, norm_body body,
+                          ct_diag *d) {
+  ct_status st = f32_same_shape(op, in, out, d);
+  if (st) return st;
+  norm_x g = {.x = in[0]};
+  if (g.x->ndim < min_rank) return ct_shape_nn_fail(d, op, "input must have rank >= %d", min_rank);
+  if (g.x->ndim >= 2) {
+    g.n = g.x->shape[0], g.c = g.x->shape[1];
+    g.vol = g.n * g.c != 0 ? ct_tensor_numel(g.x) / (g.n * g.c) : 0;
+  }
+  return body(op, in, out, &g, d);
+}
+
 /* Checks input i is present with n elements. */
 static ct_status need_len(const ct_op *op, ct_tensor *const *in, int i, int64_t n, ct_diag *d) {
   if (i >= op->n_in || !in[i]) return ct_shape_nn_fail(d, op, "input %d is missing", i);
@@ -28,19 +54,14 @@ static ct_status need_len(const ct_op *op, ct_tensor *const *in, int i, int64_t 
 }
 
 /* BatchNormalization (inference): y = (x - mean) * scale / sqrt(var + epsilon) + B per channel. */
-ct_status ct_kern_batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
-                            ct_diag *d) {
-  (void)ctx;
-  ct_status st = f32_same_shape(op, in, out, d);
-  if (st) return st;
-  const ct_tensor *x = in[0];
-  if (x->ndim < 2) return ct_shape_nn_fail(d, op, "input must have rank >= 2");
-  int64_t n = x->shape[0], c = x->shape[1], vol = n * c != 0 ? ct_tensor_numel(x) / (n * c) : 0;
+static ct_status batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
+  ct_status st;
+  int64_t n = g->n, c = g->c, vol = g->vol;
   for (int i = 1; i < 5; i++)
     if ((st = need_len(op, in, i, c, d))) return st;
   if (ct_op_get_int(op, "training_mode", 0)) return ct_shape_nn_fail(d, op, "unsupported training_mode = 1");
   double eps = ct_op_get_float(op, "epsilon", 1e-5);
-  const float *sc = in[1]->data, *b = in[2]->data, *mean = in[3]->data, *var = in[4]->data, *xp = x->data;
+  const float *sc = in[1]->data, *b = in[2]->data, *mean = in[3]->data, *var = in[4]->data, *xp = g->x->data;
   float *y = out[0]->data;
   for (int64_t ni = 0; ni < n; ni++)
     for (int64_t ci = 0; ci < c; ci++) {
@@ -52,47 +73,52 @@ ct_status ct_kern_batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   return CT_OK;
 }
 
-/* Mean and population variance of n floats, in double. */
-static void mean_var(const float *x, int64_t n, double *mean, double *var) {
-  double s = 0, q = 0;
-  for (int64_t i = 0; i < n; i++) s += x[i];
-  double m = n ? s / (double)n : 0;
+ct_status ct_kern_batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                            ct_diag *d) {
+  (void)ctx;
+  return norm_run(op, in, out, 2, batchnorm, d);
+}
+
+/* Normalizes one row of n floats: y[i] = (x[i] - mean) * is * s[i % ns] + (b ? b[i % nb] : 0)
+ * with population variance and is = 1 / sqrt(var + eps), all in double; stores mean and is
+ * in stat[0], stat[1]. */
+static void norm_row(const float *x, float *y, int64_t n, double eps, const float *s, int64_t ns, const float *b,
+                     int64_t nb, double stat[2]) {
+  double sum = 0, q = 0;
+  for (int64_t i = 0; i < n; i++) sum += x[i];
+  double m = n ? sum / (double)n : 0;
   for (int64_t i = 0; i < n; i++) q += (x[i] - m) * (x[i] - m);
-  *mean = m;
-  *var = n ? q / (double)n : 0;
+  double is = 1.0 / sqrt((n ? q / (double)n : 0) + eps);
+  for (int64_t i = 0; i < n; i++) y[i] = (float)((x[i] - m) * is * s[i % ns] + (b ? b[i % nb] : 0.0));
+  stat[0] = m;
+  stat[1] = is;
 }
 
 /* InstanceNormalization: per (n, c) plane, y = scale (x - mean) / sqrt(var + epsilon) + B. */
+static ct_status instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g,
+                              ct_diag *d) {
+  ct_status st;
+  int64_t c = g->c, vol = g->vol;
+  if ((st = need_len(op, in, 1, c, d)) || (st = need_len(op, in, 2, c, d))) return st;
+  double eps = ct_op_get_float(op, "epsilon", 1e-5), stat[2];
+  const float *sc = in[1]->data, *b = in[2]->data;
+  for (int64_t p = 0; p < g->n * c; p++)
+    norm_row((const float *)g->x->data + p * vol, (float *)out[0]->data + p * vol, vol, eps, sc + p % c, 1,
+             b + p % c, 1, stat);
+  return CT_OK;
+}
+
 ct_status ct_kern_instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                ct_diag *d) {
   (void)ctx;
-  ct_status st = f32_same_shape(op, in, out, d);
-  if (st) return st;
-  const ct_tensor *x = in[0];
-  if (x->ndim < 2) return ct_shape_nn_fail(d, op, "input must have rank >= 2");
-  int64_t n = x->shape[0], c = x->shape[1], vol = n * c != 0 ? ct_tensor_numel(x) / (n * c) : 0;
-  if ((st = need_len(op, in, 1, c, d)) || (st = need_len(op, in, 2, c, d))) return st;
-  double eps = ct_op_get_float(op, "epsilon", 1e-5);
-  const float *sc = in[1]->data, *b = in[2]->data;
-  for (int64_t p = 0; p < n * c; p++) {
-    const float *xr = (const float *)x->data + p * vol;
-    float *yr = (float *)out[0]->data + p * vol;
-    double m, v;
-    mean_var(xr, vol, &m, &v);
-    double a = sc[p % c] / sqrt(v + eps);
-    for (int64_t i = 0; i < vol; i++) yr[i] = (float)((xr[i] - m) * a + b[p % c]);
-  }
-  return CT_OK;
+  return norm_run(op, in, out, 2, instancenorm, d);
 }
 
 /* LayerNormalization: per row of dims [axis, rank), population variance, optional Mean and
  * InvStdDev outputs. */
-ct_status ct_kern_layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
-                            ct_diag *d) {
-  (void)ctx;
-  ct_status st = f32_same_shape(op, in, out, d);
-  if (st) return st;
-  const ct_tensor *x = in[0], *sc = op->n_in > 1 ? in[1] : NULL, *b = op->n_in > 2 ? in[2] : NULL;
+static ct_status layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
+  ct_status st;
+  const ct_tensor *x = g->x, *sc = op->n_in > 1 ? in[1] : NULL, *b = op->n_in > 2 ? in[2] : NULL;
   int64_t axis = ct_op_get_int(op, "axis", -1);
   if (axis < 0) axis += x->ndim;
   if (axis < 0 || axis >= x->ndim) return ct_shape_nn_fail(d, op, "axis out of range");
@@ -111,16 +137,18 @@ ct_status ct_kern_layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   double eps = ct_op_get_float(op, "epsilon", 1e-5);
   const float *s = sc->data, *bb = b ? b->data : NULL;
   for (int64_t r = 0; r < outer; r++) {
-    const float *xr = (const float *)x->data + r * inner;
-    float *yr = (float *)out[0]->data + r * inner;
-    double m, v;
-    mean_var(xr, inner, &m, &v);
-    double is = 1.0 / sqrt(v + eps);
-    for (int64_t i = 0; i < inner; i++) yr[i] = (float)((xr[i] - m) * is * s[i % ns] + (bb ? bb[i % nb] : 0.0));
-    if (stat[0]) stat[0][r] = (float)m;
-    if (stat[1]) stat[1][r] = (float)is;
+    double ms[2];
+    norm_row((const float *)x->data + r * inner, (float *)out[0]->data + r * inner, inner, eps, s, ns, bb, nb, ms);
+    if (stat[0]) stat[0][r] = (float)ms[0];
+    if (stat[1]) stat[1][r] = (float)ms[1];
   }
   return CT_OK;
+}
+
+ct_status ct_kern_layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                            ct_diag *d) {
+  (void)ctx;
+  return norm_run(op, in, out, 0, layernorm, d);
 }
 
 /* Flat index of the reduction group of element i: the index with the axes in `mask` dropped. */
@@ -138,12 +166,9 @@ static int64_t mvn_key(int64_t i, const ct_tensor *x, unsigned mask) {
 
 /* MeanVarianceNormalization: y = (x - mean) / (sqrt(var) + 1e-9) over the axes (ONNX-13
  * function body). */
-ct_status ct_kern_mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
-                      ct_diag *d) {
-  (void)ctx;
-  ct_status st = f32_same_shape(op, in, out, d);
-  if (st) return st;
-  const ct_tensor *x = in[0];
+static ct_status mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
+  (void)in;
+  const ct_tensor *x = g->x;
   static const int64_t dflt[3] = {0, 2, 3};
   int na = 0;
   const int64_t *ax = ct_op_get_ints(op, "axes", &na);
@@ -175,21 +200,23 @@ ct_status ct_kern_mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   return CT_OK;
 }
 
-/* LRN: y = x / (bias + alpha / size * sum of x^2 over channels c - floor((size-1)/2) ..
- * c + ceil((size-1)/2))^beta. */
-ct_status ct_kern_lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+ct_status ct_kern_mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                       ct_diag *d) {
   (void)ctx;
-  ct_status st = f32_same_shape(op, in, out, d);
-  if (st) return st;
-  const ct_tensor *x = in[0];
+  return norm_run(op, in, out, 0, mvn, d);
+}
+
+/* LRN: y = x / (bias + alpha / size * sum of x^2 over channels c - floor((size-1)/2) ..
+ * c + ceil((size-1)/2))^beta. */
+static ct_status lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
+  (void)in;
   int64_t size = ct_op_get_int(op, "size", 0);
-  if (size < 1 || x->ndim < 2) return ct_shape_nn_fail(d, op, "attribute size must be >= 1 and rank >= 2");
+  if (size < 1) return ct_shape_nn_fail(d, op, "attribute size must be >= 1");
   double alpha = ct_op_get_float(op, "alpha", 1e-4), beta = ct_op_get_float(op, "beta", 0.75);
   double bias = ct_op_get_float(op, "bias", 1.0);
-  int64_t n = x->shape[0], c = x->shape[1], vol = n * c != 0 ? ct_tensor_numel(x) / (n * c) : 0;
+  int64_t n = g->n, c = g->c, vol = g->vol;
   int64_t before = (size - 1) / 2, after = size - 1 - before;
-  const float *xp = x->data;
+  const float *xp = g->x->data;
   float *y = out[0]->data;
   for (int64_t ni = 0; ni < n; ni++)
     for (int64_t ci = 0; ci < c; ci++)
@@ -204,4 +231,10 @@ ct_status ct_kern_lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
         y[o] = (float)(xp[o] / pow(bias + alpha / (double)size * s, beta));
       }
   return CT_OK;
+}
+
+ct_status ct_kern_lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                      ct_diag *d) {
+  (void)ctx;
+  return norm_run(op, in, out, 2, lrn, d);
 }
