@@ -497,32 +497,31 @@ ct_status ct_asm_parse(const char *text, const char *fname, const char *base_dir
   return st;
 }
 
-ct_status ct_asm_file(const char *path, const ct_chip *chip, ct_program *p, ct_diag *d) {
-  ct_program_init(p, 0);
-  FILE *f = fopen(path, "rb");
-  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot open", path);
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (n < cap - 1) break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) { free(buf); buf = NULL; break; }
-    buf = nb;
-    cap *= 2;
-  }
-  fclose(f);
-  if (!buf) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
-  buf[n] = '\0';
-  if (strlen(buf) != n) {
-    free(buf);
+/* Reads the text file path into a malloc'd C string *text; CT_ERR_INPUT when it holds a NUL
+ * byte, else the errors of ct_program_read_file. */
+static ct_status read_text(const char *path, char **text, ct_diag *d) {
+  uint8_t *raw;
+  size_t n;
+  ct_status st = ct_program_read_file(path, &raw, &n, d);
+  if (st) return st;
+  if (strlen((char *)raw) != n) {
+    free(raw);
     return ct_diag_set(d, CT_ERR_INPUT, "%s: contains a NUL byte (not a text file)", path);
   }
+  *text = (char *)raw;
+  return CT_OK;
+}
+
+ct_status ct_asm_file(const char *path, const ct_chip *chip, ct_program *p, ct_diag *d) {
+  ct_program_init(p, 0);
+  char *buf;
+  ct_status st = read_text(path, &buf, d);
+  if (st) return st;
   char dir[4096];
   const char *slash = strrchr(path, '/');
   snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
   if (slash == path) snprintf(dir, sizeof dir, "/");
-  ct_status st = ct_asm_parse(buf, path, dir, chip, p, d);
+  st = ct_asm_parse(buf, path, dir, chip, p, d);
   free(buf);
   return st;
 }
