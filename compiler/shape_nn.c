@@ -168,7 +168,7 @@ static ct_status conv_common(const ct_op *op, int64_t *group, ct_diag *d) {
  * out = ceil(in / stride), extra pad at the end/start). Errors: CT_ERR_INPUT for channel, group,
  * bias or rank mismatches, a kernel larger than the padded input, non-f32 X, unknown act. */
 ct_status ct_shape_conv(ct_graph *g, ct_op *op, ct_diag *d) {
-  int64_t group;
+  int64_t group = 1;
   ct_status st = conv_common(op, &group, d);
   if (st) return st;
   const ct_value *x = op->in[0], *w = op->in[1];
@@ -247,7 +247,7 @@ static ct_status convt_geo(const ct_op *op, const ct_value *x, const ct_value *w
  * kernel_shape/strides/dilations/pads/group/output_shape/output_padding. CT_ERR_INPUT on
  * inconsistent shapes or attributes. */
 ct_status ct_shape_convtranspose(ct_graph *g, ct_op *op, ct_diag *d) {
-  int64_t group;
+  int64_t group = 1;
   ct_status st = conv_common(op, &group, d);
   if (st) return st;
   const ct_value *x = op->in[0], *w = op->in[1];

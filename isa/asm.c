@@ -514,7 +514,7 @@ static ct_status read_text(const char *path, char **text, ct_diag *d) {
 
 ct_status ct_asm_file(const char *path, const ct_chip *chip, ct_program *p, ct_diag *d) {
   ct_program_init(p, 0);
-  char *buf;
+  char *buf = NULL;
   ct_status st = read_text(path, &buf, d);
   if (st) return st;
   char dir[4096];

@@ -102,8 +102,8 @@ static bool unsupported_op(const ct_graph *g, bool need_kernel, result *r) {
 static ct_status read_pbs(const char *dir, const char *prefix, ct_tensor_list *l, ct_diag *d) {
   for (int k = 0;; k++) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
-    if (!is_file(path)) return CT_OK;
+    int n = snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
+    if (n < 0 || (size_t)n >= sizeof path || !is_file(path)) return CT_OK;
     ct_status st = ct_onnx_read_tensor_pb_into(path, l, d);
     if (st) return st;
   }
