@@ -75,9 +75,19 @@ bool ct_quant_multiplier_shift(double M, int32_t *m, int *s) {
   return ct_quant_multiplier_shift_bits(M, 32, m, s);
 }
 
+double ct_quant_round_half_away(double x) { return round(x); /* C99: halfway cases away from zero */ }
+
+double ct_quant_round_half_even(double x) {
+  if (!isfinite(x) || fabs(x) >= 0x1p52) return x; /* already an integer (or NaN / inf) */
+  double f = floor(x), d = x - f;                  /* exact: f and x share the exponent range */
+  if (d > 0.5) return f + 1;
+  if (d < 0.5) return f;
+  return fmod(f, 2.0) == 0 ? f : f + 1; /* tie: the even neighbour */
+}
+
 int64_t ct_quant_round_sat(double x, ct_dtype dt) {
   if (isnan(x)) return 0;
-  double r = round(x); /* half away from zero */
+  double r = ct_quant_round_half_away(x);
   double lo = (double)ct_quant_min(dt), hi = (double)ct_quant_max(dt);
   if (r <= lo) return ct_quant_min(dt);
   if (r >= hi) return ct_quant_max(dt);
@@ -85,7 +95,7 @@ int64_t ct_quant_round_sat(double x, ct_dtype dt) {
 }
 
 int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt) {
-  double v = round(x / scale); /* half away from zero */
+  double v = ct_quant_round_half_away(x / scale);
   if (isnan(v)) v = 0;
   double lo = (double)ct_quant_min(dt) - zp, hi = (double)ct_quant_max(dt) - zp;
   if (v < lo) v = lo;
@@ -95,7 +105,16 @@ int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt) {
 
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp) { return ((double)q - zp) * scale; }
 
+int32_t ct_quant_quantize_onnx(float x, float scale, int32_t zp, ct_dtype dt) {
+  float r = x / scale; /* float32 division, as onnxruntime */
+  if (isnan(r)) return (int32_t)ct_quant_saturate(zp, dt);
+  double v = ct_quant_round_half_even((double)r) + zp;
+  double lo = (double)ct_quant_min(dt), hi = (double)ct_quant_max(dt);
+  return (int32_t)(v <= lo ? lo : v >= hi ? hi : v);
+}
+
 double ct_quant_scale_sym(double threshold, ct_dtype dt) {
+  if (!(threshold > 0) || !isfinite(threshold)) return 1.0; /* all-zero tensor: any scale is exact */
   if (dt == CT_I8) return threshold / 127.0;
   if (dt == CT_U8) return threshold / 255.0;
   return threshold / (double)ct_quant_max(dt);

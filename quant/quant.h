@@ -50,6 +50,15 @@ bool ct_quant_multiplier_shift(double M, int32_t *m, int *s);
  * ELTWISE/POOL/REDUCE fields. */
 bool ct_quant_multiplier_shift_bits(double M, int bits, int32_t *m, int *s);
 
+/* The two float → integer roundings of ctpu, by name (docs/quant.md "Two roundings"):
+ * round half away from zero (2.5 → 3, −2.5 → −3, 0.5 → 1): ctpu's own float → int (inputs,
+ * weights, bias, LUT entries, the CAST instruction; C round()); round half to even (2.5 → 2,
+ * −2.5 → −2, 1.5 → 2): ONNX QuantizeLinear's ("rounding to nearest ties to even", ONNX
+ * operator spec), independent of the floating-point environment's rounding mode (unlike
+ * rint/nearbyint). Both return NaN and ±inf unchanged. */
+double ct_quant_round_half_away(double x);
+double ct_quant_round_half_even(double x);
+
 /* Round half away from zero (2.5 → 3, -2.5 → -3), then saturate to dt. NaN gives 0. */
 int64_t ct_quant_round_sat(double x, ct_dtype dt);
 /* Quantizes a real value: sat_dt(round_half_away(x / scale) + zp), the division in double.
@@ -57,9 +66,17 @@ int64_t ct_quant_round_sat(double x, ct_dtype dt);
 int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt);
 /* Dequantizes: (q − zp) · scale in double. */
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp);
+/* ONNX QuantizeLinear (ONNX operator spec, QuantizeLinear: "rounding to nearest ties to
+ * even", saturate): sat_dt(round_half_even(x / scale) + zp) with the division in float32,
+ * as onnxruntime computes it for float32 x and scale. NaN gives zp (as ct_quant_quantize).
+ * scale must be > 0. Only for executing ONNX QDQ nodes literally; a lowered model uses
+ * ct_quant_quantize (docs/quant.md). */
+int32_t ct_quant_quantize_onnx(float x, float scale, int32_t zp, ct_dtype dt);
 
 /* Symmetric activation scale: threshold / 127 for i8, threshold / 255 for u8 (threshold of
- * a calibration table, > 0); other types: threshold / max(dt). */
+ * a calibration table); other types: threshold / max(dt). A threshold that is not > 0 and
+ * finite (an all-zero tensor has threshold 0) gives scale 1: every value quantizes to the
+ * zero point and dequantizes to 0 exactly, and nothing divides by zero. */
 double ct_quant_scale_sym(double threshold, ct_dtype dt);
 /* Per-output-channel weight scales: scale[o] = max|w[o, :]| / 127 over the `per_oc`
  * elements of channel o (OIHW: per_oc = I*H*W); a channel of zeros gets scale 1. */
@@ -97,5 +114,116 @@ float ct_quant_bf16_to_f32(uint16_t b);
 uint16_t ct_quant_f32_to_f16(float x);
 float ct_quant_f16_to_f32(uint16_t h);
 float ct_quant_round_float(float x, ct_dtype dt);
+
+/* ---- Quantization parameters of the Tpu ops (quant_params.c; docs/quant.md "Per op") ---- */
+
+/* The quantization of one tensor: real = (q − zp) · scale, q stored as dt. */
+typedef struct ct_quant_param {
+  double scale;
+  int32_t zp;
+  ct_dtype dt;
+} ct_quant_param;
+
+/* Storage type of a symmetric 8-bit tensor: u8 when allow_unsigned and the calibrated min is
+ * ≥ 0 (a non-negative tensor: ReLU outputs, sigmoid), else i8 (TPU-MLIR import-calibration's
+ * getMinMax: min = 0 for non-negative tensors). */
+ct_dtype ct_quant_sym_type(double min, bool allow_unsigned);
+/* Symmetric parameters from a calibration threshold: scale = ct_quant_scale_sym(threshold,
+ * dt) (1 for a zero threshold), zp = 0. dt is i8, u8 or i16; returns false (p untouched)
+ * for other types or a negative / non-finite threshold. */
+bool ct_quant_param_sym(double threshold, ct_dtype dt, ct_quant_param *p);
+/* Asymmetric parameters from a range [min, max] (TPU-MLIR getScaleAndZeroPoint): the range
+ * is widened to contain 0 (real 0 must be exact: zero padding), scale = (hi − lo) /
+ * (qmax − qmin), zp = qmin − round_half_away(lo / scale), clamped to [qmin, qmax]. A zero
+ * range (min = max = 0) gives scale 1, zp 0. dt is i8 or u8; false (p untouched) for other
+ * types, min > max or a non-finite bound. */
+bool ct_quant_param_asym(double min, double max, ct_dtype dt, ct_quant_param *p);
+
+/* Quantizes OIHW weights per output channel with scales from ct_quant_weight_scales:
+ * q[o·per_oc + i] = sat_i8(round_half_away(w / scale[o])). Shapes: w, q [oc · per_oc]. */
+void ct_quant_weight_quantize(const float *w, int64_t oc, int64_t per_oc, const double *scale,
+                              int8_t *q);
+/* Per-channel bias of CONV / DWCONV / MATMUL: bq[o] = ct_quant_bias(b[o], s_w[o], s_in). */
+void ct_quant_bias_channels(const float *b, int64_t oc, const double *s_w, double s_in, int32_t *bq);
+/* Requant table of CONV / DWCONV / MATMUL (isa.def field rq: (i32 multiplier, i32 shift)
+ * pairs): rq[2o], rq[2o+1] = ct_quant_multiplier_shift(s_in · s_w[o] / s_out), o < oc
+ * (oc = 1 with one s_w for rq_mode=tensor). Returns false if a scale is not > 0 or a
+ * multiplier is not representable (≥ 2^31); rq is then partly written. */
+bool ct_quant_mac_requant(double s_in, const double *s_w, int64_t oc, double s_out, int32_t *rq);
+
+/* Rescaling of an 8/16-bit tensor to another scale by REQUANT (rq_mode=tensor, 32-bit
+ * multiplier): out = sat(rshift_round((in − zp_in) · m, s) + zp_out), (m, s) =
+ * ct_quant_multiplier_shift(s_in / s_out). Used by Concat (each input to the output's
+ * scale), Requant and re-typing casts. *identity is set when s_in == s_out and zp_in ==
+ * zp_out (then a plain copy, MOVE, is exact). False if a scale is not > 0 or the ratio is
+ * ≥ 2^31. */
+bool ct_quant_rescale(double s_in, int32_t zp_in, double s_out, int32_t zp_out, int32_t *m, int *s,
+                      bool *identity);
+
+/* POOL / REDUCE parameters (16-bit multiplier field m, 6-bit shift s): the integer
+ * instruction computes out = sat(rshift_round(r · m, s) + zp_out) with r = Σ (x − zp_in) over
+ * the window (avg) or max(x) − zp_in (max). (m, s) = ct_quant_multiplier_shift_bits(s_in /
+ * (s_out · count), 16): count = kh·kw for AvgPool (padding counted: count_include_pad = 1,
+ * or no padding), H·W for GlobalAvgPool, 1 for MaxPool and ReduceMax, the axis length for
+ * ReduceMean, 1 for ReduceSum. False if a scale is not > 0, count < 1, or the factor is
+ * ≥ 32767.5. */
+bool ct_quant_pool_params(double s_in, double s_out, int64_t count, int32_t *m, int *s);
+
+/* ELTWISE parameters (isa.def: 16-bit m_a, m_b; 6-bit s_a, s_b, s_out) for out = A op B
+ * with A = (a − zp_a)·s_a real, B likewise, out quantized (s_o, zp_o, out):
+ *  - ADD, SUB, MAX, MIN: both operands are brought to a common fixed-point scale,
+ *    a' = rshift_round((a − zp_a)·m_a, sh_a) ≈ A / s_o · 2^s_out, b' likewise, then
+ *    out = rshift_round(a' op b', s_out) + zp_o. (m_x, t_x) = multiplier_shift_bits(s_x /
+ *    s_o, 16), s_out = the smaller t_x, sh_x = t_x − s_out (a' keeps s_out fraction bits;
+ *    |a − zp_a|·|m_a| ≤ 65535·32767 < 2^31, so a' never saturates).
+ *  - MUL: a' = (a − zp_a)·m, b' = b − zp_b, out = rshift_round(a'·b', s_out) + zp_o with
+ *    (m, s_out) = multiplier_shift_bits(s_a·s_b / s_o, 16): one rounding.
+ * p->act = NONE (callers set act / act_hi for a fused ReLU). Returns false if a scale is not
+ * > 0, op is unknown, a type is not i8 / u8 / i16 (ELTWISE's integer types), or a ratio is
+ * ≥ 32767.5 (not representable in 16 bits). */
+bool ct_quant_eltwise_params(ct_quant_elt_op op, ct_quant_param a, ct_quant_param b, ct_quant_param o,
+                             ct_quant_elt *p);
+
+/* Activation functions tabulated into int8/uint8 LUTs (ONNX operator definitions; alpha and
+ * beta as the ONNX attributes, defaults in docs/quant.md). */
+typedef enum ct_quant_lut_fn {
+  CT_QUANT_LUT_SIGMOID,     /* 1 / (1 + e^-x) */
+  CT_QUANT_LUT_TANH,        /* tanh x */
+  CT_QUANT_LUT_SILU,        /* x · sigmoid(x) */
+  CT_QUANT_LUT_HARDSIGMOID, /* max(0, min(1, alpha·x + beta)) (ONNX 0.2, 0.5) */
+  CT_QUANT_LUT_HARDSWISH,   /* x · max(0, min(1, x/6 + 1/2)) */
+  CT_QUANT_LUT_GELU,        /* x/2 · (1 + erf(x/√2)) */
+  CT_QUANT_LUT_GELU_TANH,   /* x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³))) (approximate="tanh") */
+  CT_QUANT_LUT_EXP,         /* e^x */
+  CT_QUANT_LUT_LOG,         /* ln x (x ≤ 0: −inf, saturates) */
+  CT_QUANT_LUT_SQRT,        /* √x (x < 0: NaN, gives zp_out) */
+  CT_QUANT_LUT_RECIPROCAL,  /* 1 / x (0: +inf, saturates) */
+  CT_QUANT_LUT_LEAKYRELU,   /* x ≥ 0 ? x : alpha·x (ONNX 0.01) */
+  CT_QUANT_LUT_ELU,         /* x ≥ 0 ? x : alpha·(e^x − 1) (ONNX 1) */
+  CT_QUANT_LUT_SOFTPLUS,    /* ln(1 + e^x) */
+  CT_QUANT_LUT_MISH,        /* x · tanh(softplus(x)) */
+  CT_QUANT_LUT_ABS,         /* |x| */
+  CT_QUANT_LUT_COUNT
+} ct_quant_lut_fn;
+
+/* One tabulated function with its ONNX attributes. */
+typedef struct ct_quant_lut_spec {
+  ct_quant_lut_fn fn;
+  double alpha, beta;
+} ct_quant_lut_spec;
+
+/* The spec with ONNX's default attributes for fn (HardSigmoid 0.2 / 0.5, LeakyRelu 0.01,
+ * Elu 1; others 0). */
+ct_quant_lut_spec ct_quant_lut_default(ct_quant_lut_fn fn);
+/* Evaluates the function of spec (a const ct_quant_lut_spec *, passed as void * so that it
+ * fits ct_quant_lut_build's callback) at x, in double. */
+double ct_quant_lut_eval(double x, void *spec);
+/* Name of fn ("sigmoid", "hardswish", ...), NULL if out of range. */
+const char *ct_quant_lut_name(ct_quant_lut_fn fn);
+/* The LUT instruction's 256-byte table of spec for input (in) and output (out) parameters:
+ * ct_quant_lut_build(ct_quant_lut_eval, spec, ...). False as ct_quant_lut_build, or for an
+ * unknown function. */
+bool ct_quant_lut_make(const ct_quant_lut_spec *spec, ct_quant_param in, ct_quant_param out,
+                       uint8_t table[256]);
 
 #endif

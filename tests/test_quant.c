@@ -205,6 +205,50 @@ START_TEST(test_half_wrappers_round_to_nearest_even) {
 }
 END_TEST
 
+/* The two named roundings on the ties ±0.5, ±1.5, ±2.5 and around them (hand values). */
+START_TEST(test_round_half_away_and_half_even_ties) {
+  const double x[] = {0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 2.4999999, 2.5000001, -3.5, 0.0};
+  const double away[] = {1, -1, 2, -2, 3, -3, 2, 3, -4, 0};
+  const double even[] = {0, -0.0, 2, -2, 2, -2, 2, 3, -4, 0};
+  for (int i = 0; i < 10; i++) {
+    ck_assert_double_eq(ct_quant_round_half_away(x[i]), away[i]);
+    ck_assert_double_eq(ct_quant_round_half_even(x[i]), even[i]);
+  }
+  /* 2^52 + 1 is an integer already; 2^51 + 0.5 is a tie whose lower neighbour 2^51 is even */
+  ck_assert_double_eq(ct_quant_round_half_even(0x1p52 + 1), 0x1p52 + 1);
+  ck_assert_double_eq(ct_quant_round_half_even(0x1p51 + 0.5), 0x1p51);
+  ck_assert_double_eq(ct_quant_round_half_even(0x1p51 + 1.5), 0x1p51 + 2);
+  ck_assert(isnan(ct_quant_round_half_even(NAN)));
+  ck_assert(isinf(ct_quant_round_half_even(-INFINITY)));
+}
+END_TEST
+
+/* ONNX QuantizeLinear: half to even, then saturate; ctpu's quantize: half away. */
+START_TEST(test_quantize_onnx_vs_ctpu_rounding) {
+  ck_assert_int_eq(ct_quant_quantize_onnx(2.5f, 1.0f, 0, CT_I8), 2);
+  ck_assert_int_eq(ct_quant_quantize(2.5, 1.0, 0, CT_I8), 3);
+  ck_assert_int_eq(ct_quant_quantize_onnx(-2.5f, 1.0f, 0, CT_I8), -2);
+  ck_assert_int_eq(ct_quant_quantize(-2.5, 1.0, 0, CT_I8), -3);
+  ck_assert_int_eq(ct_quant_quantize_onnx(3.5f, 1.0f, 0, CT_I8), 4);
+  ck_assert_int_eq(ct_quant_quantize_onnx(0.75f, 0.5f, 10, CT_U8), 12); /* 1.5 → 2, + 10 */
+  ck_assert_int_eq(ct_quant_quantize_onnx(-0.5f, 1.0f, 10, CT_U8), 10);  /* -0.5 → 0 */
+  ck_assert_int_eq(ct_quant_quantize_onnx(300.0f, 1.0f, 0, CT_I8), 127);
+  ck_assert_int_eq(ct_quant_quantize_onnx(-300.0f, 1.0f, 5, CT_U8), 0);
+  ck_assert_int_eq(ct_quant_quantize_onnx(1e30f, 1e-30f, 0, CT_I8), 127);
+  ck_assert_int_eq(ct_quant_quantize_onnx(NAN, 1.0f, -7, CT_I8), -7);
+}
+END_TEST
+
+/* An all-zero tensor (threshold 0) gets scale 1: no division by zero, 0 stays exact. */
+START_TEST(test_zero_threshold_gives_scale_one) {
+  ck_assert_double_eq(ct_quant_scale_sym(0.0, CT_I8), 1.0);
+  ck_assert_double_eq(ct_quant_scale_sym(0.0, CT_U8), 1.0);
+  ck_assert_double_eq(ct_quant_scale_sym(NAN, CT_I8), 1.0);
+  ck_assert_int_eq(ct_quant_quantize(0.0, ct_quant_scale_sym(0.0, CT_I8), 0, CT_I8), 0);
+  ck_assert_double_eq(ct_quant_scale_sym(12.7, CT_I8), 12.7 / 127.0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("quant");
   TCase *tc = tcase_create("quant");
@@ -219,6 +263,9 @@ int main(void) {
   tcase_add_test(tc, test_lut_build_and_index);
   tcase_add_test(tc, test_eltwise_exhaustive_int8);
   tcase_add_test(tc, test_half_wrappers_round_to_nearest_even);
+  tcase_add_test(tc, test_round_half_away_and_half_even_ties);
+  tcase_add_test(tc, test_quantize_onnx_vs_ctpu_rounding);
+  tcase_add_test(tc, test_zero_threshold_gives_scale_one);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
