@@ -1,0 +1,126 @@
+/* table_text.c: line-oriented text table helpers (see table_text.h): reading, splitting,
+ * exact number formatting and atomic writes for the calibration and quantize tables. */
+#include "compiler/table_text.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+ct_status ct_table_read_file(const char *path, char **text, ct_diag *d) {
+  *text = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n - 1, f);
+    if (n < cap - 1) break;
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) free(buf);
+    buf = nb;
+    cap *= 2;
+  }
+  bool err = ferror(f);
+  fclose(f);
+  if (!buf) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+  if (err) {
+    free(buf);
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: read error", path);
+  }
+  buf[n] = '\0';
+  *text = buf;
+  return CT_OK;
+}
+
+char *ct_table_next_line(char **cursor) {
+  char *s = *cursor;
+  if (!s || !*s) return NULL;
+  char *e = strchr(s, '\n');
+  if (e) {
+    *e = '\0';
+    *cursor = e + 1;
+  } else {
+    *cursor = s + strlen(s);
+  }
+  size_t len = strlen(s);
+  if (len && s[len - 1] == '\r') s[len - 1] = '\0';
+  return s;
+}
+
+static bool blank(char c) { return c == ' ' || c == '\t'; }
+
+int ct_table_split(char *line, char **f, int max) {
+  int n = 0;
+  char *p = line;
+  while (*p) {
+    while (blank(*p)) {
+      if (f) *p = '\0';
+      p++;
+    }
+    if (!*p) break;
+    if (n < max) f[n] = p;
+    n++;
+    while (*p && !blank(*p)) p++;
+  }
+  return n;
+}
+
+bool ct_table_is_comment(const char *line, const char **body) {
+  while (blank(*line)) line++;
+  if (*line != '#') return false;
+  if (body) *body = line;
+  return true;
+}
+
+bool ct_table_is_blank(const char *line) {
+  while (blank(*line)) line++;
+  return *line == '\0';
+}
+
+bool ct_table_name_ok(const char *name) {
+  return name[0] && name[0] != '#' && !strpbrk(name, " \t\r\n");
+}
+
+bool ct_table_number(const char *s, double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  return end != s && *end == '\0';
+}
+
+void ct_table_format(double x, char *buf) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, 32, "%.*g", prec, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+  char *plus = strchr(buf, '+');
+  if (plus) memmove(plus, plus + 1, strlen(plus));
+}
+
+/* PATH.tmp into tmp; false if it does not fit. */
+static bool tmp_name(const char *path, char *tmp, size_t n) {
+  int k = snprintf(tmp, n, "%s.tmp", path);
+  return k > 0 && (size_t)k < n;
+}
+
+ct_status ct_table_open(const char *path, FILE **f, ct_diag *d) {
+  char tmp[4096];
+  *f = NULL;
+  if (!tmp_name(path, tmp, sizeof tmp)) return ct_diag_set(d, CT_ERR_USAGE, "%s: path too long", path);
+  *f = fopen(tmp, "w");
+  if (!*f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
+  return CT_OK;
+}
+
+ct_status ct_table_commit(const char *path, FILE *f, ct_diag *d) {
+  char tmp[4096];
+  tmp_name(path, tmp, sizeof tmp);
+  bool bad = ferror(f) != 0;
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write: %s", path, strerror(e));
+  }
+  return CT_OK;
+}
