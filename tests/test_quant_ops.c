@@ -235,6 +235,63 @@ START_TEST(test_lut_hardswish_gelu_leaky) {
 }
 END_TEST
 
+/* sat_i8(round_half_away(v)), written here independently of quant/. */
+static int ref_i8(double v) {
+  double r = v < 0 ? -floor(-v + 0.5) : floor(v + 0.5);
+  return r < -128 ? -128 : r > 127 ? 127 : (int)r;
+}
+
+/* The integer POOL division equals exact rounding of sum / count for every window sum of
+ * int8 values: sum/9 and sum/49 are never ties (9, 49 odd), at least 1/18 resp. 1/98 away
+ * from one, and the multiplier error (< 4.3e-7, < 4.7e-7 relative) moves |sum/count| ≤ 128
+ * by less than that. */
+START_TEST(test_avgpool_exact_for_all_sums) {
+  const int counts[2] = {9, 49};
+  for (int k = 0; k < 2; k++) {
+    int32_t m;
+    int s;
+    ck_assert(ct_quant_pool_params(0.1, 0.1, counts[k], &m, &s));
+    for (int sum = -128 * counts[k]; sum <= 127 * counts[k]; sum++)
+      ck_assert_int_eq(ct_quant_requant_act(sum, m, s, 0, CT_QUANT_ACT_NONE, 0, CT_I8),
+                       ref_i8((double)sum / counts[k]));
+  }
+}
+END_TEST
+
+/* ELTWISE with the derived parameters against real arithmetic over all int8 pairs, with zero
+ * points: add: (0.1·(a−3) + 0.2·(b+5)) / 0.25 = 0.4·n, never within 0.1 of a tie, the fixed
+ * point error is < 0.002; mul: 0.08·(a−3)(b+5) is a multiple of 0.04, never within 0.02 of a
+ * tie, error < 127·2.3e-5 while unsaturated. So both must equal round-and-saturate exactly. */
+START_TEST(test_eltwise_params_match_real_arithmetic) {
+  ct_quant_param a = {0.1, 3, CT_I8}, b = {0.2, -5, CT_I8}, o = {0.25, 7, CT_I8};
+  ct_quant_elt add, mul;
+  ck_assert(ct_quant_eltwise_params(CT_QUANT_ELT_ADD, a, b, o, &add));
+  ck_assert(ct_quant_eltwise_params(CT_QUANT_ELT_MUL, a, b, o, &mul));
+  for (int x = -128; x < 128; x++)
+    for (int y = -128; y < 128; y++) {
+      double ra = 0.1 * (x - 3), rb = 0.2 * (y + 5);
+      ck_assert_int_eq(ct_quant_eltwise(&add, x, y), ref_i8((ra + rb) / 0.25 + 7));
+      ck_assert_int_eq(ct_quant_eltwise(&mul, x, y), ref_i8(ra * rb / 0.25 + 7));
+    }
+}
+END_TEST
+
+/* CONV requant of the derived table against real arithmetic: y = round(acc · s_in·s_w/s_out)
+ * for acc in ±20000 (M = 0.5·0.013/0.07 ≈ 0.0929, relative multiplier error < 2^-30: exact
+ * except within 1e-6 of a tie, which these accumulators never are as checked below). */
+START_TEST(test_conv_requant_matches_real_arithmetic) {
+  double sw[1] = {0.013};
+  int32_t rq[2];
+  ck_assert(ct_quant_mac_requant(0.5, sw, 1, 0.07, rq));
+  double M = 0.5 * 0.013 / 0.07;
+  for (int acc = -20000; acc <= 20000; acc++) {
+    double v = acc * M, f = v - floor(v);
+    if (fabs(f - 0.5) < 1e-6) continue;
+    ck_assert_int_eq(ct_quant_requant(acc, rq[0], rq[1], 0, CT_I8), ref_i8(v));
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("quant_ops");
   TCase *tc = tcase_create("quant_ops");
@@ -248,6 +305,9 @@ int main(void) {
   tcase_add_test(tc, test_eltwise_mul_params_hand);
   tcase_add_test(tc, test_lut_sigmoid_tanh_spot_values);
   tcase_add_test(tc, test_lut_hardswish_gelu_leaky);
+  tcase_add_test(tc, test_avgpool_exact_for_all_sums);
+  tcase_add_test(tc, test_eltwise_params_match_real_arithmetic);
+  tcase_add_test(tc, test_conv_requant_matches_real_arithmetic);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
