@@ -42,8 +42,9 @@ int32_t ct_quant_requant_act(int64_t x, int32_t m, int s, int32_t zp, ct_quant_a
 
 /* Real multiplier M → (m, s) minimizing |m·2^-s − M| with |m| < 2^31 and s in 0..63
  * (TPU-MLIR get_scale_and_shift: the largest s that keeps m in range, m = round half away
- * from zero of M·2^s). M = 0 gives (0, 0). Returns false (m = s = 0) if M is not finite or
- * |M| ≥ 2^31 - 0.5 (not representable with s ≥ 0). */
+ * from zero of M·2^s). M = 0 gives (0, 0); 0 < |M| < 2^-64 gives m = 0, s = 63 (below the
+ * resolution). Returns false (m = s = 0) if M is not finite or |M| ≥ 2^31 - 0.5 (not
+ * representable with s ≥ 0). */
 bool ct_quant_multiplier_shift(double M, int32_t *m, int *s);
 /* The same search with |m| ≤ 2^(bits-1) − 1 (bits 2..32): bits 8 gives the 8-bit
  * multipliers of elementwise/pool ops (|m| ≤ 127), bits 16 the 16-bit ones of isa.def's

@@ -239,6 +239,27 @@ START_TEST(test_quantize_onnx_vs_ctpu_rounding) {
 }
 END_TEST
 
+/* Shifts outside 0..63 are clamped (quant.h): negative = no shift, > 63 = 63. Tiny
+ * multipliers use the largest shift: 2^-40 → m = 2^23, s = 63 (exact); 3·2^-70 is below the
+ * resolution 2^-63: 3·2^-70·2^63 = 0.023 rounds to m = 0 (s = 63). */
+START_TEST(test_negative_and_large_shifts) {
+  ck_assert_int_eq(ct_quant_rshift_round(5, -3), 5);
+  ck_assert_int_eq(ct_quant_rshift_round(-5, -1), -5);
+  ck_assert_int_eq(ct_quant_rshift_round(INT64_MAX, 100), 1);
+  ck_assert_int_eq(ct_quant_rshift_round(-(INT64_C(1) << 62), 64), 0);
+  int32_t m;
+  int s;
+  ck_assert(ct_quant_multiplier_shift(0x1p-40, &m, &s));
+  ck_assert_int_eq(m, 1 << 23);
+  ck_assert_int_eq(s, 63);
+  ck_assert(ct_quant_multiplier_shift(3 * 0x1p-70, &m, &s));
+  ck_assert_int_eq(m, 0);
+  ck_assert_int_eq(s, 63);
+  ck_assert_int_eq(ct_quant_requant(1 << 20, 1 << 23, 63, 0, CT_I32), 0); /* 2^43 / 2^63 */
+  ck_assert_int_eq(ct_quant_requant(INT32_MAX, 1 << 23, 40, 0, CT_I32), 16384); /* 2^54 / 2^40 */
+}
+END_TEST
+
 /* An all-zero tensor (threshold 0) gets scale 1: no division by zero, 0 stays exact. */
 START_TEST(test_zero_threshold_gives_scale_one) {
   ck_assert_double_eq(ct_quant_scale_sym(0.0, CT_I8), 1.0);
@@ -266,6 +287,7 @@ int main(void) {
   tcase_add_test(tc, test_round_half_away_and_half_even_ties);
   tcase_add_test(tc, test_quantize_onnx_vs_ctpu_rounding);
   tcase_add_test(tc, test_zero_threshold_gives_scale_one);
+  tcase_add_test(tc, test_negative_and_large_shifts);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
