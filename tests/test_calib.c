@@ -44,6 +44,7 @@ START_TEST(test_hist_binning_and_merge) {
   ct_diag d;
   ck_assert_int_eq(ct_calib_hist_merge(&h, &bad, &d), CT_ERR_USAGE);
   ck_assert_str_eq(d.msg, "histogram merge: 4 bins over [0, 8] vs 4 bins over [0, 16]");
+  ct_calib_hist_free(&bad);
   ck_assert_int_eq(ct_calib_hist_init(&bad, 0, 1.0, &d), CT_ERR_USAGE);
   ck_assert_int_eq(ct_calib_hist_init(&bad, 4, -1.0, &d), CT_ERR_USAGE);
   ct_calib_hist_free(&h);
