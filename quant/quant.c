@@ -105,12 +105,16 @@ int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt) {
 
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp) { return ((double)q - zp) * scale; }
 
+int64_t ct_quant_round_even_sat(double x, int64_t zp, ct_dtype dt) {
+  if (isnan(x)) return ct_quant_saturate(zp, dt);
+  double v = ct_quant_round_half_even(x) + (double)zp;
+  double lo = (double)ct_quant_min(dt), hi = (double)ct_quant_max(dt);
+  return v <= lo ? ct_quant_min(dt) : v >= hi ? ct_quant_max(dt) : (int64_t)v;
+}
+
 int32_t ct_quant_quantize_onnx(float x, float scale, int32_t zp, ct_dtype dt) {
   float r = x / scale; /* float32 division, as onnxruntime */
-  if (isnan(r)) return (int32_t)ct_quant_saturate(zp, dt);
-  double v = ct_quant_round_half_even((double)r) + zp;
-  double lo = (double)ct_quant_min(dt), hi = (double)ct_quant_max(dt);
-  return (int32_t)(v <= lo ? lo : v >= hi ? hi : v);
+  return (int32_t)ct_quant_round_even_sat((double)r, zp, dt);
 }
 
 double ct_quant_scale_sym(double threshold, ct_dtype dt) {

@@ -67,12 +67,21 @@ int64_t ct_quant_round_sat(double x, ct_dtype dt);
 int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt);
 /* Dequantizes: (q − zp) · scale in double. */
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp);
+/* sat_dt(round_half_even(x) + zp), the ONNX QLinear* / DynamicQuantizeLinear output
+ * rounding ("rounding to nearest ties to even", then saturate). NaN gives sat(zp). */
+int64_t ct_quant_round_even_sat(double x, int64_t zp, ct_dtype dt);
 /* ONNX QuantizeLinear (ONNX operator spec, QuantizeLinear: "rounding to nearest ties to
  * even", saturate): sat_dt(round_half_even(x / scale) + zp) with the division in float32,
  * as onnxruntime computes it for float32 x and scale. NaN gives zp (as ct_quant_quantize).
  * scale must be > 0. Only for executing ONNX QDQ nodes literally; a lowered model uses
  * ct_quant_quantize (docs/quant.md). */
 int32_t ct_quant_quantize_onnx(float x, float scale, int32_t zp, ct_dtype dt);
+/* ct_quant_quantize_onnx over a row of n float32 values into y (int8_t[n] for i8, uint8_t[n]
+ * for u8), written so that compilers vectorize it (clamp to the type range minus zp, then
+ * the 1.5·2^23 add/subtract, which is round-half-to-even in the default floating-point
+ * rounding mode for |v| < 2^22): equal element by element to ct_quant_quantize_onnx.
+ * Returns false (nothing written) if dt is not i8 or u8. */
+bool ct_quant_quantize_onnx_row(const float *x, int64_t n, float scale, int32_t zp, ct_dtype dt, void *y);
 
 /* Symmetric activation scale: threshold / 127 for i8, threshold / 255 for u8 (threshold of
  * a calibration table); other types: threshold / max(dt). A threshold that is not > 0 and

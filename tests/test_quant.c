@@ -260,6 +260,34 @@ START_TEST(test_negative_and_large_shifts) {
 }
 END_TEST
 
+/* The vectorizable ONNX row equals the scalar ONNX quantize element by element: quarter
+ * steps (ties at every odd k with scale 0.5), random floats, NaN, infinities, huge values;
+ * i8 and u8, several zero points. Also round_even_sat's ties and NaN by hand. */
+START_TEST(test_quantize_onnx_row_matches_scalar) {
+  enum { N = 4103 };
+  static float x[N];
+  int8_t yi[N];
+  uint8_t yu[N];
+  srand(11);
+  for (int i = 0; i < N; i++) x[i] = i < 4001 ? (float)(i - 2000) / 4 : (float)(rand() % 200001 - 100000) / 997;
+  x[N - 1] = NAN, x[N - 2] = INFINITY, x[N - 3] = -INFINITY, x[N - 4] = 3e38f, x[N - 5] = -3e38f;
+  const int32_t zps[3] = {0, 5, -7};
+  for (int z = 0; z < 3; z++) {
+    ck_assert(ct_quant_quantize_onnx_row(x, N, 0.5f, zps[z], CT_I8, yi));
+    ck_assert(ct_quant_quantize_onnx_row(x, N, 0.5f, zps[z] + 7, CT_U8, yu));
+    for (int i = 0; i < N; i++) {
+      ck_assert_int_eq(yi[i], ct_quant_quantize_onnx(x[i], 0.5f, zps[z], CT_I8));
+      ck_assert_int_eq(yu[i], ct_quant_quantize_onnx(x[i], 0.5f, zps[z] + 7, CT_U8));
+    }
+  }
+  ck_assert(!ct_quant_quantize_onnx_row(x, N, 0.5f, 0, CT_I16, yi));
+  ck_assert_int_eq(ct_quant_round_even_sat(2.5, 0, CT_I8), 2);
+  ck_assert_int_eq(ct_quant_round_even_sat(-3.5, 1, CT_I8), -3); /* −4 + 1 */
+  ck_assert_int_eq(ct_quant_round_even_sat(NAN, 9, CT_U8), 9);
+  ck_assert_int_eq(ct_quant_round_even_sat(1e300, 0, CT_I32), INT32_MAX);
+}
+END_TEST
+
 /* An all-zero tensor (threshold 0) gets scale 1: no division by zero, 0 stays exact. */
 START_TEST(test_zero_threshold_gives_scale_one) {
   ck_assert_double_eq(ct_quant_scale_sym(0.0, CT_I8), 1.0);
@@ -288,6 +316,7 @@ int main(void) {
   tcase_add_test(tc, test_quantize_onnx_vs_ctpu_rounding);
   tcase_add_test(tc, test_zero_threshold_gives_scale_one);
   tcase_add_test(tc, test_negative_and_large_shifts);
+  tcase_add_test(tc, test_quantize_onnx_row_matches_scalar);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
