@@ -203,3 +203,32 @@ ct_status ct_calib_tune(double th_kld, double th_max, int steps, ct_calib_error_
   }
   return CT_OK;
 }
+
+static const char *const method_names[CT_CALIB_METHOD_COUNT] = {"max", "percentile", "kld", "mse"};
+
+const char *ct_calib_method_name(ct_calib_method m) {
+  return m >= 0 && m < CT_CALIB_METHOD_COUNT ? method_names[m] : NULL;
+}
+
+ct_calib_method ct_calib_method_from_name(const char *s) {
+  for (int m = 0; m < CT_CALIB_METHOD_COUNT; m++)
+    if (!strcmp(s, method_names[m])) return (ct_calib_method)m;
+  return CT_CALIB_METHOD_COUNT;
+}
+
+ct_status ct_calib_threshold(ct_calib_method m, const ct_calib_stats *s, const ct_calib_hist *h, double param,
+                             double *threshold, ct_diag *d) {
+  double w = h->range / h->nbins;
+  *threshold = 0;
+  if (m < 0 || m >= CT_CALIB_METHOD_COUNT) return ct_diag_set(d, CT_ERR_USAGE, "calibration: unknown method %d", (int)m);
+  if (m == CT_CALIB_MAX) {
+    *threshold = ct_calib_stats_absmax(s);
+    return CT_OK;
+  }
+  if (h->total > 0 && !(w > 0)) return CT_OK; /* all-zero tensor */
+  switch (m) {
+    case CT_CALIB_PERCENTILE: return ct_calib_percentile_threshold(h->counts, h->nbins, w, param, threshold, d);
+    case CT_CALIB_KLD: return ct_calib_kld_threshold(h->counts, h->nbins, w, 128, threshold, d);
+    default: return ct_calib_mse_threshold(h->counts, h->nbins, w, 127, threshold, d);
+  }
+}

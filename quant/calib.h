@@ -99,4 +99,28 @@ typedef double (*ct_calib_error_fn)(double threshold, void *ctx);
 ct_status ct_calib_tune(double th_kld, double th_max, int steps, ct_calib_error_fn err, void *ctx,
                         double *threshold, ct_diag *d);
 
+/* Threshold methods of `ctpu calibrate` (names: "max", "percentile", "kld", "mse"). `tune`
+ * is not one of them: it starts from "kld" and refines with ct_calib_tune. */
+typedef enum ct_calib_method {
+  CT_CALIB_MAX,
+  CT_CALIB_PERCENTILE,
+  CT_CALIB_KLD,
+  CT_CALIB_MSE,
+  CT_CALIB_METHOD_COUNT
+} ct_calib_method;
+
+/* Name of m; NULL if out of range. */
+const char *ct_calib_method_name(ct_calib_method m);
+/* Method of a name; CT_CALIB_METHOD_COUNT if unknown. */
+ct_calib_method ct_calib_method_from_name(const char *s);
+
+/* The threshold of one tensor by method m from its statistics s and histogram h (bin width
+ * h->range / h->nbins): max → ct_calib_stats_absmax(s); percentile → fraction = param
+ * (e.g. 0.9999); kld → 128 levels (TensorRT; needs nbins ≥ 128); mse → qmax 127 (i8).
+ * param is ignored except by percentile. An all-zero tensor (range 0, or max 0) gives
+ * threshold 0 (scale 1 by ct_quant_scale_sym). Errors: CT_ERR_USAGE for an unknown method
+ * and those of the method's function (too few bins, bad fraction, empty histogram). */
+ct_status ct_calib_threshold(ct_calib_method m, const ct_calib_stats *s, const ct_calib_hist *h, double param,
+                             double *threshold, ct_diag *d);
+
 #endif

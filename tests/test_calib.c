@@ -191,6 +191,41 @@ START_TEST(test_tune_search) {
 }
 END_TEST
 
+/* Dispatch by method name: max is the stats' absmax (−4 of {0.5, −4, 3}); percentile 0.5
+ * of 8 bins over [0, 4] with |x| in bins 1, 7, 6 (cumulative 1, 2, 3 of 3 → bin 6 reaches
+ * 1.5 → (6 + 1)·0.5 = 3.5); kld needs 128 bins; an all-zero tensor gives 0 everywhere. */
+START_TEST(test_threshold_by_method) {
+  ck_assert_int_eq(ct_calib_method_from_name("kld"), CT_CALIB_KLD);
+  ck_assert_int_eq(ct_calib_method_from_name("entropy"), CT_CALIB_METHOD_COUNT);
+  ck_assert_str_eq(ct_calib_method_name(CT_CALIB_MSE), "mse");
+  float x[] = {0.5f, -4.0f, 3.0f};
+  ct_calib_stats s = ct_calib_stats_init();
+  ct_calib_stats_add(&s, x, 3);
+  ct_calib_hist h;
+  ck_assert_int_eq(ct_calib_hist_init(&h, 8, 4.0, NULL), CT_OK);
+  ct_calib_hist_add(&h, x, 3);
+  double t;
+  ck_assert_int_eq(ct_calib_threshold(CT_CALIB_MAX, &s, &h, 0, &t, NULL), CT_OK);
+  ck_assert_double_eq(t, 4.0);
+  ck_assert_int_eq(ct_calib_threshold(CT_CALIB_PERCENTILE, &s, &h, 0.5, &t, NULL), CT_OK);
+  ck_assert_double_eq(t, 3.5);
+  ck_assert_int_eq(ct_calib_threshold(CT_CALIB_KLD, &s, &h, 0, &t, NULL), CT_ERR_USAGE);
+  ck_assert_int_eq(ct_calib_threshold(CT_CALIB_METHOD_COUNT, &s, &h, 0, &t, NULL), CT_ERR_USAGE);
+  ct_calib_hist_free(&h);
+  float z[] = {0.0f, 0.0f};
+  ct_calib_stats zs = ct_calib_stats_init();
+  ct_calib_stats_add(&zs, z, 2);
+  ck_assert_int_eq(ct_calib_hist_init(&h, 2048, 0.0, NULL), CT_OK);
+  ct_calib_hist_add(&h, z, 2);
+  for (int m = 0; m < CT_CALIB_METHOD_COUNT; m++) {
+    t = -1;
+    ck_assert_int_eq(ct_calib_threshold((ct_calib_method)m, &zs, &h, 0.99, &t, NULL), CT_OK);
+    ck_assert_double_eq(t, 0.0);
+  }
+  ct_calib_hist_free(&h);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("calib");
   TCase *tc = tcase_create("calib");
@@ -203,6 +238,7 @@ int main(void) {
   tcase_add_test(tc, test_mse_hand);
   tcase_add_test(tc, test_qdq_error_hand);
   tcase_add_test(tc, test_tune_search);
+  tcase_add_test(tc, test_threshold_by_method);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
