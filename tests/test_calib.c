@@ -128,6 +128,21 @@ START_TEST(test_kld_exact_distribution_is_kept) {
 }
 END_TEST
 
+/* Production size (2048 bins, 128 levels): a bulk decaying over the first 256 bins plus one
+ * lone outlier in the last bin. Keeping the outlier (threshold ≈ absmax) would spend 7/8 of
+ * the 128 levels on empty bins, so KL must clip: threshold below 512 bins (and, as every
+ * candidate, at least 128.5). */
+START_TEST(test_kld_production_size_clips_outlier) {
+  static int64_t c[2048];
+  for (int k = 0; k < 256; k++) c[k] = (int64_t)(100000.0 * exp(-k / 40.0)) + 1;
+  c[2047] = 1;
+  double t = 0, w = 1.0 / 2048;
+  ck_assert_int_eq(ct_calib_kld_threshold(c, 2048, w, 128, &t, NULL), CT_OK);
+  ck_assert_double_lt(t, 512 * w);
+  ck_assert_double_ge(t, 128.5 * w);
+}
+END_TEST
+
 /* Percentile, counts {5, 3, 1, 1} width 0.5, cumulative {5, 8, 9, 10}: 50% → bin 0 → 0.5;
  * 80% (8) → bin 1 → 1.0; 85% (8.5) → bin 2 → 1.5; 95% and 100% → bin 3 → 2.0. */
 START_TEST(test_percentile_hand) {
@@ -234,6 +249,7 @@ int main(void) {
   tcase_add_test(tc, test_hist_grow_rebins_exactly);
   tcase_add_test(tc, test_kld_small_hand_case);
   tcase_add_test(tc, test_kld_exact_distribution_is_kept);
+  tcase_add_test(tc, test_kld_production_size_clips_outlier);
   tcase_add_test(tc, test_percentile_hand);
   tcase_add_test(tc, test_mse_hand);
   tcase_add_test(tc, test_qdq_error_hand);
