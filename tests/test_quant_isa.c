@@ -215,6 +215,48 @@ START_TEST(test_conv_per_channel_on_the_machine) {
 }
 END_TEST
 
+/* MATMUL (Gemm with constant B) per output column, fused Relu6: act_hi = quantize(6) =
+ * 6 / 0.05 = 120 quanta; real reference round(clamp(acc·M_j, 0, 6) / s_out) + zp_out. */
+START_TEST(test_matmul_per_column_relu6_on_the_machine) {
+  enum { M = 4, K = 20, N = 5 };
+  const uint64_t A = 0, B = 0x1000, OUT = 0x2000, BI = 0x3000, RQ = 0x4000;
+  const double s_a = 0.04, s_out = 0.05;
+  const int zp_a = 10, zp_out = -100;
+  float bf[K * N], bt[N * K], bias[N] = {0.5f, -0.5f, 2.0f, 0.0f, 1.0f};
+  for (int i = 0; i < K * N; i++) bf[i] = (float)(rand() % 2001 - 1000) / 700;
+  for (int j = 0; j < N; j++) /* B stored [n, k] (b_trans) so that a column is a channel */
+    for (int k = 0; k < K; k++) bt[j * K + k] = bf[k * N + j];
+  for (int i = 0; i < M * K; i++) L.data[A + i] = (uint8_t)(rand() & 255);
+  double sw[N];
+  int32_t bq[N], rq[2 * N];
+  ct_quant_weight_scales(bt, N, K, sw);
+  ct_quant_weight_quantize(bt, N, K, sw, (int8_t *)(L.data + B));
+  ct_quant_bias_channels(bias, N, sw, s_a, bq);
+  ck_assert(ct_quant_mac_requant(s_a, sw, N, s_out, rq));
+  for (int j = 0; j < N; j++) put_i32(BI, j, bq[j]), put_i32(RQ, 2 * j, rq[2 * j]), put_i32(RQ, 2 * j + 1, rq[2 * j + 1]);
+  int hi = ct_quant_quantize(6.0, s_out, zp_out, CT_I8);
+  ck_assert_int_eq(hi, 20); /* 120 − 100 */
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_MATMUL;
+  in.matmul.a = A, in.matmul.b = B, in.matmul.out = OUT, in.matmul.bias = BI, in.matmul.rq = RQ;
+  in.matmul.batch = 1, in.matmul.m = M, in.matmul.k = K, in.matmul.n = N, in.matmul.b_trans = 1;
+  in.matmul.dt_a = CT_I8, in.matmul.dt_b = CT_I8, in.matmul.dt_out = CT_I8, in.matmul.has_bias = 1;
+  in.matmul.rq_mode = CT_ISA_RQ_CHANNEL, in.matmul.act = CT_ISA_ACT_CLAMP, in.matmul.zp_a = zp_a;
+  in.matmul.zp_out = zp_out, in.matmul.act_hi = hi;
+  run(&in);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      int64_t acc = bq[j];
+      for (int k = 0; k < K; k++) acc += (i8(A, i * K + k) - zp_a) * i8(B, j * K + k);
+      double v = (double)acc * s_a * sw[j], f = v / s_out - floor(v / s_out);
+      if (fabs(f - 0.5) < 1e-6) continue;
+      v = v < 0 ? 0 : v > 6 ? 6 : v;
+      ck_assert_int_eq(i8(OUT, i * N + j), ref_round(v / s_out + zp_out, -128, 127));
+    }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("quant_isa");
   TCase *tc = tcase_create("quant_isa");
@@ -225,6 +267,7 @@ int main(void) {
   tcase_add_test(tc, test_sigmoid_lut_on_the_machine);
   tcase_add_test(tc, test_concat_requant_on_the_machine);
   tcase_add_test(tc, test_conv_per_channel_on_the_machine);
+  tcase_add_test(tc, test_matmul_per_column_relu6_on_the_machine);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }
