@@ -149,6 +149,14 @@ bool ct_quant_param_sym(double threshold, ct_dtype dt, ct_quant_param *p);
  * types, min > max or a non-finite bound. */
 bool ct_quant_param_asym(double min, double max, ct_dtype dt, ct_quant_param *p);
 
+/* Parameters of an activation from its calibration table row (threshold, min, max), TPU-MLIR
+ * import-calibration's rule: symmetric (asymmetric false): ct_quant_sym_type(min,
+ * allow_unsigned) then ct_quant_param_sym(threshold); asymmetric: ct_quant_param_asym(min,
+ * max) in u8 if allow_unsigned, else i8. False (p untouched) if the row is invalid
+ * (negative or non-finite threshold, min > max, non-finite bound). */
+bool ct_quant_param_calib(double threshold, double min, double max, bool asymmetric, bool allow_unsigned,
+                          ct_quant_param *p);
+
 /* Quantizes OIHW weights per output channel with scales from ct_quant_weight_scales:
  * q[o·per_oc + i] = sat_i8(round_half_away(w / scale[o])). Shapes: w, q [oc · per_oc]. */
 void ct_quant_weight_quantize(const float *w, int64_t oc, int64_t per_oc, const double *scale,

@@ -32,6 +32,13 @@ bool ct_quant_param_asym(double min, double max, ct_dtype dt, ct_quant_param *p)
   return true;
 }
 
+bool ct_quant_param_calib(double threshold, double min, double max, bool asymmetric, bool allow_unsigned,
+                          ct_quant_param *p) {
+  if (!isfinite(min) || !isfinite(max) || min > max) return false;
+  if (asymmetric) return ct_quant_param_asym(min, max, allow_unsigned ? CT_U8 : CT_I8, p);
+  return ct_quant_param_sym(threshold, ct_quant_sym_type(min, allow_unsigned), p);
+}
+
 void ct_quant_weight_quantize(const float *w, int64_t oc, int64_t per_oc, const double *scale,
                               int8_t *q) {
   for (int64_t o = 0; o < oc; o++)

@@ -51,6 +51,27 @@ START_TEST(test_asymmetric_zero_point) {
 }
 END_TEST
 
+/* From table rows: (6, 0, 6) symmetric with u8 allowed → u8, 6/255; (6, −1, 6) → i8 6/127;
+ * u8 not allowed → i8; asymmetric (6, −1, 3) → u8 [−1, 3]: zp 64 (as above); bad rows. */
+START_TEST(test_param_from_calibration_row) {
+  ct_quant_param p;
+  ck_assert(ct_quant_param_calib(6, 0, 6, false, true, &p));
+  ck_assert_int_eq(p.dt, CT_U8);
+  ck_assert_double_eq_tol(p.scale, 6.0 / 255, 1e-15);
+  ck_assert(ct_quant_param_calib(6, -1, 6, false, true, &p));
+  ck_assert_int_eq(p.dt, CT_I8);
+  ck_assert_double_eq_tol(p.scale, 6.0 / 127, 1e-15);
+  ck_assert(ct_quant_param_calib(6, 0, 6, false, false, &p));
+  ck_assert_int_eq(p.dt, CT_I8);
+  ck_assert(ct_quant_param_calib(6, -1, 3, true, true, &p));
+  ck_assert_int_eq(p.dt, CT_U8);
+  ck_assert_int_eq(p.zp, 64);
+  ck_assert(!ct_quant_param_calib(6, 2, 1, false, true, &p));
+  ck_assert(!ct_quant_param_calib(-6, 0, 1, false, true, &p));
+  ck_assert(!ct_quant_param_calib(6, 0, INFINITY, true, true, &p));
+}
+END_TEST
+
 /* Channel 0: max|w| = 1.27 → scale 0.01 → q = 50, −127, 1; channel 1 all zero → scale 1,
  * q = 0. Bias: 1/(0.5·0.25) = 8, −0.3125/(0.25·0.25) = −5. */
 START_TEST(test_per_channel_weights_bias_and_zero_channel) {
@@ -297,6 +318,7 @@ int main(void) {
   TCase *tc = tcase_create("quant_ops");
   tcase_add_test(tc, test_sym_and_unsigned_types);
   tcase_add_test(tc, test_asymmetric_zero_point);
+  tcase_add_test(tc, test_param_from_calibration_row);
   tcase_add_test(tc, test_per_channel_weights_bias_and_zero_channel);
   tcase_add_test(tc, test_conv_requant_table);
   tcase_add_test(tc, test_concat_rescale);
