@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/shape.h"
-#include "reference/kernel.h"
+#include "ops/shape.h"
+#include "ops/kernel.h"
 
 /* Prefixes `node "X" (op Foo): ` unless the message already names the node. */
 static ct_status name_node(const ct_op *op, ct_diag *d) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/kernel.h"
+#include "ops/kernel.h"
 
 #define LAST_OUTPUT INT_MAX /* module outputs live to the end */
 

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 
 #include "common/h5io.h"
-#include "compiler/onnx.h"
+#include "onnx/onnx.h"
 #include "compiler/propagate.h"
-#include "compiler/shape.h"
+#include "ops/shape.h"
 #include "reference/interp.h"
-#include "reference/kernel.h"
+#include "ops/kernel.h"
 #include "tests/testutil.h"
 
 #define RTOL 1e-3

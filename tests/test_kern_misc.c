@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/shape.h"
-#include "reference/broadcast.h"
-#include "reference/kernel.h"
+#include "ops/shape.h"
+#include "ops/broadcast.h"
+#include "ops/kernel.h"
 #include "tests/testutil.h"
 
 /* One op under test: a graph with constant inputs, the op, its computed outputs. */

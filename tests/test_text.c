@@ -1,4 +1,4 @@
-/* test_text.c: compiler/text.h — the text IR: hand-written files in tests/data/text parse and
+/* test_text.c: ir/text.h — the text IR: hand-written files in tests/data/text parse and
  * print back byte-identical; parsed contents checked against hand-read values; every parser
  * error with its file:line:col; save/load with weights; corrupt/mismatched weights files. */
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "common/h5io.h"
-#include "compiler/text.h"
+#include "ir/text.h"
 #include "tests/testutil.h"
 
 static char *data_file(const char *name, size_t *n) {

@@ -1,12 +1,12 @@
-/* test_verify.c: compiler/verify.h — a valid graph passes and is left unchanged; each
+/* test_verify.c: ops/verify.h — a valid graph passes and is left unchanged; each
  * verifier error is produced by a graph built to break exactly one rule, and its message
  * names the node, the op and the problem. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/shape.h"
-#include "compiler/text.h"
-#include "compiler/verify.h"
+#include "ops/shape.h"
+#include "ir/text.h"
+#include "ops/verify.h"
 #include "tests/testutil.h"
 
 static const int64_t S4[4] = {1, 8, 4, 4}, S1[4] = {1, 8, 1, 1};

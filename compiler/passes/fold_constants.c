@@ -1,12 +1,12 @@
 /* fold_constants.c: constant folding — ops whose operands are all constant are evaluated
- * with their reference kernels (reference/kernel.h) and become top.Weight values; Shape and
+ * with their reference kernels (ops/kernel.h) and become top.Weight values; Shape and
  * Size of statically shaped values fold too, which makes shape subgraphs static
  * (TPU-MLIR's and Grappler's constant folding). */
 #include <string.h>
 
 #include "compiler/pass.h"
-#include "compiler/shape.h"
-#include "reference/kernel.h"
+#include "ops/shape.h"
+#include "ops/kernel.h"
 
 /* Shape-15 / Size-13 of a statically shaped operand (start/end clamped as the spec says). */
 static ct_tensor *shape_of(const ct_op *op) {

@@ -1,0 +1,240 @@
+/* nn_norm.c: float32 BatchNormalization (inference form), InstanceNormalization,
+ * LayerNormalization (+ Mean/InvStdDev), MeanVarianceNormalization and LRN. Formulas from
+ * the ONNX spec (BatchNormalization-15, InstanceNormalization-6, LayerNormalization-17 with
+ * population variance, MVN-13 function body with epsilon 1e-9, LRN-13); sums in double. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/nn_util.h"
+
+/* Checks every present input and output 0 is f32 and output 0 has input 0's shape. */
+static ct_status f32_same_shape(const ct_op *op, ct_tensor *const *in, ct_tensor **out, ct_diag *d) {
+  ct_status st;
+  for (int i = 0; i < op->n_in; i++)
+    if (in[i] && (st = ct_kn_need(op, in[i], CT_F32, i ? "a parameter input" : "input X", d))) return st;
+  if (!in[0]) return ct_shape_nn_fail(d, op, "input X is missing");
+  if ((st = ct_kn_need(op, out[0], CT_F32, "output Y", d))) return st;
+  return ct_kn_check_shape(op, out[0], in[0]->ndim, in[0]->shape, d);
+}
+
+/* X with its shape split for the per-channel norms: N, C and the volume of one (n, c) plane
+ * (n = c = vol = 0 when X has rank < 2). */
+typedef struct norm_x {
+  const ct_tensor *x;
+  int64_t n, c, vol;
+} norm_x;
+
+/* Body of one norm kernel, called by norm_run after the common checks. */
+typedef ct_status (*norm_body)(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g,
+                               ct_diag *d);
+
+/* Runs body after f32_same_shape and, when min_rank >= 2, a check that X has that rank; the
+ * kernels need no context (single-threaded). */
+static ct_status norm_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, int min_rank, norm_body body,
+                          ct_diag *d) {
+  ct_status st = f32_same_shape(op, in, out, d);
+  if (st) return st;
+  norm_x g = {.x = in[0]};
+  if (g.x->ndim < min_rank) return ct_shape_nn_fail(d, op, "input must have rank >= %d", min_rank);
+  if (g.x->ndim >= 2) {
+    g.n = g.x->shape[0], g.c = g.x->shape[1];
+    g.vol = g.n * g.c != 0 ? ct_tensor_numel(g.x) / (g.n * g.c) : 0;
+  }
+  return body(op, in, out, &g, d);
+}
+
+/* Checks input i is present with n elements. */
+static ct_status need_len(const ct_op *op, ct_tensor *const *in, int i, int64_t n, ct_diag *d) {
+  if (i >= op->n_in || !in[i]) return ct_shape_nn_fail(d, op, "input %d is missing", i);
+  if (ct_tensor_numel(in[i]) != n)
+    return ct_shape_nn_fail(d, op, "input %d has %lld elements, expected %lld", i, (long long)ct_tensor_numel(in[i]),
+                      (long long)n);
+  return CT_OK;
+}
+
+/* BatchNormalization (inference): y = (x - mean) * scale / sqrt(var + epsilon) + B per channel. */
+static ct_status batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
+  ct_status st;
+  int64_t n = g->n, c = g->c, vol = g->vol;
+  for (int i = 1; i < 5; i++)
+    if ((st = need_len(op, in, i, c, d))) return st;
+  if (ct_op_get_int(op, "training_mode", 0)) return ct_shape_nn_fail(d, op, "unsupported training_mode = 1");
+  double eps = ct_op_get_float(op, "epsilon", 1e-5);
+  const float *sc = in[1]->data, *b = in[2]->data, *mean = in[3]->data, *var = in[4]->data, *xp = g->x->data;
+  float *y = out[0]->data;
+  for (int64_t ni = 0; ni < n; ni++)
+    for (int64_t ci = 0; ci < c; ci++) {
+      float a = (float)(sc[ci] / sqrt((double)var[ci] + eps)), o = (float)(b[ci] - mean[ci] * (double)a);
+      const float *xr = xp + (ni * c + ci) * vol;
+      float *yr = y + (ni * c + ci) * vol;
+      for (int64_t i = 0; i < vol; i++) yr[i] = xr[i] * a + o;
+    }
+  return CT_OK;
+}
+
+ct_status ct_kern_batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                            ct_diag *d) {
+  (void)ctx;
+  return norm_run(op, in, out, 2, batchnorm, d);
+}
+
+/* Normalizes one row of n floats: y[i] = (x[i] - mean) * is * s[i % ns] + (b ? b[i % nb] : 0)
+ * with population variance and is = 1 / sqrt(var + eps), all in double; stores mean and is
+ * in stat[0], stat[1]. */
+static void norm_row(const float *x, float *y, int64_t n, double eps, const float *s, int64_t ns, const float *b,
+                     int64_t nb, double stat[2]) {
+  double sum = 0, q = 0;
+  for (int64_t i = 0; i < n; i++) sum += x[i];
+  double m = n ? sum / (double)n : 0;
+  for (int64_t i = 0; i < n; i++) q += (x[i] - m) * (x[i] - m);
+  double is = 1.0 / sqrt((n ? q / (double)n : 0) + eps);
+  for (int64_t i = 0; i < n; i++) y[i] = (float)((x[i] - m) * is * s[i % ns] + (b ? b[i % nb] : 0.0));
+  stat[0] = m;
+  stat[1] = is;
+}
+
+/* InstanceNormalization: per (n, c) plane, y = scale (x - mean) / sqrt(var + epsilon) + B. */
+static ct_status instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g,
+                              ct_diag *d) {
+  ct_status st;
+  int64_t c = g->c, vol = g->vol;
+  if ((st = need_len(op, in, 1, c, d)) || (st = need_len(op, in, 2, c, d))) return st;
+  double eps = ct_op_get_float(op, "epsilon", 1e-5), stat[2];
+  const float *sc = in[1]->data, *b = in[2]->data;
+  for (int64_t p = 0; p < g->n * c; p++)
+    norm_row((const float *)g->x->data + p * vol, (float *)out[0]->data + p * vol, vol, eps, sc + p % c, 1,
+             b + p % c, 1, stat);
+  return CT_OK;
+}
+
+ct_status ct_kern_instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                               ct_diag *d) {
+  (void)ctx;
+  return norm_run(op, in, out, 2, instancenorm, d);
+}
+
+/* LayerNormalization: per row of dims [axis, rank), population variance, optional Mean and
+ * InvStdDev outputs. */
+static ct_status layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
+  ct_status st;
+  const ct_tensor *x = g->x, *sc = op->n_in > 1 ? in[1] : NULL, *b = op->n_in > 2 ? in[2] : NULL;
+  int64_t axis = ct_op_get_int(op, "axis", -1);
+  if (axis < 0) axis += x->ndim;
+  if (axis < 0 || axis >= x->ndim) return ct_shape_nn_fail(d, op, "axis out of range");
+  if (!sc) return ct_shape_nn_fail(d, op, "input Scale is missing");
+  int64_t inner = 1;
+  for (int i = (int)axis; i < x->ndim; i++) inner *= x->shape[i];
+  int64_t outer = inner ? ct_tensor_numel(x) / inner : 0, ns = ct_tensor_numel(sc), nb = b ? ct_tensor_numel(b) : 1;
+  if (ns < 1 || inner % ns || nb < 1 || inner % nb) return ct_shape_nn_fail(d, op, "Scale/B do not broadcast");
+  float *stat[2] = {NULL, NULL};
+  for (int k = 1; k < 3; k++)
+    if (op->n_out > k && out[k]) {
+      if ((st = ct_kn_need(op, out[k], CT_F32, "output Mean/InvStdDev", d))) return st;
+      if (ct_tensor_numel(out[k]) != outer) return ct_shape_nn_fail(d, op, "output %d has the wrong size", k);
+      stat[k - 1] = out[k]->data;
+    }
+  double eps = ct_op_get_float(op, "epsilon", 1e-5);
+  const float *s = sc->data, *bb = b ? b->data : NULL;
+  for (int64_t r = 0; r < outer; r++) {
+    double ms[2];
+    norm_row((const float *)x->data + r * inner, (float *)out[0]->data + r * inner, inner, eps, s, ns, bb, nb, ms);
+    if (stat[0]) stat[0][r] = (float)ms[0];
+    if (stat[1]) stat[1][r] = (float)ms[1];
+  }
+  return CT_OK;
+}
+
+ct_status ct_kern_layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                            ct_diag *d) {
+  (void)ctx;
+  return norm_run(op, in, out, 0, layernorm, d);
+}
+
+/* Flat index of the reduction group of element i: the index with the axes in `mask` dropped. */
+static int64_t mvn_key(int64_t i, const ct_tensor *x, unsigned mask) {
+  int64_t key = 0, mul = 1;
+  for (int k = x->ndim - 1; k >= 0; k--) {
+    int64_t c = i % x->shape[k];
+    i /= x->shape[k];
+    if (mask >> k & 1u) continue;
+    key += c * mul;
+    mul *= x->shape[k];
+  }
+  return key;
+}
+
+/* MeanVarianceNormalization: y = (x - mean) / (sqrt(var) + 1e-9) over the axes (ONNX-13
+ * function body). */
+static ct_status mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
+  (void)in;
+  const ct_tensor *x = g->x;
+  static const int64_t dflt[3] = {0, 2, 3};
+  int na = 0;
+  const int64_t *ax = ct_op_get_ints(op, "axes", &na);
+  if (!ax) ax = dflt, na = 3;
+  unsigned mask = 0;
+  int64_t groups = ct_tensor_numel(x);
+  for (int i = 0; i < na; i++) {
+    int64_t a = ax[i] < 0 ? ax[i] + x->ndim : ax[i];
+    if (a < 0 || a >= x->ndim || (mask >> a & 1u)) return ct_shape_nn_fail(d, op, "axes[%d] out of range or repeated", i);
+    mask |= 1u << a;
+    groups = x->shape[a] ? groups / x->shape[a] : 0;
+  }
+  int64_t n = ct_tensor_numel(x), per = groups ? n / groups : 0;
+  double *acc = calloc((size_t)(2 * groups + 1), sizeof *acc);
+  if (!acc) return ct_shape_nn_oom(d, op);
+  const float *xp = x->data;
+  float *y = out[0]->data;
+  for (int64_t i = 0; i < n; i++) acc[mvn_key(i, x, mask)] += xp[i];
+  for (int64_t gi = 0; gi < groups; gi++) acc[gi] /= (double)per;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t k = mvn_key(i, x, mask);
+    acc[groups + k] += (xp[i] - acc[k]) * (xp[i] - acc[k]);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t k = mvn_key(i, x, mask);
+    y[i] = (float)((xp[i] - acc[k]) / (sqrt(acc[groups + k] / (double)per) + 1e-9));
+  }
+  free(acc);
+  return CT_OK;
+}
+
+ct_status ct_kern_mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                      ct_diag *d) {
+  (void)ctx;
+  return norm_run(op, in, out, 0, mvn, d);
+}
+
+/* LRN: y = x / (bias + alpha / size * sum of x^2 over channels c - floor((size-1)/2) ..
+ * c + ceil((size-1)/2))^beta. */
+static ct_status lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
+  (void)in;
+  int64_t size = ct_op_get_int(op, "size", 0);
+  if (size < 1) return ct_shape_nn_fail(d, op, "attribute size must be >= 1");
+  double alpha = ct_op_get_float(op, "alpha", 1e-4), beta = ct_op_get_float(op, "beta", 0.75);
+  double bias = ct_op_get_float(op, "bias", 1.0);
+  int64_t n = g->n, c = g->c, vol = g->vol;
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const float *xp = g->x->data;
+  float *y = out[0]->data;
+  for (int64_t ni = 0; ni < n; ni++)
+    for (int64_t ci = 0; ci < c; ci++)
+      for (int64_t i = 0; i < vol; i++) {
+        double s = 0;
+        for (int64_t cc = ci - before; cc <= ci + after; cc++)
+          if (cc >= 0 && cc < c) {
+            double v = xp[(ni * c + cc) * vol + i];
+            s += v * v;
+          }
+        int64_t o = (ni * c + ci) * vol + i;
+        y[o] = (float)(xp[o] / pow(bias + alpha / (double)size * s, beta));
+      }
+  return CT_OK;
+}
+
+ct_status ct_kern_lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                      ct_diag *d) {
+  (void)ctx;
+  return norm_run(op, in, out, 2, lrn, d);
+}
