@@ -142,7 +142,7 @@ ct_status ct_image_load(const char *path, ct_image *img, ct_diag *d) {
 
 static ct_status read_format(const ct_op *op, int64_t c, ct_image_prep *p, ct_diag *d) {
   const char *name = op->out[0]->name;
-  const char *fmt = ct_op_get_string(op, "pixel_format", c == 1 ? "gray" : "rgb");
+  const char *fmt = ct_attr_has_input_pixel_format(op) ? ct_attr_input_pixel_format(op) : c == 1 ? "gray" : "rgb";
   static const struct { const char *s; ct_pixel_format f; int c; } fmts[] = {
       {"rgb", CT_PIX_RGB, 3}, {"bgr", CT_PIX_BGR, 3}, {"gray", CT_PIX_GRAY, 1}};
   for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
@@ -156,13 +156,11 @@ static ct_status read_format(const ct_op *op, int64_t c, ct_image_prep *p, ct_di
   return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": attribute pixel_format: unknown format \"%s\" (rgb, bgr, gray)", name, fmt);
 }
 
-static ct_status read_per_channel(const ct_op *op, const char *attr, int64_t c, int *n, double *out, ct_diag *d) {
+/* Reads a per-channel attribute (1 or c values; get is its accessor, attr its name). */
+static ct_status read_per_channel(const ct_op *op, const char *attr, const double *(*get)(const ct_op *, int *),
+                                  int64_t c, int *n, double *out, ct_diag *d) {
   int k = 0;
-  const double *v = ct_op_get_floats(op, attr, &k);
-  if (!v) {
-    const ct_attr *a = ct_op_attr(op, attr);
-    if (a && a->kind == CT_ATTR_FLOAT) v = &a->f, k = 1;
-  }
+  const double *v = get(op, &k);
   if (!v) return (*n = 0), CT_OK;
   if (k != 1 && k != c)
     return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": attribute %s has %d values, expected 1 or %lld",
@@ -181,14 +179,14 @@ ct_status ct_image_prep_from_op(const ct_op *op, ct_image_prep *p, ct_diag *d) {
   ct_status st = read_format(op, c, p, d);
   if (st) return st;
   int n = 0;
-  const int64_t *dims = ct_op_get_ints(op, "resize_dims", &n);
+  const int64_t *dims = ct_attr_input_resize_dims(op, &n);
   if (dims && (n != 2 || dims[0] <= 0 || dims[1] <= 0 || dims[0] > 65536 || dims[1] > 65536))
     return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": attribute resize_dims must be 2 positive sizes", v->name);
   p->resize_h = dims ? dims[0] : 0;
   p->resize_w = dims ? dims[1] : 0;
-  p->keep_aspect_ratio = ct_op_get_int(op, "keep_aspect_ratio", 0) != 0;
-  st = read_per_channel(op, "mean", c, &p->n_mean, p->mean, d);
-  if (st == CT_OK) st = read_per_channel(op, "scale", c, &p->n_scale, p->scale, d);
+  p->keep_aspect_ratio = ct_attr_input_keep_aspect_ratio(op) != 0;
+  st = read_per_channel(op, "mean", ct_attr_input_mean, c, &p->n_mean, p->mean, d);
+  if (st == CT_OK) st = read_per_channel(op, "scale", ct_attr_input_scale, c, &p->n_scale, p->scale, d);
   return st;
 }
 

@@ -5,30 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-  const char *name;
-  int min_in, max_in, min_out, max_out;
-} op_info[CT_OP_COUNT] = {
-#define X(E, name, a, b, c, d) {name, a, b, c, d},
-#include "ir/ops.def"
-#undef X
-};
-
-const char *ct_op_name(ct_op_kind k) { return k < CT_OP_COUNT ? op_info[k].name : "?"; }
-
-bool ct_op_lookup(const char *name, ct_op_kind *out) {
-  for (int i = 0; i < CT_OP_COUNT; i++)
-    if (strcmp(op_info[i].name, name) == 0) { *out = (ct_op_kind)i; return true; }
-  return false;
-}
-
-void ct_op_arity(ct_op_kind k, int *min_in, int *max_in, int *min_out, int *max_out) {
-  *min_in = op_info[k].min_in;
-  *max_in = op_info[k].max_in;
-  *min_out = op_info[k].min_out;
-  *max_out = op_info[k].max_out;
-}
-
 ct_graph *ct_graph_new(const char *name, const char *dialect) {
   ct_graph *g = calloc(1, sizeof *g);
   if (!g) return NULL;

@@ -12,11 +12,16 @@
 #include "common/tensor.h"
 
 typedef enum ct_op_kind {
-#define X(E, name, min_in, max_in, min_out, max_out) CT_OP_##E,
+#define OP(E, name, dialects, min_in, max_in, min_out, max_out, s1, s2, s3, shape, top, tpu) CT_OP_##E,
 #include "ir/ops.def"
-#undef X
   CT_OP_COUNT
 } ct_op_kind;
+
+/* The two dialects (ARCHITECTURE.md §6), as bits: ops.def's dialect column is a mask. */
+typedef enum ct_dialect {
+  CT_DIALECT_TOP = 1, /* float, chip-independent */
+  CT_DIALECT_TPU = 2  /* quantized, lowered for a chip */
+} ct_dialect;
 
 typedef enum ct_attr_kind {
   CT_ATTR_INT,     /* i */
@@ -97,6 +102,10 @@ const char *ct_op_name(ct_op_kind k);
 bool ct_op_lookup(const char *name, ct_op_kind *out);
 /* Arity limits from ops.def (max -1 = variadic). */
 void ct_op_arity(ct_op_kind k, int *min_in, int *max_in, int *min_out, int *max_out);
+/* Dialects (ct_dialect bits) the op exists in, from ops.def. */
+unsigned ct_op_dialects(ct_op_kind k);
+/* The dialect of a graph: CT_DIALECT_TPU when g->dialect is "tpu", else CT_DIALECT_TOP. */
+ct_dialect ct_graph_dialect(const ct_graph *g);
 
 /* ---- graph building ---- */
 /* New empty graph in the given dialect ("top"/"tpu"); NULL if out of memory. */
@@ -157,5 +166,8 @@ bool ct_op_set_floats(ct_graph *g, ct_op *op, const char *name, int n, const dou
 bool ct_op_set_strings(ct_graph *g, ct_op *op, const char *name, int n, const char *const *v);
 /* Removes an attribute if present. */
 void ct_op_del_attr(ct_op *op, const char *name);
+
+/* The attribute schemas and typed accessors (they need the declarations above). */
+#include "ir/attr.h"
 
 #endif

@@ -143,9 +143,9 @@ static ct_status constant_of_shape_value(ct_onnx_ctx *c, ct_op *op, const Onnx__
     return ct_diag_set(d, CT_ERR_INPUT, "%s: node \"%s\" (op ConstantOfShape): attribute \"value\" must hold one element",
                        c->file, op->loc);
   }
-  bool ok = ct_dtype_is_float(t->dtype) ? ct_op_set_float(c->g, op, "value", ct_tensor_get_f64(t, 0))
-                                        : ct_op_set_int(c->g, op, "value", ct_tensor_get_i64(t, 0));
-  ok = ok && ct_op_set_int(c->g, op, "value_dtype", ct_dtype_to_onnx(t->dtype));
+  bool ok = ct_dtype_is_float(t->dtype) ? ct_attr_set_constantofshape_value_float(c->g, op, ct_tensor_get_f64(t, 0))
+                                        : ct_attr_set_constantofshape_value_int(c->g, op, ct_tensor_get_i64(t, 0));
+  ok = ok && ct_attr_set_constantofshape_value_dtype(c->g, op, ct_dtype_to_onnx(t->dtype));
   ct_tensor_free(t);
   return ok ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
 }
@@ -465,11 +465,11 @@ static ct_status set_preprocess(ct_onnx_ctx *c, const ct_onnx_options *o, ct_dia
     if ((o->n_mean > 1 && o->n_mean != ch) || (o->n_scale > 1 && o->n_scale != ch))
       return ct_diag_set(d, CT_ERR_USAGE, "--mean/--scale: input \"%s\" has %lld channels, %d/%d values given", v->name,
                          (long long)ch, o->n_mean, o->n_scale);
-    bool ok = (!o->pixel_format[0] || ct_op_set_string(c->g, op, "pixel_format", o->pixel_format)) &&
-              (!o->resize_dims[0] || ct_op_set_ints(c->g, op, "resize_dims", 2, o->resize_dims)) &&
-              ct_op_set_int(c->g, op, "keep_aspect_ratio", o->keep_aspect_ratio) &&
-              (!o->n_mean || ct_op_set_floats(c->g, op, "mean", o->n_mean, o->mean)) &&
-              (!o->n_scale || ct_op_set_floats(c->g, op, "scale", o->n_scale, o->scale));
+    bool ok = (!o->pixel_format[0] || ct_attr_set_input_pixel_format(c->g, op, o->pixel_format)) &&
+              (!o->resize_dims[0] || ct_attr_set_input_resize_dims(c->g, op, 2, o->resize_dims)) &&
+              ct_attr_set_input_keep_aspect_ratio(c->g, op, o->keep_aspect_ratio) &&
+              (!o->n_mean || ct_attr_set_input_mean(c->g, op, o->n_mean, o->mean)) &&
+              (!o->n_scale || ct_attr_set_input_scale(c->g, op, o->n_scale, o->scale));
     if (!ok) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
     n_img++;
   }

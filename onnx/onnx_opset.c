@@ -89,7 +89,7 @@ static ct_status pad_legacy(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag *d
 /* Softmax/LogSoftmax/Hardmax < 13: input coerced to 2-D at axis (default 1). */
 static ct_status coerce_2d(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag *d) {
   (void)r;
-  if (!ct_op_set_int(c->g, op, "coerce_2d", 1) || !ct_op_set_int(c->g, op, "axis", ct_op_get_int(op, "axis", 1)))
+  if (!ct_attr_set_softmax_coerce_2d(c->g, op, 1) || !ct_attr_set_softmax_axis(c->g, op, ct_attr_has_softmax_axis(op) ? ct_attr_softmax_axis(op) : 1))
     return oom(c, d);
   return CT_OK;
 }
@@ -112,11 +112,11 @@ static ct_status resize_legacy(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag
     if (st) return st;
   }
   if (op->n_in < 3 || !op->in[2]) return reject(c, op, "no scales", d);
-  const char *mode = ct_op_get_string(op, "mode", "nearest");
+  const char *mode = ct_attr_resize_mode(op);
   bool nearest = !strcmp(mode, "nearest");
-  bool ok = ct_op_set_string(c->g, op, "mode", nearest ? "nearest" : "linear") &&
-            ct_op_set_string(c->g, op, "coordinate_transformation_mode", "asymmetric") &&
-            (!nearest || ct_op_set_string(c->g, op, "nearest_mode", "floor"));
+  bool ok = ct_attr_set_resize_mode(c->g, op, nearest ? "nearest" : "linear") &&
+            ct_attr_set_resize_coordinate_transformation_mode(c->g, op, "asymmetric") &&
+            (!nearest || ct_attr_set_resize_nearest_mode(c->g, op, "floor"));
   if (!ok) return oom(c, d);
   ct_op_del_attr(op, "width_scale"); /* Upsample-1 experimental attributes */
   ct_op_del_attr(op, "height_scale");
@@ -207,25 +207,25 @@ static ct_status prelu_legacy(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag 
 /* Split < 18 without split sizes: equal parts, one per output (Split-18's num_outputs). */
 static ct_status split_outputs(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag *d) {
   (void)r;
-  if ((op->n_in > 1 && op->in[1]) || ct_op_attr(op, "num_outputs")) return CT_OK;
-  return ct_op_set_int(c->g, op, "num_outputs", op->n_out) ? CT_OK : oom(c, d);
+  if ((op->n_in > 1 && op->in[1]) || ct_attr_raw_split_num_outputs(op)) return CT_OK;
+  return ct_attr_set_split_num_outputs(c->g, op, op->n_out) ? CT_OK : oom(c, d);
 }
 
 /* Concat < 4: axis defaulted to 1; it is required since. */
 static ct_status concat_axis(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag *d) {
   (void)r;
-  return ct_op_set_int(c->g, op, "axis", ct_op_get_int(op, "axis", 1)) ? CT_OK : oom(c, d);
+  return ct_attr_set_concat_axis(c->g, op, ct_attr_has_concat_axis(op) ? ct_attr_concat_axis(op) : 1) ? CT_OK : oom(c, d);
 }
 
 /* Cast < 6: `to` was a string ("FLOAT"); since, the TensorProto.DataType number. */
 static ct_status cast_legacy(ct_onnx_ctx *c, ct_op *op, const rule *r, ct_diag *d) {
   (void)r;
-  const ct_attr *a = ct_op_attr(op, "to");
+  const ct_attr *a = ct_attr_raw_cast_to(op);
   if (!a || a->kind != CT_ATTR_STRING) return CT_OK;
   const ProtobufCEnumValue *ev =
       protobuf_c_enum_descriptor_get_value_by_name(&onnx__tensor_proto__data_type__descriptor, a->s);
   if (!ev) return reject(c, op, "unknown type name in attribute \"to\"", d);
-  return ct_op_set_int(c->g, op, "to", ev->value) ? CT_OK : oom(c, d);
+  return ct_attr_set_cast_to(c->g, op, ev->value) ? CT_OK : oom(c, d);
 }
 
 #define RED(name) {name, 18, attr_input, "axes", 1}

@@ -138,8 +138,8 @@ static const bin_entry bin_table[] = {
 
 /* The entry of op: variants are chosen by Mod's fmod = 1 or BitShift's direction. */
 static const bin_entry *bin_lookup(const ct_op *op) {
-  bool fm = ct_op_get_int(op, "fmod", 0) != 0;
-  bool left = strcmp(ct_op_get_string(op, "direction", ""), "LEFT") == 0;
+  bool fm = ct_attr_mod_fmod(op) != 0;
+  bool left = strcmp(ct_attr_bitshift_direction(op), "LEFT") == 0;
   for (size_t i = 0; i < sizeof bin_table / sizeof bin_table[0]; i++) {
     const bin_entry *e = &bin_table[i];
     if (e->kind != op->kind) continue;

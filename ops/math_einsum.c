@@ -145,7 +145,7 @@ ct_status ct_kern_einsum(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   const int64_t *sh[CT_KE_EINSUM_MAX_IN];
   for (int k = 0; k < op->n_in && k < CT_KE_EINSUM_MAX_IN; k++) nd[k] = in[k]->ndim, sh[k] = in[k]->shape;
   ct_ke_einsum p;
-  ct_status st = ct_ke_einsum_plan(op, ct_op_get_string(op, "equation", ""), op->n_in, nd, sh, &p, d);
+  ct_status st = ct_ke_einsum_plan(op, ct_attr_einsum_equation(op), op->n_in, nd, sh, &p, d);
   if (st) return st;
   int64_t so[CT_KE_EINSUM_MAX_IN][CT_MAX_DIMS], ss[CT_KE_EINSUM_MAX_IN][CT_KE_EINSUM_LABELS], sumsh[CT_KE_EINSUM_LABELS];
   for (int k = 0; k < p.n_in; k++) {

@@ -16,7 +16,7 @@ ct_status ct_shape_einsum(ct_graph *g, ct_op *op, ct_diag *d) {
     if (v->dtype != op->in[0]->dtype) return ct_km_err(d, CT_ERR_INPUT, op, "operands have different dtypes");
     nd[k] = v->ndim, sh[k] = v->shape;
   }
-  const char *eq = ct_op_get_string(op, "equation", NULL);
+  const char *eq = ct_attr_has_einsum_equation(op) ? ct_attr_einsum_equation(op) : NULL;
   if (!eq) return ct_km_err(d, CT_ERR_INPUT, op, "attribute equation is missing");
   ct_ke_einsum p;
   ct_status st = ct_ke_einsum_plan(op, eq, op->n_in, nd, sh, &p, d);

@@ -64,8 +64,8 @@ ct_status ct_kern_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   ct_status st = same_float_dtype(op, y, ts, 3, d);
   if (st) return st;
   if (!a || !b || a->ndim != 2 || b->ndim != 2) return ct_shape_nn_fail(d, op, "A and B must be 2-D");
-  bool ta = ct_op_get_int(op, "transA", 0) != 0, tb = ct_op_get_int(op, "transB", 0) != 0;
-  double alpha = ct_op_get_float(op, "alpha", 1.0), beta = ct_op_get_float(op, "beta", 1.0);
+  bool ta = ct_attr_gemm_transA(op) != 0, tb = ct_attr_gemm_transB(op) != 0;
+  double alpha = ct_attr_gemm_alpha(op), beta = ct_attr_gemm_beta(op);
   int64_t m = a->shape[ta], k = a->shape[!ta], n = b->shape[!tb];
   if (b->shape[tb] != k) return ct_shape_nn_fail(d, op, "inner dimensions differ (%lld vs %lld)", (long long)k,
                                            (long long)b->shape[tb]);

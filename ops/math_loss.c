@@ -11,7 +11,7 @@
 
 ct_status ct_ke2_reduction_of(const ct_op *op, ct_ke2_reduction *r, ct_diag *d) {
   static const char *const names[] = {"none", "sum", "mean"};
-  const char *s = ct_op_get_string(op, "reduction", "mean");
+  const char *s = ct_attr_loss_reduction(op);
   for (int i = 0; i < 3; i++)
     if (!strcmp(s, names[i])) return *r = (ct_ke2_reduction)i, CT_OK;
   return ct_km_err(d, CT_ERR_INPUT, op, "unsupported reduction \"%s\"", s);
@@ -25,8 +25,8 @@ static ct_status nll(const ct_op *op, const double *lp, int64_t c, const ct_tens
   ct_ke2_reduction red = CT_KE2_RED_NONE;
   ct_status st = ct_ke2_reduction_of(op, &red, d);
   if (st) return st;
-  bool has_ii = ct_op_attr(op, "ignore_index") != NULL;
-  int64_t ii = ct_op_get_int(op, "ignore_index", 0), nt = ct_tensor_numel(target);
+  bool has_ii = ct_attr_raw_loss_ignore_index(op) != NULL;
+  int64_t ii = ct_attr_loss_ignore_index(op), nt = ct_tensor_numel(target);
   int64_t n = target->ndim ? target->shape[0] : 1, inner = n ? nt / n : 0;
   double num = 0, den = 0;
   for (int64_t k = 0; k < nt; k++) {

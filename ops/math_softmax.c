@@ -34,8 +34,8 @@ static ct_status sm_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   if ((st = ct_kn_need(op, x, CT_F32, "input", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output", d)) ||
       (st = ct_kn_check_shape(op, out[0], x->ndim, x->shape, d)))
     return st;
-  bool coerce = ct_op_get_int(op, "coerce_2d", 0) != 0;
-  int64_t axis = ct_op_get_int(op, "axis", coerce ? 1 : -1);
+  bool coerce = ct_attr_softmax_coerce_2d(op) != 0;
+  int64_t axis = coerce && !ct_attr_has_softmax_axis(op) ? 1 : ct_attr_softmax_axis(op);
   int r = x->ndim ? x->ndim : 1;
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r - (coerce ? 0 : 1)) return ct_shape_nn_fail(d, op, "axis out of range for rank %d", x->ndim);
@@ -82,8 +82,8 @@ static ct_status depth_space(const ct_op *op, ct_tensor *const *in, ct_tensor **
   const ct_tensor *x = in[0];
   ct_tensor *y = out[0];
   if (!x || !y || x->ndim != 4 || x->dtype != y->dtype) return ct_shape_nn_fail(d, op, "input/output must be 4-D, same dtype");
-  int64_t b = ct_op_get_int(op, "blocksize", 0);
-  bool crd = to_space && strcmp(ct_op_get_string(op, "mode", "DCR"), "CRD") == 0;
+  int64_t b = ct_attr_depthspace_blocksize(op);
+  bool crd = to_space && strcmp(ct_attr_depthspace_mode(op), "CRD") == 0;
   if (b < 1) return ct_shape_nn_fail(d, op, "attribute blocksize must be >= 1");
   const ct_tensor *deep = to_space ? x : y, *wide = to_space ? y : x;
   int64_t n = deep->shape[0], cd = deep->shape[1], h = deep->shape[2], w = deep->shape[3];

@@ -213,20 +213,24 @@ static void un_row_run(const ct_kernel_ctx *ctx, un_row32 row, const float *x, f
   ct_workpool_for(pool, (n + UN_BLOCK - 1) / UN_BLOCK, 4 * (int64_t)ct_workpool_threads(pool), un_par_blocks, &j);
 }
 
-/* Attribute defaults per op (ONNX spec). */
+/* Decodes op's attributes (defaults from ir/ops.def) into the parameters of its formula. */
 static void un_params(const ct_op *op, up *p) {
-  double a = 1, b = 0;
-  if (op->kind == CT_OP_LEAKYRELU) a = 0.01;
-  if (op->kind == CT_OP_HARDSIGMOID) a = 0.2, b = 0.5;
-  if (op->kind == CT_OP_SELU) a = 1.67326319217681884765625;
-  p->alpha = ct_op_get_float(op, "alpha", a);
-  p->beta = ct_op_get_float(op, "beta", b);
-  p->gamma = ct_op_get_float(op, "gamma", 1.05070102214813232421875);
-  p->lambd = ct_op_get_float(op, "lambd", 0.5);
-  p->bias = ct_op_get_float(op, "bias", 0);
-  p->tanh_gelu = strcmp(ct_op_get_string(op, "approximate", "none"), "tanh") == 0;
-  p->det_neg = ct_op_get_int(op, "detect_negative", 1) != 0;
-  p->det_pos = ct_op_get_int(op, "detect_positive", 1) != 0;
+  *p = (up){.alpha = 1, .beta = 0, .gamma = 1, .lambd = 0, .bias = 0};
+  switch (op->kind) {
+    case CT_OP_ELU: p->alpha = ct_attr_elu_alpha(op); break;
+    case CT_OP_CELU: p->alpha = ct_attr_celu_alpha(op); break;
+    case CT_OP_THRESHOLDEDRELU: p->alpha = ct_attr_thresholdedrelu_alpha(op); break;
+    case CT_OP_LEAKYRELU: p->alpha = ct_attr_leakyrelu_alpha(op); break;
+    case CT_OP_SELU: p->alpha = ct_attr_selu_alpha(op), p->gamma = ct_attr_selu_gamma(op); break;
+    case CT_OP_HARDSIGMOID: p->alpha = ct_attr_hardsigmoid_alpha(op), p->beta = ct_attr_hardsigmoid_beta(op); break;
+    case CT_OP_SHRINK: p->lambd = ct_attr_shrink_lambd(op), p->bias = ct_attr_shrink_bias(op); break;
+    case CT_OP_GELU: p->tanh_gelu = strcmp(ct_attr_gelu_approximate(op), "tanh") == 0; break;
+    case CT_OP_ISINF:
+      p->det_neg = ct_attr_isinf_detect_negative(op) != 0;
+      p->det_pos = ct_attr_isinf_detect_positive(op) != 0;
+      break;
+    default: break;
+  }
 }
 
 /* Ops that make sense on integer inputs (computed exactly in int64 where it matters). */

@@ -25,7 +25,7 @@ ct_status ct_kern_window(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   ct_tensor *y = out[0];
   if (y->ndim != 1) return ct_km_err(d, CT_ERR_INPUT, op, "output must be 1-D");
   int64_t size = y->shape[0];
-  double n_den = (double)(ct_op_get_int(op, "periodic", 1) ? size : size - 1);
+  double n_den = (double)(ct_attr_window_fn_periodic(op) ? size : size - 1);
   for (int64_t n = 0; n < size; n++) {
     double x = 2 * 3.14159265358979323846 * (double)n / n_den; /* 2πn/N */
     ct_tensor_set_f64(y, n, a[0] - a[1] * cos(x) + a[2] * cos(2 * x));

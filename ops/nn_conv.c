@@ -308,7 +308,7 @@ static ct_status conv_setup(const ct_op *op, ct_tensor *const *in, ct_tensor **o
     return st;
   if (w->ndim != x->ndim) return ct_shape_nn_fail(d, op, "weight rank %d differs from input rank %d", w->ndim, x->ndim);
   if ((st = ct_kn_geo_read(op, x, w, y, &j->g, d)) || (st = ct_kn_act_parse(op, &j->act, d))) return st;
-  j->n = x->shape[0], j->c = x->shape[1], j->oc = y->shape[1], j->group = ct_op_get_int(op, "group", 1);
+  j->n = x->shape[0], j->c = x->shape[1], j->oc = y->shape[1], j->group = ct_attr_conv_group(op);
   if (j->group < 1 || j->c % j->group || j->oc % j->group || y->shape[0] != j->n)
     return ct_shape_nn_fail(d, op, "group %lld does not divide channels", (long long)j->group);
   j->cg = j->c / j->group, j->ocg = j->oc / j->group;

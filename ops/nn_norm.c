@@ -59,8 +59,8 @@ static ct_status batchnorm(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   int64_t n = g->n, c = g->c, vol = g->vol;
   for (int i = 1; i < 5; i++)
     if ((st = need_len(op, in, i, c, d))) return st;
-  if (ct_op_get_int(op, "training_mode", 0)) return ct_shape_nn_fail(d, op, "unsupported training_mode = 1");
-  double eps = ct_op_get_float(op, "epsilon", 1e-5);
+  if (ct_attr_batchnorm_training_mode(op)) return ct_shape_nn_fail(d, op, "unsupported training_mode = 1");
+  double eps = ct_attr_batchnorm_epsilon(op);
   const float *sc = in[1]->data, *b = in[2]->data, *mean = in[3]->data, *var = in[4]->data, *xp = g->x->data;
   float *y = out[0]->data;
   for (int64_t ni = 0; ni < n; ni++)
@@ -100,7 +100,7 @@ static ct_status instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor *
   ct_status st;
   int64_t c = g->c, vol = g->vol;
   if ((st = need_len(op, in, 1, c, d)) || (st = need_len(op, in, 2, c, d))) return st;
-  double eps = ct_op_get_float(op, "epsilon", 1e-5), stat[2];
+  double eps = ct_attr_instancenorm_epsilon(op), stat[2];
   const float *sc = in[1]->data, *b = in[2]->data;
   for (int64_t p = 0; p < g->n * c; p++)
     norm_row((const float *)g->x->data + p * vol, (float *)out[0]->data + p * vol, vol, eps, sc + p % c, 1,
@@ -119,7 +119,7 @@ ct_status ct_kern_instancenorm(const ct_op *op, ct_tensor *const *in, ct_tensor 
 static ct_status layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
   ct_status st;
   const ct_tensor *x = g->x, *sc = op->n_in > 1 ? in[1] : NULL, *b = op->n_in > 2 ? in[2] : NULL;
-  int64_t axis = ct_op_get_int(op, "axis", -1);
+  int64_t axis = ct_attr_layernorm_axis(op);
   if (axis < 0) axis += x->ndim;
   if (axis < 0 || axis >= x->ndim) return ct_shape_nn_fail(d, op, "axis out of range");
   if (!sc) return ct_shape_nn_fail(d, op, "input Scale is missing");
@@ -134,7 +134,7 @@ static ct_status layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
       if (ct_tensor_numel(out[k]) != outer) return ct_shape_nn_fail(d, op, "output %d has the wrong size", k);
       stat[k - 1] = out[k]->data;
     }
-  double eps = ct_op_get_float(op, "epsilon", 1e-5);
+  double eps = ct_attr_layernorm_epsilon(op);
   const float *s = sc->data, *bb = b ? b->data : NULL;
   for (int64_t r = 0; r < outer; r++) {
     double ms[2];
@@ -171,7 +171,7 @@ static ct_status mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, con
   const ct_tensor *x = g->x;
   static const int64_t dflt[3] = {0, 2, 3};
   int na = 0;
-  const int64_t *ax = ct_op_get_ints(op, "axes", &na);
+  const int64_t *ax = ct_attr_mvn_axes(op, &na);
   if (!ax) ax = dflt, na = 3;
   unsigned mask = 0;
   int64_t groups = ct_tensor_numel(x);
@@ -210,10 +210,10 @@ ct_status ct_kern_mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
  * c + ceil((size-1)/2))^beta. */
 static ct_status lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
   (void)in;
-  int64_t size = ct_op_get_int(op, "size", 0);
+  int64_t size = ct_attr_lrn_size(op);
   if (size < 1) return ct_shape_nn_fail(d, op, "attribute size must be >= 1");
-  double alpha = ct_op_get_float(op, "alpha", 1e-4), beta = ct_op_get_float(op, "beta", 0.75);
-  double bias = ct_op_get_float(op, "bias", 1.0);
+  double alpha = ct_attr_lrn_alpha(op), beta = ct_attr_lrn_beta(op);
+  double bias = ct_attr_lrn_bias(op);
   int64_t n = g->n, c = g->c, vol = g->vol;
   int64_t before = (size - 1) / 2, after = size - 1 - before;
   const float *xp = g->x->data;

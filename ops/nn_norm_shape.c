@@ -32,7 +32,7 @@ ct_status ct_shape_batchnorm(ct_graph *g, ct_op *op, ct_diag *d) {
   if ((st = ct_shape_nn_input(op, 0, 2, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
   for (int i = 1; i < 5; i++)
     if ((st = need_vec(op, i, op->in[0]->shape[1], names[i], d))) return st;
-  if (ct_op_get_int(op, "training_mode", 0))
+  if (ct_attr_batchnorm_training_mode(op))
     return ct_shape_nn_fail(d, op, "unsupported training_mode = 1");
   for (int i = 1; i < op->n_out; i++)
     if (op->out[i]) return ct_shape_nn_fail(d, op, "unsupported training output %d", i);
@@ -71,14 +71,14 @@ ct_status ct_shape_layernorm(ct_graph *g, ct_op *op, ct_diag *d) {
       (st = ct_shape_nn_float_input(op, 0, d)))
     return st;
   const ct_value *x = op->in[0];
-  int64_t axis = ct_op_get_int(op, "axis", -1);
+  int64_t axis = ct_attr_layernorm_axis(op);
   if (axis < -x->ndim || axis >= x->ndim)
     return ct_shape_nn_fail(d, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
   if (axis < 0) axis += x->ndim;
   for (int i = 1; i < op->n_in && i < 3; i++)
     if (op->in[i] && !suffix_broadcasts(op->in[i], x->ndim, x->shape, (int)axis))
       return ct_shape_nn_fail(d, op, "input %d does not broadcast to the normalized dims", i);
-  if (!ct_op_set_int(g, op, "axis", axis)) return ct_shape_nn_oom(d, op);
+  if (!ct_attr_set_layernorm_axis(g, op, axis)) return ct_shape_nn_oom(d, op);
   int64_t shape[CT_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) shape[i] = i < axis ? x->shape[i] : 1;
   if ((st = same_as_input(op, d)) || (st = ct_shape_nn_set_out(op, 1, CT_F32, x->ndim, shape, d)))
@@ -93,7 +93,7 @@ ct_status ct_shape_mvn(ct_graph *g, ct_op *op, ct_diag *d) {
   const ct_value *x = op->in[0];
   static const int64_t dflt[3] = {0, 2, 3};
   int n = 0;
-  const int64_t *ax = ct_op_get_ints(op, "axes", &n);
+  const int64_t *ax = ct_attr_mvn_axes(op, &n);
   if (!ax) { ax = dflt; n = 3; }
   int64_t axes[CT_MAX_DIMS];
   unsigned seen = 0;
@@ -104,7 +104,7 @@ ct_status ct_shape_mvn(ct_graph *g, ct_op *op, ct_diag *d) {
       return ct_shape_nn_fail(d, op, "axes[%d] = %lld is out of range or repeated", i, (long long)ax[i]);
     seen |= 1u << axes[i];
   }
-  if (!ct_op_set_ints(g, op, "axes", n, axes)) return ct_shape_nn_oom(d, op);
+  if (!ct_attr_set_mvn_axes(g, op, n, axes)) return ct_shape_nn_oom(d, op);
   return same_as_input(op, d);
 }
 
@@ -113,7 +113,7 @@ ct_status ct_shape_lrn(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 2, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
-  if (ct_op_get_int(op, "size", 0) < 1) return ct_shape_nn_fail(d, op, "attribute size must be >= 1");
+  if (ct_attr_lrn_size(op) < 1) return ct_shape_nn_fail(d, op, "attribute size must be >= 1");
   return same_as_input(op, d);
 }
 
@@ -122,13 +122,13 @@ ct_status ct_shape_softmax(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 0, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
   const ct_value *x = op->in[0];
-  int64_t coerce = ct_op_get_int(op, "coerce_2d", 0);
-  int64_t axis = ct_op_get_int(op, "axis", coerce ? 1 : -1);
+  int64_t coerce = ct_attr_softmax_coerce_2d(op);
+  int64_t axis = coerce && !ct_attr_has_softmax_axis(op) ? 1 : ct_attr_softmax_axis(op);
   int r = x->ndim ? x->ndim : 1;
   if (axis < -r || axis >= r + (coerce ? 1 : 0))
     return ct_shape_nn_fail(d, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
   if (axis < 0) axis += r;
-  if (!ct_op_set_int(g, op, "axis", axis)) return ct_shape_nn_oom(d, op);
+  if (!ct_attr_set_softmax_axis(g, op, axis)) return ct_shape_nn_oom(d, op);
   return same_as_input(op, d);
 }
 
@@ -139,11 +139,11 @@ ct_status ct_shape_depthspace(ct_graph *g, ct_op *op, ct_diag *d) {
   if ((st = ct_shape_nn_input(op, 0, 4, d))) return st;
   const ct_value *x = op->in[0];
   if (x->ndim != 4) return ct_shape_nn_fail(d, op, "input must be 4-D NCHW");
-  int64_t b = ct_op_get_int(op, "blocksize", 0);
+  int64_t b = ct_attr_depthspace_blocksize(op);
   if (b < 1) return ct_shape_nn_fail(d, op, "attribute blocksize must be >= 1");
   int64_t s[4] = {x->shape[0], x->shape[1], x->shape[2], x->shape[3]};
   if (op->kind == CT_OP_DEPTHTOSPACE) {
-    const char *mode = ct_op_get_string(op, "mode", "DCR");
+    const char *mode = ct_attr_depthspace_mode(op);
     if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
       return ct_shape_nn_fail(d, op, "unsupported mode \"%s\"", mode);
     if (s[1] % (b * b))
@@ -164,10 +164,11 @@ static bool has_data_input(const ct_op *op, int i) {
   return i < op->n_in && op->in[i] && ct_value_numel(op->in[i]) > 0;
 }
 
-/* Checks a string attribute against a NULL-terminated list of accepted values. */
-static ct_status check_choice(const ct_op *op, const char *attr, const char *dflt, const char *const *ok,
-                              ct_diag *d) {
-  const char *v = ct_op_get_string(op, attr, dflt);
+/* Checks a string attribute (accessor get, name attr) against a NULL-terminated list of
+ * accepted values. */
+static ct_status check_choice(const ct_op *op, const char *attr, const char *(*get)(const ct_op *),
+                              const char *const *ok, ct_diag *d) {
+  const char *v = get(op);
   for (int i = 0; ok[i]; i++)
     if (strcmp(v, ok[i]) == 0) return CT_OK;
   return ct_shape_nn_fail(d, op, "unsupported %s \"%s\"", attr, v);
@@ -179,13 +180,13 @@ static ct_status resize_attrs(const ct_op *op, ct_diag *d) {
                                      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize", NULL};
   static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL};
   ct_status st;
-  if ((st = check_choice(op, "mode", "nearest", modes, d)) ||
-      (st = check_choice(op, "coordinate_transformation_mode", "half_pixel", ctms, d)) ||
-      (st = check_choice(op, "nearest_mode", "round_prefer_floor", nms, d)))
+  if ((st = check_choice(op, "mode", ct_attr_resize_mode, modes, d)) ||
+      (st = check_choice(op, "coordinate_transformation_mode", ct_attr_resize_coordinate_transformation_mode, ctms, d)) ||
+      (st = check_choice(op, "nearest_mode", ct_attr_resize_nearest_mode, nms, d)))
     return st;
-  if (ct_op_get_int(op, "antialias", 0)) return ct_shape_nn_fail(d, op, "unsupported antialias = 1");
-  if (ct_op_attr(op, "axes")) return ct_shape_nn_fail(d, op, "unsupported attribute axes");
-  if (strcmp(ct_op_get_string(op, "keep_aspect_ratio_policy", "stretch"), "stretch") != 0)
+  if (ct_attr_resize_antialias(op)) return ct_shape_nn_fail(d, op, "unsupported antialias = 1");
+  if (ct_attr_raw_resize_axes(op)) return ct_shape_nn_fail(d, op, "unsupported attribute axes");
+  if (strcmp(ct_attr_resize_keep_aspect_ratio_policy(op), "stretch") != 0)
     return ct_shape_nn_fail(d, op, "unsupported keep_aspect_ratio_policy");
   return CT_OK;
 }
@@ -210,7 +211,7 @@ ct_status ct_shape_resize(ct_graph *g, ct_op *op, ct_diag *d) {
   if (has_data_input(op, 1) && ct_value_numel(op->in[1]) != 2 * x->ndim)
     return ct_shape_nn_fail(d, op, "roi has %lld values, expected %d", (long long)ct_value_numel(op->in[1]),
                             2 * x->ndim);
-  if ((st = strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest") == 0 ? ct_shape_nn_exact_f32_input(op, 0, d)
+  if ((st = strcmp(ct_attr_resize_mode(op), "nearest") == 0 ? ct_shape_nn_exact_f32_input(op, 0, d)
                                                                             : ct_shape_nn_float_input(op, 0, d)))
     return st;
   int64_t shape[CT_MAX_DIMS];

@@ -232,9 +232,9 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
       return st;
     j.idx = out[1]->data;
   }
-  j.include_pad = ct_op_get_int(op, "count_include_pad", 0) != 0;
-  j.col_major = ct_op_get_int(op, "storage_order", 0) == 1;
-  j.p = (double)ct_op_get_int(op, "p", 2);
+  j.include_pad = ct_attr_pool_count_include_pad(op) != 0;
+  j.col_major = ct_attr_pool_storage_order(op) == 1;
+  j.p = (double)ct_attr_pool_p(op);
   j.ivol = j.g.in[0] * j.g.in[1] * j.g.in[2];
   j.ovol = j.g.out[0] * j.g.out[1] * j.g.out[2];
   j.x = in[0]->data, j.y = out[0]->data;
@@ -277,7 +277,7 @@ ct_status ct_kern_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out
 /* LpPool, f32: (sum of |x|^p over the in-bounds taps)^(1/p). */
 ct_status ct_kern_lppool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
-  if (ct_op_get_int(op, "p", 2) < 1) return ct_shape_nn_fail(d, op, "attribute p must be >= 1");
+  if (ct_attr_pool_p(op) < 1) return ct_shape_nn_fail(d, op, "attribute p must be >= 1");
   return pool_run(op, in, out, ctx, POOL_LP, d);
 }
 

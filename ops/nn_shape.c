@@ -51,10 +51,10 @@ ct_status ct_shape_nn_set_out(ct_op *op, int i, ct_dtype dt, int ndim, const int
   return CT_OK;
 }
 
-ct_status ct_shape_nn_ints(const ct_op *op, const char *name, int n, int64_t dflt, int64_t *out,
-                           ct_diag *d) {
+ct_status ct_shape_nn_ints(const ct_op *op, const char *name, ct_attr_ints_fn get, int n, int64_t dflt,
+                           int64_t *out, ct_diag *d) {
   int got = 0;
-  const int64_t *v = ct_op_get_ints(op, name, &got);
+  const int64_t *v = get(op, &got);
   if (!v) {
     for (int i = 0; i < n; i++) out[i] = dflt;
     return CT_OK;
@@ -70,7 +70,7 @@ ct_status ct_shape_nn_oom(ct_diag *d, const ct_op *op) {
 
 ct_status ct_shape_nn_check_act(const ct_op *op, ct_diag *d) {
   static const char *const acts[] = {"none", "relu", "relu6", "leaky_relu", "clip"};
-  const char *a = ct_op_get_string(op, "act", "none");
+  const char *a = ct_attr_act_act(op);
   for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
     if (strcmp(a, acts[i]) == 0) return CT_OK;
   return ct_shape_nn_fail(d, op, "unsupported act \"%s\"", a);
@@ -82,12 +82,12 @@ ct_status ct_shape_nn_check_act(const ct_op *op, ct_diag *d) {
 static ct_status sp_read(const ct_op *op, const int64_t *kernel, int ceil, ct_shape_nn_geo *geo, ct_diag *d) {
   int n = geo->nsp;
   ct_status st;
-  if ((st = ct_shape_nn_ints(op, "strides", n, 1, geo->s, d)) ||
-      (st = ct_shape_nn_ints(op, "dilations", n, 1, geo->dl, d)) ||
-      (st = ct_shape_nn_ints(op, "pads", 2 * n, 0, geo->pads, d)))
+  if ((st = ct_shape_nn_ints(op, "strides", ct_attr_window_strides, n, 1, geo->s, d)) ||
+      (st = ct_shape_nn_ints(op, "dilations", ct_attr_window_dilations, n, 1, geo->dl, d)) ||
+      (st = ct_shape_nn_ints(op, "pads", ct_attr_window_pads, 2 * n, 0, geo->pads, d)))
     return st;
-  if (ct_op_attr(op, "kernel_shape")) {
-    if ((st = ct_shape_nn_ints(op, "kernel_shape", n, 1, geo->k, d))) return st;
+  if (ct_attr_raw_window_kernel_shape(op)) {
+    if ((st = ct_shape_nn_ints(op, "kernel_shape", ct_attr_window_kernel_shape, n, 1, geo->k, d))) return st;
     if (kernel)
       for (int i = 0; i < n; i++)
         if (geo->k[i] != kernel[i])
@@ -104,7 +104,7 @@ static ct_status sp_read(const ct_op *op, const int64_t *kernel, int ceil, ct_sh
     if (geo->pads[i] < 0 || geo->pads[i + n] < 0)
       return ct_shape_nn_fail(d, op, "unsupported negative pads (dim %d)", i);
   }
-  const char *ap = ct_op_get_string(op, "auto_pad", "NOTSET");
+  const char *ap = ct_attr_window_auto_pad(op);
   bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
   if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
     return ct_shape_nn_fail(d, op, "unsupported auto_pad \"%s\"", ap);
@@ -137,10 +137,10 @@ static ct_status sp_read(const ct_op *op, const int64_t *kernel, int ceil, ct_sh
  * no auto_pad). */
 static ct_status sp_store(ct_graph *g, ct_op *op, const ct_shape_nn_geo *geo, ct_diag *d) {
   int n = geo->nsp;
-  if (!ct_op_set_ints(g, op, "kernel_shape", n, geo->k) || !ct_op_set_ints(g, op, "strides", n, geo->s) ||
-      !ct_op_set_ints(g, op, "dilations", n, geo->dl) || !ct_op_set_ints(g, op, "pads", 2 * n, geo->pads))
+  if (!ct_attr_set_window_kernel_shape(g, op, n, geo->k) || !ct_attr_set_window_strides(g, op, n, geo->s) ||
+      !ct_attr_set_window_dilations(g, op, n, geo->dl) || !ct_attr_set_window_pads(g, op, 2 * n, geo->pads))
     return ct_shape_nn_oom(d, op);
-  ct_op_del_attr(op, "auto_pad");
+  ct_attr_del_window_auto_pad(op);
   return CT_OK;
 }
 
@@ -155,7 +155,7 @@ static ct_status conv_common(const ct_op *op, int64_t *group, ct_diag *d) {
   const ct_value *x = op->in[0], *w = op->in[1];
   if (w->ndim != x->ndim)
     return ct_shape_nn_fail(d, op, "weight has rank %d, input has rank %d", w->ndim, x->ndim);
-  *group = ct_op_get_int(op, "group", 1);
+  *group = ct_attr_conv_group(op);
   if (*group < 1 || x->shape[1] % *group)
     return ct_shape_nn_fail(d, op, "group %lld does not divide %lld input channels", (long long)*group,
                             (long long)x->shape[1]);
@@ -187,7 +187,7 @@ ct_status ct_shape_conv(ct_graph *g, ct_op *op, ct_diag *d) {
   memcpy(geo.in, x->shape + 2, sizeof(int64_t) * (size_t)geo.nsp);
   if ((st = sp_read(op, w->shape + 2, 0, &geo, d))) return st;
   if ((st = sp_store(g, op, &geo, d))) return st;
-  if (!ct_op_set_int(g, op, "group", group)) return ct_shape_nn_oom(d, op);
+  if (!ct_attr_set_conv_group(g, op, group)) return ct_shape_nn_oom(d, op);
   int64_t shape[CT_MAX_DIMS] = {x->shape[0], w->shape[0]};
   memcpy(shape + 2, geo.out, sizeof(int64_t) * (size_t)geo.nsp);
   return ct_shape_nn_set_out(op, 0, x->dtype, x->ndim, shape, d);
@@ -200,15 +200,15 @@ static ct_status convt_geo(const ct_op *op, const ct_value *x, const ct_value *w
                            int64_t *outpad, ct_diag *d) {
   int n = geo->nsp;
   ct_status st;
-  if ((st = ct_shape_nn_ints(op, "output_padding", n, 0, outpad, d))) return st;
-  const char *ap = ct_op_get_string(op, "auto_pad", "NOTSET");
-  if ((st = ct_shape_nn_ints(op, "strides", n, 1, geo->s, d)) ||
-      (st = ct_shape_nn_ints(op, "dilations", n, 1, geo->dl, d)) ||
-      (st = ct_shape_nn_ints(op, "pads", 2 * n, 0, geo->pads, d)) ||
-      (st = ct_shape_nn_ints(op, "kernel_shape", n, 0, geo->k, d)))
+  if ((st = ct_shape_nn_ints(op, "output_padding", ct_attr_convt_output_padding, n, 0, outpad, d))) return st;
+  const char *ap = ct_attr_window_auto_pad(op);
+  if ((st = ct_shape_nn_ints(op, "strides", ct_attr_window_strides, n, 1, geo->s, d)) ||
+      (st = ct_shape_nn_ints(op, "dilations", ct_attr_window_dilations, n, 1, geo->dl, d)) ||
+      (st = ct_shape_nn_ints(op, "pads", ct_attr_window_pads, 2 * n, 0, geo->pads, d)) ||
+      (st = ct_shape_nn_ints(op, "kernel_shape", ct_attr_window_kernel_shape, n, 0, geo->k, d)))
     return st;
   int nos = 0;
-  const int64_t *os = ct_op_get_ints(op, "output_shape", &nos);
+  const int64_t *os = ct_attr_convt_output_shape(op, &nos);
   if (os && nos != n && nos != n + 2)
     return ct_shape_nn_fail(d, op, "attribute output_shape has %d values, expected %d", nos, n);
   if (os && nos == n + 2) os += 2;
@@ -263,8 +263,8 @@ ct_status ct_shape_convtranspose(ct_graph *g, ct_op *op, ct_diag *d) {
   if ((st = sp_store(g, op, &geo, d))) return st;
   int64_t shape[CT_MAX_DIMS] = {x->shape[0], oc};
   memcpy(shape + 2, geo.out, sizeof(int64_t) * (size_t)geo.nsp);
-  if (!ct_op_set_int(g, op, "group", group) || !ct_op_set_ints(g, op, "output_shape", geo.nsp, geo.out) ||
-      !ct_op_set_ints(g, op, "output_padding", geo.nsp, outpad))
+  if (!ct_attr_set_conv_group(g, op, group) || !ct_attr_set_convt_output_shape(g, op, geo.nsp, geo.out) ||
+      !ct_attr_set_convt_output_padding(g, op, geo.nsp, outpad))
     return ct_shape_nn_oom(d, op);
   return ct_shape_nn_set_out(op, 0, x->dtype, x->ndim, shape, d);
 }
@@ -276,11 +276,11 @@ static ct_status pool_shape(ct_graph *g, ct_op *op, bool is_max, ct_diag *d) {
   const ct_value *x = op->in[0];
   if (!is_max && (st = ct_shape_nn_float_input(op, 0, d))) return st;
   if (is_max && (st = ct_shape_nn_exact_f32_input(op, 0, d))) return st;
-  if (is_max && ct_op_get_int(op, "storage_order", 0) & ~1LL)
+  if (is_max && ct_attr_pool_storage_order(op) & ~1LL)
     return ct_shape_nn_fail(d, op, "storage_order must be 0 or 1");
   ct_shape_nn_geo geo = {.nsp = x->ndim - 2};
   memcpy(geo.in, x->shape + 2, sizeof(int64_t) * (size_t)geo.nsp);
-  int64_t ceil = ct_op_get_int(op, "ceil_mode", 0);
+  int64_t ceil = ct_attr_pool_ceil_mode(op);
   if ((st = sp_read(op, NULL, ceil != 0, &geo, d))) return st;
   if ((st = sp_store(g, op, &geo, d))) return st;
   int64_t shape[CT_MAX_DIMS] = {x->shape[0], x->shape[1]};
@@ -299,7 +299,7 @@ ct_status ct_shape_avgpool(ct_graph *g, ct_op *op, ct_diag *d) { return pool_sha
 
 /* LpPool (ONNX LpPool-11/18): as AveragePool, attribute p >= 1. */
 ct_status ct_shape_lppool(ct_graph *g, ct_op *op, ct_diag *d) {
-  if (ct_op_get_int(op, "p", 2) < 1) return ct_shape_nn_fail(d, op, "attribute p must be >= 1");
+  if (ct_attr_pool_p(op) < 1) return ct_shape_nn_fail(d, op, "attribute p must be >= 1");
   return pool_shape(g, op, false, d);
 }
 
@@ -336,7 +336,7 @@ ct_status ct_shape_gemm(ct_graph *g, ct_op *op, ct_diag *d) {
   const ct_value *a = op->in[0], *b = op->in[1];
   if (a->ndim != 2 || b->ndim != 2) return ct_shape_nn_fail(d, op, "A and B must be 2-D");
   if (a->dtype != b->dtype) return ct_shape_nn_fail(d, op, "A and B have different dtypes");
-  int ta = ct_op_get_int(op, "transA", 0) != 0, tb = ct_op_get_int(op, "transB", 0) != 0;
+  int ta = ct_attr_gemm_transA(op) != 0, tb = ct_attr_gemm_transB(op) != 0;
   int64_t m = a->shape[ta], k = a->shape[1 - ta], kb = b->shape[tb], n = b->shape[1 - tb];
   if (k != kb)
     return ct_shape_nn_fail(d, op, "A has %lld columns (transA %d), B has %lld rows (transB %d)", (long long)k,
@@ -349,7 +349,7 @@ ct_status ct_shape_gemm(ct_graph *g, ct_op *op, ct_diag *d) {
       return ct_shape_nn_fail(d, op, "C of shape %s does not broadcast to [%lldx%lld]",
                               ct_shape_str(c->ndim, c->shape, buf, sizeof buf), (long long)m, (long long)n);
   }
-  if (!ct_op_set_int(g, op, "transA", ta) || !ct_op_set_int(g, op, "transB", tb)) return ct_shape_nn_oom(d, op);
+  if (!ct_attr_set_gemm_transA(g, op, ta) || !ct_attr_set_gemm_transB(g, op, tb)) return ct_shape_nn_oom(d, op);
   int64_t shape[2] = {m, n};
   return ct_shape_nn_set_out(op, 0, a->dtype, 2, shape, d);
 }

@@ -29,9 +29,10 @@ ct_status ct_shape_nn_float_input(const ct_op *op, int i, ct_diag *d);
 ct_status ct_shape_nn_exact_f32_input(const ct_op *op, int i, ct_diag *d);
 /* Sets output i's type; an absent optional output (i > 0) is skipped; CT_ERR_INPUT if output 0 is absent. */
 ct_status ct_shape_nn_set_out(ct_op *op, int i, ct_dtype dt, int ndim, const int64_t *shape, ct_diag *d);
-/* Reads int-list attribute name of exactly n values into out (all dflt when absent);
- * CT_ERR_INPUT when its length differs. */
-ct_status ct_shape_nn_ints(const ct_op *op, const char *name, int n, int64_t dflt, int64_t *out, ct_diag *d);
+/* Reads the int-list attribute of accessor get (named name in messages), exactly n values,
+ * into out (all dflt when absent); CT_ERR_INPUT when its length differs. */
+ct_status ct_shape_nn_ints(const ct_op *op, const char *name, ct_attr_ints_fn get, int n, int64_t dflt,
+                           int64_t *out, ct_diag *d);
 /* Checks the fused-activation attribute act (absent, "none", relu, relu6, leaky_relu, clip);
  * CT_ERR_INPUT "unsupported act" otherwise. */
 ct_status ct_shape_nn_check_act(const ct_op *op, ct_diag *d);

@@ -27,10 +27,12 @@ ct_status ct_kn_check_shape(const ct_op *op, const ct_tensor *out, int ndim, con
                     ct_shape_str(ndim, shape, b, sizeof b));
 }
 
-/* Reads int list attribute name (n values, default dflt) into out; false on length mismatch. */
-static bool read_ints(const ct_op *op, const char *name, int n, int64_t dflt, int64_t *out) {
+/* Reads an int list attribute (accessor get; n values, dflt each when absent) into out; false
+ * on length mismatch. */
+static bool read_ints(const ct_op *op, const int64_t *(*get)(const ct_op *, int *), int n, int64_t dflt,
+                      int64_t *out) {
   int got = 0;
-  const int64_t *v = ct_op_get_ints(op, name, &got);
+  const int64_t *v = get(op, &got);
   for (int i = 0; i < n; i++) out[i] = v ? (i < got ? v[i] : 0) : dflt;
   return !v || got == n;
 }
@@ -40,13 +42,13 @@ ct_status ct_kn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *w
   int n = x->ndim - 2;
   if (n < 1 || n > 3) return ct_shape_nn_fail(d, op, "unsupported %d spatial dims (1..3 supported)", n);
   if (y->ndim != x->ndim) return ct_shape_nn_fail(d, op, "output rank %d differs from input rank %d", y->ndim, x->ndim);
-  const char *ap = ct_op_get_string(op, "auto_pad", "NOTSET");
+  const char *ap = ct_attr_window_auto_pad(op);
   if (strcmp(ap, "NOTSET") != 0) return ct_shape_nn_fail(d, op, "auto_pad %s not resolved (run shape inference)", ap);
   int64_t k[3], s[3], dl[3], p[6];
-  bool ok = read_ints(op, "strides", n, 1, s) && read_ints(op, "dilations", n, 1, dl) &&
-            read_ints(op, "pads", 2 * n, 0, p);
-  if (ct_op_attr(op, "kernel_shape") || !wk)
-    ok = ok && ct_op_attr(op, "kernel_shape") && read_ints(op, "kernel_shape", n, 1, k);
+  bool ok = read_ints(op, ct_attr_window_strides, n, 1, s) && read_ints(op, ct_attr_window_dilations, n, 1, dl) &&
+            read_ints(op, ct_attr_window_pads, 2 * n, 0, p);
+  if (ct_attr_raw_window_kernel_shape(op) || !wk)
+    ok = ok && ct_attr_raw_window_kernel_shape(op) && read_ints(op, ct_attr_window_kernel_shape, n, 1, k);
   else
     memcpy(k, wk->shape + 2, sizeof k[0] * (size_t)n);
   if (!ok) return ct_shape_nn_fail(d, op, "malformed kernel_shape/strides/dilations/pads");
@@ -75,14 +77,14 @@ ct_status ct_kn_act_parse(const ct_op *op, ct_kn_act *a, ct_diag *d) {
   } acts[] = {{"none", false, -INFINITY, INFINITY}, {"relu", false, 0, INFINITY},
               {"relu6", false, 0, 6},               {"leaky_relu", true, -INFINITY, INFINITY},
               {"clip", false, -INFINITY, INFINITY}};
-  const char *name = ct_op_get_string(op, "act", "none");
+  const char *name = ct_attr_act_act(op);
   for (size_t i = 0; i < sizeof acts / sizeof *acts; i++) {
     if (strcmp(name, acts[i].name) != 0) continue;
     a->none = i == 0;
     a->leaky = acts[i].leaky;
-    a->alpha = (float)ct_op_get_float(op, "act_alpha", 0.01);
-    a->lo = (float)ct_op_get_float(op, "act_min", acts[i].lo);
-    a->hi = (float)ct_op_get_float(op, "act_max", acts[i].hi);
+    a->alpha = (float)ct_attr_act_act_alpha(op);
+    a->lo = ct_attr_has_act_act_min(op) ? (float)ct_attr_act_act_min(op) : acts[i].lo;
+    a->hi = ct_attr_has_act_act_max(op) ? (float)ct_attr_act_act_max(op) : acts[i].hi;
     return CT_OK;
   }
   return ct_shape_nn_fail(d, op, "unsupported act \"%s\"", name);

@@ -39,7 +39,7 @@ static ct_status nms_class(const ct_op *op, const ct_tensor *boxes, const ct_ten
                            ct_km_vi *cand, double *kept, const double *lim, int64_t *sel, int64_t cap, int64_t *count,
                            ct_diag *d) {
   int64_t nk = scores->shape[1], ns = scores->shape[2], n = 0, nsel = 0;
-  bool center = ct_op_get_int(op, "center_point_box", 0) == 1;
+  bool center = ct_attr_nms_center_point_box(op) == 1;
   for (int64_t s = 0; s < ns; s++) {
     double v = ct_tensor_get_f64(scores, (b * nk + c) * ns + s);
     if (isnan(lim[2]) || v > lim[2]) cand[n].i = s, cand[n++].v = v;
@@ -63,7 +63,7 @@ static ct_status nms_class(const ct_op *op, const ct_tensor *boxes, const ct_ten
 ct_status ct_ke2_nms(const ct_op *op, const ct_tensor *boxes, const ct_tensor *scores, const ct_tensor *max_out,
                      const ct_tensor *iou, const ct_tensor *score_thr, int64_t *sel, int64_t cap, int64_t *count,
                      ct_diag *d) {
-  int64_t cpb = ct_op_get_int(op, "center_point_box", 0);
+  int64_t cpb = ct_attr_nms_center_point_box(op);
   if (cpb != 0 && cpb != 1) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported center_point_box %lld", (long long)cpb);
   if (boxes->ndim != 3 || scores->ndim != 3 || boxes->shape[2] != 4 || boxes->shape[0] != scores->shape[0] ||
       boxes->shape[1] != scores->shape[2])

@@ -202,7 +202,7 @@ ct_status ct_km_reduce_axes(const ct_op *op, int rank, const ct_tensor *axes, bo
   if (axes && (st = ct_km_ints(op, axes, "axes", CT_MAX_DIMS, av, &na, d))) return st;
   *noop = false;
   for (int i = 0; i < rank; i++) reduce[i] = na == 0;
-  if (na == 0 && ct_op_get_int(op, "noop_with_empty_axes", 0)) {
+  if (na == 0 && ct_attr_reduce_noop_with_empty_axes(op)) {
     *noop = true;
     for (int i = 0; i < rank; i++) reduce[i] = false;
   }

@@ -80,7 +80,7 @@ static ct_status iconv(const ct_op *op, const ct_tensor *x, const ct_tensor *xz,
   iconv_job j = {.acc = acc};
   ct_status st = ct_kn_geo_read(op, x, w, y, &j.g, d);
   if (st) return st;
-  int64_t group = ct_op_get_int(op, "group", 1);
+  int64_t group = ct_attr_conv_group(op);
   j.c = x->shape[1], j.oc = w->shape[0];
   if (group < 1 || j.c % group || j.oc % group || w->shape[1] * group != j.c || y->shape[1] != j.oc)
     return ct_shape_nn_fail(d, op, "weight shape does not match the channels (group %lld)", (long long)group);

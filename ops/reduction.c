@@ -116,11 +116,11 @@ ct_status ct_kern_arg(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   (void)ctx;
   const ct_tensor *x = in[0];
   int ax;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_km_axis(ct_attr_arg_axis(op), x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
   int64_t outer, n, inner;
   around(x, ax, &outer, &n, &inner);
   if (n == 0) return ct_km_err(d, CT_ERR_INPUT, op, "cannot take the arg of an empty axis");
-  bool mx = op->kind == CT_OP_ARGMAX, last = ct_op_get_int(op, "select_last_index", 0) != 0;
+  bool mx = op->kind == CT_OP_ARGMAX, last = ct_attr_arg_select_last_index(op) != 0;
   int64_t *py = out[0]->data;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
@@ -154,13 +154,13 @@ ct_status ct_kern_topk(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   (void)ctx;
   const ct_tensor *x = in[0];
   int ax;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", -1), x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_km_axis(ct_attr_topk_axis(op), x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
   int64_t outer, n, inner, k = out[0]->shape[ax];
   around(x, ax, &outer, &n, &inner);
   if (k > n) return ct_km_err(d, CT_ERR_INPUT, op, "k %lld exceeds the axis length %lld", (long long)k, (long long)n);
   vi *buf = malloc((size_t)(n ? n : 1) * sizeof *buf);
   if (!buf) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
-  bool large = ct_op_get_int(op, "largest", 1) != 0;
+  bool large = ct_attr_topk_largest(op) != 0;
   int64_t *pi = out[1]->data;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
@@ -188,7 +188,7 @@ ct_status ct_kern_cumsum(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
     return ct_km_err(d, CT_ERR_INPUT, op, "axis must be a scalar in range");
   int64_t outer, n, inner;
   around(x, ax, &outer, &n, &inner);
-  bool excl = ct_op_get_int(op, "exclusive", 0) != 0, rev = ct_op_get_int(op, "reverse", 0) != 0;
+  bool excl = ct_attr_cumsum_exclusive(op) != 0, rev = ct_attr_cumsum_reverse(op) != 0;
   bool fl = ct_dtype_is_float(x->dtype);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {

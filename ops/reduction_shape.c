@@ -25,7 +25,7 @@ ct_status ct_shape_reduce(ct_graph *g, ct_op *op, ct_diag *d) {
   if ((st = ct_km_reduce_axes(op, x->ndim, axes, red, &noop, d))) return st;
   int n;
   int64_t s[CT_MAX_DIMS];
-  reduced_shape(x, red, ct_op_get_int(op, "keepdims", 1) != 0, &n, s);
+  reduced_shape(x, red, ct_attr_reduce_keepdims(op) != 0, &n, s);
   ct_sm_out(op, 0, x->dtype, n, s);
   return CT_OK;
 }
@@ -36,13 +36,13 @@ ct_status ct_shape_arg(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
   int ax, n;
-  int64_t axis = ct_op_get_int(op, "axis", 0), s[CT_MAX_DIMS];
+  int64_t axis = ct_attr_arg_axis(op), s[CT_MAX_DIMS];
   if (!ct_km_axis(axis, x->ndim, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
   bool red[CT_MAX_DIMS] = {false};
   red[ax] = true;
-  reduced_shape(x, red, ct_op_get_int(op, "keepdims", 1) != 0, &n, s);
-  if (!ct_op_set_int(g, op, "axis", ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  reduced_shape(x, red, ct_attr_arg_keepdims(op) != 0, &n, s);
+  if (!ct_attr_set_arg_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   ct_sm_out(op, 0, CT_I64, n, s);
   return CT_OK;
 }
@@ -54,7 +54,7 @@ ct_status ct_shape_topk(ct_graph *g, ct_op *op, ct_diag *d) {
   int nk, ax;
   ct_status st = ct_sm_in_ints(op, &x, "k", 1, k, &nk, d);
   if (st) return st;
-  int64_t axis = ct_op_get_int(op, "axis", -1);
+  int64_t axis = ct_attr_topk_axis(op);
   if (!ct_km_axis(axis, x->ndim, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
   if (nk != 1 || k[0] < 0 || k[0] > x->shape[ax])
@@ -62,7 +62,7 @@ ct_status ct_shape_topk(ct_graph *g, ct_op *op, ct_diag *d) {
   int64_t s[CT_MAX_DIMS];
   memcpy(s, x->shape, sizeof s);
   s[ax] = k[0];
-  if (!ct_op_set_int(g, op, "axis", ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_topk_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   ct_sm_out(op, 0, x->dtype, x->ndim, s);
   ct_sm_out(op, 1, CT_I64, x->ndim, s);
   return CT_OK;
@@ -76,13 +76,13 @@ ct_status ct_shape_onehot(ct_graph *g, ct_op *op, ct_diag *d) {
   if (st || (st = ct_sm_in(op, 2, &v, d)) || (st = ct_sm_const(op, 1, "depth", &dt, d))) return st;
   if (!dt || ct_tensor_numel(dt) != 1) return ct_km_err(d, CT_ERR_INPUT, op, "depth must be a scalar");
   if (ct_value_numel(v) != 2) return ct_km_err(d, CT_ERR_INPUT, op, "values must have 2 elements");
-  int64_t depth = (int64_t)ct_tensor_get_f64(dt, 0), axis = ct_op_get_int(op, "axis", -1), s[CT_MAX_DIMS];
+  int64_t depth = (int64_t)ct_tensor_get_f64(dt, 0), axis = ct_attr_onehot_axis(op), s[CT_MAX_DIMS];
   int r = x->ndim + 1, ax;
   if (depth < 1) return ct_km_err(d, CT_ERR_INPUT, op, "depth %lld must be positive", (long long)depth);
   if (r > CT_MAX_DIMS || !ct_km_axis(axis, r, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for output rank %d", (long long)axis, r);
   for (int i = 0, k = 0; i < r; i++) s[i] = i == ax ? depth : x->shape[k++];
-  if (!ct_op_set_int(g, op, "axis", ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_onehot_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   ct_sm_out(op, 0, v->dtype, r, s);
   return CT_OK;
 }
@@ -96,7 +96,7 @@ ct_status ct_shape_compress(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st || (st = ct_sm_const(op, 1, "condition", &c, d))) return st;
   if (!c || c->ndim != 1) return ct_km_err(d, CT_ERR_INPUT, op, "condition must be 1-D");
-  const ct_attr *a = ct_op_attr(op, "axis");
+  const ct_attr *a = ct_attr_raw_compress_axis(op);
   int ax = -1;
   if (a && !ct_km_axis(a->i, x->ndim, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)a->i, x->ndim);
@@ -121,7 +121,7 @@ ct_status ct_shape_eyelike(ct_graph *g, ct_op *op, ct_diag *d) {
   if (st) return st;
   if (x->ndim != 2) return ct_km_err(d, CT_ERR_INPUT, op, "input must be 2-D");
   ct_dtype dt = x->dtype;
-  const ct_attr *a = ct_op_attr(op, "dtype");
+  const ct_attr *a = ct_attr_raw_eyelike_dtype(op);
   if (a && !ct_dtype_from_onnx((int)a->i, &dt))
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: ONNX data type %lld", (long long)a->i);
   ct_sm_out(op, 0, dt, 2, x->shape);
@@ -151,10 +151,10 @@ ct_status ct_shape_qdq(ct_graph *g, ct_op *op, ct_diag *d) {
   int64_t ns = ct_value_numel(s);
   if (s->ndim > 1) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: blocked quantization (scale rank %d)", s->ndim);
   if (s->ndim == 1 && ns != 1) {
-    int64_t axis = ct_op_get_int(op, "axis", 1);
+    int64_t axis = ct_attr_qdq_axis(op);
     if (!ct_km_axis(axis, x->ndim, &ax) || x->shape[ax] != ns)
       return ct_km_err(d, CT_ERR_INPUT, op, "scale has %lld entries, not dim %lld of the input", (long long)ns, (long long)axis);
-    if (!ct_op_set_int(g, op, "axis", ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+    if (!ct_attr_set_qdq_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   }
   if (z && (z->ndim < 0 || ct_value_numel(z) != ns))
     return ct_km_err(d, CT_ERR_INPUT, op, "zero point must have the scale's %lld entries", (long long)ns);

@@ -59,8 +59,8 @@ static ct_status read_acts(const ct_op *op, rnn_job *j, ct_diag *d) {
   static const char *const dflt[3][3] = {{"Sigmoid", "Tanh", "Tanh"}, {"Sigmoid", "Tanh"}, {"Tanh"}};
   int kind = op->kind == CT_OP_LSTM ? 0 : op->kind == CT_OP_GRU ? 1 : 2, n = 0, na = 0, nb = 0, ia = 0, ib = 0;
   j->nact = 3 - kind;
-  const ct_attr *a = ct_op_attr(op, "activations");
-  const double *al = ct_op_get_floats(op, "activation_alpha", &na), *be = ct_op_get_floats(op, "activation_beta", &nb);
+  const ct_attr *a = ct_attr_raw_rnn_activations(op);
+  const double *al = ct_attr_rnn_activation_alpha(op, &na), *be = ct_attr_rnn_activation_beta(op, &nb);
   if (a && (a->kind != CT_ATTR_STRINGS || a->n != j->nact * j->dirs))
     return ct_km_err(d, CT_ERR_INPUT, op, "activations must list %d names", j->nact * j->dirs);
   for (int i = 0; i < j->nact * j->dirs; i++, n = 0) {
@@ -169,20 +169,20 @@ static double *to_f64(const ct_tensor *t, bool *oom) {
 /* Reads the attributes and dims (the shape function has checked the shapes). */
 static ct_status setup(const ct_op *op, ct_tensor *const *in, rnn_job *j, ct_diag *d) {
   const ct_tensor *x = in[0], *r = in[2];
-  const char *dir = ct_op_get_string(op, "direction", "forward");
+  const char *dir = ct_attr_rnn_direction(op);
   j->G = op->kind == CT_OP_LSTM ? 4 : op->kind == CT_OP_GRU ? 3 : 1;
   j->dirs = !strcmp(dir, "bidirectional") ? 2 : 1;
   j->reverse = !strcmp(dir, "reverse");
-  j->layout = ct_op_get_int(op, "layout", 0);
+  j->layout = ct_attr_rnn_layout(op);
   if (x->ndim != 3 || r->ndim != 3 || (j->layout != 0 && j->layout != 1))
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported X/R ranks or layout");
   j->S = x->shape[j->layout ? 1 : 0], j->B = x->shape[j->layout ? 0 : 1], j->I = x->shape[2], j->H = r->shape[2];
   if (in[1]->ndim != 3 || in[1]->shape[1] != j->G * j->H || in[1]->shape[2] != j->I || r->shape[1] != j->G * j->H ||
       in[1]->shape[0] != j->dirs || r->shape[0] != j->dirs)
     return ct_km_err(d, CT_ERR_INPUT, op, "W/R shapes do not match X and the direction");
-  j->clip = ct_op_get_float(op, "clip", 0);
-  j->lbr = ct_op_get_int(op, "linear_before_reset", 0) != 0;
-  j->input_forget = ct_op_get_int(op, "input_forget", 0) != 0;
+  j->clip = ct_attr_rnn_clip(op);
+  j->lbr = ct_attr_rnn_linear_before_reset(op) != 0;
+  j->input_forget = ct_attr_rnn_input_forget(op) != 0;
   return read_acts(op, j, d);
 }
 

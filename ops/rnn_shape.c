@@ -28,15 +28,15 @@ ct_status ct_shape_rnn(ct_graph *g, ct_op *op, ct_diag *d) {
   if (!ct_dtype_is_float(x->dtype) || w->dtype != x->dtype || r->dtype != x->dtype)
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported dtype %s (X, W and R must share a float dtype)",
                      ct_dtype_name(x->dtype));
-  int64_t layout = ct_op_get_int(op, "layout", 0);
+  int64_t layout = ct_attr_rnn_layout(op);
   if (layout != 0 && layout != 1) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported layout %lld", (long long)layout);
-  const char *dir = ct_op_get_string(op, "direction", "forward");
+  const char *dir = ct_attr_rnn_direction(op);
   int64_t dirs = !strcmp(dir, "bidirectional") ? 2 : 1, G = gates_of(op->kind);
   if (dirs == 1 && strcmp(dir, "forward") && strcmp(dir, "reverse"))
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported direction \"%s\"", dir);
   if (x->ndim != 3 || w->ndim != 3 || r->ndim != 3) return ct_km_err(d, CT_ERR_INPUT, op, "X, W and R must be 3-D");
   int64_t seq = x->shape[layout ? 1 : 0], batch = x->shape[layout ? 0 : 1], H = r->shape[2];
-  if (ct_op_get_int(op, "hidden_size", H) != H || w->shape[0] != dirs || r->shape[0] != dirs ||
+  if ((ct_attr_has_rnn_hidden_size(op) && ct_attr_rnn_hidden_size(op) != H) || w->shape[0] != dirs || r->shape[0] != dirs ||
       w->shape[1] != G * H || r->shape[1] != G * H || w->shape[2] != x->shape[2])
     return ct_km_err(d, CT_ERR_INPUT, op, "W/R shapes do not match %lld directions, %lld gates, hidden size %lld",
                      (long long)dirs, (long long)G, (long long)H);
@@ -46,7 +46,7 @@ ct_status ct_shape_rnn(ct_graph *g, ct_op *op, ct_diag *d) {
       (st = opt_shape(op, 5, 3, hs, "initial_h", d)) ||
       (op->kind == CT_OP_LSTM && ((st = opt_shape(op, 6, 3, hs, "initial_c", d)) || (st = opt_shape(op, 7, 2, ps, "P", d)))))
     return st;
-  if (!ct_op_set_int(g, op, "hidden_size", H)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_rnn_hidden_size(g, op, H)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   int64_t ys[4] = {layout ? batch : seq, layout ? seq : dirs, layout ? dirs : batch, H};
   ct_sm_out(op, 0, x->dtype, 4, ys);
   ct_sm_out(op, 1, x->dtype, 3, hs);

@@ -43,8 +43,8 @@ ct_status ct_shape_roialign(ct_graph *g, ct_op *op, ct_diag *d) {
     return st;
   if (rois->shape[1] != 4 || bi->ndim != 1 || bi->shape[0] != rois->shape[0] || !ct_km_is_int(bi->dtype))
     return ct_km_err(d, CT_ERR_INPUT, op, "rois must be (R, 4) and batch_indices (R) integer");
-  int64_t oh = ct_op_get_int(op, "output_height", 1), ow = ct_op_get_int(op, "output_width", 1);
-  if (oh < 1 || ow < 1 || ct_op_get_int(op, "sampling_ratio", 0) < 0)
+  int64_t oh = ct_attr_roialign_output_height(op), ow = ct_attr_roialign_output_width(op);
+  if (oh < 1 || ow < 1 || ct_attr_roialign_sampling_ratio(op) < 0)
     return ct_km_err(d, CT_ERR_INPUT, op, "output sizes must be >= 1 and sampling_ratio >= 0");
   int64_t s[4] = {rois->shape[0], x->shape[1], oh, ow};
   ct_sm_out(op, 0, x->dtype, 4, s);
@@ -130,7 +130,7 @@ ct_status ct_shape_window(ct_graph *g, ct_op *op, ct_diag *d) {
   if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 0 (size) is missing");
   if ((st = ct_km_ints(op, t, "size", 1, &size, &n, d))) return st;
   if (n != 1 || size < 0) return ct_km_err(d, CT_ERR_INPUT, op, "size must be one integer >= 0");
-  int64_t odt = ct_op_get_int(op, "output_datatype", 1);
+  int64_t odt = ct_attr_window_fn_output_datatype(op);
   if (!ct_dtype_from_onnx((int)odt, &dt) || dt == CT_BOOL)
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported output_datatype %lld", (long long)odt);
   ct_sm_out(op, 0, dt, 1, &size);

@@ -17,7 +17,7 @@ ct_status ct_kern_trilu(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   if (x->ndim < 2) return ct_km_err(d, CT_ERR_INPUT, op, "input must have rank >= 2");
   int64_t k = op->n_in > 1 && in[1] ? ct_km_get_i64(in[1], 0) : 0;
   int64_t r = x->shape[x->ndim - 2], c = x->shape[x->ndim - 1], n = ct_tensor_numel(x);
-  bool up = ct_op_get_int(op, "upper", 1) != 0;
+  bool up = ct_attr_trilu_upper(op) != 0;
   size_t es = ct_dtype_size(x->dtype);
   memcpy(out[0]->data, x->data, x->nbytes);
   for (int64_t e = 0; e < n; e++) {
@@ -35,7 +35,7 @@ ct_status ct_kern_onehot(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   const ct_tensor *ind = in[0], *val = in[2];
   ct_tensor *y = out[0];
   int ax;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", -1), y->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_km_axis(ct_attr_onehot_axis(op), y->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
   int64_t depth = y->shape[ax], outer = ct_shape_numel(ax, y->shape);
   int64_t inner = ct_shape_numel(y->ndim - ax - 1, y->shape + ax + 1);
   size_t es = ct_dtype_size(y->dtype);
@@ -55,7 +55,7 @@ ct_status ct_kern_compress(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
                            ct_diag *d) {
   (void)ctx;
   const ct_tensor *x = in[0], *c = in[1];
-  const ct_attr *a = ct_op_attr(op, "axis");
+  const ct_attr *a = ct_attr_raw_compress_axis(op);
   int ax = -1;
   if (a && !ct_km_axis(a->i, x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
   int64_t outer = ax < 0 ? 1 : ct_shape_numel(ax, x->shape), n = ax < 0 ? ct_tensor_numel(x) : x->shape[ax];
@@ -78,7 +78,7 @@ ct_status ct_kern_eyelike(const ct_op *op, ct_tensor *const *in, ct_tensor **out
                           ct_diag *d) {
   (void)in, (void)ctx, (void)d;
   ct_tensor *y = out[0];
-  int64_t k = ct_op_get_int(op, "k", 0);
+  int64_t k = ct_attr_eyelike_k(op);
   for (int64_t i = 0; i < y->shape[0]; i++)
     if (i + k >= 0 && i + k < y->shape[1]) ct_km_set_i64(y, i * y->shape[1] + i + k, 1);
   return CT_OK;
@@ -90,8 +90,8 @@ ct_status ct_kern_reversesequence(const ct_op *op, ct_tensor *const *in, ct_tens
   (void)ctx;
   const ct_tensor *x = in[0], *len = in[1];
   int ba, ta;
-  if (!ct_km_axis(ct_op_get_int(op, "batch_axis", 1), x->ndim, &ba) ||
-      !ct_km_axis(ct_op_get_int(op, "time_axis", 0), x->ndim, &ta) || ba == ta)
+  if (!ct_km_axis(ct_attr_reversesequence_batch_axis(op), x->ndim, &ba) ||
+      !ct_km_axis(ct_attr_reversesequence_time_axis(op), x->ndim, &ta) || ba == ta)
     return ct_km_err(d, CT_ERR_INPUT, op, "bad batch_axis / time_axis");
   if (ct_tensor_numel(len) != x->shape[ba]) return ct_km_err(d, CT_ERR_INPUT, op, "sequence_lens must have batch entries");
   int64_t st[CT_MAX_DIMS], idx[CT_MAX_DIMS] = {0}, n = ct_tensor_numel(x);
@@ -214,7 +214,7 @@ ct_status ct_kern_qdq(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   int64_t ns = ct_tensor_numel(s), n = ct_tensor_numel(x), inner = 1;
   if (ns > 1) {
     int ax;
-    if (!ct_km_axis(ct_op_get_int(op, "axis", 1), x->ndim, &ax) || x->shape[ax] != ns)
+    if (!ct_km_axis(ct_attr_qdq_axis(op), x->ndim, &ax) || x->shape[ax] != ns)
       return ct_km_err(d, CT_ERR_INPUT, op, "scale does not match the quantization axis");
     inner = ct_shape_numel(x->ndim - ax - 1, x->shape + ax + 1);
   }

@@ -24,7 +24,7 @@ ct_status ct_kern_gather(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   (void)ctx;
   const ct_tensor *x = in[0], *ind = in[1];
   int ax;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_km_axis(ct_attr_gather_axis(op), x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
   size_t es = ct_dtype_size(x->dtype);
   int64_t outer = ct_shape_numel(ax, x->shape), n = x->shape[ax];
   int64_t inner = ct_shape_numel(x->ndim - ax - 1, x->shape + ax + 1), ni = ct_tensor_numel(ind);
@@ -59,7 +59,7 @@ static void scatter_one(ct_tensor *y, int64_t o, const ct_tensor *u, int64_t i, 
 }
 
 static char reduction_of(const ct_op *op) {
-  const char *r = ct_op_get_string(op, "reduction", "none");
+  const char *r = ct_attr_scatter_reduction(op);
   return strcmp(r, "max") == 0 ? 'x' : strcmp(r, "min") == 0 ? 'i' : r[0];
 }
 
@@ -68,7 +68,7 @@ static char reduction_of(const ct_op *op) {
 static ct_status elements(const ct_op *op, const ct_tensor *x, const ct_tensor *ind, const ct_tensor *upd,
                           ct_tensor *y, ct_diag *d) {
   int ax, nd = x->ndim;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), nd, &ax) || ind->ndim != nd)
+  if (!ct_km_axis(ct_attr_gather_axis(op), nd, &ax) || ind->ndim != nd)
     return ct_km_err(d, CT_ERR_INPUT, op, "bad axis or indices rank");
   int64_t st[CT_MAX_DIMS], idx[CT_MAX_DIMS] = {0}, n = ct_tensor_numel(ind);
   ct_km_strides(nd, x->shape, st);
@@ -109,7 +109,7 @@ ct_status ct_kern_scatterelements(const ct_op *op, ct_tensor *const *in, ct_tens
  * `slice` elements at data[b][idx tuple]. batch_dims only for GatherND. */
 static ct_status nd_walk(const ct_op *op, const ct_tensor *x, const ct_tensor *ind, const ct_tensor *upd,
                          ct_tensor *y, ct_diag *d) {
-  int64_t bd = upd ? 0 : ct_op_get_int(op, "batch_dims", 0), q = ind->shape[ind->ndim - 1];
+  int64_t bd = upd ? 0 : ct_attr_gathernd_batch_dims(op), q = ind->shape[ind->ndim - 1];
   if (bd < 0 || q < 0 || bd + q > x->ndim) return ct_km_err(d, CT_ERR_INPUT, op, "index depth does not fit");
   int64_t nb = ct_shape_numel((int)bd, ind->shape), nm = ct_shape_numel(ind->ndim - 1 - (int)bd, ind->shape + bd);
   int64_t slice = ct_shape_numel(x->ndim - (int)(bd + q), x->shape + bd + q);
@@ -183,7 +183,7 @@ ct_status ct_kern_constantofshape(const ct_op *op, ct_tensor *const *in, ct_tens
                                   ct_diag *d) {
   (void)in, (void)ctx, (void)d;
   ct_tensor *y = out[0];
-  const ct_attr *a = ct_op_attr(op, "value");
+  const ct_attr *a = ct_attr_raw_constantofshape_value(op);
   int64_t n = ct_tensor_numel(y);
   for (int64_t i = 0; i < n; i++) {
     if (a && a->kind == CT_ATTR_INT) ct_km_set_i64(y, i, a->i);

@@ -18,7 +18,7 @@ ct_status ct_shape_gather(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st || (st = ct_sm_in(op, 1, &i, d)) || (st = need_int_indices(op, i, d))) return st;
   int ax;
-  int64_t axis = ct_op_get_int(op, "axis", 0), s[CT_MAX_DIMS];
+  int64_t axis = ct_attr_gather_axis(op), s[CT_MAX_DIMS];
   if (!ct_km_axis(axis, x->ndim, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
   int r = x->ndim - 1 + i->ndim, n = 0;
@@ -26,7 +26,7 @@ ct_status ct_shape_gather(ct_graph *g, ct_op *op, ct_diag *d) {
   for (int k = 0; k < ax; k++) s[n++] = x->shape[k];
   for (int k = 0; k < i->ndim; k++) s[n++] = i->shape[k];
   for (int k = ax + 1; k < x->ndim; k++) s[n++] = x->shape[k];
-  if (!ct_op_set_int(g, op, "axis", ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_gather_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   ct_sm_out(op, 0, x->dtype, r, s);
   return CT_OK;
 }
@@ -38,7 +38,7 @@ ct_status ct_shape_elements(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st || (st = ct_sm_in(op, 1, &i, d)) || (st = need_int_indices(op, i, d))) return st;
   int ax;
-  int64_t axis = ct_op_get_int(op, "axis", 0);
+  int64_t axis = ct_attr_gather_axis(op);
   if (!ct_km_axis(axis, x->ndim, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
   if (i->ndim != x->ndim)
@@ -49,11 +49,11 @@ ct_status ct_shape_elements(ct_graph *g, ct_op *op, ct_diag *d) {
     bool ok = u->ndim == i->ndim && u->dtype == x->dtype;
     for (int k = 0; ok && k < i->ndim; k++) ok = u->shape[k] == i->shape[k];
     if (!ok) return ct_km_err(d, CT_ERR_INPUT, op, "updates must have the shape of indices and the dtype of data");
-    const char *red = ct_op_get_string(op, "reduction", "none");
+    const char *red = ct_attr_scatter_reduction(op);
     if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul") && strcmp(red, "max") && strcmp(red, "min"))
       return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: reduction \"%s\"", red);
   }
-  if (!ct_op_set_int(g, op, "axis", ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_gather_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   const ct_value *o = scatter ? x : i;
   ct_sm_out(op, 0, x->dtype, o->ndim, o->shape);
   return CT_OK;
@@ -65,7 +65,7 @@ ct_status ct_shape_gathernd(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_value *x = NULL, *i = NULL;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st || (st = ct_sm_in(op, 1, &i, d)) || (st = need_int_indices(op, i, d))) return st;
-  int64_t b = ct_op_get_int(op, "batch_dims", 0);
+  int64_t b = ct_attr_gathernd_batch_dims(op);
   if (i->ndim < 1) return ct_km_err(d, CT_ERR_INPUT, op, "indices must have rank >= 1");
   int64_t last = i->shape[i->ndim - 1];
   if (b < 0 || b >= i->ndim || b >= x->ndim || last < 0 || b + last > x->ndim)
@@ -94,7 +94,7 @@ ct_status ct_shape_scatternd(ct_graph *g, ct_op *op, ct_diag *d) {
   for (int k = 0; ok && k < i->ndim - 1; k++) ok = u->shape[k] == i->shape[k];
   for (int64_t k = q; ok && k < x->ndim; k++) ok = u->shape[i->ndim - 1 + k - q] == x->shape[k];
   if (!ok) return ct_km_err(d, CT_ERR_INPUT, op, "updates shape does not match indices and data");
-  const char *red = ct_op_get_string(op, "reduction", "none");
+  const char *red = ct_attr_scatter_reduction(op);
   if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul") && strcmp(red, "max") && strcmp(red, "min"))
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: reduction \"%s\"", red);
   ct_sm_out(op, 0, x->dtype, x->ndim, x->shape);
@@ -108,7 +108,7 @@ ct_status ct_shape_cast(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
   ct_dtype dt;
-  const ct_attr *to = ct_op_attr(op, "to");
+  const ct_attr *to = ct_attr_raw_cast_to(op);
   if (!to) return ct_km_err(d, CT_ERR_INPUT, op, "attribute to is missing");
   if (!ct_dtype_from_onnx((int)to->i, &dt))
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: cast to ONNX data type %lld", (long long)to->i);
@@ -139,7 +139,7 @@ ct_status ct_shape_constantofshape(ct_graph *g, ct_op *op, ct_diag *d) {
   for (int i = 0; i < n; i++)
     if (s[i] < 0) return ct_km_err(d, CT_ERR_INPUT, op, "shape[%d] = %lld is negative", i, (long long)s[i]);
   ct_dtype dt = CT_F32;
-  const ct_attr *vd = ct_op_attr(op, "value_dtype");
+  const ct_attr *vd = ct_attr_raw_constantofshape_value_dtype(op);
   if (vd && !ct_dtype_from_onnx((int)vd->i, &dt))
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: value of ONNX data type %lld", (long long)vd->i);
   ct_sm_out(op, 0, dt, n, s);

@@ -35,7 +35,7 @@ static void strided_copy(size_t es, int nd, const int64_t *shape, const char *sr
 ct_status ct_kern_shape(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                         ct_diag *d) {
   (void)ctx;
-  int64_t s = ct_op_get_int(op, "start", 0), n = ct_tensor_numel(out[0]);
+  int64_t s = ct_attr_shape_start(op), n = ct_tensor_numel(out[0]);
   if (s < 0 || s + n > in[0]->ndim) return ct_km_err(d, CT_ERR_INPUT, op, "start/end do not fit rank %d", in[0]->ndim);
   for (int64_t i = 0; i < n; i++) ((int64_t *)out[0]->data)[i] = in[0]->shape[s + i];
   return CT_OK;
@@ -65,7 +65,7 @@ ct_status ct_kern_transpose(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   (void)ctx;
   const ct_tensor *x = in[0];
   int n;
-  const int64_t *p = ct_op_get_ints(op, "perm", &n);
+  const int64_t *p = ct_attr_transpose_perm(op, &n);
   int64_t st[CT_MAX_DIMS], sstr[CT_MAX_DIMS];
   if (!p) n = x->ndim;
   if (n != x->ndim || out[0]->ndim != n) return ct_km_err(d, CT_ERR_INPUT, op, "perm does not match the rank");
@@ -83,7 +83,7 @@ ct_status ct_kern_transpose(const ct_op *op, ct_tensor *const *in, ct_tensor **o
  * t[k]->shape[axis] * inner elements alternate in the big tensor for each outer index. */
 static ct_status concat_split(const ct_op *op, ct_tensor *big, ct_tensor *const *t, int n, bool split, ct_diag *d) {
   int ax;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), big->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_km_axis(ct_attr_concat_axis(op), big->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
   size_t es = ct_dtype_size(big->dtype);
   int64_t outer = ct_shape_numel(ax, big->shape), inner = ct_shape_numel(big->ndim - ax - 1, big->shape + ax + 1);
   int64_t sum = 0;
@@ -196,7 +196,7 @@ ct_status ct_kern_pad(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
     if (y->shape[i] != x->shape[i] + b[i] + a[i]) return ct_km_err(d, CT_ERR_INPUT, op, "output shape differs");
   if (cv && (cv->dtype != x->dtype || ct_tensor_numel(cv) != 1))
     return ct_km_err(d, CT_ERR_INPUT, op, "constant_value must be a scalar of the data dtype");
-  char mode = ct_op_get_string(op, "mode", "constant")[0];
+  char mode = ct_attr_pad_mode(op)[0];
   size_t es = ct_dtype_size(x->dtype);
   int64_t n = ct_tensor_numel(y);
   ct_km_strides(nd, x->shape, st);

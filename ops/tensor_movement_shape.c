@@ -14,7 +14,7 @@ ct_status ct_shape_concat(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
   int ax;
-  const ct_attr *a = ct_op_attr(op, "axis");
+  const ct_attr *a = ct_attr_raw_concat_axis(op);
   if (!a) return ct_km_err(d, CT_ERR_INPUT, op, "attribute axis is missing");
   if (!ct_km_axis(a->i, x->ndim, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)a->i, x->ndim);
@@ -31,7 +31,7 @@ ct_status ct_shape_concat(ct_graph *g, ct_op *op, ct_diag *d) {
                        ct_dtype_name(x->dtype), ax);
     s[ax] += y->shape[ax];
   }
-  if (!ct_op_set_int(g, op, "axis", ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_concat_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   ct_sm_out(op, 0, x->dtype, x->ndim, s);
   return CT_OK;
 }
@@ -44,7 +44,7 @@ ct_status ct_shape_split(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st || (st = ct_sm_const(op, 1, "split", &t, d))) return st;
   int ax, n = op->n_out;
-  int64_t axis = ct_op_get_int(op, "axis", 0), sz[64];
+  int64_t axis = ct_attr_concat_axis(op), sz[64];
   if (!ct_km_axis(axis, x->ndim, &ax))
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
   if (n > 64) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: %d outputs", n);
@@ -64,7 +64,7 @@ ct_status ct_shape_split(ct_graph *g, ct_op *op, ct_diag *d) {
   }
   if (sum != dim)
     return ct_km_err(d, CT_ERR_INPUT, op, "split sizes add up to %lld, dim %d is %lld", (long long)sum, ax, (long long)dim);
-  if (!ct_op_set_int(g, op, "axis", ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_concat_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   for (int i = 0; i < n; i++) {
     int64_t s[CT_MAX_DIMS];
     memcpy(s, x->shape, sizeof s);
@@ -132,7 +132,7 @@ ct_status ct_shape_pad(ct_graph *g, ct_op *op, ct_diag *d) {
   if (st || (st = ct_sm_const(op, 1, "pads", &pads, d)) || (st = ct_sm_const(op, 3, "axes", &axes, d)))
     return st;
   if (!pads) return ct_km_err(d, CT_ERR_INPUT, op, "input 1 (pads) is missing");
-  const char *mode = ct_op_get_string(op, "mode", "constant");
+  const char *mode = ct_attr_pad_mode(op);
   if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: mode \"%s\"", mode);
   if ((st = ct_sm_const(op, 2, "constant_value", &cv, d)) && op->in[2]) {

@@ -12,13 +12,13 @@ ct_status ct_shape_shape(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_value *x = NULL;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
-  int64_t r = x->ndim, s = ct_op_get_int(op, "start", 0), e = ct_op_get_int(op, "end", r);
+  int64_t r = x->ndim, s = ct_attr_shape_start(op), e = ct_attr_has_shape_end(op) ? ct_attr_shape_end(op) : r;
   if (s < 0) s += r;
   if (e < 0) e += r;
   s = s < 0 ? 0 : s > r ? r : s;
   e = e < 0 ? 0 : e > r ? r : e;
   if (e < s) e = s;
-  if (!ct_op_set_int(g, op, "start", s) || !ct_op_set_int(g, op, "end", e))
+  if (!ct_attr_set_shape_start(g, op, s) || !ct_attr_set_shape_end(g, op, e))
     return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   int64_t n = e - s;
   ct_sm_out(op, 0, CT_I64, 1, &n);
@@ -43,7 +43,7 @@ ct_status ct_shape_reshape(ct_graph *g, ct_op *op, ct_diag *d) {
   int n, neg = -1;
   ct_status st = ct_sm_in_ints(op, &x, "shape", CT_MAX_DIMS, s, &n, d);
   if (st) return st;
-  bool allowzero = ct_op_get_int(op, "allowzero", 0) != 0;
+  bool allowzero = ct_attr_reshape_allowzero(op) != 0;
   int64_t known = 1, total = ct_value_numel(x);
   for (int i = 0; i < n; i++) {
     if (s[i] == 0 && !allowzero) {
@@ -73,11 +73,11 @@ ct_status ct_shape_flatten(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_value *x = NULL;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
-  int64_t axis = ct_op_get_int(op, "axis", 1);
+  int64_t axis = ct_attr_flatten_axis(op);
   if (axis < -x->ndim || axis > x->ndim)
     return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
   if (axis < 0) axis += x->ndim;
-  if (!ct_op_set_int(g, op, "axis", axis)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_flatten_axis(g, op, axis)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   int64_t s[2] = {ct_shape_numel((int)axis, x->shape), ct_shape_numel(x->ndim - (int)axis, x->shape + axis)};
   ct_sm_out(op, 0, x->dtype, 2, s);
   return CT_OK;
@@ -137,7 +137,7 @@ ct_status ct_shape_transpose(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
   int n;
-  const int64_t *p = ct_op_get_ints(op, "perm", &n);
+  const int64_t *p = ct_attr_transpose_perm(op, &n);
   int64_t perm[CT_MAX_DIMS], s[CT_MAX_DIMS];
   bool seen[CT_MAX_DIMS] = {false};
   if (!p) n = x->ndim;
@@ -149,7 +149,7 @@ ct_status ct_shape_transpose(ct_graph *g, ct_op *op, ct_diag *d) {
     seen[perm[i]] = true;
     s[i] = x->shape[perm[i]];
   }
-  if (!ct_op_set_ints(g, op, "perm", n, perm)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_transpose_perm(g, op, n, perm)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   ct_sm_out(op, 0, x->dtype, n, s);
   return CT_OK;
 }

@@ -158,15 +158,15 @@ static void rz_row(const rz_plan *p, const float *x, const int64_t *off, const d
 /* Reads attributes and the roi/scales inputs into p. */
 static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor *y, rz_plan *p, ct_diag *d) {
   const ct_tensor *x = in[0];
-  p->mode = find_name(ct_op_get_string(op, "mode", "nearest"), mode_names, 3);
-  p->ctm = (rz_ctm)find_name(ct_op_get_string(op, "coordinate_transformation_mode", "half_pixel"), ctm_names,
+  p->mode = find_name(ct_attr_resize_mode(op), mode_names, 3);
+  p->ctm = (rz_ctm)find_name(ct_attr_resize_coordinate_transformation_mode(op), ctm_names,
                              CTM_COUNT);
-  p->nearest = find_name(ct_op_get_string(op, "nearest_mode", "round_prefer_floor"), nearest_names, 4);
-  if (p->mode < 0 || (int)p->ctm < 0 || p->nearest < 0 || ct_op_get_int(op, "antialias", 0) || ct_op_attr(op, "axes"))
+  p->nearest = find_name(ct_attr_resize_nearest_mode(op), nearest_names, 4);
+  if (p->mode < 0 || (int)p->ctm < 0 || p->nearest < 0 || ct_attr_resize_antialias(op) || ct_attr_raw_resize_axes(op))
     return ct_shape_nn_fail(d, op, "unsupported mode, coordinate_transformation_mode, nearest_mode, antialias or axes");
-  p->cubic_a = ct_op_get_float(op, "cubic_coeff_a", -0.75);
-  p->exclude_outside = ct_op_get_int(op, "exclude_outside", 0) != 0;
-  p->extrapolation = ct_op_get_float(op, "extrapolation_value", 0.0);
+  p->cubic_a = ct_attr_resize_cubic_coeff_a(op);
+  p->exclude_outside = ct_attr_resize_exclude_outside(op) != 0;
+  p->extrapolation = ct_attr_resize_extrapolation_value(op);
   p->nd = x->ndim;
   if (y->ndim != x->ndim || x->ndim < 1) return ct_shape_nn_fail(d, op, "output rank differs from input rank, or rank 0");
   const ct_tensor *roi = op->n_in > 1 ? in[1] : NULL, *sc = op->n_in > 2 ? in[2] : NULL;
@@ -189,7 +189,7 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
  * unsupported attributes or malformed roi/scales. */
 ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
-  if (in[0] && in[0]->dtype != CT_F32 && strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest") == 0)
+  if (in[0] && in[0]->dtype != CT_F32 && strcmp(ct_attr_resize_mode(op), "nearest") == 0)
     return ct_kn_via_f32(ct_kern_resize, op, in, out, ctx, d);
   ct_status st;
   if ((st = ct_kn_need(op, in[0], CT_F32, "input X", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output Y", d)))

@@ -11,7 +11,7 @@
 ct_status ct_ke2_gs_modes(const ct_op *op, ct_ke2_gs_mode *mode, ct_ke2_gs_pad *pad, ct_diag *d) {
   static const char *const modes[][2] = {{"bilinear", "linear"}, {"nearest", "nearest"}, {"bicubic", "cubic"}};
   static const char *const pads[] = {"zeros", "border", "reflection"};
-  const char *m = ct_op_get_string(op, "mode", "bilinear"), *p = ct_op_get_string(op, "padding_mode", "zeros");
+  const char *m = ct_attr_gridsample_mode(op), *p = ct_attr_gridsample_padding_mode(op);
   int mi = -1, pi = -1;
   for (int i = 0; i < 3; i++) {
     if (!strcmp(m, modes[i][0]) || !strcmp(m, modes[i][1])) mi = i;
@@ -100,7 +100,7 @@ ct_status ct_kern_gridsample(const ct_op *op, ct_tensor *const *in, ct_tensor **
                              ct_diag *d) {
   (void)ctx;
   const ct_tensor *x = in[0], *grid = in[1];
-  gs_plan p = {.align = ct_op_get_int(op, "align_corners", 0) != 0};
+  gs_plan p = {.align = ct_attr_gridsample_align_corners(op) != 0};
   ct_status st = ct_ke2_gs_modes(op, &p.mode, &p.pad, d);
   if (st) return st;
   if (x->ndim != 4 || grid->ndim != 4 || grid->shape[3] != 2 || grid->shape[0] != x->shape[0])
@@ -163,12 +163,12 @@ static double ra_bin(const ra_roi *r, const ct_tensor *x, int64_t base, int64_t 
 /* RoI r of rois (R, 4) [x1, y1, x2, y2] scaled by spatial_scale, shifted by -0.5 in half_pixel
  * mode (output_half_pixel: no shift, sizes at least 1); sampling_ratio 0 = ceil(size / bins). */
 static void ra_geometry(const ct_op *op, const ct_tensor *rois, int64_t r, int64_t oh, int64_t ow, bool half, ra_roi *g) {
-  double scale = ct_op_get_float(op, "spatial_scale", 1.0), off = half ? 0.5 : 0;
+  double scale = ct_attr_roialign_spatial_scale(op), off = half ? 0.5 : 0;
   double x1 = ct_tensor_get_f64(rois, r * 4) * scale - off, y1 = ct_tensor_get_f64(rois, r * 4 + 1) * scale - off;
   double rw = ct_tensor_get_f64(rois, r * 4 + 2) * scale - off - x1;
   double rh = ct_tensor_get_f64(rois, r * 4 + 3) * scale - off - y1;
   if (!half) rw = fmax(rw, 1), rh = fmax(rh, 1);
-  int64_t sr = ct_op_get_int(op, "sampling_ratio", 0);
+  int64_t sr = ct_attr_roialign_sampling_ratio(op);
   g->y0 = y1, g->x0 = x1, g->bh = rh / (double)oh, g->bw = rw / (double)ow;
   g->gh = sr > 0 ? sr : (int64_t)ceil(rh / (double)oh);
   g->gw = sr > 0 ? sr : (int64_t)ceil(rw / (double)ow);
@@ -180,7 +180,7 @@ ct_status ct_kern_roialign(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
                            ct_diag *d) {
   (void)ctx;
   const ct_tensor *x = in[0], *rois = in[1], *bi = in[2];
-  const char *mode = ct_op_get_string(op, "mode", "avg"), *ctm = ct_op_get_string(op, "coordinate_transformation_mode", "half_pixel");
+  const char *mode = ct_attr_roialign_mode(op), *ctm = ct_attr_roialign_coordinate_transformation_mode(op);
   bool is_max = !strcmp(mode, "max"), half = !strcmp(ctm, "half_pixel");
   if (!is_max && strcmp(mode, "avg")) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported mode \"%s\"", mode);
   if (!half && strcmp(ctm, "output_half_pixel"))
@@ -202,8 +202,8 @@ ct_status ct_kern_roialign(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
 
 ct_status ct_ke2_unpool_shape(const ct_op *op, int ndim, const int64_t *x_shape, int64_t *out, ct_diag *d) {
   int nsp = ndim - 2, nk = 0, ns = 0, np = 0;
-  const int64_t *k = ct_op_get_ints(op, "kernel_shape", &nk), *s = ct_op_get_ints(op, "strides", &ns);
-  const int64_t *p = ct_op_get_ints(op, "pads", &np);
+  const int64_t *k = ct_attr_window_kernel_shape(op, &nk), *s = ct_attr_window_strides(op, &ns);
+  const int64_t *p = ct_attr_window_pads(op, &np);
   if (nsp < 1 || !k || nk != nsp || (s && ns != nsp) || (p && np != 2 * nsp))
     return ct_km_err(d, CT_ERR_INPUT, op, "kernel_shape/strides/pads must have %d/%d/%d entries", nsp, nsp, 2 * nsp);
   out[0] = x_shape[0], out[1] = x_shape[1];

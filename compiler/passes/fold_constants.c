@@ -16,7 +16,7 @@ static ct_tensor *shape_of(const ct_op *op) {
     if (t) *(int64_t *)t->data = ct_value_numel(x);
     return t;
   }
-  int64_t r = x->ndim, s = ct_op_get_int(op, "start", 0), e = ct_op_get_int(op, "end", r);
+  int64_t r = x->ndim, s = ct_attr_shape_start(op), e = ct_attr_has_shape_end(op) ? ct_attr_shape_end(op) : r;
   if (s < 0) s += r;
   if (e < 0) e += r;
   s = s < 0 ? 0 : s > r ? r : s;
