@@ -70,6 +70,7 @@ struct ct_op {
   ct_value **out;
   ct_attr *attrs;
   bool dead;                    /* erased; removed by ct_graph_compact */
+  int line;                     /* line of the op in the text file it was parsed from, 0 = none */
 };
 
 /* A module: values and ops (ops in topological order), outputs, module attributes. */
@@ -79,6 +80,7 @@ typedef struct ct_graph {
   const char *dialect;          /* "top" or "tpu" */
   const char *chip;             /* module attribute chip = "" */
   const char *weights;          /* module attribute weights = "x.top.h5" */
+  const char *source;           /* file the graph was parsed from (messages), NULL = built */
   ct_op **ops;
   int n_ops, cap_ops;
   ct_value **values;

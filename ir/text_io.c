@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/h5io.h"
+#include "ir/verify.h"
 
 static const char *base_name(const char *path) {
   const char *s = strrchr(path, '/');
@@ -171,6 +172,7 @@ ct_status ct_ir_load(const char *path, ct_graph **out, ct_diag *d) {
   ct_graph *g;
   ct_status st = ct_ir_parse(text, len, path, &g, d);
   free(text);
+  if (!st && (st = ct_ir_check_attrs(g, d))) ct_graph_free(g);
   if (st) return st;
   bool named = g->weights && g->weights[0];
   if (!named && has_weights(g)) {

@@ -18,7 +18,16 @@ typedef struct parser {
   int cap_tmp;
   int *ids;          /* result-number scratch */
   int cap_ids;
+  const char *line_at; /* line counting: position line_at is on line line_no */
+  int line_no;
 } parser;
+
+/* Line (1-based) of position at; positions must come in increasing order. */
+static int line_of(parser *ps, const char *at) {
+  for (; ps->line_at < at; ps->line_at++)
+    if (*ps->line_at == '\n') ps->line_no++;
+  return ps->line_no;
+}
 
 static bool grow(void **p, int *cap, int need, size_t elem) {
   if (need <= *cap) return true;
@@ -108,6 +117,26 @@ static ct_status parse_list(parser *ps, ct_op *op, const char *name) {
   return st;
 }
 
+/* Types attribute name of op by the op table's schema: a number written without a fraction
+ * where the schema wants a float (`alpha = 1`, `mean = [0, 0, 0]`) is taken as that float.
+ * Unknown and mistyped attributes are left for ct_ir_check_attrs (ct_ir_load, the verifier):
+ * the parser itself reads any well-formed attribute. */
+static ct_status type_attr(parser *ps, ct_op *op, const char *name) {
+  ct_attr *a = (ct_attr *)ct_op_attr(op, name);
+  const ct_attr_schema *s = ct_op_attr_schema(op->kind, name);
+  if (a && s && s->type == CT_AT_FLOAT && a->kind == CT_ATTR_INT) {
+    a->kind = CT_ATTR_FLOAT;
+    a->f = (double)a->i;
+  } else if (a && s && s->type == CT_AT_FLOATS && a->kind == CT_ATTR_INTS) {
+    double *f = ct_arena_alloc(&ps->g->arena, sizeof *f * (size_t)(a->n ? a->n : 1));
+    if (!f) return ct_lex_oom(&ps->lx);
+    for (int i = 0; i < a->n; i++) f[i] = (double)a->ints[i];
+    a->kind = CT_ATTR_FLOATS;
+    a->floats = f;
+  }
+  return CT_OK;
+}
+
 static ct_status parse_attr(parser *ps, ct_op *op) {
   ct_lex *lx = &ps->lx;
   const char *at = (ct_lex_skip(lx), lx->p);
@@ -127,8 +156,9 @@ static ct_status parse_attr(parser *ps, ct_op *op) {
     if (!(st = ct_lex_number(lx, &num)))
       ok = num.is_float ? ct_op_set_float(ps->g, op, name, num.f) : ct_op_set_int(ps->g, op, name, num.i);
   }
-  free(name);
   if (!st && !ok) st = ct_lex_oom(lx);
+  if (!st) st = type_attr(ps, op, name);
+  free(name);
   return st;
 }
 
@@ -386,6 +416,7 @@ static ct_status parse_op(parser *ps) {
   if (!(st = define_results(ps, n_out, vals)) &&
       !(op = ct_graph_add_op(ps->g, kind, "", n_in, ps->tmp, n_out, vals)))
     st = ct_lex_oom(lx);
+  if (op) op->line = line_of(ps, at);
   if (!st) st = parse_attr_dict(ps, op);
   if (!st) st = ct_lex_expect(lx, ":");
   if (!st) st = parse_types(ps, n_out, vals);
@@ -481,10 +512,14 @@ ct_status ct_ir_parse(const char *text, size_t len, const char *filename, ct_gra
   parser ps;
   memset(&ps, 0, sizeof ps);
   ps.max_id = -1;
+  ps.line_at = text;
+  ps.line_no = 1;
   *out = NULL;
   ct_lex_init(&ps.lx, text, len, filename, d);
   ps.g = ct_graph_new("main", "top");
-  ct_status st = ps.g ? parse_module(&ps) : ct_lex_oom(&ps.lx);
+  ct_status st = ps.g ? CT_OK : ct_lex_oom(&ps.lx);
+  if (!st && filename && !(ps.g->source = ct_arena_strdup(&ps.g->arena, filename))) st = ct_lex_oom(&ps.lx);
+  if (!st) st = parse_module(&ps);
   if (!st) number_values(&ps);
   ct_lex_free(&ps.lx);
   free(ps.byid);

@@ -4,6 +4,7 @@
 #include "ir/verify.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,27 @@ static ct_status check_results(vctx *c, int at, const ct_op *op) {
   return CT_OK;
 }
 
+/* The dialect and attribute checks of one op (Top dialect only, see verify.h). Messages start
+ * with FILE:LINE when the op was parsed from a file. */
+static ct_status check_op_attrs(const ct_graph *g, const ct_op *op, ct_diag *d) {
+  if (ct_graph_dialect(g) != CT_DIALECT_TOP) return CT_OK;
+  char at[CT_DIAG_MAX / 2] = "";
+  if (g->source && op->line > 0) snprintf(at, sizeof at, "%s:%d: ", g->source, op->line);
+  if (!(ct_op_dialects(op->kind) & CT_DIALECT_TOP))
+    return ct_diag_set(d, CT_ERR_INPUT, "%s" OP_FMT "not an op of the top dialect", at, OP_ARGS(op));
+  const ct_attr *bad;
+  const char *why;
+  if (ct_op_check_attrs(op, &bad, &why)) return CT_OK;
+  return ct_diag_set(d, CT_ERR_INPUT, "%s" OP_FMT "attribute \"%s\": %s", at, OP_ARGS(op), bad->name, why);
+}
+
+ct_status ct_ir_check_attrs(const ct_graph *g, ct_diag *d) {
+  ct_status st = CT_OK;
+  for (int i = 0; i < g->n_ops && !st; i++)
+    if (!g->ops[i]->dead) st = check_op_attrs(g, g->ops[i], d);
+  return st;
+}
+
 static ct_status check_arity(vctx *c, const ct_op *op) {
   int mi, xi, mo, xo;
   if ((unsigned)op->kind >= CT_OP_COUNT)
@@ -113,7 +135,7 @@ static ct_status check_arity(vctx *c, const ct_op *op) {
     return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "%d results, ops.def allows %d..%d", OP_ARGS(op), op->n_out, mo, xo);
   for (int j = 0; j < mi; j++)
     if (!op->in[j]) return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "required operand %d is absent", OP_ARGS(op), j);
-  return CT_OK;
+  return check_op_attrs(c->g, op, c->d);
 }
 
 /* ---- re-inference ---- */

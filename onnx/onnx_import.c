@@ -290,6 +290,11 @@ static ct_status add_node(ct_onnx_ctx *c, const Onnx__NodeProto *n, size_t index
   free(io);
   for (size_t i = 0; !st && i < n->n_attribute; i++) st = copy_attr(c, op, n->op_type, n->attribute[i], d);
   if (!st) st = ct_onnx_normalize(c, n->op_type, op, d);
+  const ct_attr *bad;
+  const char *why;
+  if (!st && !ct_op_check_attrs(op, &bad, &why))
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: node \"%s\" (op %s): attribute \"%s\": unsupported (%s)", c->file, loc,
+                     n->op_type, bad->name, why);
   return st;
 }
 

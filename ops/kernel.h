@@ -24,7 +24,9 @@ typedef struct ct_kernel_ctx {
 typedef ct_status (*ct_kernel_fn)(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
                                   const ct_kernel_ctx *ctx, ct_diag *d);
 
-/* The kernel of kind k, or NULL when ctpu has none. */
+/* The kernel of kind k in dialect dl (Top: float, Tpu: integer), or NULL when ctpu has none. */
+ct_kernel_fn ct_kernel_for(ct_op_kind k, ct_dialect dl);
+/* The Top (float) kernel of kind k, or NULL: ct_kernel_for(k, CT_DIALECT_TOP). */
 ct_kernel_fn ct_kernel_of(ct_op_kind k);
 
 #endif

@@ -696,16 +696,6 @@ START_TEST(test_quantize_vector_rows) {
 }
 END_TEST
 
-START_TEST(test_every_misc_op_has_shape_and_kernel) {
-  for (int k = CT_OP_ABS; k <= CT_OP_WHERE; k++) {
-    ck_assert_msg(ct_shape_fn_of((ct_op_kind)k) && ct_kernel_of((ct_op_kind)k), "%s", ct_op_name((ct_op_kind)k));
-  }
-  for (int k = CT_OP_SHAPE; k < CT_OP_COUNT; k++) {
-    ck_assert_msg(ct_shape_fn_of((ct_op_kind)k) && ct_kernel_of((ct_op_kind)k), "%s", ct_op_name((ct_op_kind)k));
-  }
-}
-END_TEST
-
 static Suite *suite(void) {
   Suite *s = suite_create("kern_misc");
   TCase *t = tcase_create("elementwise");
@@ -737,7 +727,6 @@ static Suite *suite(void) {
   tcase_add_test(t, test_generators_misc);
   tcase_add_test(t, test_quantize_half_to_even);
   tcase_add_test(t, test_quantize_vector_rows);
-  tcase_add_test(t, test_every_misc_op_has_shape_and_kernel);
   suite_add_tcase(s, t);
   return s;
 }
