@@ -55,6 +55,7 @@ ct_value *ct_graph_add_value(ct_graph *g, const char *name, ct_dtype dt, int ndi
   }
   if (!v->name) return NULL;
   ct_value_set_type(v, dt, ndim, shape);
+  v->annot = (ct_value_annot){-1, -1, -1};
   g->values[g->n_values++] = v;
   return v;
 }
@@ -66,6 +67,7 @@ ct_op *ct_graph_add_op(ct_graph *g, ct_op_kind kind, const char *loc, int n_in, 
   if (!op) return NULL;
   op->id = g->next_op_id++;
   op->kind = kind;
+  op->annot = (ct_op_annot){-1, -1, -1};
   op->loc = ct_arena_strdup(&g->arena, loc ? loc : "");
   op->in = ct_arena_alloc(&g->arena, sizeof *op->in * (size_t)(n_in + 1));
   op->out = ct_arena_alloc(&g->arena, sizeof *op->out * (size_t)(n_out + 1));
@@ -211,6 +213,18 @@ void ct_value_set_type(ct_value *v, ct_dtype dt, int ndim, const int64_t *shape)
   v->dtype = dt;
   v->ndim = ndim;
   for (int i = 0; i < ndim && i < CT_MAX_DIMS; i++) v->shape[i] = shape[i];
+}
+
+bool ct_value_set_quant(ct_graph *g, ct_value *v, int n, const double *scale, const int32_t *zero_point, int axis) {
+  if (n <= 0) {
+    v->n_scale = 0, v->scale = NULL, v->zero_point = NULL, v->quant_axis = 0;
+    return true;
+  }
+  double *s = ct_arena_memdup(&g->arena, scale, sizeof *s * (size_t)n);
+  int32_t *z = ct_arena_memdup(&g->arena, zero_point, sizeof *z * (size_t)n);
+  if (!s || !z) return false;
+  v->n_scale = n, v->scale = s, v->zero_point = z, v->quant_axis = axis;
+  return true;
 }
 
 /* ---- attributes ---- */

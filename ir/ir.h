@@ -46,6 +46,21 @@ typedef struct ct_attr {
 
 typedef struct ct_op ct_op;
 
+/* Back-end annotations of a value (layer grouping, tiling, allocation fill them; -1 = not
+ * assigned). Stored in the value itself: ct_graph_compact and ct_graph_toposort keep them. */
+typedef struct ct_value_annot {
+  int64_t gmem_addr;            /* bytes from GMEM base */
+  int64_t lmem_addr;            /* bytes from LMEM base (within the value's layer group) */
+  int64_t bytes;                /* allocated size in bytes */
+} ct_value_annot;
+
+/* Back-end annotations of an op (-1 = not assigned); kept like ct_value_annot. */
+typedef struct ct_op_annot {
+  int group;                    /* layer group */
+  int tile;                     /* tile (slice) index within the group */
+  int step;                     /* time step of the group's software pipeline */
+} ct_op_annot;
+
 /* An SSA value: one tensor-typed result of one op. */
 typedef struct ct_value {
   int id;                       /* index in graph->values; printed %id */
@@ -55,9 +70,15 @@ typedef struct ct_value {
   int64_t shape[CT_MAX_DIMS];
   ct_tensor *data;              /* constant data (Weight ops, folded values) or NULL; owned */
   ct_op *def;                   /* producing op */
-  int n_scale;                  /* Tpu dialect quant params: 0 none, 1 per-tensor, C per-channel */
+  /* Tpu dialect quant params: real = scale · (q − zero_point). n_scale 0 = none, 1 = per
+   * tensor, else per channel along quant_axis (n_scale == shape[quant_axis]). scale and
+   * zero_point have n_scale entries, are allocated in the graph arena (ct_value_set_quant,
+   * the parser) and are never freed separately: memory set by hand must outlive the graph. */
+  int n_scale;
+  int quant_axis;               /* meaningful when n_scale > 1; 0 when written without axis */
   double *scale;
   int32_t *zero_point;
+  ct_value_annot annot;         /* back end: addresses (-1 = unassigned) */
 } ct_value;
 
 /* One op: inputs (NULL = absent optional), outputs, attributes, source location. */
@@ -71,6 +92,7 @@ struct ct_op {
   ct_attr *attrs;
   bool dead;                    /* erased; removed by ct_graph_compact */
   int line;                     /* line of the op in the text file it was parsed from, 0 = none */
+  ct_op_annot annot;            /* back end: group, tile, time step (-1 = unassigned) */
 };
 
 /* A module: values and ops (ops in topological order), outputs, module attributes. */
@@ -148,6 +170,10 @@ static inline bool ct_value_is_const(const ct_value *v) { return v && v->data; }
 int64_t ct_value_numel(const ct_value *v);
 /* Sets v's dtype and shape. */
 void ct_value_set_type(ct_value *v, ct_dtype dt, int ndim, const int64_t *shape);
+/* Sets v's quant params: n scales and zero points (copied into g's arena), per-channel axis
+ * (used when n > 1). n = 0 clears them. false when out of memory (v unchanged). The verifier
+ * checks them (integer storage type, count = shape[axis], zero points in the type's range). */
+bool ct_value_set_quant(ct_graph *g, ct_value *v, int n, const double *scale, const int32_t *zero_point, int axis);
 
 /* ---- attributes ---- */
 /* The attribute named name, or NULL. */

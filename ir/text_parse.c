@@ -176,6 +176,18 @@ static ct_status parse_attr_dict(parser *ps, ct_op *op) {
 /* ---- types ---- */
 
 /* `!quant<s, zp>` or `!quant<[s...], [zp...]>` after "!quant<" was consumed. */
+/* `axis = K` after per-channel quant params (0 <= K < CT_MAX_DIMS). */
+static ct_status parse_quant_axis(parser *ps, int64_t *axis) {
+  ct_lex *lx = &ps->lx;
+  const char *at = (ct_lex_skip(lx), lx->p);
+  ct_lex_num num;
+  ct_status st = ct_lex_accept_kw(lx, "axis") ? ct_lex_expect(lx, "=") : ct_lex_error(lx, at, "expected axis = N");
+  if (!st) st = ct_lex_number(lx, &num);
+  if (!st && (num.is_float || num.i < 0 || num.i >= CT_MAX_DIMS)) st = ct_lex_error(lx, at, "bad quant axis");
+  if (!st) *axis = num.i;
+  return st;
+}
+
 static ct_status parse_quant(parser *ps, ct_value *v) {
   ct_lex *lx = &ps->lx;
   list_acc sc = {0}, zp = {0};
@@ -196,8 +208,11 @@ static ct_status parse_quant(parser *ps, ct_value *v) {
   if (!st && (zp.any_float || zp.n != sc.n)) st = ct_lex_error(lx, zat, "expected %d integer zero point(s)", sc.n);
   for (int i = 0; !st && i < zp.n; i++)
     if (zp.ints[i] < INT32_MIN || zp.ints[i] > INT32_MAX) st = ct_lex_error(lx, zat, "zero point out of range");
+  int64_t axis = 0;
+  if (!st && lists && ct_lex_accept(lx, ",")) st = parse_quant_axis(ps, &axis);
   if (!st) st = ct_lex_expect(lx, ">");
   if (!st) {
+    v->quant_axis = (int)axis;
     v->n_scale = sc.n;
     v->scale = ct_arena_memdup(&ps->g->arena, sc.floats, sizeof(double) * (size_t)sc.n);
     v->zero_point = ct_arena_alloc(&ps->g->arena, sizeof(int32_t) * (size_t)sc.n);
@@ -427,6 +442,7 @@ static ct_status parse_op(parser *ps) {
 
 static bool same_type(const ct_value *a, const ct_value *b) {
   if (a->dtype != b->dtype || a->ndim != b->ndim || a->n_scale != b->n_scale) return false;
+  if (a->n_scale > 1 && a->quant_axis != b->quant_axis) return false;
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return false;
   for (int i = 0; i < a->n_scale; i++)

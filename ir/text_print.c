@@ -110,7 +110,9 @@ static void print_quant(FILE *f, const ct_value *v) {
   }
   fputs("], [", f);
   for (int i = 0; i < v->n_scale; i++) fprintf(f, i ? ", %d" : "%d", (int)v->zero_point[i]);
-  fputs("]>", f);
+  putc(']', f);
+  if (v->quant_axis != 0) fprintf(f, ", axis = %d", v->quant_axis);
+  putc('>', f);
 }
 
 /* tensor<1x3x8x8xf32>, tensor<f32> (scalar), tensor<*xf32> (unknown rank), ? = unknown dim. */

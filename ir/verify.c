@@ -41,6 +41,40 @@ static bool name_insert(vctx *c, const char *name) {
   return true;
 }
 
+/* Range of an integer storage type; false for float and bool types (no quant params). */
+static bool storage_range(ct_dtype dt, int64_t *lo, int64_t *hi) {
+  switch (dt) {
+    case CT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return true;
+    case CT_U8: *lo = 0, *hi = UINT8_MAX; return true;
+    case CT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return true;
+    case CT_U16: *lo = 0, *hi = UINT16_MAX; return true;
+    case CT_I32: case CT_I64: *lo = INT32_MIN, *hi = INT32_MAX; return true;
+    case CT_U32: case CT_U64: *lo = 0, *hi = INT32_MAX; return true;
+    default: return false;
+  }
+}
+
+/* Quant params (n_scale > 0): integer storage type, per-channel count = shape[axis], scales
+ * finite and positive, zero points in the storage type's range. */
+static ct_status check_quant(vctx *c, const ct_op *op, int j, const ct_value *v) {
+  int64_t lo, hi;
+  if (!storage_range(v->dtype, &lo, &hi))
+    return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "result %d (\"%s\"): quant params on %s, not an integer type",
+                       OP_ARGS(op), j, v->name, ct_dtype_name(v->dtype));
+  if (v->n_scale > 1 && (v->quant_axis < 0 || v->quant_axis >= v->ndim || v->shape[v->quant_axis] != v->n_scale))
+    return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "result %d (\"%s\"): %d scales do not match axis %d of a rank-%d value",
+                       OP_ARGS(op), j, v->name, v->n_scale, v->quant_axis, v->ndim);
+  for (int k = 0; k < v->n_scale; k++) {
+    if (!(isfinite(v->scale[k]) && v->scale[k] > 0))
+      return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "result %d (\"%s\"): scale %d is %g, not a positive number",
+                         OP_ARGS(op), j, v->name, k, v->scale[k]);
+    if (v->zero_point[k] < lo || v->zero_point[k] > hi)
+      return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "result %d (\"%s\"): zero point %d is %d, outside %s",
+                         OP_ARGS(op), j, v->name, k, (int)v->zero_point[k], ct_dtype_name(v->dtype));
+  }
+  return CT_OK;
+}
+
 static ct_status check_type(vctx *c, const ct_op *op, int j, const ct_value *v) {
   if ((unsigned)v->dtype >= CT_DTYPE_COUNT)
     return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "result %d (\"%s\") has an invalid dtype", OP_ARGS(op), j, v->name);
@@ -52,11 +86,7 @@ static ct_status check_type(vctx *c, const ct_op *op, int j, const ct_value *v) 
                          v->name, k);
   if (v->n_scale < 0 || (v->n_scale > 0 && (!v->scale || !v->zero_point)))
     return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "result %d (\"%s\"): malformed quant params", OP_ARGS(op), j, v->name);
-  for (int k = 0; k < v->n_scale; k++)
-    if (!(isfinite(v->scale[k]) && v->scale[k] > 0))
-      return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "result %d (\"%s\"): scale %d is %g, not a positive number",
-                         OP_ARGS(op), j, v->name, k, v->scale[k]);
-  return CT_OK;
+  return v->n_scale > 0 ? check_quant(c, op, j, v) : CT_OK;
 }
 
 static ct_status check_data(vctx *c, const ct_op *op, const ct_value *v) {

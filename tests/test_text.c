@@ -365,6 +365,22 @@ static void load_fails(const char *name, const char *want) {
 }
 
 #define WMOD(w) "module @m attributes {chip = \"\", weights = \"" w "\"} {\n"
+/* Per-channel quant params name their axis when it is not 0; the text round-trips. */
+START_TEST(test_quant_axis_roundtrip) {
+  const char *text = "module @q {\n  %0 = tpu.Input() : tensor<1x2x4x4xi8 !quant<[0.1, 0.2], [0, -3], axis = 1>> loc(\"x\")\n"
+                     "  return %0 : tensor<1x2x4x4xi8 !quant<[0.1, 0.2], [0, -3], axis = 1>>\n}\n";
+  ct_graph *g = parse_ok(text, "q.tpu");
+  ck_assert_int_eq(g->values[0]->n_scale, 2);
+  ck_assert_int_eq(g->values[0]->quant_axis, 1);
+  char *out;
+  ct_diag d;
+  ck_assert_int_eq(ct_ir_print_string(g, &out, NULL, &d), CT_OK);
+  ck_assert_msg(strstr(out, "!quant<[0.1, 0.2], [0, -3], axis = 1>>") != NULL, "%s", out);
+  free(out);
+  ct_graph_free(g);
+}
+END_TEST
+
 /* The op table's attribute schemas: an unknown or mistyped attribute in a .top file is an
  * error naming file:line, node and attribute; an integer written for a float is a float. */
 START_TEST(test_load_checks_attribute_schema) {
@@ -470,6 +486,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_save_without_weight_data_fails_cleanly);
   tcase_add_test(tc, test_load_errors);
   tcase_add_test(tc, test_load_checks_attribute_schema);
+  tcase_add_test(tc, test_quant_axis_roundtrip);
   tcase_add_test(tc, test_large_graph_speed);
   suite_add_tcase(s, tc);
   return s;
