@@ -8,6 +8,7 @@
 #include "ops/math_einsum.h"
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
+#include "ops/shape_util.h"
 
 #define ELL 52 /* first ellipsis label */
 
@@ -172,5 +173,31 @@ ct_status ct_kern_einsum(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
     ct_tensor_set_f64(out[0], e, acc);
     ct_km_next_index(oi, p.out_nd, out[0]->shape);
   }
+  return CT_OK;
+}
+
+/* ---- shape function ---- */
+
+/* Einsum: output dims = sizes of the output labels, dtype of input 0 (all inputs alike). */
+ct_status ct_shape_einsum(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  int nd[CT_KE_EINSUM_MAX_IN];
+  const int64_t *sh[CT_KE_EINSUM_MAX_IN];
+  if (op->n_in > CT_KE_EINSUM_MAX_IN) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: %d operands", op->n_in);
+  for (int k = 0; k < op->n_in; k++) {
+    ct_value *v;
+    ct_status st = ct_sm_in(op, k, &v, d);
+    if (st) return st;
+    if (v->dtype != op->in[0]->dtype) return ct_km_err(d, CT_ERR_INPUT, op, "operands have different dtypes");
+    nd[k] = v->ndim, sh[k] = v->shape;
+  }
+  const char *eq = ct_attr_has_einsum_equation(op) ? ct_attr_einsum_equation(op) : NULL;
+  if (!eq) return ct_km_err(d, CT_ERR_INPUT, op, "attribute equation is missing");
+  ct_ke_einsum p;
+  ct_status st = ct_ke_einsum_plan(op, eq, op->n_in, nd, sh, &p, d);
+  if (st) return st;
+  int64_t shape[CT_MAX_DIMS];
+  for (int o = 0; o < p.out_nd; o++) shape[o] = p.size[p.out_lab[o]];
+  ct_sm_out(op, 0, op->in[0]->dtype, p.out_nd, shape);
   return CT_OK;
 }

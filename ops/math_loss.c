@@ -8,6 +8,7 @@
 #include "ops/sample_nms_loss.h"
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
+#include "ops/shape_util.h"
 
 ct_status ct_ke2_reduction_of(const ct_op *op, ct_ke2_reduction *r, ct_diag *d) {
   static const char *const names[] = {"none", "sum", "mean"};
@@ -87,4 +88,27 @@ ct_status ct_kern_sceloss(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   ct_status st = nll(op, lp, c, in[1], op->n_in > 2 ? in[2] : NULL, out[0], d);
   free(lp);
   return st;
+}
+
+/* ---- shape function ---- */
+
+/* NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss: input (N, C, d…) float, target (N, d…)
+ * integer, optional weight (C) → loss of target's shape (reduction none) or a scalar, input's
+ * dtype; SoftmaxCrossEntropyLoss's optional output 1 (log_prob) has the input's type. Errors:
+ * shapes, reduction as ct_ke2_reduction_of. */
+ct_status ct_shape_loss(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x, *t, *w = op->n_in > 2 ? op->in[2] : NULL;
+  ct_ke2_reduction red;
+  ct_status st;
+  if ((st = ct_ke2_reduction_of(op, &red, d)) || (st = ct_sm_float_in(op, 0, -1, &x, d)) || (st = ct_sm_in(op, 1, &t, d)))
+    return st;
+  bool ok = x->ndim >= 2 && t->ndim == x->ndim - 1 && ct_km_is_int(t->dtype) && t->shape[0] == x->shape[0];
+  for (int i = 1; ok && i < t->ndim; i++) ok = t->shape[i] == x->shape[i + 1];
+  if (!ok) return ct_km_err(d, CT_ERR_INPUT, op, "input must be (N, C, d...) and target (N, d...) integer");
+  if (w && (w->ndim != 1 || w->shape[0] != x->shape[1]))
+    return ct_km_err(d, CT_ERR_INPUT, op, "weight must have C = %lld entries", (long long)x->shape[1]);
+  ct_sm_out(op, 0, x->dtype, red == CT_KE2_RED_NONE ? t->ndim : 0, t->shape);
+  if (op->kind == CT_OP_SOFTMAXCROSSENTROPYLOSS) ct_sm_out(op, 1, x->dtype, x->ndim, x->shape);
+  return CT_OK;
 }

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "ops/nn_util.h"
+#include "ops/shape.h"
+#include "ops/nn_shape_util.h"
 
 typedef enum sm_kind { SM_SOFT, SM_LOG, SM_HARD } sm_kind;
 
@@ -122,4 +124,48 @@ ct_status ct_kern_spacetodepth(const ct_op *op, ct_tensor *const *in, ct_tensor 
                                ct_diag *d) {
   (void)ctx;
   return depth_space(op, in, out, false, d);
+}
+
+/* ---- shape functions ---- */
+
+/* Softmax, LogSoftmax, Hardmax: positive axis; coerce_2d = 1 (opset < 13) defaults axis to 1. */
+ct_status ct_shape_softmax(ct_graph *g, ct_op *op, ct_diag *d) {
+  ct_status st;
+  if ((st = ct_shape_nn_input(op, 0, 0, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
+  const ct_value *x = op->in[0];
+  int64_t coerce = ct_attr_softmax_coerce_2d(op);
+  int64_t axis = coerce && !ct_attr_has_softmax_axis(op) ? 1 : ct_attr_softmax_axis(op);
+  int r = x->ndim ? x->ndim : 1;
+  if (axis < -r || axis >= r + (coerce ? 1 : 0))
+    return ct_shape_nn_fail(d, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
+  if (axis < 0) axis += r;
+  if (!ct_attr_set_softmax_axis(g, op, axis)) return ct_shape_nn_oom(d, op);
+  return ct_shape_nn_set_out(op, 0, x->dtype, x->ndim, x->shape, d);
+}
+
+/* DepthToSpace (mode DCR/CRD) and SpaceToDepth on NCHW. */
+ct_status ct_shape_depthspace(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_status st;
+  if ((st = ct_shape_nn_input(op, 0, 4, d))) return st;
+  const ct_value *x = op->in[0];
+  if (x->ndim != 4) return ct_shape_nn_fail(d, op, "input must be 4-D NCHW");
+  int64_t b = ct_attr_depthspace_blocksize(op);
+  if (b < 1) return ct_shape_nn_fail(d, op, "attribute blocksize must be >= 1");
+  int64_t s[4] = {x->shape[0], x->shape[1], x->shape[2], x->shape[3]};
+  if (op->kind == CT_OP_DEPTHTOSPACE) {
+    const char *mode = ct_attr_depthspace_mode(op);
+    if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+      return ct_shape_nn_fail(d, op, "unsupported mode \"%s\"", mode);
+    if (s[1] % (b * b))
+      return ct_shape_nn_fail(d, op, "%lld channels not divisible by blocksize^2 = %lld", (long long)s[1],
+                              (long long)(b * b));
+    s[1] /= b * b, s[2] *= b, s[3] *= b;
+  } else {
+    if (s[2] % b || s[3] % b)
+      return ct_shape_nn_fail(d, op, "H %lld and W %lld must be divisible by blocksize %lld", (long long)s[2],
+                              (long long)s[3], (long long)b);
+    s[1] *= b * b, s[2] /= b, s[3] /= b;
+  }
+  return ct_shape_nn_set_out(op, 0, x->dtype, 4, s, d);
 }

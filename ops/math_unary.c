@@ -1,11 +1,14 @@
 /* math_unary.c: reference kernels of the unary elementwise ops and activations (Abs ..
  * SiLU), Clip and Dropout, following the ONNX operator spec (formulas and attribute
  * defaults quoted per op below). Float math in double; f32 results round to nearest. */
+#include <stdio.h>
 #include <math.h>
 #include <string.h>
 
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
+#include "ops/shape_util.h"
+#include "ops/broadcast.h"
 
 /* Attributes of the parameterized activations, defaults from the ONNX spec. */
 typedef struct up {
@@ -326,5 +329,35 @@ ct_status ct_kern_dropout(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   if (out[0]->nbytes != in[0]->nbytes) return ct_km_err(d, CT_ERR_INTERNAL, op, "output size mismatch");
   memcpy(out[0]->data, in[0]->data, in[0]->nbytes);
   if (op->n_out > 1 && out[1]) memset(out[1]->data, 1, out[1]->nbytes);
+  return CT_OK;
+}
+
+/* ---- shape functions ---- */
+
+/* out = in0 (unary math, activations, Clip, Identity...). */
+ct_status ct_shape_same(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x = NULL;
+  ct_status st = ct_sm_in(op, 0, &x, d);
+  if (st) return st;
+  ct_sm_out(op, 0, x->dtype, x->ndim, x->shape);
+  return CT_OK;
+}
+
+/* IsInf / IsNaN / Not: same shape, bool. */
+ct_status ct_shape_bool_unary(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x = NULL;
+  ct_status st = ct_sm_in(op, 0, &x, d);
+  if (st) return st;
+  ct_sm_out(op, 0, CT_BOOL, x->ndim, x->shape);
+  return CT_OK;
+}
+
+/* Dropout: output 0 like the input, optional mask (output 1) bool of the same shape. */
+ct_status ct_shape_dropout(ct_graph *g, ct_op *op, ct_diag *d) {
+  ct_status st = ct_shape_same(g, op, d);
+  if (st) return st;
+  ct_sm_out(op, 1, CT_BOOL, op->in[0]->ndim, op->in[0]->shape);
   return CT_OK;
 }

@@ -5,6 +5,8 @@
 
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
+#include "ops/shape_util.h"
+#include "ops/sample_nms_loss.h"
 
 /* Coefficients (a0, a1, a2) of a window op. */
 static void window_coeffs(ct_op_kind kind, double *a) {
@@ -30,5 +32,28 @@ ct_status ct_kern_window(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
     double x = 2 * 3.14159265358979323846 * (double)n / n_den; /* 2πn/N */
     ct_tensor_set_f64(y, n, a[0] - a[1] * cos(x) + a[2] * cos(2 * x));
   }
+  return CT_OK;
+}
+
+/* ---- shape function ---- */
+
+/* HannWindow / HammingWindow / BlackmanWindow: constant scalar integer size → (size) of ONNX
+ * type output_datatype (default 1 = float). Errors: a non-constant size ("unsupported"), size
+ * < 0, an unknown output_datatype ("unsupported"). */
+ct_status ct_shape_window(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  const ct_tensor *t = NULL;
+  int64_t size = 0;
+  int n = 0;
+  ct_dtype dt;
+  ct_status st = ct_sm_const(op, 0, "size", &t, d);
+  if (st) return st;
+  if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 0 (size) is missing");
+  if ((st = ct_km_ints(op, t, "size", 1, &size, &n, d))) return st;
+  if (n != 1 || size < 0) return ct_km_err(d, CT_ERR_INPUT, op, "size must be one integer >= 0");
+  int64_t odt = ct_attr_window_fn_output_datatype(op);
+  if (!ct_dtype_from_onnx((int)odt, &dt) || dt == CT_BOOL)
+    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported output_datatype %lld", (long long)odt);
+  ct_sm_out(op, 0, dt, 1, &size);
   return CT_OK;
 }

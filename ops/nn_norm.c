@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "ops/nn_util.h"
+#include "ops/shape.h"
+#include "ops/nn_shape_util.h"
 
 /* Checks every present input and output 0 is f32 and output 0 has input 0's shape. */
 static ct_status f32_same_shape(const ct_op *op, ct_tensor *const *in, ct_tensor **out, ct_diag *d) {
@@ -237,4 +239,116 @@ ct_status ct_kern_lrn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
                       ct_diag *d) {
   (void)ctx;
   return norm_run(op, in, out, 2, lrn, d);
+}
+
+/* ---- shape functions ---- */
+
+/* The output has the input's type and shape. */
+static ct_status same_as_input(ct_op *op, ct_diag *d) {
+  const ct_value *x = op->in[0];
+  return ct_shape_nn_set_out(op, 0, x->dtype, x->ndim, x->shape, d);
+}
+
+/* Checks input i is a 1-D tensor of n elements. */
+static ct_status need_vec(const ct_op *op, int i, int64_t n, const char *what, ct_diag *d) {
+  ct_status st = ct_shape_nn_input(op, i, 1, d);
+  if (st) return st;
+  if (ct_value_numel(op->in[i]) != n || op->in[i]->ndim != 1)
+    return ct_shape_nn_fail(d, op, "%s (input %d) must have shape [%lld]", what, i, (long long)n);
+  return CT_OK;
+}
+
+/* BatchNormalization, inference form (ONNX BatchNormalization-15, training_mode 0): scale, B,
+ * input_mean, input_var are [C]; Y has X's shape. Training mode or its extra outputs are
+ * "unsupported" (CT_ERR_INPUT). */
+ct_status ct_shape_batchnorm(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  static const char *const names[] = {"", "scale", "B", "input_mean", "input_var"};
+  ct_status st;
+  if ((st = ct_shape_nn_input(op, 0, 2, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
+  for (int i = 1; i < 5; i++)
+    if ((st = need_vec(op, i, op->in[0]->shape[1], names[i], d))) return st;
+  if (ct_attr_batchnorm_training_mode(op))
+    return ct_shape_nn_fail(d, op, "unsupported training_mode = 1");
+  for (int i = 1; i < op->n_out; i++)
+    if (op->out[i]) return ct_shape_nn_fail(d, op, "unsupported training output %d", i);
+  return same_as_input(op, d);
+}
+
+/* InstanceNormalization (ONNX-6): scale and B are [C]; Y has X's shape. */
+ct_status ct_shape_instancenorm(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_status st;
+  if ((st = ct_shape_nn_input(op, 0, 2, d)) || (st = ct_shape_nn_float_input(op, 0, d)) ||
+      (st = need_vec(op, 1, op->in[0]->shape[1], "scale", d)) ||
+      (st = need_vec(op, 2, op->in[0]->shape[1], "B", d)))
+    return st;
+  return same_as_input(op, d);
+}
+
+/* True when v's shape, without leading 1s, is a suffix of shape[from..ndim) (the broadcast
+ * the LayerNormalization kernel implements). */
+static bool suffix_broadcasts(const ct_value *v, int ndim, const int64_t *shape, int from) {
+  int lead = 0;
+  while (lead < v->ndim && v->shape[lead] == 1) lead++;
+  int rest = v->ndim - lead;
+  if (rest > ndim - from) return false;
+  for (int i = 0; i < rest; i++)
+    if (v->shape[lead + i] != shape[ndim - rest + i]) return false;
+  return true;
+}
+
+/* LayerNormalization (ONNX-17): normalizes dims [axis, rank); Scale/B must broadcast to them
+ * (their shape without leading 1s a suffix of X's); writes a positive axis; optional Mean and
+ * InvStdDev (f32) have X's shape with dims >= axis set to 1. */
+ct_status ct_shape_layernorm(ct_graph *g, ct_op *op, ct_diag *d) {
+  ct_status st;
+  if ((st = ct_shape_nn_input(op, 0, 1, d)) || (st = ct_shape_nn_input(op, 1, 0, d)) ||
+      (st = ct_shape_nn_float_input(op, 0, d)))
+    return st;
+  const ct_value *x = op->in[0];
+  int64_t axis = ct_attr_layernorm_axis(op);
+  if (axis < -x->ndim || axis >= x->ndim)
+    return ct_shape_nn_fail(d, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
+  if (axis < 0) axis += x->ndim;
+  for (int i = 1; i < op->n_in && i < 3; i++)
+    if (op->in[i] && !suffix_broadcasts(op->in[i], x->ndim, x->shape, (int)axis))
+      return ct_shape_nn_fail(d, op, "input %d does not broadcast to the normalized dims", i);
+  if (!ct_attr_set_layernorm_axis(g, op, axis)) return ct_shape_nn_oom(d, op);
+  int64_t shape[CT_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) shape[i] = i < axis ? x->shape[i] : 1;
+  if ((st = same_as_input(op, d)) || (st = ct_shape_nn_set_out(op, 1, CT_F32, x->ndim, shape, d)))
+    return st;
+  return ct_shape_nn_set_out(op, 2, CT_F32, x->ndim, shape, d);
+}
+
+/* MeanVarianceNormalization (ONNX-13): axes default [0, 2, 3], written explicit and positive. */
+ct_status ct_shape_mvn(ct_graph *g, ct_op *op, ct_diag *d) {
+  ct_status st;
+  if ((st = ct_shape_nn_input(op, 0, 1, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
+  const ct_value *x = op->in[0];
+  static const int64_t dflt[3] = {0, 2, 3};
+  int n = 0;
+  const int64_t *ax = ct_attr_mvn_axes(op, &n);
+  if (!ax) { ax = dflt; n = 3; }
+  int64_t axes[CT_MAX_DIMS];
+  unsigned seen = 0;
+  if (n > x->ndim) return ct_shape_nn_fail(d, op, "attribute axes has %d values for rank %d", n, x->ndim);
+  for (int i = 0; i < n; i++) {
+    axes[i] = ax[i] < 0 ? ax[i] + x->ndim : ax[i];
+    if (axes[i] < 0 || axes[i] >= x->ndim || (seen >> axes[i] & 1u))
+      return ct_shape_nn_fail(d, op, "axes[%d] = %lld is out of range or repeated", i, (long long)ax[i]);
+    seen |= 1u << axes[i];
+  }
+  if (!ct_attr_set_mvn_axes(g, op, n, axes)) return ct_shape_nn_oom(d, op);
+  return same_as_input(op, d);
+}
+
+/* LRN (ONNX-13): attribute size >= 1; Y has X's shape (N, C, ...). */
+ct_status ct_shape_lrn(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_status st;
+  if ((st = ct_shape_nn_input(op, 0, 2, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
+  if (ct_attr_lrn_size(op) < 1) return ct_shape_nn_fail(d, op, "attribute size must be >= 1");
+  return same_as_input(op, d);
 }

@@ -7,6 +7,7 @@
 #include "ops/sample_nms_loss.h"
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
+#include "ops/shape_util.h"
 
 /* Box s of batch b as [ymin, xmin, ymax, xmax]. */
 static void nms_box(const ct_tensor *boxes, int64_t b, int64_t s, int64_t ns, bool center, double *o) {
@@ -97,4 +98,27 @@ ct_status ct_kern_nms(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   if (!st && n != y->shape[0])
     return ct_km_err(d, CT_ERR_INPUT, op, "%lld boxes selected, output has %lld rows", (long long)n, (long long)y->shape[0]);
   return st;
+}
+
+/* ---- shape function ---- */
+
+/* NonMaxSuppression: selected_indices (n, 3) int64 where n depends on the data: computed by
+ * ct_ke2_nms when every input is constant, else "unsupported: data-dependent shape". */
+ct_status ct_shape_nms(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *v;
+  const ct_tensor *t[5] = {NULL, NULL, NULL, NULL, NULL};
+  ct_status st;
+  for (int i = 0; i < op->n_in && i < 5; i++) {
+    if (i > 1 && !op->in[i]) continue;
+    if ((st = ct_sm_in(op, i, &v, d))) return st;
+    if (!ct_value_is_const(v))
+      return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape (non-constant input %d)", i);
+    t[i] = v->data;
+  }
+  if (op->n_in < 2) return ct_km_err(d, CT_ERR_INPUT, op, "input 1 is missing");
+  int64_t s[2] = {0, 3};
+  if ((st = ct_ke2_nms(op, t[0], t[1], t[2], t[3], t[4], NULL, 0, &s[0], d))) return st;
+  ct_sm_out(op, 0, CT_I64, 2, s);
+  return CT_OK;
 }

@@ -14,6 +14,11 @@ ct_status ct_sm_in(const ct_op *op, int i, ct_value **v, ct_diag *d);
  * but not constant: `unsupported: non-constant <what>` naming the node. */
 ct_status ct_sm_const(const ct_op *op, int i, const char *what, const ct_tensor **t, ct_diag *d);
 
+/* Input i of op (as ct_sm_in) with a float dtype and rank ndim (any rank when ndim < 0).
+ * Errors (CT_ERR_INPUT naming the node): those of ct_sm_in, `unsupported dtype D (input i)`,
+ * `input i must have rank N`. */
+ct_status ct_sm_float_in(const ct_op *op, int i, int ndim, ct_value **v, ct_diag *d);
+
 /* Input 0 of op (as ct_sm_in) and the required constant integer list at input 1 (`what`:
  * "shape", "axes"...), read into vals (at most max entries, *n gets the count) by ct_km_ints.
  * Errors (CT_ERR_INPUT naming the node): those of ct_sm_in and ct_sm_const, `input 1 (what)

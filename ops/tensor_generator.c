@@ -8,6 +8,7 @@
 #include "quant/quant.h"
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
+#include "ops/shape_util.h"
 
 /* Trilu: keeps j - i >= k (upper, default) or j - i <= k (lower) in the last two dims. */
 ct_status ct_kern_trilu(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
@@ -235,5 +236,80 @@ ct_status ct_kern_qdq(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
       ct_tensor_set_f64(y, e, (double)(ct_km_get_i64(x, e) - zp) * sc);
     }
   }
+  return CT_OK;
+}
+
+/* ---- shape functions ---- */
+
+/* OneHot: output rank r+1 with depth inserted at axis (default -1); dtype of values. */
+ct_status ct_shape_onehot(ct_graph *g, ct_op *op, ct_diag *d) {
+  ct_value *x = NULL, *v = NULL;
+  const ct_tensor *dt;
+  ct_status st = ct_sm_in(op, 0, &x, d);
+  if (st || (st = ct_sm_in(op, 2, &v, d)) || (st = ct_sm_const(op, 1, "depth", &dt, d))) return st;
+  if (!dt || ct_tensor_numel(dt) != 1) return ct_km_err(d, CT_ERR_INPUT, op, "depth must be a scalar");
+  if (ct_value_numel(v) != 2) return ct_km_err(d, CT_ERR_INPUT, op, "values must have 2 elements");
+  int64_t depth = (int64_t)ct_tensor_get_f64(dt, 0), axis = ct_attr_onehot_axis(op), s[CT_MAX_DIMS];
+  int r = x->ndim + 1, ax;
+  if (depth < 1) return ct_km_err(d, CT_ERR_INPUT, op, "depth %lld must be positive", (long long)depth);
+  if (r > CT_MAX_DIMS || !ct_km_axis(axis, r, &ax))
+    return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for output rank %d", (long long)axis, r);
+  for (int i = 0, k = 0; i < r; i++) s[i] = i == ax ? depth : x->shape[k++];
+  if (!ct_attr_set_onehot_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  ct_sm_out(op, 0, v->dtype, r, s);
+  return CT_OK;
+}
+
+/* Compress: the output length is the number of true conditions (within the axis length),
+ * so the condition must be constant. */
+ct_status ct_shape_compress(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x = NULL;
+  const ct_tensor *c;
+  ct_status st = ct_sm_in(op, 0, &x, d);
+  if (st || (st = ct_sm_const(op, 1, "condition", &c, d))) return st;
+  if (!c || c->ndim != 1) return ct_km_err(d, CT_ERR_INPUT, op, "condition must be 1-D");
+  const ct_attr *a = ct_attr_raw_compress_axis(op);
+  int ax = -1;
+  if (a && !ct_km_axis(a->i, x->ndim, &ax))
+    return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)a->i, x->ndim);
+  int64_t len = ax < 0 ? ct_value_numel(x) : x->shape[ax], cnt = 0, s[CT_MAX_DIMS];
+  if (c->shape[0] > len) return ct_km_err(d, CT_ERR_INPUT, op, "condition is longer than the input");
+  for (int64_t i = 0; i < c->shape[0]; i++) cnt += ct_tensor_get_f64(c, i) != 0;
+  if (ax < 0) {
+    ct_sm_out(op, 0, x->dtype, 1, &cnt);
+    return CT_OK;
+  }
+  memcpy(s, x->shape, sizeof s);
+  s[ax] = cnt;
+  ct_sm_out(op, 0, x->dtype, x->ndim, s);
+  return CT_OK;
+}
+
+/* EyeLike: 2-D like the input; dtype attribute (ONNX data type) or the input's. */
+ct_status ct_shape_eyelike(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x = NULL;
+  ct_status st = ct_sm_in(op, 0, &x, d);
+  if (st) return st;
+  if (x->ndim != 2) return ct_km_err(d, CT_ERR_INPUT, op, "input must be 2-D");
+  ct_dtype dt = x->dtype;
+  const ct_attr *a = ct_attr_raw_eyelike_dtype(op);
+  if (a && !ct_dtype_from_onnx((int)a->i, &dt))
+    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: ONNX data type %lld", (long long)a->i);
+  ct_sm_out(op, 0, dt, 2, x->shape);
+  return CT_OK;
+}
+
+/* NonZero: [rank, count] int64, computable only from constant data. */
+ct_status ct_shape_nonzero(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x = NULL;
+  ct_status st = ct_sm_in(op, 0, &x, d);
+  if (st) return st;
+  if (!ct_value_is_const(x)) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape");
+  int64_t n = ct_tensor_numel(x->data), s[2] = {x->ndim, 0};
+  for (int64_t i = 0; i < n; i++) s[1] += ct_tensor_get_f64(x->data, i) != 0;
+  ct_sm_out(op, 0, CT_I64, 2, s);
   return CT_OK;
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "ops/nn_util.h"
+#include "ops/shape.h"
+#include "ops/nn_shape_util.h"
 
 typedef enum rz_ctm {
   CTM_HALF_PIXEL, CTM_HALF_PIXEL_SYM, CTM_PYTORCH_HALF_PIXEL, CTM_ALIGN_CORNERS, CTM_ASYMMETRIC,
@@ -223,4 +225,76 @@ ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   }
   free(off), free(w), free(buf);
   return st2;
+}
+
+/* ---- shape function ---- */
+
+/* True when the optional input i is present with at least one element. */
+static bool has_data_input(const ct_op *op, int i) {
+  return i < op->n_in && op->in[i] && ct_value_numel(op->in[i]) > 0;
+}
+
+/* Checks a string attribute (accessor get, name attr) against a NULL-terminated list of
+ * accepted values. */
+static ct_status check_choice(const ct_op *op, const char *attr, const char *(*get)(const ct_op *),
+                              const char *const *ok, ct_diag *d) {
+  const char *v = get(op);
+  for (int i = 0; ok[i]; i++)
+    if (strcmp(v, ok[i]) == 0) return CT_OK;
+  return ct_shape_nn_fail(d, op, "unsupported %s \"%s\"", attr, v);
+}
+
+static ct_status resize_attrs(const ct_op *op, ct_diag *d) {
+  static const char *const modes[] = {"nearest", "linear", "cubic", NULL};
+  static const char *const ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                     "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize", NULL};
+  static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL};
+  ct_status st;
+  if ((st = check_choice(op, "mode", ct_attr_resize_mode, modes, d)) ||
+      (st = check_choice(op, "coordinate_transformation_mode", ct_attr_resize_coordinate_transformation_mode, ctms, d)) ||
+      (st = check_choice(op, "nearest_mode", ct_attr_resize_nearest_mode, nms, d)))
+    return st;
+  if (ct_attr_resize_antialias(op)) return ct_shape_nn_fail(d, op, "unsupported antialias = 1");
+  if (ct_attr_raw_resize_axes(op)) return ct_shape_nn_fail(d, op, "unsupported attribute axes");
+  if (strcmp(ct_attr_resize_keep_aspect_ratio_policy(op), "stretch") != 0)
+    return ct_shape_nn_fail(d, op, "unsupported keep_aspect_ratio_policy");
+  return CT_OK;
+}
+
+/* Resize (ONNX Resize-13/19; inputs X, roi, scales, sizes): exactly one of scales / sizes, which
+ * must be constant; output = floor(in * scale) or sizes. mode, coordinate_transformation_mode
+ * and nearest_mode are checked; antialias, axes and keep_aspect_ratio_policy other than
+ * "stretch" are "unsupported". */
+ct_status ct_shape_resize(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_status st;
+  if ((st = ct_shape_nn_input(op, 0, 1, d)) || (st = resize_attrs(op, d))) return st;
+  const ct_value *x = op->in[0];
+  bool hs = has_data_input(op, 2), hz = has_data_input(op, 3);
+  if (hs == hz) return ct_shape_nn_fail(d, op, "exactly one of scales and sizes must be given");
+  const ct_value *v = op->in[hs ? 2 : 3];
+  if (!ct_value_is_const(v))
+    return ct_shape_nn_fail(d, op, "unsupported non-constant %s (\"%s\")", hs ? "scales" : "sizes", v->name);
+  if (ct_value_numel(v) != x->ndim)
+    return ct_shape_nn_fail(d, op, "%s has %lld values for rank %d", hs ? "scales" : "sizes",
+                            (long long)ct_value_numel(v), x->ndim);
+  if (has_data_input(op, 1) && ct_value_numel(op->in[1]) != 2 * x->ndim)
+    return ct_shape_nn_fail(d, op, "roi has %lld values, expected %d", (long long)ct_value_numel(op->in[1]),
+                            2 * x->ndim);
+  if ((st = strcmp(ct_attr_resize_mode(op), "nearest") == 0 ? ct_shape_nn_exact_f32_input(op, 0, d)
+                                                                            : ct_shape_nn_float_input(op, 0, d)))
+    return st;
+  int64_t shape[CT_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) {
+    if (hs) {
+      double sc = (float)ct_tensor_get_f64(v->data, i);
+      if (!(sc > 0) || !isfinite(sc)) return ct_shape_nn_fail(d, op, "scales[%d] must be positive", i);
+      shape[i] = (int64_t)floor((double)x->shape[i] * sc);
+    } else {
+      shape[i] = ct_tensor_get_i64(v->data, i);
+    }
+    if (shape[i] < 1 || shape[i] > ((int64_t)1 << 40))
+      return ct_shape_nn_fail(d, op, "output dim %d would be %lld", i, (long long)shape[i]);
+  }
+  return ct_shape_nn_set_out(op, 0, x->dtype, x->ndim, shape, d);
 }

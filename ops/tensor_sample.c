@@ -7,6 +7,7 @@
 #include "ops/sample_nms_loss.h"
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
+#include "ops/shape_util.h"
 
 ct_status ct_ke2_gs_modes(const ct_op *op, ct_ke2_gs_mode *mode, ct_ke2_gs_pad *pad, ct_diag *d) {
   static const char *const modes[][2] = {{"bilinear", "linear"}, {"nearest", "nearest"}, {"bicubic", "cubic"}};
@@ -242,5 +243,65 @@ ct_status ct_kern_maxunpool(const ct_op *op, ct_tensor *const *in, ct_tensor **o
     }
     memcpy((char *)y->data + (size_t)off * es, (const char *)x->data + (size_t)i * es, es);
   }
+  return CT_OK;
+}
+
+/* ---- shape functions ---- */
+
+/* GridSample: X (N, C, H, W), grid (N, Ho, Wo, 2) → (N, C, Ho, Wo) of X's dtype. Other ranks
+ * are "unsupported"; unknown modes as ct_ke2_gs_modes. */
+ct_status ct_shape_gridsample(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x, *grid;
+  ct_ke2_gs_mode mode;
+  ct_ke2_gs_pad pad;
+  ct_status st = ct_ke2_gs_modes(op, &mode, &pad, d);
+  if (st || (st = ct_sm_float_in(op, 0, -1, &x, d)) || (st = ct_sm_float_in(op, 1, -1, &grid, d))) return st;
+  if (x->ndim != 4 || grid->ndim != 4) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: rank %d (only 4-D)", x->ndim);
+  if (grid->shape[3] != 2 || grid->shape[0] != x->shape[0])
+    return ct_km_err(d, CT_ERR_INPUT, op, "grid must be (N, Ho, Wo, 2) with X's N");
+  int64_t s[4] = {x->shape[0], x->shape[1], grid->shape[1], grid->shape[2]};
+  ct_sm_out(op, 0, x->dtype, 4, s);
+  return CT_OK;
+}
+
+/* RoiAlign: X (N, C, H, W), rois (R, 4), batch_indices (R) integer → (R, C, output_height,
+ * output_width). Errors: shapes, output sizes < 1, negative sampling_ratio. */
+ct_status ct_shape_roialign(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x, *rois, *bi;
+  ct_status st;
+  if ((st = ct_sm_float_in(op, 0, 4, &x, d)) || (st = ct_sm_float_in(op, 1, 2, &rois, d)) || (st = ct_sm_in(op, 2, &bi, d)))
+    return st;
+  if (rois->shape[1] != 4 || bi->ndim != 1 || bi->shape[0] != rois->shape[0] || !ct_km_is_int(bi->dtype))
+    return ct_km_err(d, CT_ERR_INPUT, op, "rois must be (R, 4) and batch_indices (R) integer");
+  int64_t oh = ct_attr_roialign_output_height(op), ow = ct_attr_roialign_output_width(op);
+  if (oh < 1 || ow < 1 || ct_attr_roialign_sampling_ratio(op) < 0)
+    return ct_km_err(d, CT_ERR_INPUT, op, "output sizes must be >= 1 and sampling_ratio >= 0");
+  int64_t s[4] = {rois->shape[0], x->shape[1], oh, ow};
+  ct_sm_out(op, 0, x->dtype, 4, s);
+  return CT_OK;
+}
+
+/* MaxUnpool: X (N, C, spatial...), I (X's shape, int64) → output_shape (constant input 2) or the
+ * default size of ct_ke2_unpool_shape. Errors: those of ct_ke2_unpool_shape, shapes, a
+ * non-constant output_shape ("unsupported"). */
+ct_status ct_shape_maxunpool(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x, *ind;
+  const ct_tensor *os = NULL;
+  ct_status st;
+  if ((st = ct_sm_in(op, 0, &x, d)) || (st = ct_sm_in(op, 1, &ind, d))) return st;
+  if (op->n_in > 2 && (st = ct_sm_const(op, 2, "output_shape", &os, d))) return st;
+  if (x->ndim < 3 || ind->ndim != x->ndim || ind->dtype != CT_I64 || ct_value_numel(ind) != ct_value_numel(x))
+    return ct_km_err(d, CT_ERR_INPUT, op, "X must be (N, C, spatial...) and I int64 of its shape");
+  int64_t s[CT_MAX_DIMS];
+  if ((st = ct_ke2_unpool_shape(op, x->ndim, x->shape, s, d))) return st;
+  if (os) {
+    int n = 0;
+    if ((st = ct_km_ints(op, os, "output_shape", CT_MAX_DIMS, s, &n, d))) return st;
+    if (n != x->ndim) return ct_km_err(d, CT_ERR_INPUT, op, "output_shape must have %d entries", x->ndim);
+  }
+  ct_sm_out(op, 0, x->dtype, x->ndim, s);
   return CT_OK;
 }

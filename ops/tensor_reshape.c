@@ -2,10 +2,13 @@
  * Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Expand, Tile, Pad (ONNX
  * operator spec, latest opset: Shape-15, Reshape-14, Squeeze/Unsqueeze-13, Split-18,
  * Slice-13, Expand-13, Tile-13, Pad-19). Shape-determining inputs must be constant. */
+#include <math.h>
 #include <string.h>
 
 #include "ops/shape_util.h"
 #include "ops/broadcast.h"
+#include "ops/ops_util.h"
+#include "ops/kernel.h"
 
 /* Shape-15: 1-D int64 of the dims in [start, end) (negative adds rank, then clamped). */
 ct_status ct_shape_shape(ct_graph *g, ct_op *op, ct_diag *d) {
@@ -131,25 +134,32 @@ ct_status ct_shape_unsqueeze(ct_graph *g, ct_op *op, ct_diag *d) {
   return CT_OK;
 }
 
-/* Transpose: perm (default reversed dims) checked to be a permutation and made explicit. */
-ct_status ct_shape_transpose(ct_graph *g, ct_op *op, ct_diag *d) {
-  ct_value *x = NULL;
-  ct_status st = ct_sm_in(op, 0, &x, d);
-  if (st) return st;
-  int n;
-  const int64_t *p = ct_attr_transpose_perm(op, &n);
-  int64_t perm[CT_MAX_DIMS], s[CT_MAX_DIMS];
-  bool seen[CT_MAX_DIMS] = {false};
-  if (!p) n = x->ndim;
-  if (n != x->ndim) return ct_km_err(d, CT_ERR_INPUT, op, "perm has %d entries for rank %d", n, x->ndim);
-  for (int i = 0; i < n; i++) {
-    perm[i] = p ? p[i] : n - 1 - i;
-    if (perm[i] < 0 || perm[i] >= n || seen[perm[i]])
-      return ct_km_err(d, CT_ERR_INPUT, op, "perm is not a permutation of 0..%d", n - 1);
-    seen[perm[i]] = true;
-    s[i] = x->shape[perm[i]];
-  }
-  if (!ct_attr_set_transpose_perm(g, op, n, perm)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
-  ct_sm_out(op, 0, x->dtype, n, s);
+/* ---- kernels ---- */
+
+/* Shape-15: y[i] = x.shape[start + i] (start made explicit by the shape function). */
+ct_status ct_kern_shape(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                        ct_diag *d) {
+  (void)ctx;
+  int64_t s = ct_attr_shape_start(op), n = ct_tensor_numel(out[0]);
+  if (s < 0 || s + n > in[0]->ndim) return ct_km_err(d, CT_ERR_INPUT, op, "start/end do not fit rank %d", in[0]->ndim);
+  for (int64_t i = 0; i < n; i++) ((int64_t *)out[0]->data)[i] = in[0]->shape[s + i];
+  return CT_OK;
+}
+
+/* Size: y = element count of x (int64 scalar). */
+ct_status ct_kern_size(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                       ct_diag *d) {
+  (void)op, (void)ctx, (void)d;
+  *(int64_t *)out[0]->data = ct_tensor_numel(in[0]);
+  return CT_OK;
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze: the data is unchanged, only the shape differs. */
+ct_status ct_kern_copy(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                       ct_diag *d) {
+  (void)ctx;
+  if (in[0]->nbytes != out[0]->nbytes || in[0]->dtype != out[0]->dtype)
+    return ct_km_err(d, CT_ERR_INPUT, op, "output size or dtype differs from the input");
+  memcpy(out[0]->data, in[0]->data, in[0]->nbytes);
   return CT_OK;
 }
