@@ -1,6 +1,7 @@
-/* kernel.h: reference kernels of the Top IR ops, the float golden model (ARCHITECTURE.md
- * §7). A kernel reads its op's attributes and input tensors and fills output tensors that
- * the caller allocated with the shapes/dtypes shape inference gave the op's outputs. */
+/* kernel.h: the kernels of the ops, keyed by (op, dialect): float Top kernels (the golden
+ * model, ARCHITECTURE.md §7) now, integer Tpu kernels next. A kernel reads its op's attributes
+ * and input tensors and fills output tensors that the caller allocated with the shapes/dtypes
+ * shape inference gave the op's outputs. */
 #ifndef CT_KERNEL_H
 #define CT_KERNEL_H
 

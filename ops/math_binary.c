@@ -1,7 +1,8 @@
-/* math_binary.c: reference kernels of the broadcasting binary and variadic ops (Add ..
- * Mod, Pow, comparisons, logical ops, BitShift, PRelu, Max/Min/Sum/Mean) and Where, using
- * numpy broadcasting (ops/broadcast.h). Semantics: ONNX operator spec; integer
- * arithmetic wraps modulo 2^64 then to the storage type (C conversion), int x/0 and x%0 = 0. */
+/* math_binary.c: ONNX math/logical family, broadcasting ops: shape functions and float kernels
+ * of Add, Sub, Mul, Div, Pow, Mod, BitShift, And, Or, Xor, Equal, Less, Greater, LessOrEqual,
+ * GreaterOrEqual, PRelu, Max, Min, Sum, Mean (variadic) and Where, with numpy broadcasting
+ * (ops/broadcast.h). Semantics: ONNX operator spec; integer arithmetic wraps modulo 2^64 then
+ * to the storage type (C conversion), int x/0 and x%0 = 0. */
 #include <stdio.h>
 #include <math.h>
 #include <string.h>

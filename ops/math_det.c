@@ -1,5 +1,5 @@
-/* math_det.c: reference kernels of the miscellaneous extended ops: Det (ONNX Det-11) by
- * LU decomposition with partial pivoting (Golub & Van Loan, Matrix Computations, §3.4) in double. */
+/* math_det.c: ONNX math family, Det (Det-11): shape function and float kernel, by LU
+ * decomposition with partial pivoting (Golub & Van Loan, Matrix Computations, §3.4) in double. */
 #include <math.h>
 #include <stdlib.h>
 

@@ -1,7 +1,8 @@
-/* math_einsum.c: Einsum (ONNX Einsum-12, numpy einsum conventions): the equation plan
- * shared with the shape function, and a generic loop kernel — each output element sums, over
- * the labels absent from the output, the product of the operands (repeated labels read
- * diagonals by adding their strides; broadcast ellipsis dims of size 1 get stride 0). */
+/* math_einsum.c: ONNX math family, Einsum (Einsum-12, numpy einsum conventions): the equation
+ * plan shared by the shape function and the kernel, both of them, and a generic loop kernel:
+ * each output element sums, over the labels absent from the output, the product of the
+ * operands (repeated labels read diagonals by adding their strides; broadcast ellipsis dims of
+ * size 1 get stride 0). */
 #include <ctype.h>
 #include <string.h>
 

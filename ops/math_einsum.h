@@ -1,6 +1,6 @@
-/* math_einsum.h: helpers shared by the extended-op reference kernels (reference/kern_ext*.c) and
- * their shape functions (compiler/shape_ext*.c), so shape inference and execution agree by
- * construction: the Einsum equation plan (ONNX Einsum-12, numpy einsum conventions). */
+/* math_einsum.h: the Einsum equation plan (ONNX Einsum-12, numpy einsum conventions) shared
+ * by Einsum's shape function and kernel (math_einsum.c), so shape inference and execution
+ * agree by construction. */
 #ifndef CT_KERN_EXT_H
 #define CT_KERN_EXT_H
 

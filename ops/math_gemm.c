@@ -1,6 +1,7 @@
-/* math_gemm.c: Gemm (ONNX Gemm-13: Y = alpha op(A) op(B) + beta C, C unidirectionally
- * broadcast, optional fused activation) and MatMul (numpy matmul: N-D batched with
- * broadcasting, 1-D operand rules) on OpenBLAS sgemm/dgemm, float32 and float64. */
+/* math_gemm.c: ONNX math family, matrix products: float kernels of Gemm (Gemm-13: Y = alpha
+ * op(A) op(B) + beta C, C unidirectionally broadcast, optional fused activation) and MatMul
+ * (numpy matmul: N-D batched with broadcasting, 1-D operand rules) on OpenBLAS sgemm/dgemm,
+ * float32 and float64. Their shape functions are in nn_shape.c with Conv's. */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>

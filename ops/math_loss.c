@@ -1,6 +1,7 @@
-/* math_loss.c: reference kernels of the classification losses NegativeLogLikelihoodLoss-13
- * and SoftmaxCrossEntropyLoss-13 (ONNX operator spec: loss = −w[t]·logp[n, t, d…], ignore_index,
- * reductions none/sum/mean, mean divided by the sum of the applied weights), in double. */
+/* math_loss.c: ONNX math family, classification losses: shape function and kernels of
+ * NegativeLogLikelihoodLoss-13 and SoftmaxCrossEntropyLoss-13 (loss = −w[t]·logp[n, t, d…],
+ * ignore_index, reductions none/sum/mean, mean divided by the sum of the applied weights), in
+ * double. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

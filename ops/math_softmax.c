@@ -1,6 +1,7 @@
-/* math_softmax.c: Softmax, LogSoftmax, Hardmax (ONNX-13 along one axis, or the opset < 13
- * form flattening to 2-D at axis when coerce_2d = 1), float32, max-subtracted for stability;
- * DepthToSpace (DCR/CRD) and SpaceToDepth (ONNX-13 reshape/transpose definitions), any dtype. */
+/* math_softmax.c: Softmax, LogSoftmax, Hardmax (ONNX math family; ONNX-13 along one axis, or
+ * the opset < 13 form flattening to 2-D at axis when coerce_2d = 1; float32, max-subtracted for
+ * stability) and DepthToSpace (DCR/CRD) / SpaceToDepth (ONNX tensor family, ONNX-13
+ * reshape/transpose definitions, any dtype): shape functions and float kernels. */
 #include <math.h>
 #include <string.h>
 

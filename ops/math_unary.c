@@ -1,6 +1,8 @@
-/* math_unary.c: reference kernels of the unary elementwise ops and activations (Abs ..
- * SiLU), Clip and Dropout, following the ONNX operator spec (formulas and attribute
- * defaults quoted per op below). Float math in double; f32 results round to nearest. */
+/* math_unary.c: ONNX math family, unary elementwise ops: shape functions (same type; bool for
+ * IsInf/IsNaN/Not) and float kernels of Abs .. Tan, the activations (Elu, Selu, Celu,
+ * LeakyRelu, ThresholdedRelu, HardSigmoid, HardSwish, Shrink, Mish, Gelu, SiLU), IsInf, IsNaN,
+ * Not, Identity, Clip and Dropout (nn family; inference = identity). Formulas of the ONNX
+ * operator spec quoted per op; float math in double, f32 results round to nearest. */
 #include <stdio.h>
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,7 @@
-/* math_window.c: reference kernels of the window generators HannWindow, HammingWindow and
- * BlackmanWindow (ONNX *Window-17): w[n] = a0 − a1 cos(2πn/N) + a2 cos(4πn/N), N = size when
- * periodic (default) else size − 1, with the spec's coefficients, in double. */
+/* math_window.c: ONNX math family, window generators: shape function and kernel of
+ * HannWindow, HammingWindow and BlackmanWindow (*Window-17): w[n] = a0 − a1 cos(2πn/N) + a2
+ * cos(4πn/N), N = size when periodic (default) else size − 1, the spec's coefficients, in
+ * double. */
 #include <math.h>
 
 #include "ops/ops_util.h"

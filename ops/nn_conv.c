@@ -1,6 +1,7 @@
-/* nn_conv.c: float32 Conv (1-D..3-D, groups, dilations, fused activation) and
- * ConvTranspose reference kernels. Conv = im2col + OpenBLAS sgemm per group (Chellapilla et
- * al. 2006), 1x1 stride-1 = plain GEMM, depthwise = direct loop; ConvTranspose = GEMM + col2im. */
+/* nn_conv.c: ONNX nn family, convolutions: float32 kernels of Conv (1-D..3-D, groups,
+ * dilations, fused activation) and ConvTranspose. Conv = im2col + OpenBLAS sgemm per group
+ * (Chellapilla et al. 2006), 1x1 stride-1 = plain GEMM, depthwise = direct loop; ConvTranspose
+ * = GEMM + col2im. Their shape functions are in nn_shape.c. */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,8 @@
-/* nn_norm.c: float32 BatchNormalization (inference form), InstanceNormalization,
- * LayerNormalization (+ Mean/InvStdDev), MeanVarianceNormalization and LRN. Formulas from
- * the ONNX spec (BatchNormalization-15, InstanceNormalization-6, LayerNormalization-17 with
- * population variance, MVN-13 function body with epsilon 1e-9, LRN-13); sums in double. */
+/* nn_norm.c: ONNX nn family, normalizations: shape functions and float32 kernels of
+ * BatchNormalization (inference form), InstanceNormalization, LayerNormalization (+ Mean /
+ * InvStdDev), MeanVarianceNormalization and LRN. Formulas from the ONNX spec
+ * (BatchNormalization-15, InstanceNormalization-6, LayerNormalization-17 with population
+ * variance, MVN-13 function body with epsilon 1e-9, LRN-13); sums in double. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
-/* nn_pool.c: MaxPool (optional int64 Indices, storage_order), AveragePool
- * (count_include_pad), LpPool, GlobalAveragePool and GlobalMaxPool over 1-D..3-D windows,
- * float32 (max pools also integers via f32). Semantics of the ONNX spec (MaxPool-12,
- * AveragePool-11, LpPool-11); divisor with count_include_pad as onnxruntime's pool kernels.
- * 1-D/2-D max pools are separable (row max, then column max); average pools sum padded rows
- * with vector loops in the same order as the generic loop. */
+/* nn_pool.c: ONNX nn family, pooling: float32 kernels (max pools also integers via f32) of
+ * MaxPool (optional int64 Indices, storage_order), AveragePool (count_include_pad), LpPool,
+ * GlobalAveragePool and GlobalMaxPool over 1-D..3-D windows (MaxPool-12, AveragePool-11,
+ * LpPool-11; divisor with count_include_pad as onnxruntime's pool kernels). 1-D/2-D max pools
+ * are separable (row max, then column max); average pools sum padded rows with vector loops in
+ * the same order as the generic loop. Shape functions: nn_shape.c. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>

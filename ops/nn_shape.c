@@ -1,6 +1,7 @@
-/* nn_shape.c: shape functions of the convolution, pooling and matrix ops (Conv,
- * ConvTranspose, pools, Gemm, MatMul). Output-size and auto_pad formulas are those of the
- * ONNX operator spec (Conv-11, ConvTranspose-11, MaxPool-12, AveragePool-11, Gemm-13, MatMul-13). */
+/* nn_shape.c: shape functions of the windowed and matrix ops: Conv, ConvTranspose, MaxPool,
+ * AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, Gemm, MatMul, and the helpers of
+ * nn_shape_util.h. Output-size and auto_pad formulas are those of the ONNX operator spec
+ * (Conv-11, ConvTranspose-11, MaxPool-12, AveragePool-11, Gemm-13, MatMul-13). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

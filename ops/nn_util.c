@@ -1,6 +1,6 @@
-/* nn_util.c: helpers of the neural-network reference kernels (see kern_nn_util.h):
- * geometry from canonical attributes, fused activations, a parallel-for on
- * the context's worker pool and the f32 detour for integer inputs of data-moving ops. */
+/* nn_util.c: helpers of the nn-family kernels (nn_util.h): window geometry from the canonical
+ * attributes, fused activations, a parallel-for on the context's worker pool and the f32
+ * detour for integer inputs of data-moving ops. */
 #include "ops/nn_util.h"
 
 #include <cblas.h>

@@ -1,6 +1,6 @@
-/* nn_util.h: private helpers of the neural-network reference kernels (reference/kern_nn*.c):
- * dtype/shape checks, window geometry read from the canonical
- * attributes the shape functions write, fused activations, a parallel-for over the kernel context's worker pool. */
+/* nn_util.h: helpers of the nn-family kernels (nn_util.c): dtype/shape checks, window geometry
+ * read from the canonical attributes the shape functions write, fused activations, a
+ * parallel-for over the kernel context's worker pool. */
 #ifndef CT_KERN_NN_UTIL_H
 #define CT_KERN_NN_UTIL_H
 

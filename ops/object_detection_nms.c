@@ -1,6 +1,7 @@
-/* object_detection_nms.c: NonMaxSuppression (ONNX NonMaxSuppression-11): greedy per-class selection by
- * descending score with IoU suppression, box formats and tie order as onnxruntime's
- * non_max_suppression. The selection is shared with the shape function (kern_ext2.h). */
+/* object_detection_nms.c: ONNX object_detection family, NonMaxSuppression-11: the greedy
+ * per-class selection by descending score with IoU suppression (box formats and tie order as
+ * onnxruntime's non_max_suppression), shared by the shape function (the output size depends on
+ * the data, so only constant inputs have a shape) and the kernel. */
 #include <math.h>
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/* ops_util.c: shared helpers of the misc kernels and shape functions (kern_misc.h):
+/* ops_util.c: helpers shared by kernels and shape functions of every family (ops_util.h):
  * errors naming the node, axis checks, int inputs, wrapping integer stores, and the Slice /
  * Pad / Reduce parameter rules of the ONNX operator spec (Slice-13, Pad-18, ReduceSum-13). */
 #include "ops/ops_util.h"

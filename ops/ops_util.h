@@ -1,8 +1,7 @@
-/* ops_util.h: helpers shared by the misc reference kernels (reference/kern_misc*.c) and
- * their shape functions (compiler/shape_misc*.c): node-naming errors, axis normalization,
- * reading shape-determining int inputs, typed element access that wraps like C integer
- * conversion, and the parameter resolution of Slice / Pad / reductions (ONNX operator spec,
- * latest opset) so shape inference and execution agree by construction. */
+/* ops_util.h: helpers shared by the kernels and shape functions of every family: node-naming
+ * errors, axis normalization, reading shape-determining int inputs, typed element access that
+ * wraps like C integer conversion, and the parameter resolution of Slice / Pad / reductions
+ * (ONNX operator spec, latest opset) so shape inference and execution agree by construction. */
 #ifndef CT_KERN_MISC_H
 #define CT_KERN_MISC_H
 

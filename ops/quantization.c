@@ -1,7 +1,9 @@
-/* quantization.c: reference kernels of the ONNX QOperator int8 ops (ONNX operator spec:
- * QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, DynamicQuantizeLinear): operands
+/* quantization.c: ONNX quantization family, QOperator int8 ops: shape functions and kernels of
+ * QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger and DynamicQuantizeLinear. Operands
  * minus zero points accumulated exactly in int32 by direct loops, requantized in float32 with
- * round half to even and saturation (the float semantics of the ONNX spec, not quant/'s). */
+ * round half to even and saturation (the float semantics of the ONNX spec, not quant/'s).
+ * Conv and MatMul geometry is delegated to ct_shape_conv / ct_shape_matmul on a float view.
+ * QuantizeLinear/DequantizeLinear: tensor_generator.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

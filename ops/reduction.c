@@ -1,7 +1,7 @@
-/* reduction.c: reference kernels of the ten Reduce* ops (ONNX Reduce*-18: init /
+/* reduction.c: ONNX reduction family: float kernels of the ten Reduce* ops (Reduce*-18: init /
  * accumulate / finish per op, double accumulators, empty reductions give the identity),
- * ArgMax/ArgMin-13 (first extreme unless select_last_index), TopK-11 (ties by lower index)
- * and CumSum-14 (exclusive, reverse). */
+ * ArgMax/ArgMin-13 (first extreme unless select_last_index), TopK-11 (math; ties by lower
+ * index) and CumSum-14 (math; exclusive, reverse). Shape functions: reduction_shape.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

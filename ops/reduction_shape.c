@@ -1,6 +1,7 @@
-/* reduction_shape.c: shape functions of the reductions (Reduce*-18), ArgMax/ArgMin-13,
- * TopK-11, CumSum-14, Trilu-14, OneHot-11, Compress-11, EyeLike-9, ReverseSequence-10,
- * NonZero-13, QuantizeLinear/DequantizeLinear-19 (ONNX operator spec). */
+/* reduction_shape.c: shape functions of the reductions (Reduce*-18), ArgMax/ArgMin-13, TopK-11
+ * and QuantizeLinear/DequantizeLinear-19 (ONNX operator spec). Kept apart from reduction.c
+ * while the harden branch edits ct_shape_qdq; CumSum, Trilu and ReverseSequence use
+ * ct_shape_same (math_unary.c). */
 #include <string.h>
 
 #include "ops/shape_util.h"

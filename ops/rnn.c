@@ -1,7 +1,10 @@
-/* rnn.c: reference kernels of LSTM, GRU and RNN (ONNX LSTM-14, GRU-14, RNN-14
- * "Equations"): forward / reverse / bidirectional, activations with activation_alpha/beta,
- * clip, LSTM peepholes and input_forget, GRU linear_before_reset, sequence_lens, layouts 0/1.
- * Straight loops in double over the time steps of each batch row. */
+/* rnn.c: ONNX rnn family: shape function and float kernel of LSTM, GRU and RNN (LSTM-14,
+ * GRU-14, RNN-14 "Equations"): forward / reverse / bidirectional, activations with
+ * activation_alpha/beta, clip, LSTM peepholes and input_forget, GRU linear_before_reset,
+ * sequence_lens, layouts 0/1. Straight loops in double over the time steps of each batch row.
+ * Shapes: X (seq, batch, input) or, with layout 1, (batch, seq, input); W (dirs, gates·H, I),
+ * R (dirs, gates·H, H); Y (seq, dirs, batch, H) / layout 1 (batch, seq, dirs, H), Y_h and Y_c
+ * (dirs, batch, H) / layout 1 (batch, dirs, H). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

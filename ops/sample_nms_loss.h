@@ -1,6 +1,6 @@
-/* sample_nms_loss.h: helpers shared by the second batch of extended-op kernels (reference/kern_ext2*.c)
- * and their shape functions (ops/sample_nms_loss_shape.c), so shape inference and execution agree by
- * construction: GridSample's mode parsing and NonMaxSuppression's selection (ONNX operator spec). */
+/* sample_nms_loss.h: attribute decoding and plans shared by shape functions and kernels of
+ * GridSample and MaxUnpool (tensor_sample.c), NonMaxSuppression (object_detection_nms.c) and
+ * the losses (math_loss.c). */
 #ifndef CT_KERN_EXT2_H
 #define CT_KERN_EXT2_H
 

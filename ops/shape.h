@@ -1,8 +1,8 @@
-/* shape.h: per-op shape inference for the Top IR. Each op kind may have a shape function
- * (listed in ops/shape_nn.def and ops/shape_misc.def) that, given its inputs'
- * dtypes/shapes (and constant data where an input is a constant, e.g. Reshape's shape),
- * sets its outputs' dtypes/shapes and canonicalizes attributes (auto_pad → explicit pads,
- * negative axes → positive, defaults made explicit where kernels rely on them). */
+/* shape.h: per-op shape inference. Each op kind may have a shape function (ir/ops.def's shape
+ * column, ct_shape_fn_of) that, given its inputs' dtypes/shapes (and constant data where an
+ * input is a constant, e.g. Reshape's shape), sets its outputs' dtypes/shapes and
+ * canonicalizes attributes (auto_pad → explicit pads, negative axes → positive, defaults made
+ * explicit where kernels rely on them). */
 #ifndef CT_SHAPE_H
 #define CT_SHAPE_H
 

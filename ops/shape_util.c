@@ -1,6 +1,5 @@
-/* math_elementwise_shape.c: shape functions of the elementwise ops — unary math and activations, Clip,
- * Dropout, broadcasting binary/variadic ops, comparisons, logical ops, PRelu, Where — and the
- * helpers of shape_misc.h. Broadcasting: onnx/docs/Broadcasting.md via ops/broadcast.h. */
+/* shape_util.c: the helpers of shape_util.h shared by the shape functions of every family:
+ * operand checks with errors naming the node, constant integer inputs, output typing. */
 #include "ops/shape_util.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* shape_util.h: helpers shared by the misc shape functions (compiler/shape_misc*.c, table in
- * ops/shape_misc.def): operand checks with errors naming the node, and output typing. */
+/* shape_util.h: helpers of the shape functions of every family (shape_util.c): operand checks
+ * with errors naming the node, and output typing. */
 #ifndef CT_SHAPE_MISC_H
 #define CT_SHAPE_MISC_H
 

@@ -1,7 +1,8 @@
-/* tensor_generator.c: reference kernels of Trilu-14, OneHot-11, Compress-11, EyeLike-9,
- * ReverseSequence-10, NonZero-13 and QuantizeLinear / DequantizeLinear-19 (ONNX operator
- * spec). QuantizeLinear rounds half to even (the spec's "rounding to nearest ties to even")
- * and saturates with quant/'s ct_quant_saturate. */
+/* tensor_generator.c: ONNX tensor/generator/quantization families, ops that build or select
+ * elements: kernels of Trilu-14, OneHot-11, Compress-11, EyeLike-9, ReverseSequence-10,
+ * NonZero-13 and QuantizeLinear / DequantizeLinear-19, shape functions of OneHot, Compress,
+ * EyeLike and NonZero (ONNX operator spec). QuantizeLinear rounds half to even (the spec's
+ * "rounding to nearest ties to even") and saturates with quant/'s ct_quant_saturate. */
 #include <math.h>
 #include <string.h>
 

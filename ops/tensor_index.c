@@ -1,7 +1,7 @@
-/* tensor_index.c: reference kernels of the indexing and generator ops — Gather-13,
- * GatherElements-13, GatherND-13, ScatterElements-18, ScatterND-18, Cast-13 / CastLike-15,
- * ConstantOfShape-9, Range-11 (ONNX operator spec). Indices may be negative (counted from
- * the end); an index out of range is an error naming the node, never a crash. */
+/* tensor_index.c: ONNX tensor/generator families, indexing and typed fills: shape functions
+ * and kernels of Gather-13, GatherElements-13, GatherND-13, ScatterElements-18, ScatterND-18,
+ * Cast-13 / CastLike-15, ConstantOfShape-9 and Range-11 (ONNX operator spec). Indices may be
+ * negative (counted from the end); an index out of range is an error naming the node. */
 #include <math.h>
 #include <string.h>
 

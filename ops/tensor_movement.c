@@ -1,7 +1,7 @@
-/* tensor_movement.c: reference kernels of the data-movement ops — Shape, Size, Reshape /
- * Flatten / Squeeze / Unsqueeze (byte copies), Transpose, Concat, Split, Slice, Expand, Tile
- * and Pad (ONNX operator spec, latest opset). Every kernel is dtype-agnostic: it moves
- * elements of ct_dtype_size bytes and never interprets them. */
+/* tensor_movement.c: ONNX tensor family, ops that move elements: shape functions and kernels of
+ * Transpose, Concat, Split, Slice, Expand, Tile and Pad (latest opset: Split-18, Slice-13,
+ * Expand-13, Tile-13, Pad-19; shape-determining inputs must be constant). Every kernel is
+ * dtype-agnostic: it moves elements of ct_dtype_size bytes and never interprets them. */
 #include <math.h>
 #include <string.h>
 
@@ -213,8 +213,6 @@ ct_status ct_shape_transpose(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_sm_out(op, 0, x->dtype, n, s);
   return CT_OK;
 }
-
-/* ---- shape functions ---- */
 
 /* Concat: inputs agree on rank, dtype and every dim but axis (made positive). */
 ct_status ct_shape_concat(ct_graph *g, ct_op *op, ct_diag *d) {

@@ -1,7 +1,6 @@
-/* tensor_reshape_shape.c: shape functions of the shape-manipulation ops — Shape, Size, Reshape,
- * Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Expand, Tile, Pad (ONNX
- * operator spec, latest opset: Shape-15, Reshape-14, Squeeze/Unsqueeze-13, Split-18,
- * Slice-13, Expand-13, Tile-13, Pad-19). Shape-determining inputs must be constant. */
+/* tensor_reshape.c: ONNX tensor family, ops that change only the shape: shape functions and
+ * kernels of Shape-15, Size, Reshape-14, Flatten, Squeeze-13 and Unsqueeze-13 (the last four
+ * are byte copies). Shape-determining inputs must be constant. */
 #include <math.h>
 #include <string.h>
 

@@ -1,7 +1,8 @@
-/* tensor_resize.c: ONNX Resize-13/19 reference kernel, float32 (nearest also integers via
- * f32), N-D: every dim is resampled with nearest/linear/cubic taps from the spec's coordinate
- * transformations; out-of-range taps clamp to the edge (the spec reference pads with "edge"),
- * cubic uses Keys' kernel with coefficient A (cubic_coeff_a) and optional exclude_outside. */
+/* tensor_resize.c: ONNX tensor family, Resize-13/19: shape function and kernel, float32 (nearest
+ * also integers via f32), N-D: every dim is resampled with nearest/linear/cubic taps from the
+ * spec's coordinate transformations; out-of-range taps clamp to the edge (the spec reference
+ * pads with "edge"), cubic uses Keys' kernel with coefficient A (cubic_coeff_a) and optional
+ * exclude_outside. Output size: floor(input_dimension * scale) or the sizes input. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
-/* tensor_sample.c: reference kernels that sample or scatter feature maps: GridSample
- * (ONNX GridSample-16/20, 4-D; the coordinate, padding and cubic rules of onnx/reference's
- * op_grid_sample), RoiAlign (ONNX RoiAlign-16, Mask R-CNN, He et al. 2017) and MaxUnpool-11. */
+/* tensor_sample.c: ops that sample or scatter feature maps: shape functions and kernels of
+ * GridSample (ONNX tensor family, GridSample-16/20, 4-D; the coordinate, padding and cubic
+ * rules of onnx/reference's op_grid_sample), RoiAlign (object_detection, RoiAlign-16, Mask
+ * R-CNN, He et al. 2017) and MaxUnpool-11 (nn). */
 #include <math.h>
 #include <string.h>
 
