@@ -30,7 +30,7 @@ typedef struct ct_lex_num {
 void ct_lex_init(ct_lex *lx, const char *text, size_t len, const char *file, ct_diag *d);
 void ct_lex_free(ct_lex *lx);
 /* Sets d to CT_ERR_INPUT "FILE:LINE:COL: <message>" for position at; returns CT_ERR_INPUT. */
-ct_status ct_lex_error(ct_lex *lx, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+ct_status ct_lex_error(ct_lex *lx, const char *at, const char *fmt, ...) CT_PRINTF(3, 4);
 /* Sets d to CT_ERR_LIMIT "FILE: out of memory"; returns CT_ERR_LIMIT. */
 ct_status ct_lex_oom(ct_lex *lx);
 /* Skips spaces, tabs, newlines and // comments. */

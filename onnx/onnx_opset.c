@@ -154,7 +154,6 @@ static ct_status place_at_axis(ct_onnx_ctx *c, ct_op *op, int idx, int r, int ax
     if (!t) return oom(c, d);
     t->ndim = r;
     memcpy(t->shape, shape, sizeof shape);
-    ct_tensor_set_contiguous(t);
     return ct_onnx_add_const_input(c, op, idx, "broadcast", t, d);
   }
   int64_t rr = r;

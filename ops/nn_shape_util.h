@@ -16,7 +16,7 @@ typedef struct ct_shape_nn_geo {
 
 /* Sets d to CT_ERR_INPUT with `node "LOC" (op NAME): <printf message>`; returns CT_ERR_INPUT. */
 ct_status ct_shape_nn_fail(ct_diag *d, const ct_op *op, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    CT_PRINTF(3, 4);
 /* CT_ERR_LIMIT "out of memory" naming the node. */
 ct_status ct_shape_nn_oom(ct_diag *d, const ct_op *op);
 /* Checks input i is present with a known shape of rank >= min_ndim; CT_ERR_INPUT otherwise. */

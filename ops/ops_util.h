@@ -14,7 +14,7 @@
 
 /* Sets d to `node "<loc>" (op <Name>): <message>` with code; returns code. */
 ct_status ct_km_err(ct_diag *d, ct_status code, const ct_op *op, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+    CT_PRINTF(4, 5);
 
 /* Normalizes an ONNX axis in [-rank, rank-1] to [0, rank-1] into *out. false if outside. */
 bool ct_km_axis(int64_t axis, int rank, int *out);

@@ -80,7 +80,6 @@ static ct_tensor *acquire(run_state *s, const ct_value *v, bool zero, size_t *ca
   t->dtype = v->dtype;
   t->ndim = v->ndim;
   memcpy(t->shape, v->shape, sizeof t->shape[0] * (size_t)v->ndim);
-  ct_tensor_set_contiguous(t);
   t->nbytes = need;
   memset(t->layout, 0, sizeof t->layout);
   if (zero) memset(t->data, 0, need);

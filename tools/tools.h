@@ -16,7 +16,7 @@
 /* Prints "ctpu <cmd>: <message>" for d to stderr and returns d's code as exit code. */
 int ct_tool_fail(const char *cmd, const ct_diag *d);
 /* Prints a usage error "ctpu <cmd>: <msg>; see ctpu <cmd> --help" and returns 2. */
-int ct_tool_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ct_tool_usage(const char *cmd, const char *fmt, ...) CT_PRINTF(2, 3);
 /* Collects the file arguments after the option at argv[*i] ("--input a.pb b.pb ..."): every
  * following argument up to the next one starting with '-' is appended to files (*n entries so
  * far, at most max), and *i advances past them. Returns 0, or 2 after a usage error
