@@ -6,8 +6,14 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "common/status.h"
+
+/* Runs the doc generator gen into memory and asserts that the committed file doc (path from
+ * the source root, e.g. "docs/ops.md") holds exactly that text, else fails naming cmd (the
+ * command that regenerates it). Returns the generated text (free() it). */
+char *ct_test_doc_current(void (*gen)(FILE *f), const char *doc, const char *cmd);
 
 /* Path of the shared data folder (../shared from the source root), or NULL if absent. */
 const char *ct_test_shared(void);

@@ -27,6 +27,10 @@ int ct_tool_files(const char *cmd, int argc, char **argv, int *i, const char **f
  * for --help, or 2 after a usage error (unknown or incomplete option, more than one input file). */
 int ct_tool_in_out_chip(const char *cmd, int argc, char **argv, void (*usage)(FILE *), const char **in,
                         const char **out, const char **chip);
+/* A doc command (`ctpu isa-doc`, `ctpu ops-doc`): no arguments but --help/-h, which prints
+ * "usage: ctpu <cmd>\n  <help>\n"; runs gen(stdout). Returns the exit code (2 after a usage
+ * error, 1 when stdout cannot be written). */
+int ct_tool_doc(const char *cmd, const char *help, int argc, char **argv, void (*gen)(FILE *f));
 /* True if stderr is a terminal (progress lines are shown only then). */
 bool ct_tool_isatty(void);
 
