@@ -12,7 +12,7 @@
 #include "common/tensor.h"
 
 typedef enum ct_op_kind {
-#define OP(E, name, dialects, min_in, max_in, min_out, max_out, s1, s2, s3, shape, top, tpu) CT_OP_##E,
+#define OP(E, name, dialects, min_in, max_in, min_out, max_out, s1, s2, s3, shape, top, tpu, writes) CT_OP_##E,
 #include "ir/ops.def"
   CT_OP_COUNT
 } ct_op_kind;

@@ -12,7 +12,7 @@ static const struct {
   int min_in, max_in, min_out, max_out;
   ct_attr_set sets[3];
 } op_info[CT_OP_COUNT] = {
-#define OP(E, name, dl, a, b, c, d, s1, s2, s3, shape, top, tpu) \
+#define OP(E, name, dl, a, b, c, d, s1, s2, s3, shape, top, tpu, writes) \
   {name, dl, a, b, c, d, {CT_ASET_##s1, CT_ASET_##s2, CT_ASET_##s3}},
 #include "ir/ops.def"
 };

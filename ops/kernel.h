@@ -5,6 +5,8 @@
 #ifndef CT_KERNEL_H
 #define CT_KERNEL_H
 
+#include <stdbool.h>
+
 #include "common/tensor.h"
 #include "ir/ir.h"
 #include "common/workpool.h"
@@ -29,5 +31,8 @@ typedef ct_status (*ct_kernel_fn)(const ct_op *op, ct_tensor *const *in, ct_tens
 ct_kernel_fn ct_kernel_for(ct_op_kind k, ct_dialect dl);
 /* The Top (float) kernel of kind k, or NULL: ct_kernel_for(k, CT_DIALECT_TOP). */
 ct_kernel_fn ct_kernel_of(ct_op_kind k);
+/* True when kind k's Top kernel writes every element of its outputs (ops.def's writes column
+ * FULL): callers may pass buffers with stale contents; otherwise outputs must be zeroed. */
+bool ct_kernel_writes_all(ct_op_kind k);
 
 #endif

@@ -28,7 +28,8 @@ static void op_row(FILE *f, ct_op_kind k) {
   for (int i = 0; i < 3; i++)
     if (s[i] != CT_ASET_none) fprintf(f, "%s[%s](#%s)", n++ ? ", " : "", ct_attr_set_name(s[i]), ct_attr_set_name(s[i]));
   fprintf(f, "%s | %s | %s | %s |\n", n ? "" : "-", ct_shape_fn_of(k) ? "yes" : "-",
-          ct_kernel_for(k, CT_DIALECT_TOP) ? "yes" : "-", ct_kernel_for(k, CT_DIALECT_TPU) ? "yes" : "-");
+          !ct_kernel_for(k, CT_DIALECT_TOP) ? "-" : ct_kernel_writes_all(k) ? "yes (full)" : "yes",
+          ct_kernel_for(k, CT_DIALECT_TPU) ? "yes" : "-");
 }
 
 static void set_section(FILE *f, ct_attr_set s, const ct_attr_schema *a, int n) {
@@ -53,7 +54,8 @@ void ct_ops_doc(FILE *f) {
         "Every op of the IR, from the op table `ir/ops.def` (see docs/dev.md, \"Adding an ONNX "
         "operator\"). Inputs/outputs: arity (`+` = variadic). Attributes: the sets of attributes the op "
         "accepts; the verifier, `ct_ir_load` and the ONNX importer reject any other. shape / top / tpu: "
-        "whether a shape function, a float (Top) kernel and an integer (Tpu) kernel exist.\n\n"
+        "whether a shape function, a float (Top) kernel and an integer (Tpu) kernel exist; \"full\": the "
+        "Top kernel writes every output element (the interpreter skips zeroing reused buffers).\n\n"
         "| op | dialects | inputs | outputs | attributes | shape | top kernel | tpu kernel |\n"
         "|---|---|---|---|---|---|---|---|\n",
         f);

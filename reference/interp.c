@@ -26,14 +26,6 @@ typedef struct run_state {
   int n_pool;       /* at most n_values: each value is released once */
 } run_state;
 
-/* Op kinds whose kernels write every element of every output (f32 or not), so a reused
- * buffer needs no zeroing; other kinds get zeroed buffers like fresh ones (calloc). */
-static const bool writes_all[CT_OP_COUNT] = {
-    [CT_OP_CONV] = true, [CT_OP_GEMM] = true,   [CT_OP_MATMUL] = true, [CT_OP_ADD] = true,
-    [CT_OP_SUB] = true,  [CT_OP_MUL] = true,    [CT_OP_DIV] = true,    [CT_OP_CLIP] = true,
-    [CT_OP_RELU] = true, [CT_OP_SIGMOID] = true, [CT_OP_SILU] = true,
-};
-
 static bool value_id_ok(const run_state *s, const ct_value *v) {
   return v && v->id >= 0 && v->id < s->g->n_values && s->g->values[v->id] == v;
 }
@@ -158,7 +150,7 @@ static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
     const ct_value *v = op->out[k];
     if (v->ndim < 0)
       st = ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": output %d (\"%s\") has no inferred shape", op->loc, k, v->name);
-    else if (!(out[k] = acquire(s, v, !writes_all[op->kind], &s->cap[v->id])))
+    else if (!(out[k] = acquire(s, v, !ct_kernel_writes_all(op->kind), &s->cap[v->id])))
       st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory for output \"%s\"", op->loc, v->name);
   }
   if (st == CT_OK) st = fn(op, in, out, &s->ctx, d);

@@ -32,6 +32,7 @@ START_TEST(test_every_op_has_shape_and_top_kernel) {
     ck_assert_uint_ne(ct_op_dialects((ct_op_kind)k) & CT_DIALECT_TOP, 0);
   }
   ck_assert_ptr_null(ct_shape_fn_of(CT_OP_COUNT));
+  ck_assert(ct_kernel_writes_all(CT_OP_CONV) && !ct_kernel_writes_all(CT_OP_PAD) && !ct_kernel_writes_all(CT_OP_COUNT));
 }
 END_TEST
 
