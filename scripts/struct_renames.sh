@@ -5,6 +5,6 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -gt 0 ] || { echo "usage: $0 FILE..." >&2; exit 2; }
-expr=$(awk '{print length($1), $1, $2}' "$here/struct_renames.txt" | sort -rn |
+expr=$(grep -v "^#" "$here/struct_renames.txt" | awk '{print length($1), $1, $2}' | sort -rn |
   awk '{a=$2; gsub(/\./,"\\.",a); printf "s#\\b%s\\b#%s#g;", a, $3}')
 sed -i "$expr" "$@"
