@@ -79,6 +79,7 @@ START_TEST(test_import_attribute_lists_and_unknown_names) {
     ct_graph *g = NULL;
     ct_diag d;
     ct_status st = import_model(&b, "l.onnx", NULL, &g, &d);
+    ob_free(&b);
     if (bad) {
       ck_assert_int_eq(st, CT_ERR_INPUT);
       ck_assert_msg(strstr(d.msg, "node \"lstm\"") && strstr(d.msg, "\"activation_alfa\"") &&
