@@ -100,7 +100,7 @@ ct_status ct_kern_sceloss(const ct_op *op, ct_tensor *const *in, ct_tensor **out
 ct_status ct_shape_loss(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_value *x, *t, *w = op->n_in > 2 ? op->in[2] : NULL;
-  ct_ke2_reduction red;
+  ct_ke2_reduction red = CT_KE2_RED_MEAN; /* set by ct_ke2_reduction_of; initialized for gcc -O3 */
   ct_status st;
   if ((st = ct_ke2_reduction_of(op, &red, d)) || (st = ct_sm_float_in(op, 0, -1, &x, d)) || (st = ct_sm_in(op, 1, &t, d)))
     return st;

@@ -1,28 +1,26 @@
 # check_layers.cmake: the include scan behind test_layers (ARCHITECTURE.md §2). Every
 # `#include "M/..."` in a module's .c/.h/.def files must name the module itself or one of the
 # modules below it in the table; anything else (an upward or sideways include, a "../" path)
-# fails with file:line. Usage: cmake -DROOT=<source dir> -P check_layers.cmake
-# The table mirrors the ct_module() link dependencies of the top CMakeLists.txt.
+# fails with file:line. The table is tests/layers.txt (or -DTABLE=...).
+# Usage: cmake -DROOT=<source dir> [-DTABLE=layers.txt] -P check_layers.cmake
 cmake_minimum_required(VERSION 3.25)
-set(allow_common "")
-set(allow_quant common)
-set(allow_ir common)
-set(allow_ops ir quant common)
-set(allow_onnx ir common)
-set(allow_io onnx ir common)
-set(allow_compiler ops onnx ir quant isa common)
-set(allow_reference ops ir quant common)
-set(allow_isa quant common)
-set(allow_memory common)
-set(allow_dma memory common)
-set(allow_traces common)
-set(allow_cmodel isa quant memory dma traces common)
-set(allow_tools compiler reference io onnx ops ir quant isa memory dma cmodel traces common)
-set(modules common quant ir ops onnx io compiler reference isa memory dma traces cmodel tools)
-
 if(NOT ROOT)
   message(FATAL_ERROR "check_layers: pass -DROOT=<source dir>")
 endif()
+if(NOT TABLE)
+  set(TABLE ${CMAKE_CURRENT_LIST_DIR}/layers.txt)
+endif()
+# The table: "module: allowed..." lines of layers.txt.
+set(modules "")
+file(STRINGS ${TABLE} rows REGEX "^[a-z]+:")
+foreach(row ${rows})
+  string(REGEX REPLACE "^([a-z]+):.*" "\\1" m "${row}")
+  string(REGEX REPLACE "^[a-z]+:[ ]*" "" rest "${row}")
+  separate_arguments(rest UNIX_COMMAND "${rest}")
+  set(allow_${m} ${rest})
+  list(APPEND modules ${m})
+endforeach()
+
 set(bad 0)
 set(scanned 0)
 foreach(m ${modules})
