@@ -11,6 +11,26 @@
 
 typedef enum sm_kind { SM_SOFT, SM_LOG, SM_HARD } sm_kind;
 
+/* The decoded attributes of Softmax / LogSoftmax / Hardmax (defaults from ir/ops.def): the
+ * axis normalized to [0, r) for input rank r (a scalar counts as rank 1), or to [0, r] in the
+ * opset < 13 form coerce_2d = 1, whose axis defaults to 1 and flattens dims >= axis. */
+typedef struct sm_params {
+  bool coerce;
+  int64_t axis;
+} sm_params;
+
+/* Decodes op's attributes for an input of rank ndim into p (shape function and kernel alike).
+ * Errors: CT_ERR_INPUT `axis A out of range for rank R` naming the node. */
+static ct_status sm_decode(const ct_op *op, int ndim, sm_params *p, ct_diag *d) {
+  p->coerce = ct_attr_softmax_coerce_2d(op) != 0;
+  int64_t axis = p->coerce && !ct_attr_has_softmax_axis(op) ? 1 : ct_attr_softmax_axis(op);
+  int r = ndim ? ndim : 1;
+  if (axis < -r || axis >= r + (p->coerce ? 1 : 0))
+    return ct_shape_nn_fail(d, op, "axis %lld out of range for rank %d", (long long)axis, ndim);
+  p->axis = axis < 0 ? axis + r : axis;
+  return CT_OK;
+}
+
 /* One softmax row of `len` elements with stride `inner`. */
 static void sm_row(sm_kind kind, const float *x, float *y, int64_t len, int64_t inner) {
   float mx = -INFINITY;
@@ -37,15 +57,12 @@ static ct_status sm_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   if ((st = ct_kn_need(op, x, CT_F32, "input", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output", d)) ||
       (st = ct_kn_check_shape(op, out[0], x->ndim, x->shape, d)))
     return st;
-  bool coerce = ct_attr_softmax_coerce_2d(op) != 0;
-  int64_t axis = coerce && !ct_attr_has_softmax_axis(op) ? 1 : ct_attr_softmax_axis(op);
-  int r = x->ndim ? x->ndim : 1;
-  if (axis < 0) axis += r;
-  if (axis < 0 || axis > r - (coerce ? 0 : 1)) return ct_shape_nn_fail(d, op, "axis out of range for rank %d", x->ndim);
+  sm_params p;
+  if ((st = sm_decode(op, x->ndim, &p, d))) return st;
   int64_t outer = 1, len = 1, inner = 1;
   for (int i = 0; i < x->ndim; i++) {
-    if (i < axis) outer *= x->shape[i];
-    else if (i == axis || coerce) len *= x->shape[i];
+    if (i < p.axis) outer *= x->shape[i];
+    else if (i == p.axis || p.coerce) len *= x->shape[i];
     else inner *= x->shape[i];
   }
   const float *xp = x->data;
@@ -134,13 +151,9 @@ ct_status ct_shape_softmax(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 0, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
   const ct_value *x = op->in[0];
-  int64_t coerce = ct_attr_softmax_coerce_2d(op);
-  int64_t axis = coerce && !ct_attr_has_softmax_axis(op) ? 1 : ct_attr_softmax_axis(op);
-  int r = x->ndim ? x->ndim : 1;
-  if (axis < -r || axis >= r + (coerce ? 1 : 0))
-    return ct_shape_nn_fail(d, op, "axis %lld out of range for rank %d", (long long)axis, x->ndim);
-  if (axis < 0) axis += r;
-  if (!ct_attr_set_softmax_axis(g, op, axis)) return ct_shape_nn_oom(d, op);
+  sm_params p;
+  if ((st = sm_decode(op, x->ndim, &p, d))) return st;
+  if (!ct_attr_set_softmax_axis(g, op, p.axis)) return ct_shape_nn_oom(d, op);
   return ct_shape_nn_set_out(op, 0, x->dtype, x->ndim, x->shape, d);
 }
 
