@@ -57,7 +57,7 @@ typedef const char *(*ct_attr_string_fn)(const ct_op *op);
  * Scalars: ct_attr_<set>_<name>(op) gives the value or the table default when absent;
  * ct_attr_has_<set>_<name>(op) tells whether it is present (for defaults derived from
  * shapes, documented in the table). Lists: ct_attr_<set>_<name>(op, &n) gives the array and
- * its length, NULL and n = 0 when absent. ct_attr_raw_<set>_<name>(op) gives the ct_attr (NULL
+ * its length, the table's default list when absent (NULL and n = 0 for the default ()). ct_attr_raw_<set>_<name>(op) gives the ct_attr (NULL
  * when absent) and ct_attr_del_<set>_<name>(op) removes it. Setters ct_attr_set_<set>_<name>(g, op, ...) add or
  * replace (false when out of memory). STRINGS attributes have only the raw form; NUM ones
  * have the raw form and the setters ct_attr_set_<set>_<name>_int / _float. Implemented over ct_op_get_* / ct_op_set_* of ir.h. */
@@ -85,10 +85,19 @@ typedef const char *(*ct_attr_string_fn)(const ct_op *op);
   static inline bool ct_attr_set_##set##_##name(ct_graph *g, ct_op *op, const char *v) {          \
     return ct_op_set_string(g, op, #name, v);                                                     \
   }
+#define CT_ATTR_UNPAREN_(...) __VA_ARGS__
+/* A list default (a, b, ...) as an array after a leading 0, so that () stays valid C. */
+#define CT_ATTR_LIST_(T, dflt, n)                                                                 \
+  static const T d_[] = {0, CT_ATTR_UNPAREN_ dflt};                                               \
+  if (sizeof d_ / sizeof d_[0] == 1) return NULL;                                                 \
+  *(n) = (int)(sizeof d_ / sizeof d_[0]) - 1;                                                     \
+  return d_ + 1;
 #define CT_ATTR_INTS_(set, name, dflt)                                                            \
   CT_ATTR_HAS_(set, name)                                                                         \
   static inline const int64_t *ct_attr_##set##_##name(const ct_op *op, int *n) {                  \
-    return ct_op_get_ints(op, #name, n);                                                          \
+    const int64_t *v = ct_op_get_ints(op, #name, n);                                              \
+    if (v || ct_attr_has_##set##_##name(op)) return v;                                            \
+    CT_ATTR_LIST_(int64_t, dflt, n)                                                               \
   }                                                                                               \
   static inline bool ct_attr_set_##set##_##name(ct_graph *g, ct_op *op, int n, const int64_t *v) { \
     return ct_op_set_ints(g, op, #name, n, v);                                                    \
@@ -96,7 +105,9 @@ typedef const char *(*ct_attr_string_fn)(const ct_op *op);
 #define CT_ATTR_FLOATS_(set, name, dflt)                                                          \
   CT_ATTR_HAS_(set, name)                                                                         \
   static inline const double *ct_attr_##set##_##name(const ct_op *op, int *n) {                   \
-    return ct_op_get_floats(op, #name, n);                                                        \
+    const double *v = ct_op_get_floats(op, #name, n);                                             \
+    if (v || ct_attr_has_##set##_##name(op)) return v;                                            \
+    CT_ATTR_LIST_(double, dflt, n)                                                                \
   }                                                                                               \
   static inline bool ct_attr_set_##set##_##name(ct_graph *g, ct_op *op, int n, const double *v) { \
     return ct_op_set_floats(g, op, #name, n, v);                                                  \
@@ -115,6 +126,8 @@ typedef const char *(*ct_attr_string_fn)(const ct_op *op);
 #include "ir/ops.def"
 
 #undef CT_ATTR_HAS_
+#undef CT_ATTR_LIST_
+#undef CT_ATTR_UNPAREN_
 #undef CT_ATTR_INT_
 #undef CT_ATTR_FLOAT_
 #undef CT_ATTR_STRING_

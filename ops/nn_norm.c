@@ -172,10 +172,8 @@ static int64_t mvn_key(int64_t i, const ct_tensor *x, unsigned mask) {
 static ct_status mvn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const norm_x *g, ct_diag *d) {
   (void)in;
   const ct_tensor *x = g->x;
-  static const int64_t dflt[3] = {0, 2, 3};
   int na = 0;
   const int64_t *ax = ct_attr_mvn_axes(op, &na);
-  if (!ax) ax = dflt, na = 3;
   unsigned mask = 0;
   int64_t groups = ct_tensor_numel(x);
   for (int i = 0; i < na; i++) {
@@ -323,15 +321,13 @@ ct_status ct_shape_layernorm(ct_graph *g, ct_op *op, ct_diag *d) {
   return ct_shape_nn_set_out(op, 2, CT_F32, x->ndim, shape, d);
 }
 
-/* MeanVarianceNormalization (ONNX-13): axes default [0, 2, 3], written explicit and positive. */
+/* MeanVarianceNormalization (ONNX-13): axes (default from ir/ops.def) written explicit and positive. */
 ct_status ct_shape_mvn(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_shape_nn_input(op, 0, 1, d)) || (st = ct_shape_nn_float_input(op, 0, d))) return st;
   const ct_value *x = op->in[0];
-  static const int64_t dflt[3] = {0, 2, 3};
   int n = 0;
   const int64_t *ax = ct_attr_mvn_axes(op, &n);
-  if (!ax) { ax = dflt; n = 3; }
   int64_t axes[CT_MAX_DIMS];
   unsigned seen = 0;
   if (n > x->ndim) return ct_shape_nn_fail(d, op, "attribute axes has %d values for rank %d", n, x->ndim);

@@ -3,6 +3,8 @@
  * attribute set with names, types, defaults and docs. `ctpu ops-doc` prints it. */
 #include "ops/ops_doc.h"
 
+#include <string.h>
+
 #include "ops/kernel.h"
 #include "ops/shape.h"
 
@@ -43,8 +45,11 @@ static void set_section(FILE *f, ct_attr_set s, const ct_attr_schema *a, int n) 
   for (int i = 0; i < n; i++) {
     if (a[i].set != s) continue;
     bool list = a[i].type == CT_AT_INTS || a[i].type == CT_AT_FLOATS || a[i].type == CT_AT_STRINGS;
-    fprintf(f, "| `%s` | %s | %s%s%s | %s |\n", a[i].name, ct_attr_type_name(a[i].type), list ? "" : "`",
-            list ? "absent" : a[i].dflt, list ? "" : "`", a[i].doc);
+    fprintf(f, "| `%s` | %s | ", a[i].name, ct_attr_type_name(a[i].type));
+    if (list && strcmp(a[i].dflt, "()") == 0) fputs("absent", f);
+    else if (list) fprintf(f, "`[%.*s]`", (int)strlen(a[i].dflt) - 2, a[i].dflt + 1); /* (0, 2, 3) */
+    else fprintf(f, "`%s`", a[i].dflt);
+    fprintf(f, " | %s |\n", a[i].doc);
   }
 }
 
@@ -63,7 +68,7 @@ void ct_ops_doc(FILE *f) {
   int n;
   const ct_attr_schema *a = ct_attr_schemas(&n);
   fputs("\n## Attribute sets\n\nDefaults apply when the attribute is absent; list attributes "
-        "have no default value (their meaning when absent is stated).\n",
+        "without a default are absent (their meaning then is stated).\n",
         f);
   for (int s = 0; s < CT_ASET_COUNT; s++)
     if (s != CT_ASET_none) set_section(f, (ct_attr_set)s, a, n);

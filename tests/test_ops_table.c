@@ -92,6 +92,18 @@ START_TEST(test_typed_accessors) {
   ck_assert(ct_attr_has_leakyrelu_alpha(op));
   ct_attr_del_leakyrelu_alpha(op);
   ck_assert(!ct_attr_has_leakyrelu_alpha(op));
+  /* list defaults: MVN's axes default to [0, 2, 3]; Conv's strides have none */
+  ct_op *mvn = ct_graph_add_op(g, CT_OP_MVN, "m", 1, &x, 1, &y);
+  int n = -1;
+  const int64_t *ax = ct_attr_mvn_axes(mvn, &n);
+  ck_assert_int_eq(n, 3);
+  ck_assert(ax[0] == 0 && ax[1] == 2 && ax[2] == 3);
+  ck_assert(ct_attr_set_mvn_axes(g, mvn, 1, (int64_t[]){1}));
+  ax = ct_attr_mvn_axes(mvn, &n);
+  ck_assert(n == 1 && ax[0] == 1);
+  n = -1;
+  ck_assert_ptr_null(ct_attr_window_strides(op, &n));
+  ck_assert_int_eq(n, 0);
   ct_graph_free(g);
 }
 END_TEST
