@@ -11,8 +11,8 @@
 #endif
 
 #include "common/h5io.h"
-#include "compiler/text.h"
-#include "reference/inputs.h"
+#include "ir/text.h"
+#include "io/inputs.h"
 #include "reference/interp.h"
 
 #define MAX_RUNS 1000

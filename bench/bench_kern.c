@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "compiler/ir.h"
-#include "compiler/shape.h"
-#include "reference/kernel.h"
+#include "ir/ir.h"
+#include "ops/shape.h"
+#include "ops/kernel.h"
 
 /* One layer: input channels, spatial size, output channels, kernel, stride, group. */
 typedef struct layer {

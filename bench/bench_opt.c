@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "compiler/onnx.h"
+#include "onnx/onnx.h"
 #include "compiler/pass.h"
 #include "compiler/propagate.h"
 

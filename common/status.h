@@ -24,17 +24,26 @@ typedef struct ct_diag {
   char msg[CT_DIAG_MAX];
 } ct_diag;
 
+/* CT_PRINTF(f, a) after a prototype: argument f is a printf format checked against the
+ * arguments from a on, where the compiler can (GCC, Clang); nothing elsewhere, so headers
+ * stay standard C11 (STYLE.md). */
+#if defined(__GNUC__)
+#define CT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CT_PRINTF(f, a)
+#endif
+
 /* Clears d (code CT_OK, empty message). d may be NULL. */
 void ct_diag_clear(ct_diag *d);
 
 /* Sets d's code and printf-formatted message; returns code so callers can write
  * `return ct_diag_set(d, CT_ERR_INPUT, "%s: node \"%s\": ...", file, node);`. d may be NULL. */
 ct_status ct_diag_set(ct_diag *d, ct_status code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    CT_PRINTF(3, 4);
 
 /* Prepends a printf-formatted context ("model.onnx: ") to d's message, keeping its code;
  * returns d's code. Used when an error travels up through a layer that knows the file. */
-ct_status ct_diag_prefix(ct_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ct_status ct_diag_prefix(ct_diag *d, const char *fmt, ...) CT_PRINTF(2, 3);
 
 /* Name of a status code ("bad input", ...), for messages. */
 const char *ct_status_name(ct_status s);

@@ -49,14 +49,6 @@ int64_t ct_shape_numel(int ndim, const int64_t *shape) {
 
 int64_t ct_tensor_numel(const ct_tensor *t) { return ct_shape_numel(t->ndim, t->shape); }
 
-void ct_tensor_set_contiguous(ct_tensor *t) {
-  int64_t s = 1;
-  for (int i = t->ndim - 1; i >= 0; i--) {
-    t->strides[i] = s;
-    s *= t->shape[i] > 0 ? t->shape[i] : 1;
-  }
-}
-
 ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char *name) {
   if (ndim < 0 || ndim > CT_MAX_DIMS || dt >= CT_DTYPE_COUNT) return NULL;
   int64_t n = ct_shape_numel(ndim, shape);
@@ -66,7 +58,6 @@ ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char
   t->dtype = dt;
   t->ndim = ndim;
   for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
-  ct_tensor_set_contiguous(t);
   t->nbytes = (size_t)n * ct_dtype_size(dt);
   t->data = calloc(t->nbytes ? t->nbytes : 1, 1);
   if (!t->data || (name && !ct_tensor_set_name(t, name))) {
@@ -121,7 +112,6 @@ ct_tensor *ct_tensor_clone(const ct_tensor *t) {
   ct_tensor *c = ct_tensor_new(t->dtype, t->ndim, t->shape, t->name);
   if (!c) return NULL;
   memcpy(c->data, t->data, t->nbytes);
-  memcpy(c->strides, t->strides, sizeof c->strides);
   memcpy(c->layout, t->layout, sizeof c->layout);
   if (t->n_scale && !ct_tensor_set_quant(c, t->n_scale, t->quant_axis, t->scale, t->zero_point)) {
     ct_tensor_free(c);

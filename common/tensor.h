@@ -1,5 +1,5 @@
-/* tensor.h: the dense tensor every module passes around: dtype, shape (≤ 8 dims), element
- * strides, owned data, optional quantization parameters (per-tensor or per-channel). */
+/* tensor.h: the dense tensor every module passes around: dtype, shape (≤ 8 dims), dense
+ * row-major owned data, optional quantization parameters (per-tensor or per-channel). */
 #ifndef CT_TENSOR_H
 #define CT_TENSOR_H
 
@@ -20,14 +20,14 @@ typedef enum ct_dtype {
   CT_DTYPE_COUNT
 } ct_dtype;
 
-/* A tensor. Layout is row-major (NCHW for activations, OIHW for conv weights) unless
- * `layout` says otherwise; strides are in elements. `data` is owned (ct_tensor_free). */
+/* A tensor. Data is dense row-major (NCHW for activations, OIHW for conv weights; `layout`
+ * names the dims); kernels that need element strides compute them from the shape
+ * (ct_km_strides). `data` is owned (ct_tensor_free). */
 typedef struct ct_tensor {
   char *name;                   /* owned, may be NULL */
   ct_dtype dtype;
   int ndim;                     /* 0 = scalar */
   int64_t shape[CT_MAX_DIMS];
-  int64_t strides[CT_MAX_DIMS]; /* elements */
   void *data;                   /* owned, nbytes long */
   size_t nbytes;
   /* quantization: n_scale = 0 none, 1 per-tensor, C per-channel along quant_axis */
@@ -67,8 +67,6 @@ void ct_tensor_free(ct_tensor *t);
 bool ct_tensor_set_name(ct_tensor *t, const char *name);
 /* Sets per-tensor (n = 1) or per-channel quant params (copied). false on out of memory. */
 bool ct_tensor_set_quant(ct_tensor *t, int n, int axis, const double *scale, const int32_t *zp);
-/* Recomputes row-major strides from the shape. */
-void ct_tensor_set_contiguous(ct_tensor *t);
 
 /* Element i (row-major flat index) converted to double / stored from double (float types:
  * round to nearest even; integer types: round half away from zero, then saturate). These

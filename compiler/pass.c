@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/verify.h"
+#include "ops/verify.h"
 
 #define P(E, name, fn, summary) ct_status fn(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d);
 #include "compiler/passes.def"

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "compiler/ir.h"
+#include "ir/ir.h"
 
 /* Called after a pass when options.dump_after names it (or is "all"): prints g. */
 typedef void (*ct_pass_dump_fn)(const ct_graph *g, const char *pass, void *user);
@@ -32,7 +32,7 @@ void ct_pass_options_init(ct_pass_options *o);
  * "fold-bn,dce"). A pipeline name expands to its passes, repeated until a round changes
  * nothing (at most o->max_rounds rounds). o may be NULL (defaults). After each pass the graph
  * is compacted and topologically sorted; with verify_each (default in builds without NDEBUG)
- * it is verified after every pass: with ct_ir_verify (compiler/verify.h) when the input graph
+ * it is verified after every pass: with ct_ir_verify (ops/verify.h) when the input graph
  * passes it, else with the structural ct_pass_check_graph. Errors: CT_ERR_USAGE for an
  * unknown pass name (nothing runs then); CT_ERR_INPUT from a pass on an inconsistent graph
  * (naming the node) or, with verify_each, an input graph failing ct_pass_check_graph;

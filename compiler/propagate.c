@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/shape.h"
-#include "reference/kernel.h"
+#include "ops/shape.h"
+#include "ops/kernel.h"
 
 /* Prefixes `node "X" (op Foo): ` unless the message already names the node. */
 static ct_status name_node(const ct_op *op, ct_diag *d) {
@@ -54,8 +54,8 @@ static ct_status fold_shape_op(ct_op *op, ct_diag *d) {
   ct_value *y = op->out[0];
   int64_t n = x->ndim, start = 0, end = n;
   if (op->kind == CT_OP_SHAPE) {
-    start = ct_op_get_int(op, "start", 0);
-    end = ct_op_get_int(op, "end", n);
+    start = ct_attr_shape_start(op);
+    end = ct_attr_has_shape_end(op) ? ct_attr_shape_end(op) : n;
     start = start < 0 ? start + n : start;
     end = end < 0 ? end + n : end;
     start = start < 0 ? 0 : start > n ? n : start;

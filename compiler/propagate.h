@@ -1,13 +1,13 @@
 /* propagate.h: Top IR shape propagation and constant folding after import: every op gets
- * its output dtypes/shapes from its shape function (compiler/shape.h), and ops whose inputs
- * are all constant are evaluated with their reference kernel (reference/kernel.h). */
+ * its output dtypes/shapes from its shape function (ops/shape.h), and ops whose inputs
+ * are all constant are evaluated with their reference kernel (ops/kernel.h). */
 #ifndef CT_PROPAGATE_H
 #define CT_PROPAGATE_H
 
-#include "compiler/ir.h"
+#include "ir/ir.h"
 
 /* Walks g's live ops in order (g must be topologically sorted). For each op other than
- * Input/Weight: checks its arity against compiler/ops.def (required inputs non-NULL) and
+ * Input/Weight: checks its arity against ir/ops.def (required inputs non-NULL) and
  * that its inputs have shapes; calls its shape function; then, when every non-NULL input is
  * constant, runs its reference kernel (1 thread) and attaches the results as the output
  * values' `data` (the op stays; canonicalize later turns it into a Weight). Shape and Size

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/kernel.h"
+#include "ops/kernel.h"
 
 #define LAST_OUTPUT INT_MAX /* module outputs live to the end */
 
@@ -25,14 +25,6 @@ typedef struct run_state {
   size_t *pool_cap;
   int n_pool;       /* at most n_values: each value is released once */
 } run_state;
-
-/* Op kinds whose kernels write every element of every output (f32 or not), so a reused
- * buffer needs no zeroing; other kinds get zeroed buffers like fresh ones (calloc). */
-static const bool writes_all[CT_OP_COUNT] = {
-    [CT_OP_CONV] = true, [CT_OP_GEMM] = true,   [CT_OP_MATMUL] = true, [CT_OP_ADD] = true,
-    [CT_OP_SUB] = true,  [CT_OP_MUL] = true,    [CT_OP_DIV] = true,    [CT_OP_CLIP] = true,
-    [CT_OP_RELU] = true, [CT_OP_SIGMOID] = true, [CT_OP_SILU] = true,
-};
 
 static bool value_id_ok(const run_state *s, const ct_value *v) {
   return v && v->id >= 0 && v->id < s->g->n_values && s->g->values[v->id] == v;
@@ -80,7 +72,6 @@ static ct_tensor *acquire(run_state *s, const ct_value *v, bool zero, size_t *ca
   t->dtype = v->dtype;
   t->ndim = v->ndim;
   memcpy(t->shape, v->shape, sizeof t->shape[0] * (size_t)v->ndim);
-  ct_tensor_set_contiguous(t);
   t->nbytes = need;
   memset(t->layout, 0, sizeof t->layout);
   if (zero) memset(t->data, 0, need);
@@ -159,7 +150,7 @@ static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
     const ct_value *v = op->out[k];
     if (v->ndim < 0)
       st = ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": output %d (\"%s\") has no inferred shape", op->loc, k, v->name);
-    else if (!(out[k] = acquire(s, v, !writes_all[op->kind], &s->cap[v->id])))
+    else if (!(out[k] = acquire(s, v, !ct_kernel_writes_all(op->kind), &s->cap[v->id])))
       st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory for output \"%s\"", op->loc, v->name);
   }
   if (st == CT_OK) st = fn(op, in, out, &s->ctx, d);

@@ -1,12 +1,12 @@
 /* interp.h: the float Top interpreter (ARCHITECTURE.md §1 "float inference", §7): runs a
- * graph's ops in order with the reference kernels of reference/kernel.h, freeing every
+ * graph's ops in order with the reference kernels of ops/kernel.h, freeing every
  * intermediate after its last use so big models run in little memory. */
 #ifndef CT_INTERP_H
 #define CT_INTERP_H
 
 #include "common/h5io.h"
 #include "common/status.h"
-#include "compiler/ir.h"
+#include "ir/ir.h"
 
 /* Progress callback: called after op number `done` (1-based, counting live ops) of `total`
  * has run; `op` is that op. */
@@ -14,7 +14,7 @@ typedef void (*ct_ref_progress_fn)(void *user, int done, int total, const ct_op 
 
 /* Options of ct_ref_run. Zero-initialize, then set what is needed. */
 typedef struct ct_ref_options {
-  int threads;                  /* kernel threads: > 1 starts a worker pool (reference/workpool.h)
+  int threads;                  /* kernel threads: > 1 starts a worker pool (common/workpool.h)
                                  * for the run, shared by the kernels; < 1 means 1 */
   ct_h5_writer *dump;           /* optional: every input and computed value is written here
                                  * under its value name (--dump-all); weights are not */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "compiler/shape.h"
+#include "ops/shape.h"
 
 knh *knh_new(ct_op_kind kind, int n_in, ct_tensor *const *ins, int n_out) {
   knh *h = calloc(1, sizeof *h);

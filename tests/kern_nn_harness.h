@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "compiler/ir.h"
-#include "reference/kernel.h"
+#include "ir/ir.h"
+#include "ops/kernel.h"
 
 #define KNH_MAX_IN 16  /* QLinearConv has 9 inputs */
 #define KNH_MAX_OUT 4

@@ -1,4 +1,4 @@
-/* test_compare.c: reference/compare.h and `ctpu compare` — metrics against values worked
+/* test_compare.c: io/compare.h and `ctpu compare` — metrics against values worked
  * out by hand (sums written out below), verdicts and tolerances, NaN/zero edge cases, and
  * the command's table, summary line and exit codes. */
 #include <math.h>
@@ -7,7 +7,7 @@
 
 #include "common/h5io.h"
 #include "onnx/onnx.pb-c.h"
-#include "reference/compare.h"
+#include "io/compare.h"
 #include "tests/testutil.h"
 
 static ct_tensor *vec(ct_dtype dt, const char *name, int n, const double *v) {

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 
 #include "common/h5io.h"
-#include "compiler/onnx.h"
+#include "onnx/onnx.h"
 #include "compiler/propagate.h"
-#include "compiler/shape.h"
+#include "ops/shape.h"
 #include "reference/interp.h"
-#include "reference/kernel.h"
+#include "ops/kernel.h"
 #include "tests/testutil.h"
 
 #define RTOL 1e-3
@@ -442,6 +442,12 @@ static void print_skips(const skip_table *s) {
   for (int i = 0; i < s->n; i++) printf("  %-28s %d\n", s->name[order[i]], s->count[order[i]]);
 }
 
+/* Tests that passed when this floor was last raised (964 at the module restructuring). With
+ * ../shared present, fewer passes is a failure: a missing or emptied test folder, or a
+ * regression turning passes into "unsupported" skips, cannot go unnoticed. Raise it when
+ * support grows; never lower it to make a change pass. */
+#define MIN_PASSED 964
+
 int main(int argc, char **argv) {
   ct_test_require_shared("test_conformance");
   const char *root = ct_test_shared_path("onnx-node-tests");
@@ -459,5 +465,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) run_suite(&rn, root, suites[i]);
   print_skips(&rn.skips);
   printf("conformance: %d passed, %d failed, %d skipped\n", rn.passed, rn.failed, rn.skipped);
-  return rn.failed ? 1 : 0;
+  if (rn.passed < MIN_PASSED)
+    printf("conformance: FAILED: %d passed, fewer than the floor of %d (is %s complete?)\n", rn.passed, MIN_PASSED,
+           root);
+  return rn.failed || rn.passed < MIN_PASSED ? 1 : 0;
 }

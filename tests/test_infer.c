@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "common/h5io.h"
-#include "compiler/ir.h"
+#include "ir/ir.h"
 #include "onnx/onnx.pb-c.h"
-#include "reference/image.h"
-#include "reference/inputs.h"
+#include "io/image.h"
+#include "io/inputs.h"
 #include "reference/interp.h"
-#include "reference/kernel.h"
+#include "ops/kernel.h"
 #include "tests/testutil.h"
 
 /* ---- graph helpers ---- */

@@ -10,8 +10,8 @@
 #include <math.h>
 
 #include "common/h5io.h"
-#include "compiler/onnx.h"
-#include "compiler/text.h"
+#include "onnx/onnx.h"
+#include "ir/text.h"
 #include "tests/testutil.h"
 
 #define COS_MIN 0.99999

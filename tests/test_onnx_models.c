@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/onnx.h"
+#include "onnx/onnx.h"
 #include "compiler/propagate.h"
 #include "tests/testutil.h"
 

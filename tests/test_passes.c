@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "compiler/pass.h"
-#include "compiler/text.h"
+#include "ir/text.h"
 #include "reference/interp.h"
 #include "tests/filecheck.h"
 #include "tests/testutil.h"

@@ -7,11 +7,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "compiler/onnx.h"
+#include "onnx/onnx.h"
 #include "compiler/pass.h"
 #include "compiler/propagate.h"
-#include "compiler/verify.h"
-#include "reference/compare.h"
+#include "ops/verify.h"
+#include "io/compare.h"
 #include "reference/interp.h"
 #include "tests/testutil.h"
 

@@ -1,4 +1,4 @@
-/* test_text.c: compiler/text.h — the text IR: hand-written files in tests/data/text parse and
+/* test_text.c: ir/text.h — the text IR: hand-written files in tests/data/text parse and
  * print back byte-identical; parsed contents checked against hand-read values; every parser
  * error with its file:line:col; save/load with weights; corrupt/mismatched weights files. */
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "common/h5io.h"
-#include "compiler/text.h"
+#include "ir/text.h"
 #include "tests/testutil.h"
 
 static char *data_file(const char *name, size_t *n) {
@@ -365,6 +365,51 @@ static void load_fails(const char *name, const char *want) {
 }
 
 #define WMOD(w) "module @m attributes {chip = \"\", weights = \"" w "\"} {\n"
+/* Per-channel quant params name their axis when it is not 0; the text round-trips. */
+START_TEST(test_quant_axis_roundtrip) {
+  const char *text = "module @q {\n  %0 = tpu.Input() : tensor<1x2x4x4xi8 !quant<[0.1, 0.2], [0, -3], axis = 1>> loc(\"x\")\n"
+                     "  return %0 : tensor<1x2x4x4xi8 !quant<[0.1, 0.2], [0, -3], axis = 1>>\n}\n";
+  ct_graph *g = parse_ok(text, "q.tpu");
+  ck_assert_int_eq(g->values[0]->n_scale, 2);
+  ck_assert_int_eq(g->values[0]->quant_axis, 1);
+  char *out;
+  ct_diag d;
+  ck_assert_int_eq(ct_ir_print_string(g, &out, NULL, &d), CT_OK);
+  ck_assert_msg(strstr(out, "!quant<[0.1, 0.2], [0, -3], axis = 1>>") != NULL, "%s", out);
+  free(out);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* The op table's attribute schemas: an unknown or mistyped attribute in a .top file is an
+ * error naming file:line, node and attribute; an integer written for a float is a float. */
+START_TEST(test_load_checks_attribute_schema) {
+  static const char *const head = "module @m {\n  %0 = top.Input() : tensor<1x4xf32> loc(\"x\")\n";
+  static const struct { const char *op, *want; } cases[] = {
+      {"top.Softmax(%0) {axis = 1.5}", "a.top:3: node \"s\" (op Softmax): attribute \"axis\": expected an int"},
+      {"top.Softmax(%0) {axes = 1}", "a.top:3: node \"s\" (op Softmax): attribute \"axes\": unknown attribute"},
+      {"top.Relu(%0) {axis = 1}", "a.top:3: node \"s\" (op Relu): attribute \"axis\": unknown attribute"},
+      {"top.LeakyRelu(%0) {alpha = [1.0]}", "attribute \"alpha\": expected a float attribute"},
+  };
+  char text[512];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(text, sizeof text, "%s  %%1 = %s : tensor<1x4xf32> loc(\"s\")\n  return %%1 : tensor<1x4xf32>\n}\n", head,
+             cases[i].op);
+    write_text("a.top", text);
+    load_fails("a.top", cases[i].want);
+  }
+  snprintf(text, sizeof text, "%s  %%1 = top.LeakyRelu(%%0) {alpha = 2} : tensor<1x4xf32> loc(\"s\")\n"
+           "  return %%1 : tensor<1x4xf32>\n}\n", head);
+  write_text("a.top", text);
+  ct_graph *g;
+  ct_diag d;
+  ck_assert_msg(ct_ir_load(ct_test_tmp_path("a.top"), &g, &d) == CT_OK, "%s", d.msg);
+  ck_assert_double_eq(ct_attr_leakyrelu_alpha(g->ops[1]), 2.0);
+  ck_assert_int_eq(g->ops[1]->attrs[0].kind, CT_ATTR_FLOAT);
+  ct_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_load_errors) {
   load_fails("absent.top", "absent.top: cannot open");
   write_text("bad.top", WMOD("bad.top.h5") "  %0 = top.Weight() : tensor<2xf32> loc(\"w\")\n  return %0 : tensor<2xf32>\n}\n");
@@ -440,6 +485,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_save_load_roundtrip_with_weights);
   tcase_add_test(tc, test_save_without_weight_data_fails_cleanly);
   tcase_add_test(tc, test_load_errors);
+  tcase_add_test(tc, test_load_checks_attribute_schema);
+  tcase_add_test(tc, test_quant_axis_roundtrip);
   tcase_add_test(tc, test_large_graph_speed);
   suite_add_tcase(s, tc);
   return s;

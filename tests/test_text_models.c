@@ -1,14 +1,14 @@
 /* test_text_models.c: the text IR on the real models of ../shared/models: each model.onnx is
- * imported (compiler/onnx.h) and propagated, printed, parsed and printed again (identical
+ * imported (onnx/onnx.h) and propagated, printed, parsed and printed again (identical
  * text), verified, and saved/loaded with its weights (identical text and weight bytes). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "compiler/onnx.h"
+#include "onnx/onnx.h"
 #include "compiler/propagate.h"
-#include "compiler/text.h"
-#include "compiler/verify.h"
+#include "ir/text.h"
+#include "ops/verify.h"
 #include "tests/testutil.h"
 
 static const char *const models[] = {

@@ -1,12 +1,12 @@
-/* test_verify.c: compiler/verify.h — a valid graph passes and is left unchanged; each
+/* test_verify.c: ops/verify.h — a valid graph passes and is left unchanged; each
  * verifier error is produced by a graph built to break exactly one rule, and its message
  * names the node, the op and the problem. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/shape.h"
-#include "compiler/text.h"
-#include "compiler/verify.h"
+#include "ops/shape.h"
+#include "ir/text.h"
+#include "ops/verify.h"
 #include "tests/testutil.h"
 
 static const int64_t S4[4] = {1, 8, 4, 4}, S1[4] = {1, 8, 1, 1};
@@ -109,8 +109,59 @@ START_TEST(test_names_and_types) {
   f = make();
   static double zero = 0;
   static int32_t zp = 0;
+  f.y->dtype = CT_I8;
   f.y->n_scale = 1, f.y->scale = &zero, f.y->zero_point = &zp;
   expect_error(&f, "node \"add\" (op Add): result 0 (\"y\"): scale 0 is 0, not a positive number");
+}
+END_TEST
+
+/* Quant params: only on integer storage types, one scale per element of the axis dim, zero
+ * points inside the storage type (ARCHITECTURE.md §6). */
+START_TEST(test_quant_params) {
+  static const double s2[2] = {0.5, 0.25}, s1[1] = {0.5};
+  static const int32_t z2[2] = {0, -3}, z1[1] = {128}, zbad[1] = {-129};
+  fixture f = make();
+  ck_assert(ct_value_set_quant(f.g, f.y, 1, s1, z1, 0));
+  expect_error(&f, "node \"add\" (op Add): result 0 (\"y\"): quant params on f32, not an integer type");
+  f = make();
+  f.y->dtype = CT_I8;
+  ck_assert(ct_value_set_quant(f.g, f.y, 1, s1, zbad, 0));
+  expect_error(&f, "node \"add\" (op Add): result 0 (\"y\"): zero point 0 is -129, outside i8");
+  f = make();
+  f.y->dtype = CT_U8;
+  ck_assert(ct_value_set_quant(f.g, f.y, 1, s1, z1, 0));
+  ck_assert(ct_value_set_quant(f.g, f.y, 2, s2, z2, 1)); /* y is 1x8x...: axis 1 has 8 elements */
+  expect_error(&f, "node \"add\" (op Add): result 0 (\"y\"): 2 scales do not match axis 1 of a rank-4 value");
+  f = make();
+  f.y->dtype = CT_I8;
+  ck_assert(ct_value_set_quant(f.g, f.y, 2, s2, z2, 7));
+  expect_error(&f, "node \"add\" (op Add): result 0 (\"y\"): 2 scales do not match axis 7 of a rank-4 value");
+}
+END_TEST
+
+/* Back-end annotations start unassigned and survive erasing other ops and compaction. */
+START_TEST(test_annotations_survive_compact) {
+  fixture f = make();
+  ck_assert_int_eq(f.y->annot.gmem_addr, -1);
+  ck_assert_int_eq(f.relu->annot.group, -1);
+  ct_value *w = ct_graph_add_value(f.g, "w", CT_F32, 4, S4);
+  ct_op *dead = ct_graph_add_op(f.g, CT_OP_RELU, "dead", 1, &f.z, 1, &w);
+  f.z->annot = (ct_value_annot){4096, 128, 512};
+  f.relu->annot = (ct_op_annot){2, 3, 5};
+  dead->annot = (ct_op_annot){9, 9, 9};
+  ct_graph_erase_op(f.g, dead);
+  int before = f.g->n_ops;
+  ct_graph_compact(f.g);
+  ck_assert_int_eq(f.g->n_ops, before - 1);
+  ck_assert_ptr_eq(f.g->ops[f.g->n_ops - 1], f.relu);
+  ck_assert_ptr_eq(f.g->values[f.z->id], f.z);
+  ck_assert_int_eq(f.z->annot.gmem_addr, 4096);
+  ck_assert_int_eq(f.z->annot.lmem_addr, 128);
+  ck_assert_int_eq(f.z->annot.bytes, 512);
+  ck_assert_int_eq(f.relu->annot.group, 2);
+  ck_assert_int_eq(f.relu->annot.tile, 3);
+  ck_assert_int_eq(f.relu->annot.step, 5);
+  ct_graph_free(f.g);
 }
 END_TEST
 
@@ -194,6 +245,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_inference_mismatch);
   tcase_add_test(tc, test_conv_inference_does_not_mutate);
   tcase_add_test(tc, test_parsed_unloaded_weights_skip_inference);
+  tcase_add_test(tc, test_quant_params);
+  tcase_add_test(tc, test_annotations_survive_compact);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,4 +1,4 @@
-/* test_workpool.c: the kernels' worker pool (reference/workpool.h) and the kernels split over
+/* test_workpool.c: the kernels' worker pool (common/workpool.h) and the kernels split over
  * it: every index runs exactly once on a valid slot; Conv, MaxPool/AveragePool and SiLU give
  * bit-identical results with 1, 2 and 3 threads; separable max pools equal a naive loop. */
 #include <check.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/workpool.h"
+#include "common/workpool.h"
 #include "tests/kern_nn_harness.h"
 #include "tests/testutil.h"
 

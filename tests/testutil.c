@@ -118,3 +118,18 @@ int ct_test_run_suite(Suite *s) {
   srunner_free(sr);
   return failed ? 1 : 0;
 }
+
+char *ct_test_doc_current(void (*gen)(FILE *f), const char *doc, const char *cmd) {
+  char *text = NULL, path[4096];
+  size_t tn = 0;
+  FILE *f = open_memstream(&text, &tn);
+  ck_assert_ptr_nonnull(f);
+  gen(f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/%s", CT_SOURCE_DIR, doc);
+  char *committed = ct_test_read_file(path, NULL);
+  ck_assert_msg(committed != NULL, "cannot read %s", doc);
+  ck_assert_msg(strcmp(text, committed) == 0, "%s is stale: regenerate with `%s > %s`", doc, cmd, doc);
+  free(committed);
+  return text;
+}

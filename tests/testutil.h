@@ -6,20 +6,28 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "common/status.h"
+
+/* Runs the doc generator gen into memory and asserts that the committed file doc (path from
+ * the source root, e.g. "docs/ops.md") holds exactly that text, else fails naming cmd (the
+ * command that regenerates it). Returns the generated text (free() it). */
+char *ct_test_doc_current(void (*gen)(FILE *f), const char *doc, const char *cmd);
 
 /* Path of the shared data folder (../shared from the source root), or NULL if absent. */
 const char *ct_test_shared(void);
 /* Exits with 77 (CTest "skipped") after printing why, if ../shared is absent. */
 void ct_test_require_shared(const char *suite);
 /* Formats a path under ../shared into a static-lifetime buffer from a small ring. */
-const char *ct_test_shared_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *ct_test_shared_path(const char *fmt, ...) CT_PRINTF(1, 2);
 /* A fresh temporary directory for this process (created once), and a path inside it. */
 const char *ct_test_tmpdir(void);
 const char *ct_test_tmp_path(const char *name);
 /* Runs the ctpu binary with a shell command line of arguments (e.g. "transform a.onnx -o
  * b.top"), capturing stderr (and stdout) into `out` (size n, may be NULL); returns the exit
  * code (-1 if it did not exit normally, e.g. a crash). */
-int ct_test_run_ctpu(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int ct_test_run_ctpu(char *out, size_t n, const char *fmt, ...) CT_PRINTF(3, 4);
 /* True if path can be opened for reading. */
 bool ct_test_file_exists(const char *path);
 /* Writes n bytes to path; false on failure. */

@@ -1,11 +1,11 @@
 /* cmd_compare.c: `ctpu compare A.h5 B.h5` — per-tensor cosine / euclidean similarity / SQNR
  * of two HDF5 tensor files (A = reference), TPU-MLIR's model_deploy comparison; the metrics
- * are reference/compare.h's. */
+ * are io/compare.h's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/compare.h"
+#include "io/compare.h"
 #include "tools/tools.h"
 
 static void help(void) {

@@ -31,13 +31,6 @@ int ct_cmd_disasm(int argc, char **argv) {
 }
 
 int ct_cmd_isa_doc(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: ctpu isa-doc\n  prints docs/isa.md (generated from isa/isa.def and isa/chip.def)\n");
-      return 0;
-    }
-    return ct_tool_usage("isa-doc", "unexpected argument \"%s\"", argv[i]);
-  }
-  ct_isa_doc(stdout);
-  return 0;
+  return ct_tool_doc("isa-doc", "prints docs/isa.md (generated from isa/isa.def and isa/chip.def)", argc, argv,
+                     ct_isa_doc);
 }

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "common/h5io.h"
-#include "compiler/text.h"
-#include "reference/inputs.h"
+#include "ir/text.h"
+#include "io/inputs.h"
 #include "reference/interp.h"
 #include "tools/tools.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "compiler/pass.h"
-#include "compiler/text.h"
+#include "ir/text.h"
 #include "tools/tools.h"
 
 static void usage(FILE *f) {

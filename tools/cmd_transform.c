@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/onnx.h"
+#include "onnx/onnx.h"
 #include "compiler/pass.h"
 #include "compiler/propagate.h"
-#include "compiler/text.h"
-#include "compiler/verify.h"
+#include "ir/text.h"
+#include "ops/verify.h"
 #include "tools/tools.h"
 
 #define CMD "transform"

@@ -16,7 +16,7 @@
 /* Prints "ctpu <cmd>: <message>" for d to stderr and returns d's code as exit code. */
 int ct_tool_fail(const char *cmd, const ct_diag *d);
 /* Prints a usage error "ctpu <cmd>: <msg>; see ctpu <cmd> --help" and returns 2. */
-int ct_tool_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ct_tool_usage(const char *cmd, const char *fmt, ...) CT_PRINTF(2, 3);
 /* Collects the file arguments after the option at argv[*i] ("--input a.pb b.pb ..."): every
  * following argument up to the next one starting with '-' is appended to files (*n entries so
  * far, at most max), and *i advances past them. Returns 0, or 2 after a usage error
@@ -27,6 +27,10 @@ int ct_tool_files(const char *cmd, int argc, char **argv, int *i, const char **f
  * for --help, or 2 after a usage error (unknown or incomplete option, more than one input file). */
 int ct_tool_in_out_chip(const char *cmd, int argc, char **argv, void (*usage)(FILE *), const char **in,
                         const char **out, const char **chip);
+/* A doc command (`ctpu isa-doc`, `ctpu ops-doc`): no arguments but --help/-h, which prints
+ * "usage: ctpu <cmd>\n  <help>\n"; runs gen(stdout). Returns the exit code (2 after a usage
+ * error, 1 when stdout cannot be written). */
+int ct_tool_doc(const char *cmd, const char *help, int argc, char **argv, void (*gen)(FILE *f));
 /* True if stderr is a terminal (progress lines are shown only then). */
 bool ct_tool_isatty(void);
 

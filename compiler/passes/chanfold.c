@@ -16,7 +16,7 @@ static bool scale_weight(const ct_op *op, const ct_tensor *w, int64_t C, const d
     int64_t inner = n / C;
     for (int64_t i = 0; i < n; i++) nw[i] = (float)(pw[i] * s[i / inner]);
   } else if (op->kind == CT_OP_CONVTRANSPOSE) {
-    int64_t group = ct_op_get_int(op, "group", 1);
+    int64_t group = ct_attr_conv_group(op);
     if (w->ndim < 2 || group < 1 || w->shape[0] % group || w->shape[1] * group != C) return false;
     int64_t cpg = w->shape[1], cin_pg = w->shape[0] / group, inner = n / (w->shape[0] * cpg);
     for (int64_t i = 0; i < n; i++) {
@@ -24,8 +24,8 @@ static bool scale_weight(const ct_op *op, const ct_tensor *w, int64_t C, const d
       nw[i] = (float)(pw[i] * s[(ci / cin_pg) * cpg + j]);
     }
   } else {
-    bool tb = ct_op_get_int(op, "transB", 0) != 0;
-    double alpha = ct_op_get_float(op, "alpha", 1.0);
+    bool tb = ct_attr_gemm_transB(op) != 0;
+    double alpha = ct_attr_gemm_alpha(op);
     if (w->ndim != 2 || w->shape[tb ? 0 : 1] != C) return false;
     for (int64_t i = 0; i < n; i++) nw[i] = (float)(pw[i] * alpha * s[tb ? i / w->shape[1] : i % C]);
   }
@@ -43,7 +43,7 @@ static bool read_bias(const ct_op *op, int64_t C, double *b) {
   const ct_tensor *t = bv->data;
   int64_t n = ct_tensor_numel(t);
   bool gemm = op->kind == CT_OP_GEMM;
-  double beta = gemm ? ct_op_get_float(op, "beta", 1.0) : 1.0;
+  double beta = gemm ? ct_attr_gemm_beta(op) : 1.0;
   bool vec = n == C && (t->ndim == 1 || (gemm && t->ndim == 2 && t->shape[0] == 1));
   if (!vec && !(gemm && n == 1)) return false;
   for (int64_t c = 0; c < C; c++) b[c] = beta * ((const float *)t->data)[n == 1 ? 0 : c];
@@ -87,7 +87,7 @@ bool ct_rw_affine_out_channels(ct_rw *rw, ct_op *op, const double *s, const doub
   }
   ct_rw_set_input(rw, op, 1, nwv);
   ct_rw_set_input(rw, op, 2, nbv);
-  if (op->kind == CT_OP_GEMM && (!ct_op_set_float(rw->g, op, "alpha", 1.0) || !ct_op_set_float(rw->g, op, "beta", 1.0)))
+  if (op->kind == CT_OP_GEMM && (!ct_attr_set_gemm_alpha(rw->g, op, 1.0) || !ct_attr_set_gemm_beta(rw->g, op, 1.0)))
     rw->oom = true;
   return true;
 }

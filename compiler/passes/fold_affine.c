@@ -7,7 +7,7 @@
 
 static bool is_producer(const ct_op *p) {
   return p && (p->kind == CT_OP_CONV || p->kind == CT_OP_CONVTRANSPOSE || p->kind == CT_OP_GEMM) &&
-         !ct_op_attr(p, "act");
+         !ct_attr_raw_act_act(p);
 }
 
 /* Fills s, t for op = y ∘ c (y the producer's result at operand `yi`); false if not foldable. */

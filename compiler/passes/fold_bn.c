@@ -11,8 +11,8 @@ static ct_op *foldable(ct_rw *rw, const ct_op *bn, int64_t *C) {
   const ct_value *x = bn->in[0];
   ct_op *p = x ? x->def : NULL;
   if (!p || (p->kind != CT_OP_CONV && p->kind != CT_OP_CONVTRANSPOSE && p->kind != CT_OP_GEMM)) return NULL;
-  if (ct_rw_only_user(rw, x) != bn || x->ndim < 2 || ct_op_get_int(bn, "training_mode", 0) != 0) return NULL;
-  if (ct_op_attr(p, "act")) return NULL; /* an activation already sits between them */
+  if (ct_rw_only_user(rw, x) != bn || x->ndim < 2 || ct_attr_batchnorm_training_mode(bn) != 0) return NULL;
+  if (ct_attr_raw_act_act(p)) return NULL; /* an activation already sits between them */
   for (int k = 1; k < bn->n_out; k++)
     if (bn->out[k] && ct_rw_num_uses(rw, bn->out[k]) > 0) return NULL;
   *C = x->shape[1];
@@ -29,7 +29,7 @@ static int fold_one(ct_rw *rw, ct_op *bn, void *user) {
   if (!p) return 0;
   double *s = malloc(sizeof *s * (size_t)(2 * C + 1));
   if (!s) { rw->oom = true; return 0; }
-  double *t = s + C, eps = ct_op_get_float(bn, "epsilon", 1e-5);
+  double *t = s + C, eps = ct_attr_batchnorm_epsilon(bn);
   for (int64_t c = 0; c < C; c++) {
     double gam = ct_tensor_get_f64(bn->in[1]->data, c), beta = ct_tensor_get_f64(bn->in[2]->data, c);
     double mu = ct_tensor_get_f64(bn->in[3]->data, c), var = ct_tensor_get_f64(bn->in[4]->data, c);

@@ -1,12 +1,12 @@
 /* fold_constants.c: constant folding — ops whose operands are all constant are evaluated
- * with their reference kernels (reference/kernel.h) and become top.Weight values; Shape and
+ * with their reference kernels (ops/kernel.h) and become top.Weight values; Shape and
  * Size of statically shaped values fold too, which makes shape subgraphs static
  * (TPU-MLIR's and Grappler's constant folding). */
 #include <string.h>
 
 #include "compiler/pass.h"
-#include "compiler/shape.h"
-#include "reference/kernel.h"
+#include "ops/shape.h"
+#include "ops/kernel.h"
 
 /* Shape-15 / Size-13 of a statically shaped operand (start/end clamped as the spec says). */
 static ct_tensor *shape_of(const ct_op *op) {
@@ -16,7 +16,7 @@ static ct_tensor *shape_of(const ct_op *op) {
     if (t) *(int64_t *)t->data = ct_value_numel(x);
     return t;
   }
-  int64_t r = x->ndim, s = ct_op_get_int(op, "start", 0), e = ct_op_get_int(op, "end", r);
+  int64_t r = x->ndim, s = ct_attr_shape_start(op), e = ct_attr_has_shape_end(op) ? ct_attr_shape_end(op) : r;
   if (s < 0) s += r;
   if (e < 0) e += r;
   s = s < 0 ? 0 : s > r ? r : s;

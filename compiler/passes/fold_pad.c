@@ -35,7 +35,7 @@ static double pad_value(const ct_op *pad) {
 /* True if consumer c accepts padding value v with the rules of the file comment. */
 static bool value_ok(ct_rw *rw, const ct_op *c, double v) {
   int nd = 0;
-  const int64_t *dil = ct_op_get_ints(c, "dilations", &nd);
+  const int64_t *dil = ct_attr_window_dilations(c, &nd);
   switch (c->kind) {
     case CT_OP_CONV:
       return v == 0.0;
@@ -43,9 +43,9 @@ static bool value_ok(ct_rw *rw, const ct_op *c, double v) {
       for (int i = 0; i < nd; i++)
         if (dil[i] != 1) return false;
       if (c->n_out > 1 && c->out[1] && ct_rw_num_uses(rw, c->out[1]) > 0) return false;
-      return isinf(v) && v < 0 && ct_op_get_int(c, "ceil_mode", 0) == 0;
+      return isinf(v) && v < 0 && ct_attr_pool_ceil_mode(c) == 0;
     case CT_OP_AVERAGEPOOL:
-      return v == 0.0 && ct_op_get_int(c, "ceil_mode", 0) == 0;
+      return v == 0.0 && ct_attr_pool_ceil_mode(c) == 0;
     default:
       return false;
   }
@@ -54,8 +54,8 @@ static bool value_ok(ct_rw *rw, const ct_op *c, double v) {
 /* Adds the spatial pads to c's pads; false (c unchanged) when the rules forbid it. */
 static bool merge_pads(ct_rw *rw, ct_op *c, int r, const int64_t *beg, const int64_t *end) {
   int k = r - 2, np = 0, nk = 0;
-  const char *ap = ct_op_get_string(c, "auto_pad", "NOTSET");
-  const int64_t *old = ct_op_get_ints(c, "pads", &np), *ks = ct_op_get_ints(c, "kernel_shape", &nk);
+  const char *ap = ct_attr_window_auto_pad(c);
+  const int64_t *old = ct_attr_window_pads(c, &np), *ks = ct_attr_window_kernel_shape(c, &nk);
   if (k < 1 || k > CT_MAX_DIMS || strcmp(ap, "NOTSET") || (np && np != 2 * k)) return false;
   int64_t pads[2 * CT_MAX_DIMS];
   bool old_zero = true;
@@ -66,17 +66,17 @@ static bool merge_pads(ct_rw *rw, ct_op *c, int r, const int64_t *beg, const int
     if (c->kind != CT_OP_CONV && (nk != k || pads[i] >= ks[i % k])) return false;
   }
   if (c->kind == CT_OP_AVERAGEPOOL) {
-    if (ct_op_get_int(c, "count_include_pad", 0) == 0 && !old_zero) return false;
-    if (!ct_op_set_int(rw->g, c, "count_include_pad", 1)) rw->oom = true;
+    if (ct_attr_pool_count_include_pad(c) == 0 && !old_zero) return false;
+    if (!ct_attr_set_pool_count_include_pad(rw->g, c, 1)) rw->oom = true;
   }
-  if (!ct_op_set_ints(rw->g, c, "pads", 2 * k, pads)) rw->oom = true;
+  if (!ct_attr_set_window_pads(rw->g, c, 2 * k, pads)) rw->oom = true;
   return true;
 }
 
 /* Folds Pad op pad into its only consumer; the number of rewrites (0 or 1). */
 static int fold_one(ct_rw *rw, ct_op *pad, void *user) {
   (void)user;
-  if (pad->n_in < 2 || strcmp(ct_op_get_string(pad, "mode", "constant"), "constant")) return 0;
+  if (pad->n_in < 2 || strcmp(ct_attr_pad_mode(pad), "constant")) return 0;
   ct_value *x = pad->in[0];
   ct_op *c = ct_rw_only_user(rw, pad->out[0]);
   int r = x ? x->ndim : -1;

@@ -6,7 +6,7 @@
 /* op's permutation (default: reversed dims) into p; false if malformed. */
 static bool get_perm(const ct_op *op, int r, int64_t *p) {
   int n = 0;
-  const int64_t *a = ct_op_get_ints(op, "perm", &n);
+  const int64_t *a = ct_attr_transpose_perm(op, &n);
   if (a && n != r) return false;
   for (int i = 0; i < r; i++) {
     p[i] = a ? (a[i] < 0 ? a[i] + r : a[i]) : r - 1 - i;
@@ -32,7 +32,7 @@ static int fold_one(ct_rw *rw, ct_op *op, void *user) {
   if (inner && !inner->dead && inner->kind == CT_OP_TRANSPOSE && inner->in[0] && inner->in[0]->ndim == r &&
       get_perm(inner, r, p1)) {
     for (int k = 0; k < r; k++) q[k] = p1[p2[k]];
-    if (!ct_op_set_ints(rw->g, op, "perm", r, q)) { rw->oom = true; return 0; }
+    if (!ct_attr_set_transpose_perm(rw->g, op, r, q)) { rw->oom = true; return 0; }
     ct_rw_set_input(rw, op, 0, inner->in[0]);
     for (int k = 0; k < r; k++) p2[k] = q[k];
     changed++;

@@ -17,18 +17,18 @@ static bool clip_bound(const ct_value *v, double dflt, double *out) {
 static bool set_act(ct_graph *g, ct_op *p, const ct_op *a, bool *oom) {
   bool ok = true;
   if (a->kind == CT_OP_RELU) {
-    ok = ct_op_set_string(g, p, "act", "relu");
+    ok = ct_attr_set_act_act(g, p, "relu");
   } else if (a->kind == CT_OP_LEAKYRELU) {
-    ok = ct_op_set_string(g, p, "act", "leaky_relu") && ct_op_set_float(g, p, "act_alpha", ct_op_get_float(a, "alpha", 0.01));
+    ok = ct_attr_set_act_act(g, p, "leaky_relu") && ct_attr_set_act_act_alpha(g, p, ct_attr_leakyrelu_alpha(a));
   } else {
     double lo, hi;
     if (!clip_bound(a->n_in > 1 ? a->in[1] : NULL, -INFINITY, &lo) ||
         !clip_bound(a->n_in > 2 ? a->in[2] : NULL, INFINITY, &hi))
       return false;
-    if (lo == 0 && isinf(hi) && hi > 0) ok = ct_op_set_string(g, p, "act", "relu");
-    else if (lo == 0 && hi == 6) ok = ct_op_set_string(g, p, "act", "relu6");
+    if (lo == 0 && isinf(hi) && hi > 0) ok = ct_attr_set_act_act(g, p, "relu");
+    else if (lo == 0 && hi == 6) ok = ct_attr_set_act_act(g, p, "relu6");
     else if (isfinite(lo) && isfinite(hi) && lo <= hi)
-      ok = ct_op_set_string(g, p, "act", "clip") && ct_op_set_float(g, p, "act_min", lo) && ct_op_set_float(g, p, "act_max", hi);
+      ok = ct_attr_set_act_act(g, p, "clip") && ct_attr_set_act_act_min(g, p, lo) && ct_attr_set_act_act_max(g, p, hi);
     else return false;
   }
   if (!ok) *oom = true;
@@ -40,7 +40,7 @@ static int fuse_one(ct_rw *rw, ct_op *a, void *user) {
   (void)user;
   ct_value *x = a->in[0];
   ct_op *p = x ? x->def : NULL;
-  if (!p || (p->kind != CT_OP_CONV && p->kind != CT_OP_GEMM) || ct_op_attr(p, "act") ||
+  if (!p || (p->kind != CT_OP_CONV && p->kind != CT_OP_GEMM) || ct_attr_raw_act_act(p) ||
       ct_rw_only_user(rw, x) != a || x->dtype != CT_F32 || !ct_rw_same_shape(x, a->out[0]))
     return 0;
   if (!set_act(rw->g, p, a, &rw->oom)) return 0;

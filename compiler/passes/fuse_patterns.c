@@ -48,8 +48,8 @@ static bool try_swish(ct_rw *rw, ct_op *m) {
     ct_value *x = m->in[1 - s], *sv = m->in[s];
     ct_op *sg = def_op(sv);
     if (!sg || sg->in[0] != x || ct_rw_only_user(rw, sv) != m || !ct_rw_same_shape(x, m->out[0])) continue;
-    bool hs = sg->kind == CT_OP_HARDSIGMOID && (float)ct_op_get_float(sg, "alpha", 0.2) == (float)(1.0 / 6.0) &&
-              ct_op_get_float(sg, "beta", 0.5) == 0.5;
+    bool hs = sg->kind == CT_OP_HARDSIGMOID && (float)ct_attr_hardsigmoid_alpha(sg) == (float)(1.0 / 6.0) &&
+              ct_attr_hardsigmoid_beta(sg) == 0.5;
     if (sg->kind != CT_OP_SIGMOID && !hs) continue;
     ct_op *er[2] = {sg, m};
     return replace_unary(rw, er, 2, hs ? CT_OP_HARDSWISH : CT_OP_SILU, x, m->out[0]);
@@ -99,7 +99,7 @@ static bool try_gelu(ct_rw *rw, ct_op *e) {
   ops[n++] = m1;
   if (fin != m1) ops[n++] = fin;
   if (!replace_unary(rw, ops, n, CT_OP_GELU, x, fin->out[0])) return false;
-  if (!ct_op_set_string(rw->g, fin->out[0]->def, "approximate", "none")) rw->oom = true;
+  if (!ct_attr_set_gelu_approximate(rw->g, fin->out[0]->def, "none")) rw->oom = true;
   return true;
 }
 
@@ -114,12 +114,8 @@ static bool suffix_axes(const ct_op *rm, int r, int *first) {
     if (!ct_value_is_const(av) || ct_tensor_numel(av->data) > r) return false;
     n = (int)ct_tensor_numel(av->data);
     for (int i = 0; i < n; i++) ax[i] = ct_tensor_get_i64(av->data, i);
-  } else {
-    const int64_t *a = ct_op_get_ints(rm, "axes", &n);
-    if (n > r) return false;
-    for (int i = 0; i < n; i++) ax[i] = a[i];
   }
-  if (n < 1 || ct_op_get_int(rm, "keepdims", 1) != 1) return false;
+  if (n < 1 || ct_attr_reduce_keepdims(rm) != 1) return false;
   bool seen[CT_MAX_DIMS] = {false};
   for (int i = 0; i < n; i++) {
     int64_t a = ax[i] < 0 ? ax[i] + r : ax[i];
@@ -214,8 +210,8 @@ static bool try_layernorm(ct_rw *rw, ct_op *dv) {
   if (!ok || !in[1] || (beta && !in[2])) return false;
   for (int i = 0; i < n; i++) ct_rw_erase(rw, ops[i]);
   ct_op *ln = ct_rw_add_op(rw, CT_OP_LAYERNORM, dv->loc, beta ? 3 : 2, in, 1, &last->out[0]);
-  if (!ln || !ct_op_set_int(rw->g, ln, "axis", first) || !ct_op_set_float(rw->g, ln, "epsilon", eps) ||
-      !ct_op_set_int(rw->g, ln, "stash_type", 1))
+  if (!ln || !ct_attr_set_layernorm_axis(rw->g, ln, first) || !ct_attr_set_layernorm_epsilon(rw->g, ln, eps) ||
+      !ct_attr_set_layernorm_stash_type(rw->g, ln, 1))
     rw->oom = true;
   return true;
 }

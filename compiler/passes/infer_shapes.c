@@ -1,10 +1,10 @@
 /* infer_shapes.c: shape inference to a fixed point — calls every op's shape function
- * (compiler/shape.h) in topological order, sweeping again while any result type changes
+ * (ops/shape.h) in topological order, sweeping again while any result type changes
  * (the shape functions themselves come from ONNX's per-operator inference rules). */
 #include <string.h>
 
 #include "compiler/pass.h"
-#include "compiler/shape.h"
+#include "ops/shape.h"
 
 typedef struct saved_type {
   ct_dtype dt;

@@ -24,8 +24,8 @@ static int convert_one(ct_rw *rw, ct_op *mm, void *user) {
   if (add->in[0] == add->in[1] || !is_row_bias(c, y->shape[1]) || c->dtype != CT_F32) return 0;
   ct_value *in[3] = {a, b, c};
   ct_op *gemm = ct_rw_add_op(rw, CT_OP_GEMM, mm->loc, 3, in, 1, &add->out[0]);
-  if (!gemm || !ct_op_set_float(rw->g, gemm, "alpha", 1.0) || !ct_op_set_float(rw->g, gemm, "beta", 1.0) ||
-      !ct_op_set_int(rw->g, gemm, "transA", 0) || !ct_op_set_int(rw->g, gemm, "transB", 0)) {
+  if (!gemm || !ct_attr_set_gemm_alpha(rw->g, gemm, 1.0) || !ct_attr_set_gemm_beta(rw->g, gemm, 1.0) ||
+      !ct_attr_set_gemm_transA(rw->g, gemm, 0) || !ct_attr_set_gemm_transB(rw->g, gemm, 0)) {
     rw->oom = true;
     return 0;
   }

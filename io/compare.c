@@ -1,0 +1,206 @@
+/* compare.c: tensor metrics and the file comparison table (see compare.h). Formulas as in
+ * TPU-MLIR python/numpy_helper/tensor_compare.py (cosine, euclidean similarity) and
+ * ARCHITECTURE.md §7 (SQNR = 10·log10(Σa² / Σ(a − b)²)); "close" is the ONNX runner's test. */
+#include "io/compare.h"
+
+#include "onnx/onnx.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/h5io.h"
+
+static const char *const verdict_names[] = {"equal", "close", "similar", "different", "shape", "missing"};
+_Static_assert(sizeof verdict_names / sizeof verdict_names[0] == CT_CMP_MISSING + 1, "verdict names");
+
+const char *ct_compare_verdict_name(ct_compare_verdict v) {
+  return (unsigned)v <= CT_CMP_MISSING ? verdict_names[v] : "?";
+}
+
+static bool same_shape(const ct_tensor *a, const ct_tensor *b) {
+  if (a->ndim != b->ndim) return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
+typedef struct sums {
+  double ab, aa, bb, dd, mm; /* Σab, Σa², Σb², Σ(a−b)², Σ((a+b)/2)² */
+  bool bad;                  /* a non-finite mismatch */
+} sums;
+
+/* One element pair into m and s. */
+static void accumulate(ct_compare_metrics *m, sums *s, int64_t i, double a, double b) {
+  bool same = a == b || (isnan(a) && isnan(b));
+  if (!same) {
+    if (m->first_diff < 0) m->first_diff = i;
+    m->n_diff++;
+  }
+  if (!isfinite(a) || !isfinite(b)) {
+    if (!same) {
+      s->bad = true;
+      m->max_abs = INFINITY;
+      m->close = false;
+    }
+    return;
+  }
+  double diff = a - b, mid = (a + b) / 2;
+  s->ab += a * b, s->aa += a * a, s->bb += b * b, s->dd += diff * diff, s->mm += mid * mid;
+  if (fabs(diff) > m->max_abs) m->max_abs = fabs(diff);
+  if (fabs(diff) > 1e-7 + 1e-3 * fabs(a)) m->close = false;
+}
+
+static void finish(ct_compare_metrics *m, const sums *s) {
+  if (s->bad) {
+    m->cosine = m->euclid = NAN;
+    m->sqnr_db = -INFINITY;
+    return;
+  }
+  if (s->aa == 0 || s->bb == 0) m->cosine = s->aa == 0 && s->bb == 0 ? 1.0 : 0.0;
+  else m->cosine = s->ab / (sqrt(s->aa) * sqrt(s->bb));
+  m->euclid = 1.0 - sqrt(s->dd) / (sqrt(s->mm) + 1e-7);
+  if (s->dd == 0) m->sqnr_db = INFINITY;
+  else m->sqnr_db = s->aa == 0 ? -INFINITY : 10.0 * log10(s->aa / s->dd);
+}
+
+ct_status ct_compare_tensor(const ct_tensor *ref, const ct_tensor *got, ct_compare_metrics *m) {
+  memset(m, 0, sizeof *m);
+  m->first_diff = -1;
+  if (!same_shape(ref, got)) {
+    m->cosine = m->euclid = m->sqnr_db = m->max_abs = NAN;
+    return CT_ERR_CHECK;
+  }
+  m->n = ct_tensor_numel(ref);
+  m->close = true;
+  sums s = {0};
+  for (int64_t i = 0; i < m->n; i++) accumulate(m, &s, i, ct_tensor_get_f64(ref, i), ct_tensor_get_f64(got, i));
+  finish(m, &s);
+  m->equal = m->n_diff == 0;
+  m->bitwise = ref->dtype == got->dtype && ref->nbytes == got->nbytes &&
+               (ref->nbytes == 0 || memcmp(ref->data, got->data, ref->nbytes) == 0);
+  return CT_OK;
+}
+
+ct_compare_verdict ct_compare_judge(const ct_compare_metrics *m, const ct_compare_tol *tol) {
+  if (m->equal) return CT_CMP_EQUAL;
+  if (m->close) return CT_CMP_CLOSE;
+  if (m->cosine >= tol->cos && m->euclid >= tol->euc) return CT_CMP_SIMILAR;
+  return CT_CMP_DIFFERENT;
+}
+
+bool ct_compare_passes(ct_compare_verdict v, const ct_compare_metrics *m, const ct_compare_tol *tol) {
+  if (tol->exact) return v == CT_CMP_EQUAL && m->bitwise;
+  return v == CT_CMP_EQUAL || v == CT_CMP_CLOSE || v == CT_CMP_SIMILAR;
+}
+
+/* ---- file comparison ---- */
+
+typedef struct table {
+  FILE *out;
+  int width; /* name column */
+  const ct_compare_opts *o;
+  ct_compare_summary *s;
+} table;
+
+static void shape_dtype(const ct_tensor *t, char *buf, size_t n) {
+  char s[160];
+  ct_shape_str(t->ndim, t->shape, s, sizeof s);
+  snprintf(buf, n, "%s %s", s, ct_dtype_name(t->dtype));
+}
+
+static void print_diffs(table *t, const ct_tensor *a, const ct_tensor *b) {
+  int64_t n = ct_tensor_numel(a), shown = 0;
+  for (int64_t i = 0; i < n && shown < 5; i++) {
+    double x = ct_tensor_get_f64(a, i), y = ct_tensor_get_f64(b, i);
+    if (x == y || (isnan(x) && isnan(y))) continue;
+    fprintf(t->out, "    [%lld] %.9g vs %.9g (diff %.3g)\n", (long long)i, x, y, y - x);
+    shown++;
+  }
+}
+
+static void row(table *t, const ct_tensor *a, const ct_tensor *b) {
+  char sa[200], sb[200];
+  shape_dtype(a, sa, sizeof sa);
+  ct_compare_metrics m;
+  t->s->n++;
+  if (ct_compare_tensor(a, b, &m) != CT_OK) {
+    shape_dtype(b, sb, sizeof sb);
+    t->s->failed++;
+    fprintf(t->out, "%-*s  %-22s %-9s  (%s vs %s)  FAIL\n", t->width, a->name, sa, "shape", sa, sb);
+    return;
+  }
+  ct_compare_verdict v = ct_compare_judge(&m, &t->o->tol);
+  bool pass = ct_compare_passes(v, &m, &t->o->tol);
+  if (pass) t->s->passed++;
+  else t->s->failed++;
+  fprintf(t->out, "%-*s  %-22s %-9s %10.6f %10.6f %9.2f %12.6g  %s\n", t->width, a->name, sa,
+          ct_compare_verdict_name(v), m.cosine, m.euclid, m.sqnr_db, m.max_abs, pass ? "PASS" : "FAIL");
+  if (t->o->verbose && !pass) {
+    if (t->o->tol.exact && v == CT_CMP_EQUAL) fprintf(t->out, "    values equal but not bitwise (dtype or -0/NaN bits)\n");
+    print_diffs(t, a, b);
+  }
+}
+
+static bool wanted(const ct_compare_opts *o, const char *name) {
+  if (o->n_only <= 0) return true;
+  for (int i = 0; i < o->n_only; i++)
+    if (strcmp(o->only[i], name) == 0) return true;
+  return false;
+}
+
+static void missing(table *t, const char *name, const char *where, bool counted) {
+  fprintf(t->out, "%-*s  %-22s %-9s  (%s)%s\n", t->width, name, "-", "missing", where, counted ? "  FAIL" : "");
+  if (counted) t->s->n++, t->s->failed++;
+}
+
+static int name_width(const ct_tensor_list *a, const ct_tensor_list *b) {
+  int w = 4;
+  for (int i = 0; i < a->n; i++) w = (int)strlen(a->items[i]->name) > w ? (int)strlen(a->items[i]->name) : w;
+  for (int i = 0; i < b->n; i++) w = (int)strlen(b->items[i]->name) > w ? (int)strlen(b->items[i]->name) : w;
+  return w > 48 ? 48 : w;
+}
+
+static void compare_lists(table *t, const ct_tensor_list *a, const ct_tensor_list *b) {
+  fprintf(t->out, "%-*s  %-22s %-9s %10s %10s %9s %12s  %s\n", t->width, "name", "shape", "verdict", "cosine",
+          "euclid", "sqnr_db", "max_abs", "result");
+  for (int i = 0; i < a->n; i++) {
+    const ct_tensor *x = a->items[i], *y = ct_tensor_list_find(b, x->name);
+    if (!wanted(t->o, x->name)) continue;
+    if (y) row(t, x, y);
+    else missing(t, x->name, "only in A", t->o->n_only > 0), t->s->only_a++;
+  }
+  for (int i = 0; i < b->n; i++) {
+    const char *nm = b->items[i]->name;
+    if (wanted(t->o, nm) && !ct_tensor_list_find(a, nm)) missing(t, nm, "only in B", t->o->n_only > 0), t->s->only_b++;
+  }
+  for (int i = 0; i < t->o->n_only; i++)
+    if (!ct_tensor_list_find(a, t->o->only[i]) && !ct_tensor_list_find(b, t->o->only[i]))
+      missing(t, t->o->only[i], "in neither file", true);
+}
+
+/* Reads a tensor file: an ONNX TensorProto when the name ends in ".pb" (one tensor, named
+ * as the proto names it), else an HDF5 tensor file. */
+static ct_status read_tensors(const char *path, ct_tensor_list *l, ct_diag *d) {
+  size_t n = strlen(path);
+  if (n < 3 || strcmp(path + n - 3, ".pb") != 0) return ct_h5_read(path, l, d);
+  return ct_onnx_read_tensor_pb_into(path, l, d);
+}
+
+ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *o, FILE *out,
+                           ct_compare_summary *s, ct_diag *d) {
+  ct_tensor_list la, lb;
+  ct_tensor_list_init(&la);
+  ct_tensor_list_init(&lb);
+  memset(s, 0, sizeof *s);
+  ct_status st = read_tensors(a, &la, d);
+  if (!st) st = read_tensors(b, &lb, d);
+  if (!st) {
+    table t = {out, name_width(&la, &lb), o, s};
+    compare_lists(&t, &la, &lb);
+    fprintf(out, "compare: %d tensors, %d passed, %d failed\n", s->n, s->passed, s->failed);
+  }
+  ct_tensor_list_free(&la);
+  ct_tensor_list_free(&lb);
+  return st;
+}

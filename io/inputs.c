@@ -1,0 +1,151 @@
+/* inputs.c: loads `ctpu infer --input` files (see inputs.h): HDF5 through common/h5io.h,
+ * TensorProto .pb through the ONNX front end, JPEG/PNG through io/image.h. The file
+ * kind is recognized by its signature bytes (HDF5 format spec §II.A superblock signature). */
+#include "io/inputs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/onnx.h"
+#include "io/image.h"
+
+typedef struct input_set {
+  int n;
+  ct_value **vals;     /* the Input values, graph order */
+  const ct_op **ops;   /* their Input ops */
+  ct_tensor **got;     /* supplied tensors, NULL until loaded */
+} input_set;
+
+static bool is_hdf5(const char *path) {
+  unsigned char m[8];
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  bool ok = fread(m, 1, sizeof m, f) == sizeof m && memcmp(m, "\x89HDF\r\n\x1a\n", 8) == 0;
+  fclose(f);
+  return ok;
+}
+
+static bool same_type(const ct_tensor *t, const ct_value *v) {
+  if (t->dtype != v->dtype || t->ndim != v->ndim) return false;
+  for (int i = 0; i < v->ndim; i++)
+    if (t->shape[i] != v->shape[i]) return false;
+  return true;
+}
+
+/* Checks t against input value v, names it, and stores it in slot k (taking ownership). */
+static ct_status accept(input_set *s, int k, ct_tensor *t, const char *file, ct_diag *d) {
+  const ct_value *v = s->vals[k];
+  char want[128], got[128];
+  if (!same_type(t, v)) {
+    ct_diag_set(d, CT_ERR_INPUT, "%s: input \"%s\": expected %s %s, file has %s %s", file, v->name,
+                ct_dtype_name(v->dtype), ct_shape_str(v->ndim, v->shape, want, sizeof want),
+                ct_dtype_name(t->dtype), ct_shape_str(t->ndim, t->shape, got, sizeof got));
+    ct_tensor_free(t);
+    return CT_ERR_INPUT;
+  }
+  if (!ct_tensor_set_name(t, v->name)) {
+    ct_tensor_free(t);
+    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", file);
+  }
+  s->got[k] = t;
+  return CT_OK;
+}
+
+static int next_free(const input_set *s) {
+  for (int k = 0; k < s->n; k++)
+    if (!s->got[k]) return k;
+  return -1;
+}
+
+static ct_status load_hdf5(input_set *s, const char *file, ct_diag *d) {
+  for (int k = 0; k < s->n; k++) {
+    if (s->got[k]) continue;
+    ct_tensor *t = NULL;
+    ct_status st = ct_h5_read_one(file, s->vals[k]->name, &t, d);
+    if (st && d && strstr(d->msg, ": no dataset \""))
+      return ct_diag_set(d, CT_ERR_INPUT, "%s: no dataset \"%s\" for input \"%s\"", file, s->vals[k]->name,
+                         s->vals[k]->name);
+    if (st == CT_OK) st = accept(s, k, t, file, d);
+    if (st) return st;
+  }
+  return CT_OK;
+}
+
+static ct_status load_image(input_set *s, int k, const char *file, ct_diag *d) {
+  ct_image_prep p;
+  ct_status st = ct_image_prep_from_op(s->ops[k], &p, d);
+  if (st) return ct_diag_prefix(d, "%s: ", file);
+  ct_image img;
+  st = ct_image_load(file, &img, d);
+  if (st) return st;
+  const ct_value *v = s->vals[k];
+  ct_tensor *t = NULL;
+  st = ct_image_preprocess(&img, &p, v->shape[1], v->shape[2], v->shape[3], v->name, &t, d);
+  ct_image_free(&img);
+  if (st) return ct_diag_prefix(d, "%s: ", file);
+  s->got[k] = t;
+  return CT_OK;
+}
+
+/* Loads one file into the next free input(s). */
+static ct_status load_file(input_set *s, const char *file, ct_diag *d) {
+  int k = next_free(s);
+  if (k < 0) return CT_ERR_USAGE; /* the caller reports the count */
+  if (is_hdf5(file)) return load_hdf5(s, file, d);
+  if (ct_image_is_image_file(file)) return load_image(s, k, file, d);
+  ct_tensor *t = NULL;
+  ct_status st = ct_onnx_read_tensor_pb(file, &t, d);
+  if (st) return st;
+  return accept(s, k, t, file, d);
+}
+
+static ct_status count_error(const input_set *s, int given, ct_diag *d) {
+  char names[512] = "";
+  size_t k = 0;
+  for (int i = 0; i < s->n && k + 8 < sizeof names; i++) {
+    int w = snprintf(names + k, sizeof names - k, "%s\"%s\"", i ? ", " : "", s->vals[i]->name);
+    if (w < 0) break;
+    k += (size_t)w < sizeof names - k ? (size_t)w : sizeof names - k - 1;
+  }
+  return ct_diag_set(d, CT_ERR_USAGE, "model has %d input%s (%s), %d given", s->n, s->n == 1 ? "" : "s", names,
+                     given);
+}
+
+static ct_status load_all(input_set *s, const char *const *files, int n, ct_diag *d) {
+  for (int i = 0; i < n; i++) {
+    if (next_free(s) < 0) return count_error(s, n, d);
+    ct_status st = load_file(s, files[i], d);
+    if (st) return st;
+  }
+  if (next_free(s) >= 0) return count_error(s, n, d);
+  return CT_OK;
+}
+
+ct_status ct_inputs_load(const ct_graph *g, const char *const *files, int n, ct_tensor_list *out, ct_diag *d) {
+  input_set s = {0};
+  s.n = ct_graph_inputs(g, NULL, 0);
+  size_t cap = (size_t)s.n + 1;
+  s.vals = calloc(cap, sizeof *s.vals);
+  s.ops = calloc(cap, sizeof *s.ops);
+  s.got = calloc(cap, sizeof *s.got);
+  ct_status st = (s.vals && s.ops && s.got) ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (st == CT_OK) {
+    ct_graph_inputs(g, s.vals, s.n);
+    for (int k = 0; k < s.n; k++) s.ops[k] = s.vals[k]->def;
+    st = load_all(&s, files, n, d);
+  }
+  int pushed = 0;
+  for (int k = 0; st == CT_OK && k < s.n; k++) {
+    if (ct_tensor_list_push(out, s.got[k])) pushed++;
+    else st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  }
+  if (st) {
+    out->n -= pushed; /* leave out as it was */
+    for (int k = 0; s.got && k < s.n; k++) ct_tensor_free(s.got[k]);
+  }
+  free(s.vals);
+  free(s.ops);
+  free(s.got);
+  return st;
+}

@@ -1,0 +1,365 @@
+/* math_unary.c: ONNX math family, unary elementwise ops: shape functions (same type; bool for
+ * IsInf/IsNaN/Not) and float kernels of Abs .. Tan, the activations (Elu, Selu, Celu,
+ * LeakyRelu, ThresholdedRelu, HardSigmoid, HardSwish, Shrink, Mish, Gelu, SiLU), IsInf, IsNaN,
+ * Not, Identity, Clip and Dropout (nn family; inference = identity). Formulas of the ONNX
+ * operator spec quoted per op; float math in double, f32 results round to nearest. */
+#include <stdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "ops/ops_util.h"
+#include "ops/kernel.h"
+#include "ops/shape_util.h"
+#include "ops/broadcast.h"
+
+/* Attributes of the parameterized activations, defaults from the ONNX spec. */
+typedef struct up {
+  double alpha, beta, gamma, lambd, bias;
+  bool tanh_gelu;
+  bool det_neg, det_pos;
+} up;
+
+typedef double (*un_fn)(double x, const up *p);
+
+static double sigm(double x) { return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)); }
+static double softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
+
+#define F(name, expr) static double u_##name(double x, const up *p) { (void)p; return (expr); }
+F(abs, fabs(x))
+F(acos, acos(x))
+F(acosh, acosh(x))
+F(asin, asin(x))
+F(asinh, asinh(x))
+F(atan, atan(x))
+F(atanh, atanh(x))
+F(ceil, ceil(x))
+F(cos, cos(x))
+F(cosh, cosh(x))
+F(erf, erf(x))
+F(exp, exp(x))
+F(floor, floor(x))
+F(ident, x)
+F(isinf, isinf(x) && ((x > 0 && p->det_pos) || (x < 0 && p->det_neg)))
+F(isnan, isnan(x))
+F(log, log(x))
+F(neg, -x)
+F(not, x == 0)
+F(recip, 1 / x)
+F(relu, x > 0 ? x : (x == x ? 0 : x))
+F(round, nearbyint(x))                                   /* half to even (default FE mode) */
+F(sigmoid, sigm(x))
+F(sign, x > 0 ? 1 : x < 0 ? -1 : x)
+F(sin, sin(x))
+F(sinh, sinh(x))
+F(softplus, softplus(x))
+F(softsign, x / (1 + fabs(x)))
+F(sqrt, sqrt(x))
+F(tan, tan(x))
+F(tanh, tanh(x))
+F(elu, x < 0 ? p->alpha * (exp(x) - 1) : x)              /* Elu-6, alpha 1 */
+F(selu, x > 0 ? p->gamma * x : p->gamma * (p->alpha * exp(x) - p->alpha)) /* Selu-6 */
+F(celu, fmax(0, x) + fmin(0, p->alpha * (exp(x / p->alpha) - 1)))          /* Celu-12 */
+F(leaky, x < 0 ? p->alpha * x : x)                       /* LeakyRelu-16, alpha 0.01 */
+F(thresh, x > p->alpha ? x : 0)                          /* ThresholdedRelu-10, alpha 1 */
+F(hsigm, clamp01(p->alpha * x + p->beta))                /* HardSigmoid-6, 0.2 / 0.5 */
+F(hswish, x * clamp01(x / 6 + 0.5))                      /* HardSwish-14 */
+F(shrink, x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0) /* Shrink-9 */
+F(mish, x * tanh(softplus(x)))                           /* Mish-18 */
+F(gelu, p->tanh_gelu ? 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)))
+                     : 0.5 * x * (1 + erf(x / sqrt(2))))  /* Gelu-20 */
+F(silu, x * sigm(x))                                     /* x * Sigmoid(x) */
+#undef F
+
+static const struct {
+  ct_op_kind kind;
+  un_fn fn;
+} un_table[] = {
+    {CT_OP_ABS, u_abs}, {CT_OP_ACOS, u_acos}, {CT_OP_ACOSH, u_acosh}, {CT_OP_ASIN, u_asin},
+    {CT_OP_ASINH, u_asinh}, {CT_OP_ATAN, u_atan}, {CT_OP_ATANH, u_atanh}, {CT_OP_CEIL, u_ceil},
+    {CT_OP_COS, u_cos}, {CT_OP_COSH, u_cosh}, {CT_OP_ERF, u_erf}, {CT_OP_EXP, u_exp},
+    {CT_OP_FLOOR, u_floor}, {CT_OP_IDENTITY, u_ident}, {CT_OP_ISINF, u_isinf},
+    {CT_OP_ISNAN, u_isnan}, {CT_OP_LOG, u_log}, {CT_OP_NEG, u_neg}, {CT_OP_NOT, u_not},
+    {CT_OP_RECIPROCAL, u_recip}, {CT_OP_RELU, u_relu}, {CT_OP_ROUND, u_round},
+    {CT_OP_SIGMOID, u_sigmoid}, {CT_OP_SIGN, u_sign}, {CT_OP_SIN, u_sin}, {CT_OP_SINH, u_sinh},
+    {CT_OP_SOFTPLUS, u_softplus}, {CT_OP_SOFTSIGN, u_softsign}, {CT_OP_SQRT, u_sqrt},
+    {CT_OP_TAN, u_tan}, {CT_OP_TANH, u_tanh}, {CT_OP_ELU, u_elu}, {CT_OP_SELU, u_selu},
+    {CT_OP_CELU, u_celu}, {CT_OP_LEAKYRELU, u_leaky}, {CT_OP_THRESHOLDEDRELU, u_thresh},
+    {CT_OP_HARDSIGMOID, u_hsigm}, {CT_OP_HARDSWISH, u_hswish}, {CT_OP_SHRINK, u_shrink},
+    {CT_OP_MISH, u_mish}, {CT_OP_GELU, u_gelu}, {CT_OP_SILU, u_silu},
+};
+
+static un_fn un_lookup(ct_op_kind k) {
+  for (size_t i = 0; i < sizeof un_table / sizeof un_table[0]; i++)
+    if (un_table[i].kind == k) return un_table[i].fn;
+  return NULL;
+}
+
+/* The f32 row loops below are compiled for AVX2 and baseline on x86-64 GCC/Clang and picked
+ * at load time (function multiversioning); elsewhere they are plain C. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define UN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define UN_CLONES
+#endif
+/* FP exceptions are never enabled here: letting GCC assume ops do not trap allows it to
+ * if-convert the selects of the row loops (same results, vectorized). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+#endif
+
+/* exp(t) for t <= 0 in double, branch-free so loops vectorize: t = k ln2 + r (Cody-Waite,
+ * fdlibm's split of ln2), |r| <= ln2 / 2, e^r by its Taylor series to r^13 (truncation
+ * < 2e-16), times 2^k added to the exponent bits; k is read from the low bits of
+ * t log2(e) + 1.5 * 2^52. Relative error ~2e-16 against libm exp; t < -708 gives 0
+ * (exp underflows there; the callers round to float, where both are 0). */
+static inline double exp_nonpos(double t) {
+  const double shift = 6755399441055744.0; /* 1.5 * 2^52 */
+  double tc = t < -708.0 ? -708.0 : t;
+  double kb = tc * 1.4426950408889634 + shift, k = kb - shift;
+  double r = (tc - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+  double p = 1.0 / 6227020800 * r + 1.0 / 479001600;
+  p = p * r + 1.0 / 39916800, p = p * r + 1.0 / 3628800, p = p * r + 1.0 / 362880;
+  p = p * r + 1.0 / 40320, p = p * r + 1.0 / 5040, p = p * r + 1.0 / 720, p = p * r + 1.0 / 120;
+  p = p * r + 1.0 / 24, p = p * r + 1.0 / 6, p = p * r + 0.5, p = p * r + 1, p = p * r + 1;
+  uint64_t kbits, pbits;
+  memcpy(&kbits, &kb, sizeof kbits);
+  memcpy(&pbits, &p, sizeof pbits);
+  pbits += kbits << 52;
+  memcpy(&p, &pbits, sizeof p);
+  return t < -708.0 ? 0.0 : p;
+}
+
+/* The row formulas in double, as the u_* functions, written as selects after unconditional
+ * arithmetic (GCC if-converts them). sigmoid(v) = (v >= 0 ? 1 : e) / (1 + e) with
+ * e = exp(-|v|): 1 / (1 + exp(-v)) for v >= 0, exp(v) / (1 + exp(v)) below, as sigm(). */
+static inline double sel01(double t) {
+  t = t < 0 ? 0.0 : t;
+  return t > 1 ? 1.0 : t;
+}
+static inline double k_relu(double v, double al, double be) { (void)al, (void)be; return v > 0 ? v : (v == v ? 0 : v); }
+static inline double k_leaky(double v, double al, double be) {
+  (void)be;
+  double t = al * v;
+  return v < 0 ? t : v;
+}
+static inline double k_hsigm(double v, double al, double be) { return sel01(al * v + be); }
+static inline double k_hswish(double v, double al, double be) { (void)al, (void)be; return v * sel01(v / 6 + 0.5); }
+static inline double k_sigmoid(double v, double al, double be) {
+  (void)al, (void)be;
+  double e = exp_nonpos(-fabs(v)), num = v >= 0 ? 1.0 : e;
+  return num / (1.0 + e);
+}
+static inline double k_silu(double v, double al, double be) { return v * k_sigmoid(v, al, be); }
+
+/* y = f(x) over n f32 elements, y apart from x; results equal the u_* functions' after
+ * rounding to float (but for exp_nonpos's ~2e-16 in Sigmoid/SiLU). Blocks of 8 so that
+ * GCC's -O2 (very-cheap cost model) vectorizes. */
+typedef void (*un_row32)(const float *x, float *y, int64_t n, const up *p);
+#define UN_ROW(name)                                                                           \
+  UN_CLONES static void r_##name(const float *restrict x, float *restrict y, int64_t n, const up *p) { \
+    const double al = p->alpha, be = p->beta;                                                  \
+    int64_t m = n - n % 8, i, k;                                                               \
+    for (k = 0; k < m; k += 8)                                                                 \
+      for (i = k; i < k + 8; i++) y[i] = (float)k_##name(x[i], al, be);                        \
+    for (i = m; i < n; i++) y[i] = (float)k_##name(x[i], al, be);                              \
+  }
+UN_ROW(relu)
+UN_ROW(leaky)
+UN_ROW(hsigm)
+UN_ROW(hswish)
+UN_ROW(sigmoid)
+UN_ROW(silu)
+#undef UN_ROW
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+/* The f32 row loop of op kind k, or NULL. */
+static un_row32 un_row_of(ct_op_kind k) {
+  static const struct {
+    ct_op_kind kind;
+    un_row32 row;
+  } rows[] = {{CT_OP_RELU, r_relu}, {CT_OP_LEAKYRELU, r_leaky}, {CT_OP_HARDSIGMOID, r_hsigm},
+              {CT_OP_HARDSWISH, r_hswish}, {CT_OP_SIGMOID, r_sigmoid}, {CT_OP_SILU, r_silu}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].kind == k) return rows[i].row;
+  return NULL;
+}
+
+/* A row loop split over a worker pool in blocks of UN_BLOCK elements (each element on its
+ * own: results do not depend on the split). */
+#define UN_BLOCK 4096
+#define UN_PAR_MIN 16384 /* elements below which one thread does it all */
+typedef struct un_par {
+  un_row32 row;
+  const float *x;
+  float *y;
+  int64_t n;
+  const up *p;
+} un_par;
+
+static void un_par_blocks(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const un_par *j = arg;
+  int64_t a = lo * UN_BLOCK, b = hi * UN_BLOCK < j->n ? hi * UN_BLOCK : j->n;
+  j->row(j->x + a, j->y + a, b - a, j->p);
+}
+
+/* row(x, y, n, p) on the threads of ctx's pool when n is large enough. */
+static void un_row_run(const ct_kernel_ctx *ctx, un_row32 row, const float *x, float *y, int64_t n, const up *p) {
+  ct_workpool *pool = ctx ? ctx->pool : NULL;
+  if (!pool || n < UN_PAR_MIN) {
+    row(x, y, n, p);
+    return;
+  }
+  un_par j = {row, x, y, n, p};
+  ct_workpool_for(pool, (n + UN_BLOCK - 1) / UN_BLOCK, 4 * (int64_t)ct_workpool_threads(pool), un_par_blocks, &j);
+}
+
+/* Decodes op's attributes (defaults from ir/ops.def) into the parameters of its formula. */
+static void un_params(const ct_op *op, up *p) {
+  *p = (up){.alpha = 1, .beta = 0, .gamma = 1, .lambd = 0, .bias = 0};
+  switch (op->kind) {
+    case CT_OP_ELU: p->alpha = ct_attr_elu_alpha(op); break;
+    case CT_OP_CELU: p->alpha = ct_attr_celu_alpha(op); break;
+    case CT_OP_THRESHOLDEDRELU: p->alpha = ct_attr_thresholdedrelu_alpha(op); break;
+    case CT_OP_LEAKYRELU: p->alpha = ct_attr_leakyrelu_alpha(op); break;
+    case CT_OP_SELU: p->alpha = ct_attr_selu_alpha(op), p->gamma = ct_attr_selu_gamma(op); break;
+    case CT_OP_HARDSIGMOID: p->alpha = ct_attr_hardsigmoid_alpha(op), p->beta = ct_attr_hardsigmoid_beta(op); break;
+    case CT_OP_SHRINK: p->lambd = ct_attr_shrink_lambd(op), p->bias = ct_attr_shrink_bias(op); break;
+    case CT_OP_GELU: p->tanh_gelu = strcmp(ct_attr_gelu_approximate(op), "tanh") == 0; break;
+    case CT_OP_ISINF:
+      p->det_neg = ct_attr_isinf_detect_negative(op) != 0;
+      p->det_pos = ct_attr_isinf_detect_positive(op) != 0;
+      break;
+    default: break;
+  }
+}
+
+/* Ops that make sense on integer inputs (computed exactly in int64 where it matters). */
+static bool un_int_ok(ct_op_kind k) {
+  return k == CT_OP_ABS || k == CT_OP_NEG || k == CT_OP_SIGN || k == CT_OP_RELU ||
+         k == CT_OP_CEIL || k == CT_OP_FLOOR || k == CT_OP_ROUND || k == CT_OP_NOT ||
+         k == CT_OP_ISINF || k == CT_OP_ISNAN;
+}
+
+static int64_t un_int(ct_op_kind k, int64_t x) {
+  uint64_t u = (uint64_t)x;
+  if (k == CT_OP_ABS) return x < 0 ? (int64_t)(0 - u) : x;
+  if (k == CT_OP_NEG) return (int64_t)(0 - u);
+  if (k == CT_OP_SIGN) return x > 0 ? 1 : x < 0 ? -1 : 0;
+  if (k == CT_OP_RELU) return x > 0 ? x : 0;
+  if (k == CT_OP_NOT) return x == 0;
+  if (k == CT_OP_ISINF || k == CT_OP_ISNAN) return 0;
+  return x;
+}
+
+/* Unary ops: f32 fast path (split over ctx->pool when large), other floats through double,
+ * integer dtypes exactly for the ops that make sense on them (Abs, Neg, Sign, Relu, Not...),
+ * else "unsupported". */
+ct_status ct_kern_unary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                        ct_diag *d) {
+  const ct_tensor *x = in[0];
+  ct_tensor *y = out[0];
+  int64_t n = ct_tensor_numel(x);
+  if (ct_tensor_numel(y) != n) return ct_km_err(d, CT_ERR_INTERNAL, op, "output size mismatch");
+  if (op->kind == CT_OP_IDENTITY && x->dtype == y->dtype) {
+    memcpy(y->data, x->data, x->nbytes);
+    return CT_OK;
+  }
+  un_fn fn = un_lookup(op->kind);
+  if (!fn) return ct_km_err(d, CT_ERR_INTERNAL, op, "no unary function");
+  up p;
+  un_params(op, &p);
+  un_row32 row = x->dtype == CT_F32 && y->dtype == CT_F32 && x->data != y->data ? un_row_of(op->kind) : NULL;
+  if (row) {
+    un_row_run(ctx, row, x->data, y->data, n, &p);
+  } else if (x->dtype == CT_F32 && y->dtype == CT_F32) {
+    const float *a = x->data;
+    float *b = y->data;
+    for (int64_t i = 0; i < n; i++) b[i] = (float)fn(a[i], &p);
+  } else if (ct_dtype_is_float(x->dtype)) {
+    for (int64_t i = 0; i < n; i++) ct_tensor_set_f64(y, i, fn(ct_tensor_get_f64(x, i), &p));
+  } else if (un_int_ok(op->kind)) {
+    for (int64_t i = 0; i < n; i++) ct_km_set_i64(y, i, un_int(op->kind, ct_km_get_i64(x, i)));
+  } else {
+    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: dtype %s", ct_dtype_name(x->dtype));
+  }
+  return CT_OK;
+}
+
+/* Clip-13: y = min(max(x, min), max); absent bounds are -inf/+inf (type limits for ints). */
+ct_status ct_kern_clip(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                       ct_diag *d) {
+  (void)ctx;
+  const ct_tensor *x = in[0], *lo = op->n_in > 1 ? in[1] : NULL, *hi = op->n_in > 2 ? in[2] : NULL;
+  ct_tensor *y = out[0];
+  int64_t n = ct_tensor_numel(x);
+  if ((lo && ct_tensor_numel(lo) != 1) || (hi && ct_tensor_numel(hi) != 1))
+    return ct_km_err(d, CT_ERR_INPUT, op, "min and max must be scalars");
+  if (ct_dtype_is_float(x->dtype)) {
+    double a = lo ? ct_tensor_get_f64(lo, 0) : -INFINITY, b = hi ? ct_tensor_get_f64(hi, 0) : INFINITY;
+    if (x->dtype == CT_F32) {
+      const float *s = x->data;
+      float *t = y->data, fa = (float)a, fb = (float)b;
+      for (int64_t i = 0; i < n; i++) t[i] = s[i] < fa ? fa : s[i] > fb ? fb : s[i];
+      return CT_OK;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      double v = ct_tensor_get_f64(x, i);
+      ct_tensor_set_f64(y, i, v < a ? a : v > b ? b : v);
+    }
+    return CT_OK;
+  }
+  int64_t a = lo ? ct_km_get_i64(lo, 0) : INT64_MIN, b = hi ? ct_km_get_i64(hi, 0) : INT64_MAX;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = ct_km_get_i64(x, i);
+    ct_km_set_i64(y, i, v < a ? a : v > b ? b : v);
+  }
+  return CT_OK;
+}
+
+/* Dropout-13 in inference: y = x; the optional mask output is all true. training_mode
+ * given as a true constant is unsupported. */
+ct_status ct_kern_dropout(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                          ct_diag *d) {
+  (void)ctx;
+  if (op->n_in > 2 && in[2] && ct_tensor_numel(in[2]) == 1 && ct_tensor_get_f64(in[2], 0) != 0)
+    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: training_mode = true");
+  if (out[0]->nbytes != in[0]->nbytes) return ct_km_err(d, CT_ERR_INTERNAL, op, "output size mismatch");
+  memcpy(out[0]->data, in[0]->data, in[0]->nbytes);
+  if (op->n_out > 1 && out[1]) memset(out[1]->data, 1, out[1]->nbytes);
+  return CT_OK;
+}
+
+/* ---- shape functions ---- */
+
+/* out = in0 (unary math, activations, Clip, Identity...). */
+ct_status ct_shape_same(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x = NULL;
+  ct_status st = ct_sm_in(op, 0, &x, d);
+  if (st) return st;
+  ct_sm_out(op, 0, x->dtype, x->ndim, x->shape);
+  return CT_OK;
+}
+
+/* IsInf / IsNaN / Not: same shape, bool. */
+ct_status ct_shape_bool_unary(ct_graph *g, ct_op *op, ct_diag *d) {
+  (void)g;
+  ct_value *x = NULL;
+  ct_status st = ct_sm_in(op, 0, &x, d);
+  if (st) return st;
+  ct_sm_out(op, 0, CT_BOOL, x->ndim, x->shape);
+  return CT_OK;
+}
+
+/* Dropout: output 0 like the input, optional mask (output 1) bool of the same shape. */
+ct_status ct_shape_dropout(ct_graph *g, ct_op *op, ct_diag *d) {
+  ct_status st = ct_shape_same(g, op, d);
+  if (st) return st;
+  ct_sm_out(op, 1, CT_BOOL, op->in[0]->ndim, op->in[0]->shape);
+  return CT_OK;
+}
