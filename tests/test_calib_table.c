@@ -1,12 +1,12 @@
-/* test_calib_table.c: compiler/calib_table.c and qtable.c — the TPU-MLIR calibration table
+/* test_calib_table.c: quant/calib_table.c and qtable.c — the TPU-MLIR calibration table
  * (threshold rows, #weight_scale block) and quantize table: write → read round trips with
  * exact doubles, and every malformed case with its exact file:line message. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/calib_table.h"
-#include "compiler/qtable.h"
+#include "quant/calib_table.h"
+#include "quant/qtable.h"
 #include "tests/testutil.h"
 
 /* Parses text (copied) as "cali.txt" into a fresh table; returns the status, message in d. */

@@ -1,6 +1,6 @@
 /* table_text.c: line-oriented text table helpers (see table_text.h): reading, splitting,
  * exact number formatting and atomic writes for the calibration and quantize tables. */
-#include "compiler/table_text.h"
+#include "quant/table_text.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,13 +1,13 @@
 /* calib_table.c: TPU-MLIR calibration table text layout, read and written (see
  * calib_table.h): threshold rows `name threshold min max` and the `#weight_scale` block of
  * per-channel rows, with file:line diagnostics. */
-#include "compiler/calib_table.h"
+#include "quant/calib_table.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/table_text.h"
+#include "quant/table_text.h"
 
 void ct_calib_table_init(ct_calib_table *t) { memset(t, 0, sizeof *t); }
 

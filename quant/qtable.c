@@ -1,12 +1,12 @@
 /* qtable.c: TPU-MLIR quantize table text layout (`op_name MODE` rows, '#' comments), read
  * and written with file:line diagnostics (see qtable.h). */
-#include "compiler/qtable.h"
+#include "quant/qtable.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/table_text.h"
+#include "quant/table_text.h"
 
 static const char *const mode_names[CT_QMODE_COUNT] = {"INT8", "BF16", "F16", "F32"};
 
