@@ -151,6 +151,12 @@ int64_t ct_lg_elem_bytes(const ct_lg_options *o, const ct_value *v);
 void ct_lg_halo_rows(int64_t olo, int64_t ohi, int64_t kh, int64_t sh, int64_t dh, int64_t pad_top, int64_t in_h,
                      int64_t *lo, int64_t *hi);
 
+/* Rows [*lo, *hi) of a ConvTranspose's input that contribute to its output rows [olo, ohi):
+ * output row o = i·sh − pad_top + j·dh for input row i and kernel row j < kh, so i runs from
+ * ceil((olo + pad_top − (kh − 1)·dh) / sh) to floor((ohi − 1 + pad_top) / sh), clipped. */
+void ct_lg_transposed_rows(int64_t olo, int64_t ohi, int64_t kh, int64_t sh, int64_t dh, int64_t pad_top,
+                           int64_t in_h, int64_t *lo, int64_t *hi);
+
 /* MXU cycles of a GEMM-shaped job (reps products of pixels × red × filters) on chip's array:
  * SCALE-Sim folds · (2R + C + T − 2), WS (Sr = red, Sc = filters, T = pixels) or OS (Sr =
  * pixels, Sc = filters, T = red); float operands (elem_bytes > 1 and is_float) divide the

@@ -167,7 +167,7 @@ static void sample_value(lg_ctx *x, const lg_tiling *tl, gval *g, int type, bool
   else if (r.ax != g->r0.ax || r.lo != g->r0.lo || r.hi != g->r0.hi) g->varies = true;
   if (r.nax >= 0 && tl->nsecs > 1) g->varies = true;
   if (bytes > g->bytes) g->bytes = bytes;
-  g->moved[type] = moved, g->cyc[type] = cyc;
+  if (type >= 0) g->moved[type] = moved, g->cyc[type] = cyc;
 }
 
 static bool push_buf(ct_lg_group *gr, int cap, const gval *g, ct_lg_buf_kind kind, int copy, int cls) {
@@ -199,12 +199,17 @@ static bool make_buffers(ct_lg_group *gr, gval *gv, int nv) {
   return true;
 }
 
-/* Sampled tiles: 0 (first), secs / 2 (middle, secs ≥ 3), secs − 1 (last, secs ≥ 2). */
-static int samples(const lg_tiling *tl, int64_t *t, int *type) {
+/* Tiles whose buffers are sized (and the three whose costs stand for their type: 0 first,
+ * secs / 2 middle, secs − 1 last): every tile when x->exact or secs ≤ 16, else the 8 at
+ * each end and the middle one (ranges clipped at the edges are the only ones that differ). */
+static int samples(const lg_ctx *x, const lg_tiling *tl, int64_t *t, int *type) {
   int k = 0;
-  t[k] = 0, type[k++] = 0;
-  if (tl->secs >= 3) t[k] = tl->secs / 2, type[k++] = 1;
-  if (tl->secs >= 2) t[k] = tl->secs - 1, type[k++] = 2;
+  int64_t S = tl->secs;
+  for (int64_t i = 0; i < S; i++) {
+    if (!x->exact && S > 16 && i >= 8 && i < S - 8 && i != S / 2) continue;
+    t[k] = i;
+    type[k++] = i == 0 ? 0 : i == S - 1 ? 2 : (i == S / 2 && S >= 3) ? 1 : -1;
+  }
   return k;
 }
 
@@ -251,20 +256,22 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
   gval *gv = malloc(sizeof *gv * (size_t)(cap + 1));
   if (!gv) return *need = INT64_MAX, false;
   int nv = collect(x, first, n, tl, gv);
-  int64_t ts[3], cp[3] = {0, 0, 0};
-  int ty[3], ns = samples(tl, ts, ty);
+  int64_t cp[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
+  int *ty = malloc(sizeof *ty * (size_t)(tl->secs + 1)), ns = ts && ty ? samples(x, tl, ts, ty) : 0;
   for (int s = 0; s < ns; s++) {
     lg_tile_ranges(x, first, n, tl, ts[s]);
     for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
-    for (int li = first; li < first + n; li++) cp[ty[s]] += lg_layer_cycles(x, li);
+    for (int li = first; li < first + n && ty[s] >= 0; li++) cp[ty[s]] += lg_layer_cycles(x, li);
     if (s == 0) {
       const ct_value *o = x->layers[first + n - 1].op->out[0];
       gr->tile_ndim = o->ndim;
       lg_tile_extents(o, &x->rng[o->id], gr->tile_shape);
     }
   }
-  if (ns < 3 && tl->secs >= 2) cp[1] = cp[0];
+  free(ts), free(ty);
+  if (tl->secs < 3) cp[1] = cp[0];
   for (int i = 0; i < nv; i++) x->vbuf[gv[i].v->id] = 0;
+  if (ns == 0) return free(gv), *need = INT64_MAX, false;
   group_costs(x, gr, tl, gv, nv, cp);
   bool ok = make_buffers(gr, gv, nv) && lg_alloc_lmem(x->chip, gr, need);
   free(gv);

@@ -53,6 +53,7 @@ typedef struct lg_ctx {
   int64_t *prevhi;     /* scratch, value id → previous tile's hi */
   int *vbuf;           /* scratch, value id → buffer index in the group being evaluated */
   int stamp;
+  bool exact;          /* size buffers over every tile, not a sample */
 } lg_ctx;
 
 /* lg_layers.c */

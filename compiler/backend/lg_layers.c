@@ -68,7 +68,8 @@ static bool is_depthwise(const ct_op *op) {
 static void window_h(const ct_op *op, ct_lg_layer *l) {
   int n = 0;
   const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n);
-  l->kh = (k && n == 2) ? k[0] : (op->kind == CT_OP_CONV && op->in[1]->ndim == 4 ? op->in[1]->shape[2] : 1);
+  bool conv = op->kind == CT_OP_CONV || op->kind == CT_OP_CONVTRANSPOSE;
+  l->kh = (k && n == 2) ? k[0] : (conv && op->in[1]->ndim == 4 ? op->in[1]->shape[2] : 1);
   const int64_t *s = ct_op_get_ints(op, "strides", &n);
   l->sh = (s && n == 2) ? s[0] : 1;
   const int64_t *dl = ct_op_get_ints(op, "dilations", &n);
@@ -122,6 +123,10 @@ static void slice_axes(const ct_op *op, ct_lg_layer *l) {
     bool wconst = op->n_in > 1 && op->in[1] && ct_value_is_const(op->in[1]);
     if (op->kind == CT_OP_CONV && nd == 4) {
       l->axes[l->n_axes++] = 0, l->axes[l->n_axes++] = 2;
+      if (wconst && ct_op_get_int(op, "group", 1) == 1) l->axes[l->n_axes++] = 1, l->wsplit_axis = 1;
+    } else if (op->kind == CT_OP_CONVTRANSPOSE && nd == 4 && op->in[0]->ndim == 4) {
+      l->axes[l->n_axes++] = 0, l->axes[l->n_axes++] = 2;
+      window_h(op, l);
       if (wconst && ct_op_get_int(op, "group", 1) == 1) l->axes[l->n_axes++] = 1, l->wsplit_axis = 1;
     } else if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) {
       for (int a = 0; a < nd - 1 && l->n_axes < CT_LG_MAX_AXES - 1; a++) l->axes[l->n_axes++] = a;

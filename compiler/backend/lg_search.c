@@ -10,6 +10,10 @@
 /* Evaluates (axis, nsecs, secs): pipelined if possible, else serial. */
 static bool try_tiling(lg_ctx *x, int first, int n, int axis, int64_t nsecs, int64_t secs, ct_lg_group *gr,
                        int64_t *need) {
+  if (axis >= 0) { /* no empty tiles: as many slices as the slice height needs */
+    int64_t e = x->layers[first + n - 1].op->out[0]->shape[axis], h = (e + secs - 1) / secs;
+    secs = (e + h - 1) / h;
+  }
   lg_tiling tl = {axis, nsecs, secs, x->chip->lmem_banks >= CT_LG_NCLS};
   int64_t nd = INT64_MAX;
   if (tl.pipelined && nsecs * secs >= 2 && lg_eval_tiling(x, first, n, &tl, gr, false, &nd)) return true;
@@ -42,18 +46,11 @@ static void search_axis(lg_ctx *x, int first, int n, int axis, int64_t nsecs, be
     else lo = mid + 1;
   }
   for (int64_t s = hi, k = 0; s <= e && k < 3; s *= 2, k++)
-    if (try_tiling(x, first, n, axis, nsecs, s, &gr, need)) consider(b, axis, nsecs, s, &gr);
+    if (try_tiling(x, first, n, axis, nsecs, s, &gr, need)) consider(b, axis, nsecs, gr.secs, &gr);
 }
 
-bool lg_best_tiling(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int64_t *need) {
-  *need = INT64_MAX;
+static bool best_once(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int64_t *need) {
   const ct_lg_layer *l = &x->layers[first + n - 1];
-  memset(gr, 0, sizeof *gr);
-  if (n == 1 && l->trait == CT_LG_ALIAS) { /* a GMEM view: no tiles, no cycles */
-    gr->first = first, gr->n_layers = 1, gr->axis = -1, gr->nsecs = gr->secs = 1;
-    *need = 0;
-    return true;
-  }
   best b = {0};
   ct_lg_group tmp;
   if (try_tiling(x, first, n, -1, 1, 1, &tmp, need)) consider(&b, -1, 1, 1, &tmp);
@@ -66,11 +63,33 @@ bool lg_best_tiling(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int
   }
   if (!b.found) return false;
   int64_t nd;
+  bool save = x->exact;
+  x->exact = keep || save; /* the kept plan sizes every tile */
   lg_tiling tl = {b.axis, b.nsecs, b.secs, x->chip->lmem_banks >= CT_LG_NCLS};
-  if (tl.pipelined && b.nsecs * b.secs >= 2 && lg_eval_tiling(x, first, n, &tl, gr, keep, &nd) &&
-      gr->cycles == b.cycles)
+  bool ok = tl.pipelined && b.nsecs * b.secs >= 2 && lg_eval_tiling(x, first, n, &tl, gr, keep, &nd) &&
+            gr->cycles == b.cycles;
+  if (!ok) {
+    free(gr->bufs), gr->bufs = NULL;
+    tl.pipelined = false;
+    ok = lg_eval_tiling(x, first, n, &tl, gr, keep, &nd);
+  }
+  x->exact = save;
+  return ok;
+}
+
+bool lg_best_tiling(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int64_t *need) {
+  *need = INT64_MAX;
+  const ct_lg_layer *l = &x->layers[first + n - 1];
+  memset(gr, 0, sizeof *gr);
+  if (n == 1 && l->trait == CT_LG_ALIAS) { /* a GMEM view: no tiles, no cycles */
+    gr->first = first, gr->n_layers = 1, gr->axis = -1, gr->nsecs = gr->secs = 1;
+    *need = 0;
     return true;
-  if (gr->bufs) free(gr->bufs), gr->bufs = NULL;
-  tl.pipelined = false;
-  return lg_eval_tiling(x, first, n, &tl, gr, keep, &nd);
+  }
+  if (best_once(x, first, n, gr, keep, need)) return true;
+  if (!keep || x->exact) return false;
+  x->exact = true; /* a sampled size was optimistic: search again sizing every tile */
+  bool ok = best_once(x, first, n, gr, keep, need);
+  x->exact = false;
+  return ok;
 }

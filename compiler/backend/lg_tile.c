@@ -17,6 +17,19 @@ void ct_lg_halo_rows(int64_t olo, int64_t ohi, int64_t kh, int64_t sh, int64_t d
   *lo = l, *hi = h;
 }
 
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+void ct_lg_transposed_rows(int64_t olo, int64_t ohi, int64_t kh, int64_t sh, int64_t dh, int64_t pad_top,
+                           int64_t in_h, int64_t *lo, int64_t *hi) {
+  /* output row o = i·sh − pad_top + j·dh (j < kh): i from ceil((olo + pad − (kh−1)·dh) / sh)
+   * to floor((ohi − 1 + pad) / sh) */
+  int64_t l = -floor_div(-(olo + pad_top - (kh - 1) * dh), sh), h = floor_div(ohi - 1 + pad_top, sh) + 1;
+  if (l < 0) l = 0;
+  if (h > in_h) h = in_h;
+  if (h < l) h = l;
+  *lo = l, *hi = h;
+}
+
 static void set_whole(lg_rng *r) { r->ax = -1, r->nax = -1, r->lo = r->hi = r->nlo = r->nhi = r->st_lo = 0; }
 
 /* Unions range `in` into value v's range. */
@@ -52,7 +65,10 @@ static void input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *
   const ct_value *out = l->op->out[0];
   set_whole(o);
   if (r->ax >= 0 && !(n == 1 && gaxis == l->wsplit_axis && gaxis >= 0)) {
-    if (l->trait == CT_LG_WINDOW && r->ax == 2 && in->ndim == 4) {
+    if (l->op->kind == CT_OP_CONVTRANSPOSE && r->ax == 2 && in->ndim == 4) {
+      o->ax = 2;
+      ct_lg_transposed_rows(r->lo, r->hi, l->kh, l->sh, l->dh, l->pad_top, in->shape[2], &o->lo, &o->hi);
+    } else if (l->trait == CT_LG_WINDOW && r->ax == 2 && in->ndim == 4) {
       o->ax = 2;
       ct_lg_halo_rows(r->lo, r->hi, l->kh, l->sh, l->dh, l->pad_top, in->shape[2], &o->lo, &o->hi);
     } else {
