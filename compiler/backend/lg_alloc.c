@@ -15,13 +15,36 @@ static bool lives_overlap(const ct_lg_buffer *a, const ct_lg_buffer *b) {
   return a->live_lo <= b->live_hi && b->live_lo <= a->live_hi;
 }
 
-/* Is [off, off + bytes) free of every placed buffer (of idx[0..n)) alive with b? */
-static bool free_at(const ct_lg_buffer *bufs, const int *idx, int n, const ct_lg_buffer *b, int64_t off) {
-  for (int k = 0; k < n; k++) {
-    const ct_lg_buffer *p = &bufs[idx[k]];
-    if (lives_overlap(p, b) && off < p->addr + align_up(p->bytes, LG_ALIGN) && p->addr < off + b->bytes) return false;
+typedef struct span {
+  int64_t lo, hi;
+} span;
+
+static int by_lo(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int by_lo_hi(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi < y->hi ? -1 : x->hi > y->hi);
+}
+
+/* Lowest aligned offset where b fits between the placed buffers idx[0..n) alive with it:
+ * their spans sorted by address, the first gap large enough (sp: scratch of n spans). */
+static int64_t first_gap(const ct_lg_buffer *bufs, const int *idx, int n, const ct_lg_buffer *b, span *sp,
+                         int64_t base) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    const ct_lg_buffer *p = &bufs[idx[i]];
+    if (lives_overlap(p, b)) sp[k].lo = p->addr - base, sp[k++].hi = p->addr - base + align_up(p->bytes, LG_ALIGN);
   }
-  return true;
+  qsort(sp, (size_t)k, sizeof *sp, by_lo);
+  int64_t off = 0;
+  for (int i = 0; i < k; i++) {
+    if (sp[i].lo >= off + b->bytes) break;
+    if (sp[i].hi > off) off = sp[i].hi;
+  }
+  return off;
 }
 
 /* First fit (by decreasing size) of the buffers of class cls at offsets from 0; returns
@@ -30,26 +53,30 @@ static int64_t place_class(ct_lg_group *gr, int cls, bool any_cls, int *idx) {
   int n = 0;
   for (int i = 0; i < gr->n_bufs; i++)
     if (any_cls || gr->bufs[i].cls == cls) idx[n++] = i;
-  for (int i = 1; i < n; i++) /* insertion sort, largest first, stable */
-    for (int j = i; j > 0 && gr->bufs[idx[j]].bytes > gr->bufs[idx[j - 1]].bytes; j--) {
-      int t = idx[j];
-      idx[j] = idx[j - 1], idx[j - 1] = t;
-    }
-  int64_t end = 0;
+  span *key = malloc(sizeof *key * ((size_t)n + 1)); /* largest first, stable: (−bytes, index) */
+  if (!key) return INT64_MAX / 2;
+  for (int k = 0; k < n; k++) key[k].lo = -gr->bufs[idx[k]].bytes, key[k].hi = idx[k];
+  qsort(key, (size_t)n, sizeof *key, by_lo_hi);
+  for (int k = 0; k < n; k++) idx[k] = (int)key[k].hi;
+  free(key);
+  /* buffers alive for the whole group conflict with every other: stack them first */
+  int hi = 0, m = 0;
+  for (int k = 0; k < n; k++)
+    if (gr->bufs[idx[k]].live_hi > hi) hi = gr->bufs[idx[k]].live_hi;
+  int64_t end = 0, base = 0;
   for (int k = 0; k < n; k++) {
     ct_lg_buffer *b = &gr->bufs[idx[k]];
-    int64_t best = 0;
-    if (!free_at(gr->bufs, idx, k, b, 0)) {
-      best = INT64_MAX;
-      for (int j = 0; j < k; j++) {
-        const ct_lg_buffer *p = &gr->bufs[idx[j]];
-        int64_t off = p->addr + align_up(p->bytes, LG_ALIGN);
-        if (off < best && free_at(gr->bufs, idx, k, b, off)) best = off;
-      }
-    }
-    b->addr = best;
-    if (best + b->bytes > end) end = best + b->bytes;
+    if (b->live_lo > 0 || b->live_hi < hi) idx[m++] = idx[k];
+    else b->addr = base, end = base + b->bytes, base += align_up(b->bytes, LG_ALIGN);
   }
+  span *sp = malloc(sizeof *sp * ((size_t)m + 1));
+  if (!sp) return INT64_MAX / 2;
+  for (int k = 0; k < m; k++) {
+    ct_lg_buffer *b = &gr->bufs[idx[k]];
+    b->addr = base + first_gap(gr->bufs, idx, k, b, sp, base);
+    if (b->addr + b->bytes > end) end = b->addr + b->bytes;
+  }
+  free(sp);
   return end;
 }
 

@@ -200,13 +200,14 @@ static bool make_buffers(ct_lg_group *gr, gval *gv, int nv) {
 }
 
 /* Tiles whose buffers are sized (and the three whose costs stand for their type: 0 first,
- * secs / 2 middle, secs − 1 last): every tile when x->exact or secs ≤ 16, else the 8 at
- * each end and the middle one (ranges clipped at the edges are the only ones that differ). */
+ * secs / 2 middle, secs − 1 last): every tile when x->exact or secs ≤ 7, else the 3 at each
+ * end and the middle one (ranges clipped at the edges are the ones that differ). The kept
+ * plan is always exact; if a sampled search was optimistic the search is redone exactly. */
 static int samples(const lg_ctx *x, const lg_tiling *tl, int64_t *t, int *type) {
   int k = 0;
   int64_t S = tl->secs;
   for (int64_t i = 0; i < S; i++) {
-    if (!x->exact && S > 16 && i >= 8 && i < S - 8 && i != S / 2) continue;
+    if (!x->exact && S > 7 && i >= 3 && i < S - 3 && i != S / 2) continue;
     t[k] = i;
     type[k++] = i == 0 ? 0 : i == S - 1 ? 2 : (i == S / 2 && S >= 3) ? 1 : -1;
   }

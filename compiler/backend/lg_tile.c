@@ -133,7 +133,10 @@ static void ranges_pass(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_
 
 void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t) {
   int last = first + n - 1;
-  if (t % tl->secs > 0 && n > 1) {
+  bool esc = false; /* only escaping values of inner layers need the previous tile */
+  for (int li = first; li < last && !esc; li++)
+    for (int j = 0; j < x->layers[li].op->n_out && !esc; j++) esc = lg_escapes(x, x->layers[li].op->out[j], first, n);
+  if (t % tl->secs > 0 && n > 1 && esc) {
     ranges_pass(x, first, n, tl, t - 1, false);
     for (int li = first; li < last; li++)
       for (int j = 0; j < x->layers[li].op->n_out; j++) {
