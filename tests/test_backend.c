@@ -345,11 +345,11 @@ START_TEST(test_cli_plan) {
 END_TEST
 
 /* Plain C INT8 conv (group 1, N = 1): acc = sum (x − zp_in)·w over the in-bounds window,
- * y = sat_i8(rshift_round(acc·m, s) + zp_out), ReLU clamps below at zp_out first
+ * y = sat_i8(rshift_round(acc·m, s) + zp_out), ReLU (if relu) clamps below at zp_out first
  * (ARCHITECTURE.md §4.1, rshift_round(v, s) = (v + 2^(s−1)) >> s). */
 static void ref_conv(const int8_t *x, const int8_t *w, int8_t *y, int64_t ic, int64_t ih, int64_t iw, int64_t oc,
                      int64_t oh, int64_t ow, int64_t k, int64_t st, int64_t pad, int32_t m, int32_t sh, int32_t zi,
-                     int32_t zo) {
+                     int32_t zo, bool relu) {
   for (int64_t o = 0; o < oc; o++)
     for (int64_t r = 0; r < oh; r++)
       for (int64_t q = 0; q < ow; q++) {
@@ -363,7 +363,7 @@ static void ref_conv(const int8_t *x, const int8_t *w, int8_t *y, int64_t ic, in
             }
         int64_t v = ((acc * m) + ((int64_t)1 << (sh - 1))) >> sh;
         v += zo;
-        if (v < zo) v = zo;
+        if (relu && v < zo) v = zo;
         y[(o * oh + r) * ow + q] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
       }
 }
@@ -401,7 +401,7 @@ START_TEST(test_codegen_conv_on_cmodel) {
     ct_sim_run_output out;
     memset(&out, 0, sizeof out);
     ck_assert_msg(ct_sim_run(&c, &prog, &in, &o, &out, &d) == CT_OK, "variant %d: %s", v, d.msg);
-    ref_conv(xd, w, ref, ic, ih, iw, oc, oh, ow, 3, st, 1, q.multiplier, q.shift, q.zp_in, q.zp_out);
+    ref_conv(xd, w, ref, ic, ih, iw, oc, oh, ow, 3, st, 1, q.multiplier, q.shift, q.zp_in, q.zp_out, q.relu);
     ck_assert_int_eq(out.outputs.n, 1);
     ck_assert_int_eq(memcmp(out.outputs.items[0]->data, ref, (size_t)(oc * oh * ow)), 0);
     printf("codegen conv variant %d: %lld tiles, pipelined %d, estimated %lld cycles, simulated %llu\n", v,
@@ -414,6 +414,70 @@ START_TEST(test_codegen_conv_on_cmodel) {
     ct_lg_plan_free(p);
     ct_graph_free(g);
   }
+}
+END_TEST
+
+/* A chain of three INT8 convs (3×3 s1, 5×5 s2, 1×1) grouped into one layer group cut along H:
+ * intermediates stay in LMEM with halos between tiles; the cmodel's output equals three plain
+ * C convs exactly, on four small LMEMs (serial and pipelined plans). */
+START_TEST(test_codegen_chain_on_cmodel) {
+  static const int64_t lm[] = {8 << 10, 12 << 10, 16 << 10, 10 << 10}, bk[] = {4, 24, 32, 20};
+  int n_pipelined = 0;
+  for (int v = 0; v < 4; v++) {
+    int64_t ic = 4, ih = 48, iw = 20;
+    spec sp[3] = {{'c', 8, 3, 1, 1, 1}, {'c', 12, 5, 2, 1, 2}, {'c', 6, 1, 1, 1, 0}};
+    ct_graph *g = chain(ic, ih, iw, sp, 3);
+    ct_chip c = chip_with(lm[v], bk[v]);
+    ct_lg_plan *p = plan_or_fail(g, &c, CT_LG_GREEDY);
+    ck_assert_msg(p->n_groups == 1 && p->groups[0].n_tiles >= 2, "variant %d: %d groups, %lld tiles", v, p->n_groups,
+                  (long long)p->groups[0].n_tiles);
+    n_pipelined += p->groups[0].pipelined;
+    int8_t *w[3], *buf[4];
+    ct_cg_conv_q q[3];
+    int64_t c_in = ic, h = ih, wd = iw;
+    ct_tensor *xt = ct_tensor_new(CT_I8, 4, p->layers[0].op->in[0]->shape, p->layers[0].op->in[0]->name);
+    buf[0] = (int8_t *)xt->data;
+    for (int64_t i = 0; i < ic * ih * iw; i++) buf[0][i] = (int8_t)((i * 53 + 5) % 256 - 128);
+    for (int k = 0; k < 3; k++) {
+      int64_t nw = sp[k].oc * c_in * sp[k].k * sp[k].k, oh = (h + 2 * sp[k].p - sp[k].k) / sp[k].s + 1;
+      int64_t ow = (wd + 2 * sp[k].p - sp[k].k) / sp[k].s + 1;
+      w[k] = malloc((size_t)nw);
+      for (int64_t i = 0; i < nw; i++) w[k][i] = (int8_t)((i * 29 + 3 * k) % 11 - 5);
+      q[k] = (ct_cg_conv_q){w[k], 1518500250, 36 + k, k ? -2 : 0, -2, k < 2, 0.1, 0.1};
+      buf[k + 1] = malloc((size_t)(sp[k].oc * oh * ow));
+      ref_conv(buf[k], w[k], buf[k + 1], c_in, h, wd, sp[k].oc, oh, ow, sp[k].k, sp[k].s, sp[k].p, q[k].multiplier,
+               q[k].shift, q[k].zp_in, q[k].zp_out, q[k].relu);
+      c_in = sp[k].oc, h = oh, wd = ow;
+    }
+    ct_program prog;
+    ct_program_init(&prog, ct_chip_signature(&c));
+    ct_diag d;
+    ck_assert_msg(ct_cg_conv_group(p, 0, q, &prog, &d) == CT_OK, "%s", d.msg);
+    ck_assert_msg(ct_program_validate(&prog, &c, "codegen", &d) == CT_OK, "%s", d.msg);
+    ct_tensor_list in = {0};
+    ck_assert(ct_tensor_list_push(&in, xt));
+    ct_sim_run_options o = {0};
+    ct_sim_run_output out;
+    memset(&out, 0, sizeof out);
+    ck_assert_msg(ct_sim_run(&c, &prog, &in, &o, &out, &d) == CT_OK, "variant %d: %s", v, d.msg);
+    const int8_t *got = (const int8_t *)out.outputs.items[0]->data;
+    int64_t bad = -1, nbad = 0;
+    for (int64_t i = 0; i < 6 * h * wd; i++)
+      if (got[i] != buf[3][i]) nbad++, bad = bad < 0 ? i : bad;
+    ck_assert_msg(nbad == 0, "variant %d: %lld of %lld outputs differ, first at %lld (c %lld row %lld col %lld): %d vs %d",
+                  v, (long long)nbad, (long long)(6 * h * wd), (long long)bad, (long long)(bad / (h * wd)),
+                  (long long)(bad / wd % h), (long long)(bad % wd), bad >= 0 ? got[bad] : 0, bad >= 0 ? buf[3][bad] : 0);
+    printf("codegen chain variant %d: %lld tiles, pipelined %d, estimated %lld cycles, simulated %llu\n", v,
+           (long long)p->groups[0].n_tiles, p->groups[0].pipelined, (long long)p->groups[0].cycles,
+           (unsigned long long)out.res.counters.total_cycles);
+    ct_sim_run_output_free(&out);
+    ct_tensor_list_free(&in);
+    ct_program_free(&prog);
+    for (int k = 0; k < 3; k++) free(w[k]), free(buf[k + 1]);
+    ct_lg_plan_free(p);
+    ct_graph_free(g);
+  }
+  ck_assert_int_ge(n_pipelined, 1);
 }
 END_TEST
 
@@ -432,6 +496,7 @@ int main(void) {
   tcase_add_test(tc, test_plans_check_on_chips);
   tcase_add_test(tc, test_cli_plan);
   tcase_add_test(tc, test_codegen_conv_on_cmodel);
+  tcase_add_test(tc, test_codegen_chain_on_cmodel);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

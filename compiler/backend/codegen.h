@@ -1,7 +1,7 @@
 /* codegen.h: code generation from a back-end plan (lg.h) to ISA instructions (isa/program.h):
  * one layer group's time steps — LOAD of tile s, compute of tile s−1, STORE of tile s−2 —
  * ordered only by semaphores, with the debug map (layer, group, tile, time step). First
- * piece: a single INT8 Conv group (VTA's dependency tokens; TPU-MLIR's GDMA/TIU sync). */
+ * piece: groups that are chains of INT8 Convs (VTA's dependency tokens; TPU-MLIR's GDMA/TIU sync). */
 #ifndef CT_CODEGEN_H
 #define CT_CODEGEN_H
 
@@ -20,25 +20,27 @@ typedef struct ct_cg_conv_q {
   double scale_in, scale_out;/* recorded in the IO table */
 } ct_cg_conv_q;
 
-/* Semaphores the conv codegen uses (ids; sem.count must exceed CT_CG_SEM_COUNT − 1):
- * weights and requant table loaded; per buffer copy b: input tile loaded, input buffer free,
- * output tile computed, output buffer free. */
+/* Semaphores the conv codegen uses (ids; sem.count ≥ CT_CG_SEM_COUNT): weights and requant
+ * tables loaded; per buffer copy b: input tile loaded, input buffer free, output tile
+ * computed, output buffer free. */
 enum {
-  CT_CG_SEM_W, CT_CG_SEM_RQ, CT_CG_SEM_LOADED0, CT_CG_SEM_LOADED1, CT_CG_SEM_INFREE0, CT_CG_SEM_INFREE1,
+  CT_CG_SEM_W, CT_CG_SEM_LOADED0, CT_CG_SEM_LOADED1, CT_CG_SEM_INFREE0, CT_CG_SEM_INFREE1,
   CT_CG_SEM_DONE0, CT_CG_SEM_DONE1, CT_CG_SEM_OUTFREE0, CT_CG_SEM_OUTFREE1, CT_CG_SEM_COUNT
 };
 
-/* Emits group gi of plan p, which must be one INT8 Conv (group 1, 4-D, cut along H or not at
- * all), into prog (initialized by the caller): the weights and the requant table as
- * constants (weights at the plan's GMEM address, the table after the plan's GMEM), the IO
- * entries of the conv's input and output (named as the graph values, i8, at their GMEM
- * addresses), then per time step LOAD / CONV / STORE with the plan's LMEM buffers (double
- * buffers alternate with the tile), semaphores so that no two engines touch the same bytes
- * unordered, a debug entry per instruction, and END. Tile t covers output rows
- * [t·h, min(OH, (t+1)·h)), h = ceil(OH / secs); its input rows come from ct_lg_halo_rows and
- * the rows a tile lacks at the image edges become pad_t / pad_b.
- * Errors: CT_ERR_INPUT "unsupported" when the group is not such a conv (or is cut along
- * another axis), CT_ERR_LIMIT when the requant table does not fit LMEM or out of memory. */
+/* Emits group gi of plan p — a chain of INT8 Convs (group 1, N = 1, no bias; layer k reads
+ * only layer k−1's output, which nothing else reads), cut along H or not at all — into prog
+ * (initialized by the caller). q has one entry per layer of the group. Emits: the weights
+ * as constants at the plan's GMEM addresses and the requant tables after the plan's GMEM;
+ * the IO entries of the chain's input and output (named as the graph values, i8); step 0:
+ * the resident LOADs (weights, tables; the last signals W); then per time step s: LOAD of
+ * input tile s into IN copy s mod 2, the CONVs of tile s − 1 (the first waits for its tile
+ * and W on tile 0, the last for its OUT copy to be stored; intermediates go to the plan's MID
+ * buffers), STORE of tile s − 2; END. Tile ranges are the planner's (lg_tile_ranges): a
+ * conv's input rows are ct_lg_halo_rows of its output rows, rows missing at the image edges
+ * become pad_t / pad_b. One debug entry (layer, group, tile, step) per instruction.
+ * Errors: CT_ERR_INPUT "unsupported" when the group is not such a chain; CT_ERR_LIMIT when
+ * the requant tables do not fit LMEM, too few semaphores, or out of memory. */
 ct_status ct_cg_conv_group(const ct_lg_plan *p, int gi, const ct_cg_conv_q *q, ct_program *prog, ct_diag *d);
 
 #endif
