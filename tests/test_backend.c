@@ -274,6 +274,15 @@ START_TEST(test_checker_detects) {
   p->gmem[b].addr = p->gmem[a].addr, p->gmem[b].live_lo = p->gmem[a].live_lo, p->gmem[b].live_hi = p->gmem[a].live_hi;
   ck_assert(!lg_check_plan(p, msg, sizeof msg) && strstr(msg, "GMEM"));
   ct_lg_plan_free(p);
+  p = plan_or_fail(g, &c, CT_LG_DP); /* annotations: the output's GMEM address and the groups */
+  ct_lg_annotate(p, g);
+  const ct_value *out = g->outputs[0];
+  int64_t addr = -1;
+  for (int k = 0; k < p->n_gmem; k++)
+    if (p->gmem[k].value == out->id) addr = p->gmem[k].addr;
+  ck_assert_int_eq(out->annot.gmem_addr, addr);
+  ck_assert_int_eq(out->def->annot.group, p->n_groups - 1);
+  ct_lg_plan_free(p);
   ct_graph_free(g);
 }
 END_TEST

@@ -135,6 +135,12 @@ ct_status ct_lg_plan_graph(const ct_graph *g, const ct_chip *chip, const ct_lg_o
 
 void ct_lg_plan_free(ct_lg_plan *p);
 
+/* Writes the plan into the graph's back-end annotations (ir.h): every value in GMEM gets
+ * annot.gmem_addr and annot.bytes, every value with an LMEM buffer annot.lmem_addr (copy 0);
+ * every layer's op gets annot.group (tile and step stay −1: they vary per instruction). g must
+ * be the graph p was planned from. */
+void ct_lg_annotate(const ct_lg_plan *p, ct_graph *g);
+
 /* Writes the plan as CSV: one row per group (index, layers, first/last layer names, axis, tile
  * shape, tile count, pipelined, steps, LMEM bytes, estimated cycles, DDR bytes) and a summary
  * row `total` (est. cycles, DDR bytes, LMEM peak). false on a write error. */

@@ -133,3 +133,22 @@ bool ct_lg_group_writes(const ct_lg_plan *p, int gi, const ct_value *v) {
     }
   return false;
 }
+
+void ct_lg_annotate(const ct_lg_plan *p, ct_graph *g) {
+  for (int k = 0; k < p->n_gmem; k++) {
+    ct_value *v = g->values[p->gmem[k].value];
+    v->annot.gmem_addr = p->gmem[k].addr, v->annot.bytes = p->gmem[k].bytes;
+  }
+  for (int gi = 0; gi < p->n_groups; gi++) {
+    const ct_lg_group *gr = &p->groups[gi];
+    for (int i = 0; i < gr->n_bufs; i++)
+      if (gr->bufs[i].copy == 0) g->values[gr->bufs[i].value]->annot.lmem_addr = gr->bufs[i].addr;
+  }
+  for (int oi = 0; oi < g->n_ops; oi++) {
+    int li = p->layer_of_op[oi];
+    if (li < 0) continue;
+    int gi = 0;
+    while (gi + 1 < p->n_groups && p->groups[gi + 1].first <= li) gi++;
+    g->ops[oi]->annot.group = gi, g->ops[oi]->annot.tile = -1, g->ops[oi]->annot.step = -1;
+  }
+}
