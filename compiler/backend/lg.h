@@ -184,9 +184,4 @@ void ct_lg_dma_cost(const ct_chip *c, int ndim, const int64_t *shape, const int6
 int64_t ct_lg_pipeline_cycles(int64_t n, const int64_t *ld, const int64_t *cp, const int64_t *st, int64_t pre,
                               bool pipelined);
 
-/* Value ids the groups read from / write to GMEM (for the checker): group inputs are values
- * read by a group's layers but produced outside it; outputs are produced inside and used
- * outside (or module outputs). Returns true when v is an output of group gi. */
-bool ct_lg_group_writes(const ct_lg_plan *p, int gi, const ct_value *v);
-
 #endif

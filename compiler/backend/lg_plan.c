@@ -122,17 +122,6 @@ void ct_lg_plan_free(ct_lg_plan *p) {
   free(p);
 }
 
-bool ct_lg_group_writes(const ct_lg_plan *p, int gi, const ct_value *v) {
-  const ct_lg_group *gr = &p->groups[gi];
-  for (int k = 0; k < p->n_gmem; k++)
-    if (p->gmem[k].value == v->id) {
-      for (int li = gr->first; li < gr->first + gr->n_layers; li++)
-        for (int j = 0; j < p->layers[li].op->n_out; j++)
-          if (p->layers[li].op->out[j] == v) return true;
-      return false;
-    }
-  return false;
-}
 
 void ct_lg_annotate(const ct_lg_plan *p, ct_graph *g) {
   for (int k = 0; k < p->n_gmem; k++) {
