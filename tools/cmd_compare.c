@@ -19,7 +19,9 @@ static void help(void) {
          "  --tolerance COS,EUC  pass when cosine >= COS and euclid >= EUC (default 0.99,0.90)\n"
          "  --exact              pass only bit-identical tensors (same dtype, same bytes)\n"
          "  -v                   show the first differing elements of failing tensors\n"
-         "  --only NAME,...      compare just these tensors (a missing one fails)\n\n"
+         "  --only NAME,...      compare just these tensors (a missing one fails)\n"
+         "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n"
+         "\n"
          "exit: 0 all passed, 1 a tensor failed or none compared, 2 bad usage, 3 unreadable file\n");
 }
 

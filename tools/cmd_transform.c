@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/outset.h"
 #include "onnx/onnx.h"
 #include "compiler/pass.h"
 #include "compiler/propagate.h"
@@ -30,7 +31,8 @@ static void usage(FILE *f) {
           "  --keep-aspect-ratio            image inputs: resize keeping the aspect ratio\n"
           "  --mean a,b,c                   image inputs: x = (pixel - mean) * scale, pixels 0..255\n"
           "  --scale a,b,c\n"
-          "  --no-canonicalize              skip the canonicalize pipeline\n");
+          "  --no-canonicalize              skip the canonicalize pipeline\n"
+          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n");
 }
 
 static int parse_resize(const char *s, transform_args *a) {
@@ -102,8 +104,8 @@ static int parse_args(int argc, char **argv, transform_args *a) {
   return 0;
 }
 
-/* import → propagate → canonicalize → verify → save. */
-static ct_status run(const transform_args *a, ct_diag *d) {
+/* import → propagate → canonicalize → verify → save to tmp (the outset's temporary path). */
+static ct_status run(const transform_args *a, const char *tmp, ct_diag *d) {
   ct_graph *g = NULL;
   ct_status st = ct_onnx_import(a->model, &a->opt, &g, d);
   if (st) return st;
@@ -111,8 +113,27 @@ static ct_status run(const transform_args *a, ct_diag *d) {
   if (!st && !a->no_canonicalize && (st = ct_pass_run_pipeline(g, "canonicalize", NULL, d)) != CT_OK)
     ct_diag_prefix(d, "%s: canonicalize: ", a->model);
   if (!st && (st = ct_ir_verify(g, d)) != CT_OK) ct_diag_prefix(d, "%s: ", a->model);
-  if (!st) st = ct_ir_save(g, a->out, d);
+  if (!st) st = ct_ir_save(g, tmp, d);
   ct_graph_free(g);
+  return st;
+}
+
+/* OUT.top and OUT.top.h5, all or nothing (common/outset.h). */
+static ct_status run_outputs(const transform_args *a, ct_diag *d) {
+  ct_outset o;
+  ct_outset_init(&o, CMD);
+  const char *tmp, *tmp_h5;
+  ct_status st = ct_outset_input(&o, a->model, d);
+  size_t n = strlen(a->out) + 4;
+  char *h5 = malloc(n);
+  if (!h5) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  snprintf(h5, n, "%s.h5", a->out);
+  if (!st) st = ct_outset_add(&o, a->out, &tmp, d);
+  if (!st) st = ct_outset_add(&o, h5, &tmp_h5, d);
+  free(h5);
+  if (!st) st = run(a, tmp, d);
+  if (st) ct_outset_abort(&o);
+  else st = ct_outset_commit(&o, d);
   return st;
 }
 
@@ -122,6 +143,6 @@ int ct_cmd_transform(int argc, char **argv) {
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_diag_clear(&d);
-  if (run(&a, &d)) return ct_tool_fail(CMD, &d);
+  if (run_outputs(&a, &d)) return ct_tool_fail(CMD, &d);
   return 0;
 }
