@@ -175,6 +175,7 @@ static ct_status read_isolated(const char *path, const char *name, ct_tensor_lis
   if (access(path, R_OK) != 0) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot open file: %s", path, strerror(errno));
   int fds[2];
   if (pipe(fds) != 0) return ct_diag_set(d, CT_ERR_LIMIT, "%s: cannot create a pipe: %s", path, strerror(errno));
+  ct_h5_preinit();
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {

@@ -368,6 +368,11 @@ static hid_t open_h5(const char *path, ct_diag *d) {
   return file;
 }
 
+void ct_h5_preinit(void) {
+  H5open();
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
 ct_status ct_h5_read_direct(const char *path, ct_tensor_list *out, ct_diag *d) {
   hid_t file = open_h5(path, d);
   if (file < 0) return d ? d->code : CT_ERR_INPUT;

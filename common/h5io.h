@@ -61,6 +61,9 @@ ct_status ct_h5_read(const char *path, ct_tensor_list *out, ct_diag *d);
  * ("file.h5: no dataset \"x\"") or unreadable. */
 ct_status ct_h5_read_one(const char *path, const char *name, ct_tensor **out, ct_diag *d);
 
+/* Initializes libhdf5 in this process (once; the forked readers then start warm). */
+void ct_h5_preinit(void);
+
 /* The same two readers in this process, without isolation: for the child itself, for files
  * ctpu just wrote, and for the fuzz harness (which wants libhdf5's crashes to be seen). */
 ct_status ct_h5_read_direct(const char *path, ct_tensor_list *out, ct_diag *d);
