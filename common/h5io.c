@@ -277,6 +277,26 @@ static bool dataset_dtype(hid_t ds, ct_dtype *dt) {
   return false;
 }
 
+/* HDF5 type class of a dataset, for messages. */
+static const char *class_name(hid_t ds) {
+  hid_t ft = H5Dget_type(ds);
+  H5T_class_t c = H5Tget_class(ft);
+  H5Tclose(ft);
+  switch (c) {
+    case H5T_INTEGER: return "integer of an unsupported size";
+    case H5T_FLOAT: return "float of an unsupported size";
+    case H5T_STRING: return "string";
+    case H5T_BITFIELD: return "bitfield";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_COMPOUND: return "compound";
+    case H5T_REFERENCE: return "reference";
+    case H5T_ENUM: return "enum (h5py stores bool as an enum)";
+    case H5T_VLEN: return "variable-length";
+    case H5T_ARRAY: return "array";
+    default: return "unknown class";
+  }
+}
+
 static ct_status read_dataset(hid_t file, const char *path, const char *link, ct_tensor **out, ct_diag *d) {
   char name[CT_H5_NAME_MAX];
   if (!ct_h5_unescape(link, name, sizeof name))
@@ -291,7 +311,8 @@ static ct_status read_dataset(hid_t file, const char *path, const char *link, ct
   int64_t shape[CT_MAX_DIMS];
   ct_tensor *t = NULL;
   if (!dataset_dtype(ds, &dt)) {
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": unsupported element type", path, name);
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": unsupported element type (%s; tensors hold numbers)", path, name,
+                     class_name(ds));
   } else if (nd < 0 || nd > CT_MAX_DIMS) {
     st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": rank %d exceeds %d", path, name, nd, CT_MAX_DIMS);
   } else if (H5Sget_simple_extent_type(sp) == H5S_NULL) {

@@ -202,7 +202,8 @@ ct_status ct_pass_run_pipeline(ct_graph *g, const char *passes, const ct_pass_op
   for (const char *s = passes; *s;) {
     size_t n = strcspn(s, ",");
     while (n > 0 && *s == ' ') { s++; n--; }
-    if (n > 0 && find_pass(s, n) < 0 && find_pipeline(s, n) < 0)
+    if (n == 0) return ct_diag_set(d, CT_ERR_USAGE, "empty pass name in the pass list \"%s\"", passes);
+    if (find_pass(s, n) < 0 && find_pipeline(s, n) < 0)
       return ct_diag_set(d, CT_ERR_USAGE, "unknown pass \"%.*s\" (see ctpu opt --help)", (int)n, s);
     s += n;
     if (*s == ',') s++;

@@ -1,6 +1,7 @@
 /* test_harden.c: issue 13 — checked size arithmetic, the memory budget, outputs all or nothing
  * (common/outset.h), HDF5 reading isolated in a child process (common/h5child.c) and the
  * command-line messages for bad inputs. Expected values are worked out by hand. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,7 +11,12 @@
 #include "common/h5io.h"
 #include "common/limits.h"
 #include "common/outset.h"
+#include "tests/onnx_build.h"
 #include "tests/testutil.h"
+
+#include <hdf5.h>
+
+#define T_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 
 START_TEST(test_checked_mul_add_detect_overflow) {
   int64_t r = 0;
@@ -192,6 +198,174 @@ START_TEST(test_h5_budget_names_dataset) {
 }
 END_TEST
 
+
+/* Runs ctpu with args, asserts exit code want and that the message contains each of the
+ * NULL-terminated fragments. */
+static void expect(int want, const char *args, ...) {
+  char out[4096];
+  int rc = ct_test_run_ctpu(out, sizeof out, "%s", args);
+  ck_assert_msg(rc == want, "ctpu %s: exit %d, want %d: %s", args, rc, want, out);
+  va_list ap;
+  va_start(ap, args);
+  for (const char *f; (f = va_arg(ap, const char *));) ck_assert_msg(strstr(out, f), "ctpu %s: no \"%s\" in: %s", args, f, out);
+  va_end(ap);
+}
+
+/* x (1x3x4x4 f32) -> Relu -> y, opset 13; writes path. */
+static void relu_model(const char *path, int64_t opset, bool with_output) {
+  ob_model b;
+  ob_init(&b, opset);
+  int64_t dims[4] = {1, 3, 4, 4};
+  ob_input(&b, "x", T_FLOAT, 4, dims);
+  ob_node(&b, "Relu", "r", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+  if (with_output) ob_output(&b, "y");
+  ck_assert(ob_write(&b, path));
+  ob_free(&b);
+}
+
+START_TEST(test_msg_onnx_graph_errors) {
+  char args[1024];
+  const char *m = ct_test_tmp_path("cycle.onnx"), *o = ct_test_tmp_path("cycle.top");
+  ob_model b;
+  ob_init(&b, 13);
+  int64_t dims[2] = {2, 2};
+  ob_input(&b, "x", T_FLOAT, 2, dims);
+  ob_node(&b, "Add", "a", (const char *[]){"x", "q", NULL}, (const char *[]){"p", NULL});
+  ob_node(&b, "Relu", "r", (const char *[]){"p", NULL}, (const char *[]){"q", NULL});
+  ob_output(&b, "q");
+  ck_assert(ob_write(&b, m));
+  ob_free(&b);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  expect(3, args, "cycle", NULL);
+  m = ct_test_tmp_path("opset.onnx");
+  relu_model(m, (int64_t)1 << 62, true);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  expect(3, args, "opset", "4611686018427387904", NULL);
+  m = ct_test_tmp_path("noout.onnx");
+  relu_model(m, 13, false);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  expect(3, args, "no outputs", NULL);
+  ck_assert(!ct_test_file_exists(o));
+}
+END_TEST
+
+START_TEST(test_msg_opt_options) {
+  char args[1024];
+  const char *m = ct_test_tmp_path("relu.onnx"), *o = ct_test_tmp_path("relu.top");
+  relu_model(m, 13, true);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  expect(0, args, NULL);
+  snprintf(args, sizeof args, "opt %s --dump-after nope", o);
+  expect(2, args, "--dump-after", "nope", NULL);
+  snprintf(args, sizeof args, "opt %s --passes ,", o);
+  expect(2, args, "empty pass name", NULL);
+  /* inputs: an empty file and an unknown one say which formats are accepted */
+  const char *e = ct_test_tmp_path("empty.bin"), *y = ct_test_tmp_path("y.h5");
+  ck_assert(ct_test_write_file(e, "", 0));
+  snprintf(args, sizeof args, "infer %s --input %s -o %s", o, e, y);
+  expect(3, args, "empty.bin", "HDF5", ".pb", "JPEG", NULL);
+  ck_assert(ct_test_write_file(e, "hello world, not a tensor", 25));
+  expect(3, args, "HDF5", ".pb", "JPEG", NULL);
+  ck_assert(!ct_test_file_exists(y));
+}
+END_TEST
+
+START_TEST(test_msg_image_without_preprocessing) {
+  ct_test_require_shared("test_harden");
+  char args[2048];
+  const char *m = ct_test_tmp_path("relu_img.onnx"), *o = ct_test_tmp_path("relu_img.top"), *y = ct_test_tmp_path("yi.h5");
+  const char *img = ct_test_shared_path("images/imagenet-sample/%s", "n01440764_tench.JPEG");
+  if (!ct_test_file_exists(img)) return;
+  relu_model(m, 13, true);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  expect(0, args, NULL);
+  snprintf(args, sizeof args, "infer %s --input %s -o %s", o, img, y);
+  expect(3, args, "image", "preprocess", NULL);
+  ck_assert(!ct_test_file_exists(y));
+}
+END_TEST
+
+START_TEST(test_msg_chip_json) {
+  char args[1024];
+  const char *c = ct_test_tmp_path("chip.json");
+  static const char *const bad[][2] = {
+      {"{\"mxu\": {\"rows\": 16, \"rows\": 8}}", "duplicate key"},
+      {"{\"mxu\": [1, 2]}", "mxu: expected an object"},
+      {"{\"mxu\": {\"rows\": {\"x\": 1}}}", "mxu.rows: expected an integer"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert(ct_test_write_file(c, bad[i][0], strlen(bad[i][0])));
+    snprintf(args, sizeof args, "chip --dump --chip %s", c);
+    expect(3, args, bad[i][1], NULL);
+  }
+  char deep[4096];
+  int k = 0;
+  for (int i = 0; i < 1500; i++) deep[k++] = '[';
+  deep[k] = '\0';
+  ck_assert(ct_test_write_file(c, deep, (size_t)k));
+  snprintf(args, sizeof args, "chip --dump --chip %s", c);
+  expect(3, args, "nested deeper than", NULL);
+}
+END_TEST
+
+/* An HDF5 file with a float dataset "a", a string dataset "s" and a null-dataspace dataset
+ * "n" (raw libhdf5, as other tools write them). */
+static void odd_h5(const char *path, bool with_null) {
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dim = 3;
+  float v[3] = {1, 2, 3};
+  hid_t sp = H5Screate_simple(1, &dim, NULL);
+  hid_t ds = H5Dcreate2(f, "a", H5T_NATIVE_FLOAT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+  H5Dclose(ds);
+  H5Sclose(sp);
+  hid_t st = H5Tcopy(H5T_C_S1);
+  H5Tset_size(st, 6);
+  sp = H5Screate(H5S_SCALAR);
+  ds = H5Dcreate2(f, "s", st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(ds, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, "hello");
+  H5Dclose(ds);
+  H5Sclose(sp);
+  H5Tclose(st);
+  if (with_null) {
+    sp = H5Screate(H5S_NULL);
+    ds = H5Dcreate2(f, "n", H5T_NATIVE_FLOAT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dclose(ds);
+    H5Sclose(sp);
+  }
+  H5Fclose(f);
+}
+
+START_TEST(test_msg_compare_odd_datasets) {
+  char args[1024];
+  const char *p = ct_test_tmp_path("odd.h5"), *q = ct_test_tmp_path("oddnull.h5");
+  odd_h5(p, false);
+  odd_h5(q, true);
+  snprintf(args, sizeof args, "compare %s %s", p, p);
+  expect(3, args, "dataset \"s\"", "string", NULL);
+  snprintf(args, sizeof args, "compare %s %s --only a", p, p);
+  expect(0, args, NULL);
+  snprintf(args, sizeof args, "compare %s %s --only a", q, q);
+  expect(0, args, NULL);
+  snprintf(args, sizeof args, "compare %s %s --only n", q, q);
+  expect(3, args, "dataset \"n\"", "null dataspace", NULL);
+  /* --exact: f32 [1 2 3] vs i32 [1 2 3] are equal values, not equal tensors */
+  const char *f = ct_test_tmp_path("f.h5"), *i = ct_test_tmp_path("i.h5");
+  int64_t n = 3;
+  ct_tensor *tf = ct_tensor_new(CT_F32, 1, &n, "a"), *ti = ct_tensor_new(CT_I32, 1, &n, "a");
+  for (int k = 0; k < 3; k++) ((float *)tf->data)[k] = (float)(k + 1), ((int32_t *)ti->data)[k] = k + 1;
+  ct_diag d;
+  ck_assert_int_eq(ct_h5_write(f, &tf, 1, &d), CT_OK);
+  ck_assert_int_eq(ct_h5_write(i, &ti, 1, &d), CT_OK);
+  ct_tensor_free(tf);
+  ct_tensor_free(ti);
+  snprintf(args, sizeof args, "compare %s %s --exact", f, i);
+  char out[4096];
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "%s", args), 1);
+  ck_assert_msg(strstr(out, " dtype ") && !strstr(out, " equal "), "%s", out);
+}
+END_TEST
+
 Suite *harden_suite(void);
 Suite *harden_suite(void) {
   Suite *s = suite_create("harden");
@@ -203,6 +377,11 @@ Suite *harden_suite(void) {
   tcase_add_test(tc, test_outset_commit_abort_and_refusals);
   tcase_add_test(tc, test_h5_child_round_trip_corrupt_and_cost);
   tcase_add_test(tc, test_h5_budget_names_dataset);
+  tcase_add_test(tc, test_msg_onnx_graph_errors);
+  tcase_add_test(tc, test_msg_opt_options);
+  tcase_add_test(tc, test_msg_image_without_preprocessing);
+  tcase_add_test(tc, test_msg_chip_json);
+  tcase_add_test(tc, test_msg_compare_odd_datasets);
   suite_add_tcase(s, tc);
   return s;
 }

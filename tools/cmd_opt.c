@@ -62,6 +62,12 @@ static int parse_args(int argc, char **argv, opt_args *a) {
     else return ct_tool_usage("opt", "more than one input file (\"%s\")", s);
   }
   if (!a->in) return ct_tool_usage("opt", "missing input file");
+  if (!a->passes[0]) return ct_tool_usage("opt", "--passes needs at least one pass");
+  if (a->po.dump_after && strcmp(a->po.dump_after, "all") != 0) {
+    bool known = false;
+    for (int i = 0; i < ct_pass_count() && !known; i++) known = !strcmp(a->po.dump_after, ct_pass_name(i));
+    if (!known) return ct_tool_usage("opt", "--dump-after: unknown pass \"%s\" (a pass name or all)", a->po.dump_after);
+  }
   return -1;
 }
 
