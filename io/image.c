@@ -175,11 +175,6 @@ ct_status ct_image_prep_from_op(const ct_op *op, ct_image_prep *p, ct_diag *d) {
   const ct_value *v = op->out[0];
   if (v->ndim != 4 || v->dtype != CT_F32 || v->shape[0] != 1)
     return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": an image needs a 1xCxHxW f32 input", v->name);
-  if (!ct_attr_has_input_pixel_format(op) && !ct_attr_has_input_resize_dims(op) && !ct_attr_has_input_mean(op) &&
-      !ct_attr_has_input_scale(op) && !ct_attr_has_input_keep_aspect_ratio(op))
-    return ct_diag_set(d, CT_ERR_INPUT,
-                       "input \"%s\": the model has no image preprocessing (ctpu transform --pixel-format, --mean, "
-                       "--scale, --resize-dims); give the input as a tensor file (.h5 or .pb) instead", v->name);
   int64_t c = v->shape[1];
   ct_status st = read_format(op, c, p, d);
   if (st) return st;

@@ -73,6 +73,13 @@ static ct_status load_hdf5(input_set *s, const char *file, ct_diag *d) {
   return CT_OK;
 }
 
+/* True if the Input op carries any image-preprocessing attribute (an image given to an
+ * input without them would be converted by silent defaults: refused). */
+static bool has_preprocessing(const ct_op *op) {
+  return ct_attr_has_input_pixel_format(op) || ct_attr_has_input_resize_dims(op) || ct_attr_has_input_mean(op) ||
+         ct_attr_has_input_scale(op) || ct_attr_has_input_keep_aspect_ratio(op);
+}
+
 static ct_status load_image(input_set *s, int k, const char *file, ct_diag *d) {
   ct_image_prep p;
   ct_status st = ct_image_prep_from_op(s->ops[k], &p, d);
@@ -80,6 +87,13 @@ static ct_status load_image(input_set *s, int k, const char *file, ct_diag *d) {
   ct_image img;
   st = ct_image_load(file, &img, d);
   if (st) return st;
+  if (!has_preprocessing(s->ops[k])) {
+    ct_image_free(&img);
+    return ct_diag_set(d, CT_ERR_INPUT,
+                       "%s: input \"%s\": the model has no image preprocessing (set it with ctpu transform --pixel-format, "
+                       "--mean, --scale, --resize-dims) or give the input as a tensor file (.h5, .pb)", file, s->vals[k]->name);
+  }
+
   const ct_value *v = s->vals[k];
   ct_tensor *t = NULL;
   st = ct_image_preprocess(&img, &p, v->shape[1], v->shape[2], v->shape[3], v->name, &t, d);
