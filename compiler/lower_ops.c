@@ -18,6 +18,8 @@ static ct_value *add_const(ct_lower_ctx *c, const char *base, const char *suffix
                            const int64_t *shape, const void *data, int n, const double *scale, const int32_t *zp) {
   char name[512];
   snprintf(name, sizeof name, "%s_%s", base, suffix);
+  if (ct_graph_find_value(c->g, name)) /* a constant shared by several ops: one copy each */
+    snprintf(name + strlen(name), sizeof name - strlen(name), "_%d", c->g->n_values);
   ct_tensor *t = ct_tensor_new(dt, ndim, shape, name);
   if (!t) return NULL;
   memcpy(t->data, data, t->nbytes);
