@@ -110,6 +110,11 @@ static ct_status strip_qdq(ct_lower_ctx *c) {
     ct_quant_param p = {ct_tensor_get_f64(sv->data, 0), zv ? (int32_t)ct_tensor_get_f64(zv->data, 0) : 0, qv->dtype};
     if (!(p.scale > 0) || (p.dt != CT_I8 && p.dt != CT_U8)) continue;
     if (x->id < c->n0 && !c->has_forced[x->id]) c->forced[x->id] = p, c->has_forced[x->id] = true;
+    for (int k = 0; k < c->g->n_outputs; k++)
+      if (c->g->outputs[k] == dq->out[0]) { /* the module output keeps its name */
+        const char *nm = x->name;
+        x->name = dq->out[0]->name, dq->out[0]->name = nm;
+      }
     ct_graph_replace_uses(c->g, dq->out[0], x);
   }
   return CT_OK;
