@@ -2,6 +2,7 @@
  * table, else the --quantize mode), the INT8 form where it exists (lower_ops.c) else float;
  * activation parameters from QDQ pairs or the calibration table; Cast ops at the borders
  * between quantized and float values (TPU-MLIR's TopToTpu with its cast insertion). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,47 @@
 
 bool ct_lower_is_q(const ct_value *v) {
   return v && v->n_scale > 0 && !ct_dtype_is_float(v->dtype);
+}
+
+/* The input interval outside which op's function is constant to within 0.003 (its LUT
+ * saturates there): SiLU x < −8, Sigmoid |x| > 8, Tanh |x| > 4, HardSigmoid outside
+ * [−beta/alpha, (1−beta)/alpha], HardSwish x < −3, Relu x < 0. False for other ops. */
+static bool saturating_range(const ct_op *op, double *lo, double *hi) {
+  double a, b;
+  switch (op->kind) {
+  case CT_OP_SILU: *lo = -8, *hi = INFINITY; return true;
+  case CT_OP_SIGMOID: *lo = -8, *hi = 8; return true;
+  case CT_OP_TANH: *lo = -4, *hi = 4; return true;
+  case CT_OP_HARDSWISH: *lo = -3, *hi = INFINITY; return true;
+  case CT_OP_RELU: *lo = 0, *hi = INFINITY; return true;
+  case CT_OP_HARDSIGMOID:
+    a = ct_op_get_float(op, "alpha", 0.2), b = ct_op_get_float(op, "beta", 0.5);
+    if (!(a > 0)) return false;
+    *lo = -b / a, *hi = (1 - b) / a;
+    return true;
+  default: return false;
+  }
+}
+
+/* When every reader of v is a saturating activation (and v is no module output), the union
+ * of their non-constant input intervals: calibrating v beyond it only costs resolution where
+ * the LUT reads (docs/tpu.md "LUT-aware ranges"). */
+static bool consumers_range(const ct_graph *g, const ct_value *v, double *lo, double *hi) {
+  for (int k = 0; k < g->n_outputs; k++)
+    if (g->outputs[k] == v) return false;
+  bool any = false;
+  double l = INFINITY, h = -INFINITY;
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    for (int k = 0; !op->dead && k < op->n_in; k++) {
+      if (op->in[k] != v) continue;
+      double a, b;
+      if (k != 0 || !saturating_range(op, &a, &b)) return false;
+      l = fmin(l, a), h = fmax(h, b), any = true;
+    }
+  }
+  if (any) *lo = l, *hi = h;
+  return any;
 }
 
 ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p) {
@@ -23,7 +65,13 @@ ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *
   }
   const ct_calib_row *r = c->o->calib ? ct_calib_table_find(c->o->calib, v->name) : NULL;
   if (!r) return ct_diag_set(c->d, CT_ERR_INPUT, "tensor \"%s\" is not in the calibration table", v->name);
-  if (!ct_quant_param_calib(r->threshold, r->min, r->max, c->o->asymmetric, !c->o->no_unsigned, p))
+  double lo = r->min, hi = r->max, th = r->threshold;
+  if (c->o->mode == CT_QMODE_INT8 && consumers_range(c->g, v, &lo, &hi)) {
+    lo = fmax(lo, r->min), hi = fmin(hi, r->max);
+    if (lo > hi) lo = hi = fmax(fmin(r->max, 0), r->min);
+    th = fmin(th, fmax(fabs(lo), fabs(hi)));
+  }
+  if (!ct_quant_param_calib(th, lo, hi, c->o->asymmetric, !c->o->no_unsigned, p))
     return ct_diag_set(c->d, CT_ERR_INPUT, "calibration table: tensor \"%s\": invalid row", v->name);
   return CT_OK;
 }

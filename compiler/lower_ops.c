@@ -110,7 +110,9 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   if (!ct_value_is_const(w) && !(w->def && w->def->kind == CT_OP_DEQUANTIZELINEAR)) return CT_OK;
   if (b && !ct_value_is_const(b) && !(b->def && b->def->kind == CT_OP_DEQUANTIZELINEAR)) return CT_OK;
   ct_quant_param px, py;
-  ct_status st0 = ct_lower_param_of(c, x, &px);
+  ct_value *xq = NULL, *bq = NULL;
+  ct_status st0 = ct_lower_ensure_int(c, x, &xq); /* an unused Cast dies when the op stays float */
+  if (!st0) st0 = ct_lower_param_of(c, xq, &px);
   if (!st0) st0 = ct_lower_param_of(c, y, &py);
   if (st0) return st0;
   if (!mac_act(c, op, py, false)) return CT_OK;
@@ -121,12 +123,11 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
   int *s = malloc((size_t)oc * sizeof *s);
   ct_status st = sw && rq && m && s ? CT_OK : oom(c);
-  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw), *xq = NULL, *bq = NULL;
+  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw);
   if (!st && wq && ct_quant_mac_requant(px.scale, sw, oc, py.scale, rq)) {
     for (int64_t o = 0; o < oc; o++) m[o] = rq[2 * o], s[o] = rq[2 * o + 1];
     bq = b ? mac_bias(c, wq->name, b, oc, sw, px.scale) : NULL;
     if (b && !bq) st = oom(c);
-    if (!st) st = ct_lower_ensure_int(c, x, &xq);
     if (!st && !set_rq(c, op, oc, m, s)) st = oom(c);
     if (!st) {
       mac_act(c, op, py, true);
@@ -146,8 +147,8 @@ static ct_status elt_operand(ct_lower_ctx *c, ct_value *v, bool reciprocal, ct_v
   int64_t n = 0;
   float *f = ct_value_is_const(v) || (v->def && v->def->kind == CT_OP_DEQUANTIZELINEAR) ? ct_lower_const_f32(v, &n) : NULL;
   if (!f) {
-    ct_status st = ct_lower_param_of(c, v, p);
-    if (!st) st = ct_lower_ensure_int(c, v, out);
+    ct_status st = ct_lower_ensure_int(c, v, out);
+    if (!st) st = ct_lower_param_of(c, *out, p);
     return st;
   }
   double amax = 0;
@@ -196,17 +197,19 @@ static ct_status lower_concat(ct_lower_ctx *c, ct_op *op, bool *done) {
   int n = op->n_in;
   int32_t *m = malloc((size_t)n * sizeof *m);
   int *s = malloc((size_t)n * sizeof *s);
-  if (!m || !s) st = st ? st : oom(c);
+  ct_value **xs = calloc((size_t)n, sizeof *xs);
+  if (!m || !s || !xs) st = st ? st : oom(c);
   bool ok = true;
   for (int i = 0; !st && ok && i < n; i++) {
     bool ident;
     if (ct_value_is_const(op->in[i])) ok = false;
-    else if (!(st = ct_lower_param_of(c, op->in[i], &px))) ok = ct_quant_rescale(px.scale, px.zp, py.scale, py.zp, &m[i], &s[i], &ident);
+    else if (!(st = ct_lower_ensure_int(c, op->in[i], &xs[i])) && !(st = ct_lower_param_of(c, xs[i], &px)))
+      ok = ct_quant_rescale(px.scale, px.zp, py.scale, py.zp, &m[i], &s[i], &ident);
   }
-  for (int i = 0; !st && ok && i < n; i++) st = ct_lower_ensure_int(c, op->in[i], &op->in[i]);
+  for (int i = 0; !st && ok && i < n; i++) op->in[i] = xs[i];
   if (!st && ok && !set_rq(c, op, n, m, s)) st = oom(c);
   if (!st && ok) st = ct_lower_set_q(c, op->out[0], py), *done = !st;
-  free(m), free(s);
+  free(m), free(s), free(xs);
   return st;
 }
 
@@ -224,12 +227,14 @@ static ct_status lower_avgpool(ct_lower_ctx *c, ct_op *op, bool *done) {
     count = k[0] * k[1];
   }
   ct_quant_param px, py;
-  ct_status st = ct_lower_param_of(c, x, &px);
+  ct_value *xq;
+  ct_status st = ct_lower_ensure_int(c, x, &xq);
+  if (!st) st = ct_lower_param_of(c, xq, &px);
   if (!st) st = ct_lower_param_of(c, y, &py);
   int32_t m;
   int s;
   if (st || !ct_quant_pool_params(px.scale, py.scale, count, &m, &s)) return st;
-  if ((st = ct_lower_ensure_int(c, x, &op->in[0]))) return st;
+  op->in[0] = xq;
   if (!set_rq(c, op, 1, &m, &s)) return oom(c);
   st = ct_lower_set_q(c, y, py);
   *done = !st;
@@ -281,13 +286,15 @@ static bool lut_spec(const ct_op *op, ct_quant_lut_spec *sp) {
 /* An activation as a 256-entry LUT between the input's and the output's parameters. */
 static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *sp, bool *done) {
   ct_quant_param px, py;
-  ct_status st = ct_lower_param_of(c, op->in[0], &px);
+  ct_value *xq;
+  ct_status st = ct_lower_ensure_int(c, op->in[0], &xq);
+  if (!st) st = ct_lower_param_of(c, xq, &px);
   if (!st) st = ct_lower_param_of(c, op->out[0], &py);
   uint8_t tab[256];
   if (st || !ct_quant_lut_make(sp, px, py, tab)) return st;
   int64_t t[256];
   for (int i = 0; i < 256; i++) t[i] = tab[i];
-  if ((st = ct_lower_ensure_int(c, op->in[0], &op->in[0]))) return st;
+  op->in[0] = xq;
   while (op->n_attr > 0) ct_op_del_attr(op, op->attrs[0].name);
   op->kind = CT_OP_LUT;
   if (!ct_op_set_ints(c->g, op, "table", 256, t) || !ct_op_set_string(c->g, op, "fn", ct_quant_lut_name(sp->fn))) return oom(c);

@@ -23,7 +23,7 @@ typedef struct model_case {
 } model_case;
 
 static const model_case cases[] = {
-    /* measured (2026-11-25, one test input): BF16 0.99999, F16 1.0, INT8 0.99996 */
+    /* measured (2026-11-25, one test input): BF16 0.99999, F16 1.0, INT8 0.99991 */
     {"fmnist-rescnn", 0.9999, 0.99999, 0.9995, CT_CALIB_MAX},
     /* BF16 0.99948, F16 0.99999, INT8 0.99505 */
     {"mobilenetv2-fp32-dequant-from-qdq", 0.999, 0.9999, 0.99, CT_CALIB_MAX},
@@ -33,8 +33,8 @@ static const model_case cases[] = {
     {"yolox-nano", 0.99, 0.999, 0.88, CT_CALIB_PERCENTILE},
     /* BF16 0.99945, F16 0.99998, INT8 0.979 (percentile; max gives 0.858) */
     {"ppocrv4-det", 0.999, 0.9999, 0.97, CT_CALIB_PERCENTILE},
-    /* BF16 0.99895, F16 0.99992, INT8 0.952 */
-    {"ppocrv4-rec", 0.998, 0.9999, 0.94, CT_CALIB_PERCENTILE},
+    /* BF16 0.99895, F16 0.99992, INT8 0.9697 */
+    {"ppocrv4-rec", 0.998, 0.9999, 0.96, CT_CALIB_PERCENTILE},
 };
 
 static double cosine(const ct_tensor *a, const ct_tensor *b, double *max_err) {
