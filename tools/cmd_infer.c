@@ -8,6 +8,7 @@
 #include "common/outset.h"
 #include "ir/text.h"
 #include "io/inputs.h"
+#include "quant/quant.h"
 #include "reference/interp.h"
 #include "tools/tools.h"
 
@@ -16,20 +17,24 @@
 
 typedef struct infer_args {
   const char *model, *out, *dump;
+  bool dequant;
   const char *files[MAX_INPUT_FILES];
   int n_files, threads;
 } infer_args;
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctpu infer MODEL.top --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N]\n"
-          "  runs the float reference interpreter on MODEL.top (weights in the .h5 it names)\n"
+          "usage: ctpu infer MODEL.top|MODEL.tpu --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N]\n"
+          "                  [--dequant]\n"
+          "  runs the reference interpreter on MODEL (Tpu: integer kernels) (weights in the .h5 it names)\n"
           "  --input FILE...       HDF5 (datasets named by input), ONNX TensorProto .pb (in input\n"
           "                        order) or JPEG/PNG images (preprocessed as the Input op says)\n"
           "  -o OUT.h5             the module outputs, one dataset per output name\n"
           "  --dump-all LAYERS.h5  also write every input and computed tensor\n"
           "  --threads N           kernel threads (default 1)\n"
-          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n");
+          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n"
+          "  --dequant             Tpu modules: write the outputs as f32 (quantized tensors\n"
+          "                        dequantized by their scale / zero point, bf16/f16 widened)\n");
 }
 
 /* Parses --threads' value: 1..256. */
@@ -56,6 +61,8 @@ static int parse_args(int argc, char **argv, infer_args *a) {
       a->out = argv[++i];
     } else if (!strcmp(s, "--dump-all") && has_val) {
       a->dump = argv[++i];
+    } else if (!strcmp(s, "--dequant")) {
+      a->dequant = true;
     } else if (!strcmp(s, "--threads") && has_val) {
       if (!parse_threads(argv[++i], &a->threads)) return ct_tool_usage(CMD, "--threads needs a number 1..256, not \"%s\"", argv[i]);
     } else if (s[0] == '-') {
@@ -86,6 +93,11 @@ static ct_status run(const infer_args *a, const ct_graph *g, const char *out_pat
   ct_ref_options opt = {.threads = a->threads, .dump = dump};
   if (ct_tool_isatty()) opt.progress = show_progress;
   if (st == CT_OK) st = ct_ref_run(g, &opt, &in, &out, d);
+  for (int i = 0; st == CT_OK && a->dequant && i < out.n; i++) {
+    ct_tensor *f = ct_quant_dequant_tensor(out.items[i]);
+    if (!f) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    else ct_tensor_free(out.items[i]), out.items[i] = f;
+  }
   if (st == CT_OK) st = ct_h5_write(out_path, out.items, out.n, d);
   ct_tensor_list_free(&in);
   ct_tensor_list_free(&out);
@@ -122,8 +134,8 @@ int ct_cmd_infer(int argc, char **argv) {
   if (st) return ct_tool_fail(CMD, &d);
   ct_graph *g = NULL;
   st = ct_ir_load(a.model, &g, &d);
-  if (st == CT_OK && g->dialect && strcmp(g->dialect, "top") != 0)
-    st = ct_diag_set(&d, CT_ERR_INPUT, "%s: unsupported dialect \"%s\" (infer runs Top modules)", a.model, g->dialect);
+  if (st == CT_OK && g->dialect && strcmp(g->dialect, "top") != 0 && strcmp(g->dialect, "tpu") != 0)
+    st = ct_diag_set(&d, CT_ERR_INPUT, "%s: unsupported dialect \"%s\" (infer runs Top and Tpu modules)", a.model, g->dialect);
   ct_h5_writer *dump = NULL;
   if (st == CT_OK && a.dump) st = ct_h5_writer_open(&dump, dump_tmp, &d);
   if (st == CT_OK) st = run(&a, g, out_tmp, dump, &d);
