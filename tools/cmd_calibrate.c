@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io/dataset.h"
 #include "ir/text.h"
@@ -117,6 +118,21 @@ static int parse_args(int argc, char **argv, cal_args *a) {
   return parse_method(a);
 }
 
+/* True if paths a and b name the same existing file. */
+static bool same_file(const char *a, const char *b) {
+  struct stat x, y;
+  return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* Refuses an output that is one of the inputs (the model, its weights, the data set). */
+static int check_output(const cal_args *a) {
+  char weights[4096];
+  snprintf(weights, sizeof weights, "%s.h5", a->model);
+  if (same_file(a->out, a->model) || same_file(a->out, weights) || same_file(a->out, a->dataset))
+    return ct_tool_usage(CMD, "output \"%s\" is one of the inputs", a->out);
+  return 0;
+}
+
 static void progress(void *user, const char *phase, int64_t done, int64_t total) {
   (void)user;
   fprintf(stderr, "\rctpu calibrate: %-10s %lld/%lld", phase, (long long)done, (long long)total);
@@ -147,6 +163,7 @@ int ct_cmd_calibrate(int argc, char **argv) {
   cal_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
+  if ((rc = check_output(&a))) return rc;
   if (ct_tool_isatty()) a.o.progress = progress;
   ct_diag d;
   ct_diag_clear(&d);
