@@ -108,7 +108,7 @@ int main(void) {
   suite_add_tcase(s, tc);
   if (ct_test_shared()) {
     TCase *m = tcase_create("models");
-    tcase_set_timeout(m, 300);
+    tcase_set_timeout(m, 900);
     tcase_add_test(m, test_fmnist_top1);
     suite_add_tcase(s, m);
   } else {
