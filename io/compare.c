@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dequant.h"
 #include "common/h5io.h"
 
 static const char *const verdict_names[] = {"equal", "close", "similar", "different", "shape", "missing"};
@@ -119,27 +120,68 @@ static void print_diffs(table *t, const ct_tensor *a, const ct_tensor *b) {
   }
 }
 
-static void row(table *t, const ct_tensor *a, const ct_tensor *b) {
-  char sa[200], sb[200];
-  shape_dtype(a, sa, sizeof sa);
+/* One compared pair, kept until the table is printed (sorted with --sort worst). */
+typedef struct pair {
+  const ct_tensor *a, *b; /* as stored (shape and dtype column) */
+  ct_tensor *da, *db;     /* dequantized views, or NULL when compared as stored */
   ct_compare_metrics m;
+  bool shape_bad, pass;
+  ct_compare_verdict v;
+  int index;              /* order of A */
+} pair;
+
+/* Measures one pair: dequantized (ct_dequant) when either side carries scale / zero_point and
+ * the comparison is not --exact, else on the stored values. */
+static ct_status measure(table *t, pair *p, ct_diag *d) {
+  const ct_tensor *a = p->a, *b = p->b;
+  if (!t->o->tol.exact && (ct_dequant_is_quantized(a) || ct_dequant_is_quantized(b))) {
+    ct_status st = ct_dequant(a, &p->da, d);
+    if (st == CT_OK) st = ct_dequant(b, &p->db, d);
+    if (st) return st;
+    a = p->da, b = p->db;
+  }
   t->s->n++;
-  if (ct_compare_tensor(a, b, &m) != CT_OK) {
-    shape_dtype(b, sb, sizeof sb);
-    t->s->failed++;
-    fprintf(t->out, "%-*s  %-22s %-9s  (%s vs %s)  FAIL\n", t->width, a->name, sa, "shape", sa, sb);
+  p->shape_bad = ct_compare_tensor(a, b, &p->m) != CT_OK;
+  p->v = p->shape_bad ? CT_CMP_SHAPE : ct_compare_judge(&p->m, &t->o->tol);
+  p->pass = !p->shape_bad && ct_compare_passes(p->v, &p->m, &t->o->tol);
+  if (p->pass) t->s->passed++;
+  else t->s->failed++;
+  return CT_OK;
+}
+
+static void print_pair(table *t, const pair *p) {
+  char sa[200], sb[200];
+  shape_dtype(p->a, sa, sizeof sa);
+  if (p->shape_bad) {
+    shape_dtype(p->b, sb, sizeof sb);
+    fprintf(t->out, "%-*s  %-22s %-9s  (%s vs %s)  FAIL\n", t->width, p->a->name, sa, "shape", sa, sb);
     return;
   }
-  ct_compare_verdict v = ct_compare_judge(&m, &t->o->tol);
-  bool pass = ct_compare_passes(v, &m, &t->o->tol);
-  if (pass) t->s->passed++;
-  else t->s->failed++;
-  fprintf(t->out, "%-*s  %-22s %-9s %10.6f %10.6f %9.2f %12.6g  %s\n", t->width, a->name, sa,
-          ct_compare_verdict_name(v), m.cosine, m.euclid, m.sqnr_db, m.max_abs, pass ? "PASS" : "FAIL");
-  if (t->o->verbose && !pass) {
-    if (t->o->tol.exact && v == CT_CMP_EQUAL) fprintf(t->out, "    values equal but not bitwise (dtype or -0/NaN bits)\n");
-    print_diffs(t, a, b);
+  const ct_compare_metrics *m = &p->m;
+  const ct_tensor *a = p->a, *b = p->b;
+  /* --exact: equal values that are not the same bits say why (the dtypes, or -0/NaN bits) */
+  const char *vn = t->o->tol.exact && p->v == CT_CMP_EQUAL && !m->bitwise ? (a->dtype != b->dtype ? "dtype" : "bits")
+                                                                         : ct_compare_verdict_name(p->v);
+  fprintf(t->out, "%-*s  %-22s %-9s %10.6f %10.6f %9.2f %12.6g  %s\n", t->width, a->name, sa, vn, m->cosine, m->euclid,
+          m->sqnr_db, m->max_abs, p->pass ? "PASS" : "FAIL");
+  if (t->o->verbose && !p->pass) {
+    if (t->o->tol.exact && p->v == CT_CMP_EQUAL)
+      fprintf(t->out, "    values equal but not bitwise (%s vs %s%s)\n", ct_dtype_name(a->dtype), ct_dtype_name(b->dtype),
+              a->dtype == b->dtype ? ": -0 or NaN bits" : "");
+    print_diffs(t, p->da ? p->da : a, p->db ? p->db : b);
   }
+}
+
+/* Worst first: shape mismatches, then NaN cosine, then ascending cosine, then ascending
+ * SQNR; ties keep A's order. */
+static int cmp_worst(const void *x, const void *y) {
+  const pair *a = x, *b = y;
+  if (a->shape_bad != b->shape_bad) return a->shape_bad ? -1 : 1;
+  bool na = isnan(a->m.cosine), nb = isnan(b->m.cosine);
+  if (na != nb) return na ? -1 : 1;
+  if (!na && a->m.cosine != b->m.cosine) return a->m.cosine < b->m.cosine ? -1 : 1;
+  if (a->m.sqnr_db != b->m.sqnr_db && !isnan(a->m.sqnr_db) && !isnan(b->m.sqnr_db)) return a->m.sqnr_db < b->m.sqnr_db ? -1 : 1;
+  return a->index - b->index;
 }
 
 static bool wanted(const ct_compare_opts *o, const char *name) {
@@ -161,30 +203,67 @@ static int name_width(const ct_tensor_list *a, const ct_tensor_list *b) {
   return w > 48 ? 48 : w;
 }
 
-static void compare_lists(table *t, const ct_tensor_list *a, const ct_tensor_list *b) {
-  fprintf(t->out, "%-*s  %-22s %-9s %10s %10s %9s %12s  %s\n", t->width, "name", "shape", "verdict", "cosine",
-          "euclid", "sqnr_db", "max_abs", "result");
-  for (int i = 0; i < a->n; i++) {
+static void print_pairs(table *t, pair *p, int n) {
+  if (t->o->sort_worst) qsort(p, (size_t)n, sizeof *p, cmp_worst);
+  int shown = t->o->top > 0 && t->o->top < n ? t->o->top : n;
+  for (int i = 0; i < shown; i++) print_pair(t, &p[i]);
+  if (shown < n) fprintf(t->out, "(%d more tensor%s not shown)\n", n - shown, n - shown == 1 ? "" : "s");
+}
+
+static ct_status compare_lists(table *t, const ct_tensor_list *a, const ct_tensor_list *b, ct_diag *d) {
+  pair *p = calloc((size_t)a->n + 1, sizeof *p);
+  if (!p) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  int np = 0;
+  ct_status st = CT_OK;
+  for (int i = 0; st == CT_OK && i < a->n; i++) {
     const ct_tensor *x = a->items[i], *y = ct_tensor_list_find(b, x->name);
-    if (!wanted(t->o, x->name)) continue;
-    if (y) row(t, x, y);
-    else missing(t, x->name, "only in A", t->o->n_only > 0), t->s->only_a++;
+    if (!wanted(t->o, x->name) || !y) continue;
+    p[np] = (pair){.a = x, .b = y, .index = i};
+    st = measure(t, &p[np], d);
+    np++;
   }
-  for (int i = 0; i < b->n; i++) {
-    const char *nm = b->items[i]->name;
-    if (wanted(t->o, nm) && !ct_tensor_list_find(a, nm)) missing(t, nm, "only in B", t->o->n_only > 0), t->s->only_b++;
+  if (st == CT_OK) {
+    fprintf(t->out, "%-*s  %-22s %-9s %10s %10s %9s %12s  %s\n", t->width, "name", "shape", "verdict", "cosine",
+            "euclid", "sqnr_db", "max_abs", "result");
+    print_pairs(t, p, np);
+    for (int i = 0; i < a->n; i++) {
+      const char *nm = a->items[i]->name;
+      if (wanted(t->o, nm) && !ct_tensor_list_find(b, nm)) missing(t, nm, "only in A", t->o->n_only > 0), t->s->only_a++;
+    }
+    for (int i = 0; i < b->n; i++) {
+      const char *nm = b->items[i]->name;
+      if (wanted(t->o, nm) && !ct_tensor_list_find(a, nm)) missing(t, nm, "only in B", t->o->n_only > 0), t->s->only_b++;
+    }
+    for (int i = 0; i < t->o->n_only; i++)
+      if (!ct_tensor_list_find(a, t->o->only[i]) && !ct_tensor_list_find(b, t->o->only[i]))
+        missing(t, t->o->only[i], "in neither file", true);
   }
-  for (int i = 0; i < t->o->n_only; i++)
-    if (!ct_tensor_list_find(a, t->o->only[i]) && !ct_tensor_list_find(b, t->o->only[i]))
-      missing(t, t->o->only[i], "in neither file", true);
+  for (int i = 0; i < np; i++) ct_tensor_free(p[i].da), ct_tensor_free(p[i].db);
+  free(p);
+  return st;
 }
 
 /* Reads a tensor file: an ONNX TensorProto when the name ends in ".pb" (one tensor, named
  * as the proto names it), else an HDF5 tensor file. */
-static ct_status read_tensors(const char *path, ct_tensor_list *l, ct_diag *d) {
+static ct_status read_tensors(const char *path, const ct_compare_opts *o, ct_tensor_list *l, ct_diag *d) {
   size_t n = strlen(path);
-  if (n < 3 || strcmp(path + n - 3, ".pb") != 0) return ct_h5_read(path, l, d);
-  return ct_onnx_read_tensor_pb_into(path, l, d);
+  if (n >= 3 && strcmp(path + n - 3, ".pb") == 0) return ct_onnx_read_tensor_pb_into(path, l, d);
+  if (o->n_only <= 0) return ct_h5_read(path, l, d);
+  /* --only: read just the named datasets, so others (strings, bools, ...) do not matter */
+  for (int i = 0; i < o->n_only; i++) {
+    ct_tensor *t = NULL;
+    ct_status st = ct_h5_read_one(path, o->only[i], &t, d);
+    if (st && d && strstr(d->msg, ": no dataset \"")) {
+      ct_diag_clear(d);
+      continue;
+    }
+    if (st) return st;
+    if (!ct_tensor_list_push(l, t)) {
+      ct_tensor_free(t);
+      return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+    }
+  }
+  return CT_OK;
 }
 
 ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *o, FILE *out,
@@ -193,11 +272,13 @@ ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *
   ct_tensor_list_init(&la);
   ct_tensor_list_init(&lb);
   memset(s, 0, sizeof *s);
-  ct_status st = read_tensors(a, &la, d);
-  if (!st) st = read_tensors(b, &lb, d);
+  ct_status st = read_tensors(a, o, &la, d);
+  if (!st) st = read_tensors(b, o, &lb, d);
   if (!st) {
     table t = {out, name_width(&la, &lb), o, s};
-    compare_lists(&t, &la, &lb);
+    st = compare_lists(&t, &la, &lb, d);
+  }
+  if (!st) {
     fprintf(out, "compare: %d tensors, %d passed, %d failed\n", s->n, s->passed, s->failed);
   }
   ct_tensor_list_free(&la);

@@ -22,7 +22,8 @@ typedef enum ct_compare_verdict {
 } ct_compare_verdict;
 
 /* Metrics of got against the reference ref (a = ref, b = got), over all elements as double;
- * quantized tensors are compared on their raw stored values (no dequantization). Elements
+ * quantized tensors are compared on their raw stored values here (ct_compare_files
+ * dequantizes them first, see there). Elements
  * where a and b are both NaN, or the same infinity, count as equal and are left out of the
  * sums; any other non-finite element makes cosine/euclid NaN (never passing). */
 typedef struct ct_compare_metrics {
@@ -66,6 +67,8 @@ typedef struct ct_compare_opts {
   bool verbose;            /* print the first differing elements of failing tensors */
   const char *const *only; /* if n_only > 0: compare just these names (absent = failure) */
   int n_only;
+  bool sort_worst;         /* rows worst first: shape mismatches, then ascending cosine, SQNR */
+  int top;                 /* > 0: print only the first `top` compared rows (all are counted) */
 } ct_compare_opts;
 
 /* Totals of a file comparison. */
@@ -78,9 +81,14 @@ typedef struct ct_compare_summary {
  * (common/h5io.h) or, for names ending in ".pb", one ONNX TensorProto each (such as
  * test_data_set_0/output_0.pb)
  * and writes a table to out, one row per tensor (name, shape, dtype, verdict, cosine,
- * euclid, SQNR dB, max abs diff, PASS/FAIL), rows for names found in one file only, then
- * `compare: N tensors, P passed, F failed`. Errors: CT_ERR_INPUT when a file cannot be
- * read (the message names it); CT_ERR_LIMIT out of memory. The comparison outcome is in s. */
+ * euclid, SQNR dB, max abs diff, PASS/FAIL; in A's order, or worst first with sort_worst,
+ * cut to `top` rows), rows for names found in one file only, then
+ * `compare: N tensors, P passed, F failed`. Unless tol.exact, a pair where either tensor
+ * carries scale / zero_point is compared on the real values of both (ct_dequant,
+ * common/dequant.h), so a Tpu dump (integers + params) compares with a Top dump (f32); with
+ * exact the stored values are compared. Errors: CT_ERR_INPUT when a file cannot be
+ * read (the message names it) or a tensor's quantization parameters are invalid;
+ * CT_ERR_LIMIT out of memory. The comparison outcome is in s. */
 ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *o, FILE *out,
                            ct_compare_summary *s, ct_diag *d);
 

@@ -134,7 +134,8 @@ static bool all_outputs_const(const ct_op *op) {
 
 /* Runs one computing op: gathers its input tensors, allocates its outputs, calls the kernel. */
 static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
-  ct_kernel_fn fn = ct_kernel_of(op->kind);
+  bool tpu = ct_graph_dialect(s->g) == CT_DIALECT_TPU; /* Tpu: integer or rounded float (ct_tpu_exec) */
+  ct_kernel_fn fn = tpu ? ct_tpu_exec : ct_kernel_of(op->kind);
   if (!fn)
     return ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": op %s has no reference kernel", op->loc, ct_op_name(op->kind));
   ct_tensor **in = calloc((size_t)op->n_in + 1, sizeof *in);
@@ -150,7 +151,7 @@ static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
     const ct_value *v = op->out[k];
     if (v->ndim < 0)
       st = ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": output %d (\"%s\") has no inferred shape", op->loc, k, v->name);
-    else if (!(out[k] = acquire(s, v, !ct_kernel_writes_all(op->kind), &s->cap[v->id])))
+    else if (!(out[k] = acquire(s, v, tpu || !ct_kernel_writes_all(op->kind), &s->cap[v->id])))
       st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory for output \"%s\"", op->loc, v->name);
   }
   if (st == CT_OK) st = fn(op, in, out, &s->ctx, d);
@@ -179,6 +180,18 @@ static ct_status exec_op(run_state *s, const ct_op *op, ct_diag *d) {
     return CT_OK;
   }
   return run_kernel(s, op, d);
+}
+
+/* Calls opt->on_op for op with its operand and result tensors (values still live). */
+static ct_status notify_op(run_state *s, const ct_op *op, ct_diag *d) {
+  const ct_tensor **io = calloc((size_t)op->n_in + (size_t)op->n_out + 1, sizeof *io);
+  if (!io) return ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory", op->loc);
+  for (int k = 0; k < op->n_in; k++)
+    if (op->in[k]) io[k] = ct_value_is_const(op->in[k]) ? op->in[k]->data : s->vals[op->in[k]->id];
+  for (int k = 0; k < op->n_out; k++) io[op->n_in + k] = s->vals[op->out[k]->id];
+  ct_status st = s->opt->on_op(s->opt->on_op_user, op, io, io + op->n_in, d);
+  free(io);
+  return st;
 }
 
 /* After op i: dumps its non-constant outputs, frees values whose last reader was op i and
@@ -249,6 +262,7 @@ static ct_status run_ops(run_state *s, ct_diag *d) {
     const ct_op *op = g->ops[i];
     if (op->dead) continue;
     ct_status st = exec_op(s, op, d);
+    if (st == CT_OK && s->opt && s->opt->on_op) st = notify_op(s, op, d);
     if (st == CT_OK) st = after_op(s, i, d);
     if (st) return st;
     if (s->opt && s->opt->progress) s->opt->progress(s->opt->progress_user, ++done, total, op);

@@ -12,6 +12,14 @@
  * has run; `op` is that op. */
 typedef void (*ct_ref_progress_fn)(void *user, int done, int total, const ct_op *op);
 
+/* Op callback (calibration statistics, tuning): called after every live op has run or bound
+ * its outputs (Input and Weight ops too), before any tensor is freed. in[k] / out[k] are the
+ * op's operand and result tensors (in[k] NULL for an absent optional operand; weights and
+ * folded values are their constant data), valid only during the call and not to be
+ * modified. A non-CT_OK return stops the run with that status (the callback sets d). */
+typedef ct_status (*ct_ref_op_fn)(void *user, const ct_op *op, const ct_tensor *const *in,
+                                  const ct_tensor *const *out, ct_diag *d);
+
 /* Options of ct_ref_run. Zero-initialize, then set what is needed. */
 typedef struct ct_ref_options {
   int threads;                  /* kernel threads: > 1 starts a worker pool (common/workpool.h)
@@ -20,6 +28,8 @@ typedef struct ct_ref_options {
                                  * under its value name (--dump-all); weights are not */
   ct_ref_progress_fn progress;  /* optional */
   void *progress_user;
+  ct_ref_op_fn on_op;           /* optional: see ct_ref_op_fn */
+  void *on_op_user;
 } ct_ref_options;
 
 /* Runs g (ops in topological order; every value shape-inferred) on `inputs` and appends the

@@ -9,17 +9,22 @@
 #include "tools/tools.h"
 
 static void help(void) {
-  printf("usage: ctpu compare A.h5 B.h5 [--tolerance COS,EUC] [--exact] [-v] [--only NAME,...]\n\n"
+  printf("usage: ctpu compare A.h5 B.h5 [--tolerance COS,EUC] [--exact] [-v] [--only NAME,...]\n"
+         "         [--sort worst] [--top N]\n\n"
          "Compares every tensor present in both files (A is the reference) and prints one row per\n"
          "tensor: verdict (equal/close/similar/different/shape), cosine similarity, euclidean\n"
          "similarity 1 - |a-b| / (|(a+b)/2| + 1e-7), SQNR dB = 10 log10(sum a^2 / sum (a-b)^2), max\n"
-         "abs diff; names found in one file only are listed. Quantized tensors are compared on\n"
-         "their stored values. A file named *.pb is read as one ONNX TensorProto (e.g.\n"
+         "abs diff; names found in one file only are listed. Tensors with scale/zero_point\n"
+         "attributes (Tpu dumps) are dequantized first, so a Top and a Tpu dump compare. A file named *.pb is read as one ONNX TensorProto (e.g.\n"
          "test_data_set_0/output_0.pb) instead of an HDF5 file.\n\n"
          "  --tolerance COS,EUC  pass when cosine >= COS and euclid >= EUC (default 0.99,0.90)\n"
-         "  --exact              pass only bit-identical tensors (same dtype, same bytes)\n"
+         "  --exact              pass only bit-identical tensors (same dtype, same bytes); compares\n"
+         "                       stored values (no dequantization)\n"
          "  -v                   show the first differing elements of failing tensors\n"
-         "  --only NAME,...      compare just these tensors (a missing one fails)\n\n"
+         "  --only NAME,...      compare just these tensors (a missing one fails)\n"
+         "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n"
+         "  --sort worst         rows worst first (shape mismatches, then lowest cosine, SQNR)\n"
+         "  --top N              print only the first N rows (all tensors still count)\n\n"
          "exit: 0 all passed, 1 a tensor failed or none compared, 2 bad usage, 3 unreadable file\n");
 }
 
@@ -61,6 +66,15 @@ int ct_cmd_compare(int argc, char **argv) {
     else if (!strcmp(a, "--tolerance") && i + 1 < argc) {
       if (!parse_tol(argv[++i], &o.tol)) return ct_tool_usage("compare", "--tolerance wants COS,EUC, got \"%s\"", argv[i]);
     } else if (!strcmp(a, "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(a, "--sort") && i + 1 < argc) {
+      if (strcmp(argv[++i], "worst") != 0) return ct_tool_usage("compare", "--sort takes \"worst\", not \"%s\"", argv[i]);
+      o.sort_worst = true;
+    } else if (!strcmp(a, "--top") && i + 1 < argc) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (!*argv[i] || *end || v < 1 || v > 1000000) return ct_tool_usage("compare", "--top needs a number >= 1, not \"%s\"", argv[i]);
+      o.top = (int)v;
+    }
     else if (a[0] == '-' && a[1]) return ct_tool_usage("compare", "unknown or incomplete option \"%s\"", a);
     else if (nf < 2) files[nf++] = a;
     else return ct_tool_usage("compare", "too many files (\"%s\")", a);

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bench_calib.sh: calibration wall time of `ctpu calibrate` on MobileNetV2
+# (mobilenetv2-fp32-dequant-from-qdq, the first N images of ../shared/images/imagenet-sample,
+# default 100) for every method on THREADS threads (default 2), then the float Top inference
+# time per image of ctpu (bench_infer) next to onnxruntime-node 1.30.0 (bench/ort, CPU) on
+# the same input (test_data_set_0/input_0.pb), median of RUNS runs, 1 thread, as a ratio.
+# usage: bench_calib.sh CTPU BENCH_INFER [N] [THREADS] [RUNS]   (the bench_calib CMake target)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ctpu=$1 bench=$2 n=${3:-100} threads=${4:-2} runs=${5:-10}
+shared=$here/../../shared
+model=$shared/models/mobilenetv2-fp32-dequant-from-qdq
+[ -d "$model" ] || { echo "bench_calib: ../shared is absent; nothing to measure"; exit 0; }
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+
+top=$tmp/mnv2.top
+"$ctpu" transform "$model/model.onnx" -o "$top" --pixel-format rgb --resize-dims 256,256 --keep-aspect-ratio \
+  --mean 123.675,116.28,103.53 --scale 0.01712475,0.017507,0.01742919 >/dev/null || exit 1
+
+printf "calibration of mobilenetv2 on %s imagenet-sample images, %s threads (wall s)\n" "$n" "$threads"
+printf "%-12s %8s %10s\n" method seconds images/s
+for m in minmax percentile kld mse tune; do
+  s=$(date +%s.%N)
+  if "$ctpu" calibrate "$top" --dataset "$shared/images/imagenet-sample" --input-num "$n" --threads "$threads" \
+       --method "$m" -o "$tmp/$m.txt" 2>"$tmp/err"; then
+    e=$(date +%s.%N)
+    awk -v m="$m" -v s="$s" -v e="$e" -v n="$n" 'BEGIN { printf "%-12s %8.2f %10.1f\n", m, e - s, n / (e - s) }'
+  else
+    printf "%-12s failed: %s\n" "$m" "$(head -c 300 "$tmp/err")"
+  fi
+done
+
+ort_ok=0
+if command -v node >/dev/null; then
+  if [ ! -d "$here/ort/node_modules/onnxruntime-node" ]; then
+    (cd "$here/ort" && npm install --ignore-scripts --no-audit --no-fund --silent >/dev/null 2>&1)
+  fi
+  [ -d "$here/ort/node_modules/onnxruntime-node" ] && ort_ok=1
+fi
+in=$model/test_data_set_0/input_0.pb
+c=$("$bench" "$top" "$runs" 1 "$in" 2>/dev/null | awk '$1 == 1 { print $2 }')
+o=""
+[ $ort_ok = 1 ] && o=$(node "$here/ort/ort_bench.js" "$model/model.onnx" "$runs" 1 "$in" 2>/dev/null | awk '$1 == 1 { print $2 }')
+printf "\nTop inference per image, 1 thread, median of %s runs (ms): ctpu %s, onnxruntime %s, ratio ctpu/ort %s\n" \
+  "$runs" "${c:--}" "${o:--}" "$(awk -v a="$c" -v b="$o" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }')"

@@ -1,0 +1,305 @@
+/* calibrate.c: the calibration driver (see calibrate.h). Each pass runs the float
+ * interpreter over the samples, one sample per thread of a worker pool, with an on_op hook
+ * accumulating into per-thread statistics that are merged afterwards (min/max and integer
+ * bin counts merge exactly, so the result does not depend on the thread count). */
+#include "reference/calibrate.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/workpool.h"
+#include "reference/calibrate_int.h"
+#include "reference/interp.h"
+
+static const char *const phase_names[] = {"", "min/max", "histograms", "tune"};
+
+/* ---- slots: the calibrated values ---- */
+
+static ct_status make_slots(cal_state *c, ct_diag *d) {
+  const ct_graph *g = c->g;
+  c->slot_of = malloc(sizeof *c->slot_of * ((size_t)g->n_values + 1));
+  c->vals = calloc((size_t)g->n_values + 1, sizeof *c->vals);
+  c->readers = calloc((size_t)g->n_values + 1, sizeof *c->readers);
+  if (!c->slot_of || !c->vals || !c->readers) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (int i = 0; i < g->n_values; i++) c->slot_of[i] = -1;
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    if (op->dead || op->kind == CT_OP_WEIGHT) continue;
+    for (int k = 0; k < op->n_out; k++) {
+      const ct_value *v = op->out[k];
+      if (v->dtype != CT_F32 || ct_value_is_const(v) || c->slot_of[v->id] >= 0) continue;
+      c->vals[c->nslots] = v;
+      c->slot_of[v->id] = c->nslots++;
+    }
+  }
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    for (int k = 0; !op->dead && k < op->n_in; k++)
+      if (op->in[k] && !ct_value_is_const(op->in[k]) && c->slot_of[op->in[k]->id] >= 0) c->readers[c->slot_of[op->in[k]->id]]++;
+  }
+  if (c->nslots == 0) return ct_diag_set(d, CT_ERR_INPUT, "module \"%s\" has no f32 tensor to calibrate", g->name ? g->name : "");
+  return CT_OK;
+}
+
+/* ---- the hook ---- */
+
+static int64_t count_zeros(const float *x, int64_t n) {
+  int64_t z = 0;
+  for (int64_t i = 0; i < n; i++) z += x[i] == 0.0f;
+  return z;
+}
+
+static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
+  cal_worker *w = user;
+  cal_state *c = w->c;
+  if (w->phase == 3) return cal_tune_op(w, op, in, out, d);
+  for (int k = 0; k < op->n_out; k++) {
+    int s = c->slot_of[op->out[k]->id];
+    if (s < 0 || !out[k]) continue;
+    const float *x = out[k]->data;
+    int64_t n = ct_tensor_numel(out[k]);
+    if (w->phase == 1) {
+      ct_calib_stats_add(&w->stats[s], x, n);
+    } else {
+      ct_calib_hist_add(&w->hist[s], x, n);
+      w->zeros[s] += count_zeros(x, n);
+    }
+  }
+  return CT_OK;
+}
+
+/* ---- one pass over the samples ---- */
+
+typedef struct pass {
+  cal_state *c;
+  cal_worker *w;            /* per pool slot */
+  ct_ref_sample_fn sample;
+  void *sample_user;
+  atomic_int_fast64_t done;
+  atomic_bool failed;
+  int64_t total;
+  ct_status *st;            /* per pool slot: first error of that slot */
+  int64_t *err_at;          /* its sample */
+  ct_diag *diag;
+} pass;
+
+static void run_sample(void *arg, int64_t lo, int64_t hi, int slot) {
+  pass *p = arg;
+  for (int64_t i = lo; i < hi && !atomic_load(&p->failed); i++) {
+    ct_tensor_list in, out;
+    ct_tensor_list_init(&in);
+    ct_tensor_list_init(&out);
+    ct_diag d;
+    ct_status st = p->sample(p->sample_user, i, &in, &d);
+    ct_ref_options opt = {.threads = 1, .on_op = on_op, .on_op_user = &p->w[slot]};
+    if (st == CT_OK) st = ct_ref_run(p->c->g, &opt, &in, &out, &d);
+    ct_tensor_list_free(&in);
+    ct_tensor_list_free(&out);
+    if (st && (p->st[slot] == CT_OK || i < p->err_at[slot])) {
+      p->st[slot] = st;
+      p->err_at[slot] = i;
+      ct_diag_set(&p->diag[slot], st, "sample %lld: %s", (long long)i, d.msg);
+      atomic_store(&p->failed, true);
+    }
+    int64_t done = atomic_fetch_add(&p->done, 1) + 1;
+    const ct_calibrate_options *o = p->c->o;
+    if (slot == 0 && o->progress) o->progress(o->progress_user, phase_names[p->w[0].phase], done, p->total);
+  }
+}
+
+/* Runs samples 0..n-1 through the hook with the workers in phase `phase`. */
+static ct_status run_pass(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, int phase, int64_t n,
+                          ct_ref_sample_fn sample, void *user, ct_diag *d) {
+  pass p = {.c = c, .w = w, .sample = sample, .sample_user = user, .total = n};
+  atomic_init(&p.done, 0);
+  atomic_init(&p.failed, false);
+  p.st = calloc((size_t)nw, sizeof *p.st);
+  p.err_at = calloc((size_t)nw, sizeof *p.err_at);
+  p.diag = calloc((size_t)nw, sizeof *p.diag);
+  if (!p.st || !p.err_at || !p.diag) {
+    free(p.st), free(p.err_at), free(p.diag);
+    return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  }
+  for (int i = 0; i < nw; i++) w[i].phase = phase;
+  ct_workpool_for(pool, n, n, run_sample, &p);
+  int worst = -1;
+  for (int i = 0; i < nw; i++)
+    if (p.st[i] && (worst < 0 || p.err_at[i] < p.err_at[worst])) worst = i;
+  ct_status st = CT_OK;
+  if (worst >= 0) *d = p.diag[worst], st = p.st[worst];
+  else if (c->o->progress) c->o->progress(c->o->progress_user, phase_names[phase], n, n);
+  free(p.st), free(p.err_at), free(p.diag);
+  return st;
+}
+
+/* ---- workers' accumulators ---- */
+
+static void free_workers(cal_worker *w, int nw, int nslots) {
+  for (int i = 0; w && i < nw; i++) {
+    for (int s = 0; w[i].hist && s < nslots; s++) ct_calib_hist_free(&w[i].hist[s]);
+    free(w[i].stats), free(w[i].hist), free(w[i].zeros), free(w[i].err);
+  }
+  free(w);
+}
+
+static ct_status alloc_workers(cal_state *c, cal_worker *w, int nw, ct_diag *d) {
+  size_t ns = (size_t)c->nslots, ne = ns * (size_t)(c->o->tune_steps + 1);
+  for (int i = 0; i < nw; i++) {
+    w[i].c = c;
+    w[i].stats = malloc(sizeof *w[i].stats * ns);
+    w[i].hist = calloc(ns, sizeof *w[i].hist);
+    w[i].zeros = calloc(ns, sizeof *w[i].zeros);
+    w[i].err = c->o->tune ? calloc(ne, sizeof *w[i].err) : NULL;
+    if (!w[i].stats || !w[i].hist || !w[i].zeros || (c->o->tune && !w[i].err)) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    for (size_t s = 0; s < ns; s++) w[i].stats[s] = ct_calib_stats_init();
+  }
+  return CT_OK;
+}
+
+/* Histograms over [0, absmax] of every slot in every worker and in c. */
+static ct_status init_hists(cal_state *c, cal_worker *w, int nw, ct_diag *d) {
+  for (int s = 0; s < c->nslots; s++) {
+    double range = ct_calib_stats_absmax(&c->stats[s]);
+    if (!isfinite(range)) range = 0;
+    ct_status st = ct_calib_hist_init(&c->hist[s], c->o->bins, range, d);
+    for (int i = 0; st == CT_OK && i < nw; i++) st = ct_calib_hist_init(&w[i].hist[s], c->o->bins, range, d);
+    if (st) return st;
+  }
+  return CT_OK;
+}
+
+/* ---- thresholds ---- */
+
+/* Prefixes d's message with the tensor name; returns st. */
+static ct_status prefix(ct_diag *d, ct_status st, const char *name) {
+  if (!d) return st;
+  char msg[sizeof d->msg];
+  memcpy(msg, d->msg, sizeof msg);
+  return ct_diag_set(d, st, "tensor \"%s\": %s", name, msg);
+}
+
+/* The method's threshold of slot s, at most absmax. KLD leaves out the exact zeros of a
+ * non-negative tensor (bin 0 minus the zeros). */
+static ct_status threshold_of(cal_state *c, int s, ct_calib_method m, double *th, ct_diag *d) {
+  const ct_calib_stats *st = &c->stats[s];
+  double mx = ct_calib_stats_absmax(st);
+  ct_calib_hist h = c->hist[s];
+  int64_t zeros = m == CT_CALIB_KLD && st->min >= 0 ? c->zeros[s] : 0;
+  if (zeros > 0 && h.counts) {
+    h.counts[0] -= zeros;
+    h.total -= zeros;
+  }
+  ct_status r = CT_OK;
+  if (m == CT_CALIB_MAX || mx == 0 || h.total == 0) *th = mx;
+  else r = ct_calib_threshold(m, st, &h, c->o->percentile, th, d);
+  if (zeros > 0 && h.counts) h.counts[0] += zeros;
+  if (r) return prefix(d, r, c->vals[s]->name);
+  if (*th > mx) *th = mx;
+  return CT_OK;
+}
+
+static double tune_lookup(double threshold, void *ctx) {
+  const double *args = ctx; /* th_kld, th_max, steps, then the scores */
+  int j = (int)lround((threshold - args[0]) / (args[1] - args[0]) * args[2]);
+  return j >= 0 && j <= (int)args[2] ? args[3 + j] : NAN;
+}
+
+/* The tuned threshold of slot s from the scores summed over the workers. */
+static ct_status tuned(cal_state *c, cal_worker *w, int nw, int s, double *th, ct_diag *d) {
+  int steps = c->o->tune_steps;
+  double *args = calloc((size_t)steps + 4, sizeof *args);
+  if (!args) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  args[0] = c->th[s], args[1] = ct_calib_stats_absmax(&c->stats[s]), args[2] = steps;
+  for (int j = 0; j <= steps; j++)
+    for (int i = 0; i < nw; i++) args[3 + j] += w[i].err[(size_t)s * (size_t)(steps + 1) + (size_t)j];
+  ct_status st = ct_calib_tune(args[0], args[1], steps, tune_lookup, args, th, d);
+  free(args);
+  return st;
+}
+
+/* ---- the driver ---- */
+
+static ct_status check_options(const ct_calibrate_options *o, int64_t n, ct_diag *d) {
+  bool kld = o->method == CT_CALIB_KLD || o->tune;
+  if (n < 1) return ct_diag_set(d, CT_ERR_USAGE, "no sample to calibrate on");
+  if (o->bins < 1 || (kld && o->bins < 128))
+    return ct_diag_set(d, CT_ERR_USAGE, "%d histogram bins: need at least %d", o->bins, kld ? 128 : 1);
+  if (!(o->percentile > 0 && o->percentile <= 1)) return ct_diag_set(d, CT_ERR_USAGE, "percentile %g is not in (0, 1]", o->percentile);
+  if (o->threads < 1 || o->threads > CT_WORKPOOL_MAX) return ct_diag_set(d, CT_ERR_USAGE, "threads %d is not in 1..%d", o->threads, CT_WORKPOOL_MAX);
+  if (o->tune && (o->tune_num < 1 || o->tune_steps < 1)) return ct_diag_set(d, CT_ERR_USAGE, "tune needs tune_num and tune_steps >= 1");
+  if ((unsigned)o->method >= CT_CALIB_METHOD_COUNT) return ct_diag_set(d, CT_ERR_USAGE, "unknown calibration method %d", (int)o->method);
+  return CT_OK;
+}
+
+static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, int64_t n, ct_ref_sample_fn sample,
+                        void *user, ct_diag *d) {
+  const ct_calibrate_options *o = c->o;
+  ct_status st = run_pass(c, pool, w, nw, 1, n, sample, user, d);
+  for (int s = 0; st == CT_OK && s < c->nslots; s++) {
+    for (int i = 0; i < nw; i++) ct_calib_stats_merge(&c->stats[s], &w[i].stats[s]);
+  }
+  bool need_hist = o->tune || o->method != CT_CALIB_MAX;
+  if (st == CT_OK && need_hist) st = init_hists(c, w, nw, d);
+  if (st == CT_OK && need_hist) st = run_pass(c, pool, w, nw, 2, n, sample, user, d);
+  for (int s = 0; st == CT_OK && need_hist && s < c->nslots; s++) {
+    for (int i = 0; st == CT_OK && i < nw; i++) {
+      st = ct_calib_hist_merge(&c->hist[s], &w[i].hist[s], d);
+      c->zeros[s] += w[i].zeros[s];
+    }
+  }
+  ct_calib_method m = o->tune ? CT_CALIB_KLD : o->method;
+  for (int s = 0; st == CT_OK && s < c->nslots; s++) st = threshold_of(c, s, m, &c->th[s], d);
+  if (st == CT_OK && o->tune) st = run_pass(c, pool, w, nw, 3, n < o->tune_num ? n : o->tune_num, sample, user, d);
+  for (int s = 0; st == CT_OK && o->tune && s < c->nslots; s++)
+    if (cal_tunable(c, s)) st = tuned(c, w, nw, s, &c->th[s], d);
+  return st;
+}
+
+static ct_status append_rows(cal_state *c, ct_calib_table *table, ct_diag *d) {
+  ct_calib_table tmp;
+  ct_calib_table_init(&tmp);
+  ct_status st = CT_OK;
+  for (int s = 0; st == CT_OK && s < c->nslots; s++) {
+    const ct_calib_stats *x = &c->stats[s];
+    if (x->count == 0) continue; /* empty tensor */
+    st = ct_calib_table_add(&tmp, c->vals[s]->name, c->th[s], x->min, x->max, 0, d);
+    if (st) prefix(d, st, c->vals[s]->name);
+  }
+  for (int64_t i = 0; st == CT_OK && i < tmp.n; i++) {
+    const ct_calib_row *r = &tmp.rows[i];
+    st = ct_calib_table_add(table, r->name, r->threshold, r->min, r->max, 0, d);
+  }
+  ct_calib_table_free(&tmp);
+  return st;
+}
+
+ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, void *sample_user,
+                       const ct_calibrate_options *o, ct_calib_table *table, ct_diag *d) {
+  ct_status st = check_options(o, n, d);
+  if (st) return st;
+  cal_state c = {.g = g, .o = o};
+  int nw = o->threads;
+  cal_worker *w = calloc((size_t)nw, sizeof *w);
+  st = w ? make_slots(&c, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  size_t ns = (size_t)c.nslots + 1;
+  if (st == CT_OK) {
+    c.stats = malloc(sizeof *c.stats * ns);
+    c.hist = calloc(ns, sizeof *c.hist);
+    c.zeros = calloc(ns, sizeof *c.zeros);
+    c.th = calloc(ns, sizeof *c.th);
+    if (!c.stats || !c.hist || !c.zeros || !c.th) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    for (int s = 0; st == CT_OK && s < c.nslots; s++) c.stats[s] = ct_calib_stats_init();
+  }
+  if (st == CT_OK) st = alloc_workers(&c, w, nw, d);
+  ct_workpool *pool = st == CT_OK && nw > 1 ? ct_workpool_new(nw) : NULL;
+  if (st == CT_OK && nw > 1 && !pool) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory starting %d threads", nw);
+  if (st == CT_OK) st = passes(&c, pool, w, nw, n, sample, sample_user, d);
+  if (st == CT_OK) st = append_rows(&c, table, d);
+  ct_workpool_free(pool);
+  free_workers(w, nw, c.nslots);
+  for (int s = 0; c.hist && s < c.nslots; s++) ct_calib_hist_free(&c.hist[s]);
+  free(c.slot_of), free(c.vals), free(c.readers), free(c.stats), free(c.hist), free(c.zeros), free(c.th);
+  return st;
+}

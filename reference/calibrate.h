@@ -1,0 +1,62 @@
+/* calibrate.h: the calibration driver behind `ctpu calibrate` (docs/calibration.md): float Top
+ * inference over a data set, per-tensor statistics through the interpreter's on_op hook
+ * (pass 1 min/max, pass 2 |x| histograms over [0, absmax]), thresholds by quant/calib.h, and
+ * TPU-MLIR's `tune` refinement (pass 3). Samples are supplied by a callback so this module
+ * does not depend on io/ (the command passes io/dataset.h's loader). */
+#ifndef CT_CALIBRATE_H
+#define CT_CALIBRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/h5io.h"
+#include "common/status.h"
+#include "ir/ir.h"
+#include "quant/calib.h"
+#include "quant/calib_table.h"
+
+/* Supplies sample i (0-based) as the graph's input tensors appended to inputs (one per Input
+ * op, named by the input value). Called from several threads at once when threads > 1. */
+typedef ct_status (*ct_ref_sample_fn)(void *user, int64_t i, ct_tensor_list *inputs, ct_diag *d);
+
+/* Progress: `phase` ("min/max", "histograms", "tune") has done of total samples. Called from
+ * the thread that started the run, at most once per finished sample. */
+typedef void (*ct_calibrate_progress_fn)(void *user, const char *phase, int64_t done, int64_t total);
+
+/* Options of ct_calibrate. CT_CALIBRATE_DEFAULTS: KLD, 2048 bins, percentile 0.9999, 1
+ * thread, tune on 5 samples in 20 steps. */
+typedef struct ct_calibrate_options {
+  ct_calib_method method; /* threshold method (tune starts from CT_CALIB_KLD) */
+  bool tune;              /* refine every threshold between the KLD and the max one */
+  int bins;               /* histogram bins (≥ 128 for KLD) */
+  double percentile;      /* fraction for CT_CALIB_PERCENTILE, in (0, 1] */
+  int threads;            /* samples run in parallel (each sample on one thread) */
+  int tune_num;           /* samples the tune pass runs (the first ones) */
+  int tune_steps;         /* candidates − 1 between the KLD and the max threshold */
+  ct_calibrate_progress_fn progress;
+  void *progress_user;
+} ct_calibrate_options;
+
+#define CT_CALIBRATE_DEFAULTS ((ct_calibrate_options){CT_CALIB_KLD, false, 2048, 0.9999, 1, 5, 20, NULL, NULL})
+
+/* Calibrates g (a Top module, shape-inferred) on samples 0..n-1 and appends one row per
+ * calibrated tensor — every f32 value an op computes or an Input op binds, in graph order,
+ * named by the value — to table: threshold by the method (≤ max(|min|, |max|)), min, max.
+ * KLD histograms leave out exact zeros of non-negative tensors (min ≥ 0: post-ReLU), whose
+ * spike at 0 would otherwise pull the threshold to a few bins. Tune (TPU-MLIR
+ * run_calibration's tuner): for every tensor T whose KLD threshold is below its max, the
+ * candidates th_j = th_kld + j·(th_max − th_kld)/steps are scored on the first tune_num
+ * samples by the relative squared error Σ(y − y_ref)² / Σ y_ref² of the outputs of every op
+ * reading T, run with T fake-quantized at th_j and its other activation operands at their
+ * KLD thresholds (quantize → dequantize by ct_quant_param_calib's symmetric i8/u8
+ * parameters), against the float outputs; a tensor no op reads is scored by
+ * ct_calib_qdq_error on itself. The smallest error wins (ct_calib_tune). Results do not
+ * depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
+ * (bins < 1, < 128 with KLD or tune, percentile outside (0, 1], threads outside 1..64,
+ * tune_num or tune_steps < 1); those of the sample callback and of ct_ref_run (prefixed
+ * with the sample number: `sample 3: ...`); CT_ERR_INPUT a graph with no f32 tensor to
+ * calibrate; CT_ERR_LIMIT out of memory. */
+ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, void *sample_user,
+                       const ct_calibrate_options *o, ct_calib_table *table, ct_diag *d);
+
+#endif

@@ -1,0 +1,118 @@
+/* eval.c: top-1 / top-5 and agreement (see eval.h). Samples run in a worker pool; each
+ * sample's classes are stored by index, then counted, so the result is the same for any
+ * thread count. */
+#include "reference/eval.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "common/workpool.h"
+#include "reference/interp.h"
+
+int64_t ct_eval_argmax(const ct_tensor *t) {
+  int64_t n = ct_tensor_numel(t), best = -1;
+  double bv = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double v = ct_tensor_get_f64(t, i);
+    if (!isnan(v) && (best < 0 || v > bv)) best = i, bv = v;
+  }
+  return best;
+}
+
+bool ct_eval_in_topk(const ct_tensor *t, int64_t label, int k) {
+  int64_t n = ct_tensor_numel(t), larger = 0;
+  if (label < 0 || label >= n) return false;
+  double v = ct_tensor_get_f64(t, label);
+  if (isnan(v)) return false;
+  for (int64_t i = 0; i < n; i++) larger += ct_tensor_get_f64(t, i) > v;
+  return larger < k;
+}
+
+typedef struct eval_run {
+  const ct_graph *g[2];
+  ct_ref_sample_fn sample;
+  void *user;
+  const int64_t *labels;
+  const ct_eval_options *o;
+  int64_t total;
+  atomic_int_fast64_t done;
+  atomic_bool failed;
+  int8_t *hit1, *hit5, *same; /* by sample */
+  ct_status *st;              /* by pool slot */
+  int64_t *err_at;
+  ct_diag *diag;
+} eval_run;
+
+/* Runs model g on inputs; *cls = top-1 class, and the hits against label (if ≥ 0). */
+static ct_status classify(const ct_graph *g, const ct_tensor_list *in, int64_t label, int64_t *cls, int8_t *h1,
+                          int8_t *h5, ct_diag *d) {
+  ct_tensor_list out;
+  ct_tensor_list_init(&out);
+  ct_ref_options opt = {.threads = 1};
+  ct_status st = ct_ref_run(g, &opt, in, &out, d);
+  if (st == CT_OK && out.n < 1) st = ct_diag_set(d, CT_ERR_INPUT, "module \"%s\" has no output", g->name ? g->name : "");
+  if (st == CT_OK) {
+    *cls = ct_eval_argmax(out.items[0]);
+    if (label >= 0) *h1 = *cls == label, *h5 = ct_eval_in_topk(out.items[0], label, 5);
+  }
+  ct_tensor_list_free(&out);
+  return st;
+}
+
+static void eval_sample(void *arg, int64_t lo, int64_t hi, int slot) {
+  eval_run *e = arg;
+  for (int64_t i = lo; i < hi && !atomic_load(&e->failed); i++) {
+    ct_tensor_list in;
+    ct_tensor_list_init(&in);
+    ct_diag d;
+    int64_t c0 = -1, c1 = -1, label = e->labels ? e->labels[i] : -1;
+    int8_t x1, x5;
+    ct_status st = e->sample(e->user, i, &in, &d);
+    if (st == CT_OK) st = classify(e->g[0], &in, label, &c0, &e->hit1[i], &e->hit5[i], &d);
+    if (st == CT_OK && e->g[1]) st = classify(e->g[1], &in, -1, &c1, &x1, &x5, &d);
+    e->same[i] = c0 >= 0 && c0 == c1;
+    ct_tensor_list_free(&in);
+    if (st && (e->st[slot] == CT_OK || i < e->err_at[slot])) {
+      e->st[slot] = st, e->err_at[slot] = i;
+      ct_diag_set(&e->diag[slot], st, "sample %lld: %s", (long long)i, d.msg);
+      atomic_store(&e->failed, true);
+    }
+    int64_t done = atomic_fetch_add(&e->done, 1) + 1;
+    if (slot == 0 && e->o->progress) e->o->progress(e->o->progress_user, done, e->total);
+  }
+}
+
+static void count(const eval_run *e, ct_eval_result *r) {
+  r->n = e->total;
+  for (int64_t i = 0; i < e->total; i++) r->top1 += e->hit1[i], r->top5 += e->hit5[i], r->agree += e->same[i];
+}
+
+ct_status ct_eval(const ct_graph *g, const ct_graph *other, int64_t n, ct_ref_sample_fn sample, void *sample_user,
+                  const int64_t *labels, const ct_eval_options *o, ct_eval_result *r, ct_diag *d) {
+  *r = (ct_eval_result){0};
+  if (n < 1) return ct_diag_set(d, CT_ERR_USAGE, "no sample to evaluate");
+  for (int64_t i = 0; labels && i < n; i++)
+    if (labels[i] < 0) return ct_diag_set(d, CT_ERR_USAGE, "sample %lld has no label", (long long)i);
+  int nt = o && o->threads > 1 ? (o->threads > CT_WORKPOOL_MAX ? CT_WORKPOOL_MAX : o->threads) : 1;
+  ct_eval_options none = {0};
+  eval_run e = {.g = {g, other}, .sample = sample, .user = sample_user, .labels = labels, .o = o ? o : &none, .total = n};
+  atomic_init(&e.done, 0);
+  atomic_init(&e.failed, false);
+  e.hit1 = calloc((size_t)n, 1), e.hit5 = calloc((size_t)n, 1), e.same = calloc((size_t)n, 1);
+  e.st = calloc((size_t)nt, sizeof *e.st), e.err_at = calloc((size_t)nt, sizeof *e.err_at);
+  e.diag = calloc((size_t)nt, sizeof *e.diag);
+  ct_workpool *pool = nt > 1 ? ct_workpool_new(nt) : NULL;
+  ct_status st = CT_OK;
+  if (!e.hit1 || !e.hit5 || !e.same || !e.st || !e.err_at || !e.diag || (nt > 1 && !pool))
+    st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (st == CT_OK) ct_workpool_for(pool, n, n, eval_sample, &e);
+  int worst = -1;
+  for (int i = 0; st == CT_OK && i < nt; i++)
+    if (e.st[i] && (worst < 0 || e.err_at[i] < e.err_at[worst])) worst = i;
+  if (worst >= 0) *d = e.diag[worst], st = e.st[worst];
+  if (st == CT_OK) count(&e, r);
+  ct_workpool_free(pool);
+  free(e.hit1), free(e.hit5), free(e.same), free(e.st), free(e.err_at), free(e.diag);
+  return st;
+}

@@ -1,0 +1,309 @@
+/* test_calibrate.c: reference/calibrate on a two-input graph (min/max worked by hand, same
+ * table for any thread count, KLD ≤ max, tune between them, errors of samples), the
+ * interpreter's on_op hook, and `ctpu calibrate` on real models: fmnist-rescnn on 200
+ * Fashion-MNIST test images and mobilenetv2 on imagenet-sample photos (every method; tables
+ * parse back; threshold ≤ max(|min|, |max|); kld ≤ minmax; tune between kld and minmax), and
+ * its errors (usage, empty folder, unreadable image, wrong channel count: no table left). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/h5io.h"
+#include "ir/ir.h"
+#include "quant/calib_table.h"
+#include "reference/calibrate.h"
+#include "reference/interp.h"
+#include "tests/testutil.h"
+
+/* x, y [1, 4] → s = Add(x, y) → r = Relu(s) → output r. */
+static ct_graph *two_inputs(void) {
+  ct_graph *g = ct_graph_new("t", "top");
+  int64_t sh[2] = {1, 4};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 2, sh), *y = ct_graph_add_value(g, "y", CT_F32, 2, sh);
+  ct_value *s = ct_graph_add_value(g, "s", CT_F32, 2, sh), *r = ct_graph_add_value(g, "r", CT_F32, 2, sh);
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_INPUT, "y", 0, NULL, 1, &y));
+  ct_value *xy[2] = {x, y};
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_ADD, "add", 2, xy, 1, &s));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_RELU, "relu", 1, &s, 1, &r));
+  ck_assert(ct_graph_set_outputs(g, 1, &r));
+  return g;
+}
+
+/* Sample i: x = (i + 1)·(1, −2, 0.5, 0) + a ramp of small values, y = 0.5; sample `fail_at`
+ * fails. */
+typedef struct src {
+  int64_t fail_at;
+} src;
+
+static ct_status sample(void *user, int64_t i, ct_tensor_list *in, ct_diag *d) {
+  if (i == ((src *)user)->fail_at) return ct_diag_set(d, CT_ERR_INPUT, "boom");
+  int64_t sh[2] = {1, 4};
+  ct_tensor *x = ct_tensor_new(CT_F32, 2, sh, "x"), *y = ct_tensor_new(CT_F32, 2, sh, "y");
+  const float base[4] = {1, -2, 0.5f, 0};
+  for (int k = 0; k < 4; k++) {
+    ((float *)x->data)[k] = (float)(i + 1) * base[k] + (k == 3 ? 0.01f * (float)i : 0.0f);
+    ((float *)y->data)[k] = 0.5f;
+  }
+  ck_assert(ct_tensor_list_push(in, x) && ct_tensor_list_push(in, y));
+  return CT_OK;
+}
+
+static const ct_calib_row *row(const ct_calib_table *t, const char *name) {
+  const ct_calib_row *r = ct_calib_table_find(t, name);
+  ck_assert_msg(r != NULL, "no row %s", name);
+  return r;
+}
+
+START_TEST(test_minmax_by_hand) {
+  ct_graph *g = two_inputs();
+  src s = {-1};
+  ct_calibrate_options o = CT_CALIBRATE_DEFAULTS;
+  o.method = CT_CALIB_MAX;
+  ct_calib_table t1, t2;
+  ct_calib_table_init(&t1);
+  ct_calib_table_init(&t2);
+  ct_diag d;
+  ck_assert_msg(ct_calibrate(g, 4, sample, &s, &o, &t1, &d) == CT_OK, "%s", d.msg);
+  ck_assert_int_eq(t1.n, 4);
+  ck_assert_str_eq(t1.rows[0].name, "x"); /* graph order */
+  ck_assert_str_eq(t1.rows[3].name, "r");
+  /* x: min −8 (i = 3), max 4; y 0.5; s = x + y in [−7.5, 4.5]; r = relu(s) in [0, 4.5] */
+  ck_assert_double_eq(row(&t1, "x")->min, -8);
+  ck_assert_double_eq(row(&t1, "x")->threshold, 8);
+  ck_assert_double_eq(row(&t1, "y")->threshold, 0.5);
+  ck_assert_double_eq(row(&t1, "y")->min, 0.5);
+  ck_assert_double_eq(row(&t1, "s")->threshold, 7.5);
+  ck_assert_double_eq(row(&t1, "s")->max, 4.5);
+  ck_assert_double_eq(row(&t1, "r")->min, 0);
+  ck_assert_double_eq(row(&t1, "r")->threshold, 4.5);
+  o.threads = 2;
+  o.method = CT_CALIB_KLD;
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &t2, &d), CT_OK);
+  for (int64_t i = 0; i < t2.n; i++) {
+    ck_assert_double_le(t2.rows[i].threshold, t1.rows[i].threshold);
+    ck_assert_double_eq(t2.rows[i].min, t1.rows[i].min);
+  }
+  ct_calib_table_free(&t2);
+  ct_calib_table_init(&t2);
+  o.threads = 1;
+  ct_calib_table t3;
+  ct_calib_table_init(&t3);
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &t3, &d), CT_OK);
+  o.threads = 3;
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &t2, &d), CT_OK);
+  for (int64_t i = 0; i < t2.n; i++) ck_assert_double_eq(t2.rows[i].threshold, t3.rows[i].threshold);
+  ct_calib_table_free(&t1);
+  ct_calib_table_free(&t2);
+  ct_calib_table_free(&t3);
+  ct_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_tune_between) {
+  ct_graph *g = two_inputs();
+  src s = {-1};
+  ct_calibrate_options o = CT_CALIBRATE_DEFAULTS;
+  ct_calib_table k, m, t;
+  ct_calib_table_init(&k);
+  ct_calib_table_init(&m);
+  ct_calib_table_init(&t);
+  ct_diag d;
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &k, &d), CT_OK);
+  o.method = CT_CALIB_MAX;
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &m, &d), CT_OK);
+  o.method = CT_CALIB_KLD;
+  o.tune = true;
+  o.tune_num = 4;
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &t, &d), CT_OK);
+  bool moved = false;
+  for (int64_t i = 0; i < t.n; i++) {
+    ck_assert_double_ge(t.rows[i].threshold, k.rows[i].threshold);
+    ck_assert_double_le(t.rows[i].threshold, m.rows[i].threshold);
+    moved = moved || t.rows[i].threshold != k.rows[i].threshold;
+  }
+  ck_assert_msg(moved, "tune kept every KLD threshold");
+  ct_calib_table_free(&k);
+  ct_calib_table_free(&m);
+  ct_calib_table_free(&t);
+  ct_graph_free(g);
+}
+END_TEST
+
+START_TEST(test_errors) {
+  ct_graph *g = two_inputs();
+  src s = {2};
+  ct_calibrate_options o = CT_CALIBRATE_DEFAULTS;
+  ct_calib_table t;
+  ct_calib_table_init(&t);
+  ct_diag d;
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &t, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "sample 2: boom");
+  ck_assert_int_eq(t.n, 0);
+  ck_assert_int_eq(ct_calibrate(g, 0, sample, &s, &o, &t, &d), CT_ERR_USAGE);
+  o.bins = 64;
+  ck_assert_int_eq(ct_calibrate(g, 1, sample, &s, &o, &t, &d), CT_ERR_USAGE);
+  ck_assert_msg(strstr(d.msg, "64 histogram bins: need at least 128"), "%s", d.msg);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* on_op sees every op with live operands and results. */
+typedef struct seen {
+  int ops;
+  float relu_in0;
+} seen;
+
+static ct_status hook(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
+  (void)d;
+  seen *s = user;
+  s->ops++;
+  if (op->kind == CT_OP_RELU) {
+    s->relu_in0 = ((const float *)in[0]->data)[1];
+    ck_assert_float_eq(((const float *)out[0]->data)[1], 0.0f);
+  }
+  return CT_OK;
+}
+
+START_TEST(test_on_op_hook) {
+  ct_graph *g = two_inputs();
+  src s = {-1};
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in);
+  ct_tensor_list_init(&out);
+  ct_diag d;
+  ck_assert_int_eq(sample(&s, 1, &in, &d), CT_OK);
+  seen v = {0, 0};
+  ct_ref_options o = {.on_op = hook, .on_op_user = &v};
+  ck_assert_int_eq(ct_ref_run(g, &o, &in, &out, &d), CT_OK);
+  ck_assert_int_eq(v.ops, 4);
+  ck_assert_float_eq(v.relu_in0, -3.5f); /* −2·2 + 0.5 */
+  ct_tensor_list_free(&in);
+  ct_tensor_list_free(&out);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* ---- real models through the command line ---- */
+
+static void read_table(const char *path, ct_calib_table *t) {
+  ct_calib_table_init(t);
+  ct_diag d;
+  ck_assert_msg(ct_calib_table_read(path, t, &d) == CT_OK, "%s", d.msg);
+  ck_assert_int_gt(t->n, 3);
+  for (int64_t i = 0; i < t->n; i++) {
+    const ct_calib_row *r = &t->rows[i];
+    ck_assert_msg(r->threshold <= fmax(fabs(r->min), fabs(r->max)), "%s: threshold %g beyond range [%g, %g]", r->name,
+                  r->threshold, r->min, r->max);
+  }
+}
+
+/* Calibrates model on dataset with every method and checks the tables against each other. */
+static void all_methods(const char *model, const char *dataset, int n, const char *tag) {
+  static const char *const methods[] = {"minmax", "kld", "tune", "percentile", "mse"};
+  ct_calib_table t[5];
+  char out[4096];
+  for (int m = 0; m < 5; m++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s_%s.txt", tag, methods[m]);
+    const char *path = ct_test_tmp_path(name);
+    int rc = ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' --input-num %d -o '%s' --method %s --threads 2",
+                              model, dataset, n, path, methods[m]);
+    ck_assert_msg(rc == 0, "%s %s: exit %d: %s", tag, methods[m], rc, out);
+    read_table(path, &t[m]);
+    ck_assert_int_eq(t[m].n, t[0].n);
+  }
+  for (int64_t i = 0; i < t[0].n; i++) {
+    const char *nm = t[0].rows[i].name;
+    double mx = t[0].rows[i].threshold, kl = t[1].rows[i].threshold, tu = t[2].rows[i].threshold;
+    ck_assert_str_eq(t[1].rows[i].name, nm);
+    ck_assert_double_eq(mx, fmax(fabs(t[0].rows[i].min), fabs(t[0].rows[i].max)));
+    ck_assert_msg(kl <= mx, "%s: kld %g > max %g", nm, kl, mx);
+    ck_assert_msg(tu >= kl && tu <= mx, "%s: tune %g outside [%g, %g]", nm, tu, kl, mx);
+    ck_assert_msg(kl > 0 || mx == 0, "%s: kld threshold collapsed to 0", nm);
+  }
+  for (int m = 0; m < 5; m++) ct_calib_table_free(&t[m]);
+}
+
+static const char *transform(const char *dir, const char *top, const char *opts) {
+  char out[4096];
+  const char *path = ct_test_tmp_path(top);
+  int rc = ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s' %s", ct_test_shared_path("models/%s/model.onnx", dir), path, opts);
+  ck_assert_msg(rc == 0, "transform: %s", out);
+  return path;
+}
+
+START_TEST(test_fmnist) {
+  const char *top = transform("fmnist-rescnn", "fm.top", "--mean 72.93 --scale 0.0111092595");
+  all_methods(top, ct_test_shared_path("datasets/fashion-mnist-test.h5"), 200, "fm");
+}
+END_TEST
+
+START_TEST(test_mnv2) {
+  const char *top = transform("mobilenetv2-fp32-dequant-from-qdq", "mnv2.top",
+                              "--pixel-format rgb --resize-dims 256,256 --keep-aspect-ratio "
+                              "--mean 123.675,116.28,103.53 --scale 0.0171,0.0175,0.0174");
+  const char *list = ct_test_tmp_path("imagenet.list");
+  char text[2048];
+  const char *dir = ct_test_shared_path("images/imagenet-sample");
+  snprintf(text, sizeof text, "%s/n01440764_tench.JPEG\n%s/n01484850_great_white_shark.JPEG\n", dir, dir);
+  ck_assert(ct_test_write_file(list, text, strlen(text)));
+  all_methods(top, list, 2, "mnv2");
+}
+END_TEST
+
+START_TEST(test_cli_errors) {
+  const char *top = transform("fmnist-rescnn", "fm_err.top", "");
+  const char *tab = ct_test_tmp_path("err_table.txt");
+  char out[4096];
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' -o '%s'", top, tab), 2);
+  ck_assert_msg(strstr(out, "no data set given"), "%s", out);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset x -o '%s' --method best", top, tab), 2);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset x -o '%s' --histogram-bins 64", top, tab), 2);
+  const char *empty = ct_test_tmp_path("empty");
+  mkdir(empty, 0755);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, empty, tab), 3);
+  ck_assert_msg(strstr(out, "no sample"), "%s", out);
+  const char *bad = ct_test_tmp_path("bad.jpg");
+  ck_assert(ct_test_write_file(bad, "\xff\xd8\xff\xe0 not really", 15));
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, bad, tab), 3);
+  ck_assert_msg(strstr(out, "sample 0:") && strstr(out, "bad.jpg"), "%s", out);
+  int64_t s[4] = {2, 28, 28, 4};
+  ct_tensor *im = ct_tensor_new(CT_U8, 4, s, "images");
+  ct_diag d;
+  const char *h5 = ct_test_tmp_path("c4.h5");
+  ck_assert_int_eq(ct_h5_write(h5, &im, 1, &d), CT_OK);
+  ct_tensor_free(im);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, h5, tab), 3);
+  ck_assert_msg(strstr(out, "4 channels"), "%s", out);
+  ck_assert(!ct_test_file_exists(tab));
+  size_t before = 0, after = 0;
+  free(ct_test_read_file(top, &before));
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, h5, top), 2);
+  ck_assert_msg(strstr(out, "is one of the inputs"), "%s", out);
+  free(ct_test_read_file(top, &after));
+  ck_assert_uint_eq(before, after);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("calibrate");
+  TCase *tc = tcase_create("unit");
+  tcase_add_test(tc, test_minmax_by_hand);
+  tcase_add_test(tc, test_tune_between);
+  tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_on_op_hook);
+  suite_add_tcase(s, tc);
+  if (ct_test_shared()) {
+    TCase *m = tcase_create("models");
+    tcase_set_timeout(m, 900);
+    tcase_add_test(m, test_fmnist);
+    tcase_add_test(m, test_mnv2);
+    tcase_add_test(m, test_cli_errors);
+    suite_add_tcase(s, m);
+  } else {
+    fprintf(stderr, "test_calibrate: ../shared absent, model cases skipped\n");
+  }
+  return ct_test_run_suite(s);
+}
