@@ -75,6 +75,22 @@ static bool is_window(const ct_op *op) {
          op->in[0]->ndim == 4 && op->out[0]->ndim == 4;
 }
 
+/* Slice: input row of output row r along H (axis 2), by the ONNX rule start + r·step. */
+static int64_t slice_row(const ct_op *op, int64_t r) {
+  const ct_tensor *st = op->in[1]->data, *ax = op->n_in > 3 && op->in[3] ? op->in[3]->data : NULL;
+  const ct_tensor *sp = op->n_in > 4 && op->in[4] ? op->in[4]->data : NULL;
+  int64_t start = 0, step = 1, dim = op->in[0]->shape[2];
+  for (int64_t i = 0; st && i < ct_tensor_numel(st); i++) {
+    int64_t a = ax ? (int64_t)ct_tensor_get_f64(ax, i) : i;
+    if (a == 2 || a == 2 - op->in[0]->ndim) {
+      start = (int64_t)ct_tensor_get_f64(st, i), step = sp ? (int64_t)ct_tensor_get_f64(sp, i) : 1;
+      if (start < 0) start += dim;
+      if (start > dim) start = dim;
+    }
+  }
+  return start + r * step;
+}
+
 /* Marks in need[in] the input rows of op's window for the output rows marked in need[out]. */
 static void mark_inputs(const ct_op *op, unsigned char **need) {
   const ct_value *o = op->out[0];
@@ -93,6 +109,9 @@ static void mark_inputs(const ct_op *op, unsigned char **need) {
         for (int64_t ir = 0; ir < v->shape[2]; ir++)
           for (int64_t j = 0; j < kh; j++)
             if (ir * sh - ph + j * dh == r) need[v->id][ir] = 1;
+      } else if (op->kind == CT_OP_SLICE && i == 0) {
+        int64_t ir = slice_row(op, r);
+        if (ir >= 0 && ir < v->shape[2]) need[v->id][ir] = 1;
       } else if (is_window(op) && i == 0) {
         for (int64_t j = 0; j < kh; j++) {
           int64_t ir = r * sh - ph + j * dh;

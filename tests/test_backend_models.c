@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "compiler/backend/lg.h"
+#include "compiler/lower.h"
 #include "compiler/pass.h"
 #include "compiler/propagate.h"
 #include "onnx/onnx.h"
@@ -152,6 +153,46 @@ START_TEST(test_model_sweep) {
 }
 END_TEST
 
+/* Tpu graphs as `ctpu lower` makes them, planned with each value's own dtype (no
+ * --assume-dtype): the QDQ MobileNetV2 lowered to INT8 (its own scales), fmnist-rescnn and
+ * yolox-nano lowered to BF16 (2-byte values); default chip and every 4th sweep chip. */
+START_TEST(test_tpu_graphs) {
+  static const struct {
+    int model;
+    ct_qmode mode;
+  } cases[] = {{2, CT_QMODE_INT8}, {0, CT_QMODE_BF16}, {3, CT_QMODE_BF16}};
+  ct_graph *g = front_end(cases[_i].model);
+  ct_lower_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.mode = cases[_i].mode;
+  ct_diag d;
+  ck_assert_msg(ct_lower(g, &lo, &d) == CT_OK, "%s: lower: %s", models[cases[_i].model][0], d.msg);
+  ct_graph_compact(g);
+  for (int k = -1; k < N_CHIPS; k += 4) {
+    ct_chip c;
+    if (k < 0) ct_chip_default(&c);
+    else sweep_chip(k, &c);
+    ct_lg_options o = {CT_LG_NONE, 0, 0};
+    ct_lg_plan *p[2];
+    for (int s = 0; s < 2; s++) {
+      o.strategy = s ? CT_LG_DP : CT_LG_NONE;
+      ck_assert_msg(ct_lg_plan_graph(g, &c, &o, &p[s], &d) == CT_OK, "%s tpu on %s: %s", models[cases[_i].model][0],
+                    c.name, d.msg);
+      char msg[512];
+      ck_assert_msg(lg_check_plan(p[s], msg, sizeof msg), "%s tpu on %s: %s", models[cases[_i].model][0], c.name, msg);
+    }
+    ck_assert_int_le(p[1]->total_cycles, p[0]->total_cycles);
+    if (k < 0)
+      printf("%-34s tpu (%s) layers %4d | none %10lld cyc %10lld B | dp %10lld cyc %10lld B %3d groups | dp/none %.3f\n",
+             models[cases[_i].model][0], lo.mode == CT_QMODE_INT8 ? "INT8" : "BF16", p[0]->n_layers,
+             (long long)p[0]->total_cycles, (long long)p[0]->ddr_bytes, (long long)p[1]->total_cycles,
+             (long long)p[1]->ddr_bytes, p[1]->n_groups, (double)p[1]->total_cycles / (double)p[0]->total_cycles);
+    ct_lg_plan_free(p[0]), ct_lg_plan_free(p[1]);
+  }
+  ct_graph_free(g);
+}
+END_TEST
+
 int main(void) {
   ct_test_require_shared("test_backend_models");
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -161,6 +202,7 @@ int main(void) {
   tcase_add_test(tc, test_worked_example);
   tcase_add_loop_test(tc, test_model_default_chip, 0, N_MODELS);
   tcase_add_loop_test(tc, test_model_sweep, 0, N_MODELS);
+  tcase_add_loop_test(tc, test_tpu_graphs, 0, 3);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

@@ -9,11 +9,13 @@
 
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
+/* Widest element (bytes) of the op's data operands — not its constants (weights, bias,
+ * tables), as the cmodel counts VPU lanes (cmodel/decode.c). */
 static int64_t widest(const lg_ctx *x, const ct_op *op) {
   int64_t w = 1;
   for (int i = 0; i < op->n_in + op->n_out; i++) {
     const ct_value *v = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
-    if (v && ct_lg_elem_bytes(x->opt, v) > w) w = ct_lg_elem_bytes(x->opt, v);
+    if (v && !ct_value_is_const(v) && ct_lg_elem_bytes(x->opt, v) > w) w = ct_lg_elem_bytes(x->opt, v);
   }
   return w;
 }
@@ -83,10 +85,11 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   case CT_OP_SOFTPLUS: case CT_OP_HARDSWISH: case CT_OP_HARDSIGMOID: case CT_OP_SILU: case CT_OP_GELU:
   case CT_OP_MISH: case CT_OP_ELU: case CT_OP_SELU: case CT_OP_CELU: case CT_OP_RECIPROCAL: case CT_OP_POW:
   case CT_OP_DIV: case CT_OP_SIN: case CT_OP_COS:
-    return lg_vpu_cycles(x->chip, fl ? LG_VPU_EXP : LG_VPU_LUT, out, w);
+    return fl ? lg_vpu_cycles(x->chip, LG_VPU_EXP, out, w) : lg_vpu_cycles(x->chip, LG_VPU_LUT, out, 1);
+  case CT_OP_LUT: return lg_vpu_cycles(x->chip, LG_VPU_LUT, out, 1);
   case CT_OP_CAST: case CT_OP_CASTLIKE: case CT_OP_QUANTIZELINEAR: case CT_OP_DEQUANTIZELINEAR:
     return lg_vpu_cycles(x->chip, LG_VPU_CAST, out, w);
-  default: return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w);
+  default: return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w); /* REQUANT costs the same */
   }
 }
 

@@ -61,6 +61,9 @@ ct_status lg_ctx_init(lg_ctx *x, const ct_graph *g, const ct_chip *chip, const c
 void lg_ctx_free(lg_ctx *x);
 /* Is layer li's output consumed outside [first, first+n) or a module output? */
 bool lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n);
+/* Slice op: start and step along axis a of its input (0 and 1 when a is not sliced); false
+ * when the op is not a Slice with constant parameters and a positive step there. */
+bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step);
 /* Whole-tensor helper: elements. */
 int64_t lg_numel(const ct_value *v);
 

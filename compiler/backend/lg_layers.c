@@ -19,7 +19,8 @@ static const ct_op_kind eltwise_ops[] = {
     CT_OP_CLIP, CT_OP_ADD, CT_OP_SUB, CT_OP_MUL, CT_OP_DIV, CT_OP_POW, CT_OP_MOD, CT_OP_MAX, CT_OP_MIN,
     CT_OP_SUM, CT_OP_MEAN, CT_OP_EQUAL, CT_OP_LESS, CT_OP_GREATER, CT_OP_LESSOREQUAL, CT_OP_GREATEROREQUAL,
     CT_OP_AND, CT_OP_OR, CT_OP_XOR, CT_OP_BITSHIFT, CT_OP_PRELU, CT_OP_WHERE, CT_OP_BATCHNORM, CT_OP_CAST,
-    CT_OP_CASTLIKE, CT_OP_QUANTIZELINEAR, CT_OP_DEQUANTIZELINEAR, CT_OP_LRN, CT_OP_CONCAT};
+    CT_OP_CASTLIKE, CT_OP_QUANTIZELINEAR, CT_OP_DEQUANTIZELINEAR, CT_OP_LRN, CT_OP_CONCAT,
+    CT_OP_REQUANT, CT_OP_LUT /* Tpu dialect */};
 
 static const ct_op_kind alias_ops[] = {CT_OP_RESHAPE, CT_OP_FLATTEN, CT_OP_SQUEEZE, CT_OP_UNSQUEEZE,
                                        CT_OP_IDENTITY, CT_OP_DROPOUT};
@@ -78,6 +79,26 @@ static void window_h(const ct_op *op, ct_lg_layer *l) {
   l->pad_top = (p && n == 4) ? p[0] : 0;
 }
 
+bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step) {
+  *start = 0, *step = 1;
+  const ct_value *in = op->in[0];
+  if (op->kind != CT_OP_SLICE || a < 0 || a >= in->ndim) return false;
+  for (int i = 1; i < op->n_in && i <= 4; i++)
+    if (op->in[i] && !ct_value_is_const(op->in[i])) return false;
+  const ct_tensor *st = op->in[1]->data, *ax = op->n_in > 3 && op->in[3] ? op->in[3]->data : NULL;
+  const ct_tensor *sp = op->n_in > 4 && op->in[4] ? op->in[4]->data : NULL;
+  for (int64_t i = 0; i < ct_tensor_numel(st); i++) {
+    int64_t axis = ax ? (int64_t)ct_tensor_get_f64(ax, i) : i;
+    if (axis < 0) axis += in->ndim;
+    if (axis != a) continue;
+    int64_t s0 = (int64_t)ct_tensor_get_f64(st, i), dim = in->shape[a];
+    *step = sp ? (int64_t)ct_tensor_get_f64(sp, i) : 1;
+    if (s0 < 0) s0 += dim;
+    *start = s0 < 0 ? 0 : s0 > dim ? dim : s0;
+  }
+  return *step > 0;
+}
+
 /* Is output axis a excluded from slicing by the op's semantics? */
 static bool axis_needed_whole(const ct_op *op, int a, int ndim) {
   ct_op_kind k = op->kind;
@@ -96,7 +117,7 @@ static bool axis_needed_whole(const ct_op *op, int a, int ndim) {
     return a >= ax;
   }
   case CT_OP_INSTANCENORM: case CT_OP_GLOBALAVERAGEPOOL: case CT_OP_GLOBALMAXPOOL: case CT_OP_RESIZE:
-  case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: case CT_OP_PAD: case CT_OP_SLICE:
+  case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: case CT_OP_PAD:
     return a >= 2;
   case CT_OP_LRN: case CT_OP_CONVTRANSPOSE: return a >= 1;
   case CT_OP_MVN: case CT_OP_REDUCEMEAN: case CT_OP_REDUCESUM: case CT_OP_REDUCEMAX: case CT_OP_REDUCEMIN:
@@ -138,6 +159,11 @@ static void slice_axes(const ct_op *op, ct_lg_layer *l) {
   }
   for (int a = 0; a < nd && l->n_axes < CT_LG_MAX_AXES; a++) {
     if (o->shape[a] <= 1 || axis_needed_whole(op, a, nd)) continue;
+    int64_t s0, st;
+    if (op->kind == CT_OP_SLICE) { /* output row r reads input row start + r·step */
+      if (lg_slice_axis(op, a, &s0, &st)) l->axes[l->n_axes++] = a;
+      continue;
+    }
     bool ok = true; /* every non-constant input matches along a (right-aligned) or is 1 */
     for (int i = 0; i < op->n_in && ok; i++) {
       const ct_value *v = op->in[i];

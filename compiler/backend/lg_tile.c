@@ -65,7 +65,11 @@ static void input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *
   const ct_value *out = l->op->out[0];
   set_whole(o);
   if (r->ax >= 0 && !(n == 1 && gaxis == l->wsplit_axis && gaxis >= 0)) {
-    if (l->op->kind == CT_OP_CONVTRANSPOSE && r->ax == 2 && in->ndim == 4) {
+    int64_t s0, st;
+    if (l->op->kind == CT_OP_SLICE && in == l->op->in[0] && lg_slice_axis(l->op, r->ax, &s0, &st)) {
+      o->ax = r->ax; /* rows start + lo·step .. start + (hi − 1)·step: a window of 1 */
+      ct_lg_halo_rows(r->lo, r->hi, 1, st, 1, -s0, in->shape[r->ax], &o->lo, &o->hi);
+    } else if (l->op->kind == CT_OP_CONVTRANSPOSE && r->ax == 2 && in->ndim == 4) {
       o->ax = 2;
       ct_lg_transposed_rows(r->lo, r->hi, l->kh, l->sh, l->dh, l->pad_top, in->shape[2], &o->lo, &o->hi);
     } else if (l->trait == CT_LG_WINDOW && r->ax == 2 && in->ndim == 4) {
