@@ -229,6 +229,8 @@ START_TEST(test_dp_vs_brute_force) {
       ck_assert_int_eq(dp->total_cycles, bf);
       ck_assert_int_le(dp->total_cycles, none->total_cycles);
       ck_assert_int_le(dp->total_cycles, gr->total_cycles);
+      ck_assert_int_le(gr->total_cycles, none->total_cycles); /* greedy only takes groups that save */
+      ct_lg_plan_free(plan_or_fail(g, &c, CT_LG_LONGEST));
       ct_lg_plan_free(dp), ct_lg_plan_free(none), ct_lg_plan_free(gr);
       ct_graph_free(g);
     }
@@ -320,7 +322,7 @@ START_TEST(test_plans_check_on_chips) {
         ct_graph *g = chain(3 + 5 * ci, 96, 80, chains[ci], 7);
         ct_chip c = chip_with(lm[a], bk[b]);
         c.dma_load_engines = 1 + b % 2, c.mxu_dataflow = a % 2 ? CT_DATAFLOW_OS : CT_DATAFLOW_WS;
-        for (int s = 0; s < 3; s++) ct_lg_plan_free(plan_or_fail(g, &c, (ct_lg_strategy)s));
+        for (int s = 0; s < 4; s++) ct_lg_plan_free(plan_or_fail(g, &c, (ct_lg_strategy)s));
         ct_graph_free(g);
       }
 }
@@ -428,19 +430,19 @@ END_TEST
 
 /* A chain of three INT8 convs (3×3 s1, 5×5 s2, 1×1) grouped into one layer group cut along H:
  * intermediates stay in LMEM with halos between tiles; the cmodel's output equals three plain
- * C convs exactly, on four small LMEMs (serial and pipelined plans). */
+ * C convs exactly, on four small LMEMs (serial and pipelined plans; `longest` grouping). */
 START_TEST(test_codegen_chain_on_cmodel) {
   static const int64_t lm[] = {8 << 10, 12 << 10, 16 << 10, 10 << 10}, bk[] = {4, 24, 32, 20};
-  int n_pipelined = 0;
+  int n_pipelined = 0, n_serial = 0;
   for (int v = 0; v < 4; v++) {
     int64_t ic = 4, ih = 48, iw = 20;
     spec sp[3] = {{'c', 8, 3, 1, 1, 1}, {'c', 12, 5, 2, 1, 2}, {'c', 6, 1, 1, 1, 0}};
     ct_graph *g = chain(ic, ih, iw, sp, 3);
     ct_chip c = chip_with(lm[v], bk[v]);
-    ct_lg_plan *p = plan_or_fail(g, &c, CT_LG_GREEDY);
+    ct_lg_plan *p = plan_or_fail(g, &c, CT_LG_LONGEST);
     ck_assert_msg(p->n_groups == 1 && p->groups[0].n_tiles >= 2, "variant %d: %d groups, %lld tiles", v, p->n_groups,
                   (long long)p->groups[0].n_tiles);
-    n_pipelined += p->groups[0].pipelined;
+    n_pipelined += p->groups[0].pipelined, n_serial += !p->groups[0].pipelined;
     int8_t *w[3], *buf[4];
     ct_cg_conv_q q[3];
     int64_t c_in = ic, h = ih, wd = iw;
@@ -487,6 +489,7 @@ START_TEST(test_codegen_chain_on_cmodel) {
     ct_graph_free(g);
   }
   ck_assert_int_ge(n_pipelined, 1);
+  ck_assert_int_ge(n_serial, 1);
 }
 END_TEST
 

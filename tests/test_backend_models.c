@@ -90,6 +90,7 @@ START_TEST(test_model_default_chip) {
          (long long)p[2]->lmem_peak, p[2]->n_groups, t[2], (double)p[2]->total_cycles / (double)p[0]->total_cycles);
   ck_assert_int_le(p[2]->total_cycles, p[0]->total_cycles);
   ck_assert_int_le(p[2]->total_cycles, p[1]->total_cycles);
+  ck_assert_int_le(p[1]->total_cycles, p[0]->total_cycles);
   for (int s = 0; s < 3; s++) ct_lg_plan_free(p[s]);
   ct_graph_free(g);
 }

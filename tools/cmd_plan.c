@@ -22,7 +22,7 @@ static void usage(FILE *f) {
              "                 [-o PLAN.csv]\n"
              "  plans layer groups, tiles and memory for the chip; writes one CSV row per group (stdout\n"
              "  without -o) and prints a summary line (total estimated cycles, DDR bytes, LMEM peak)\n"
-             "  --layer-group S     none (one layer per group), greedy, dp (default)\n"
+             "  --layer-group S     none (one layer per group), greedy, dp (default), longest\n"
              "  --assume-dtype T    bytes per element from T (i8, i16, f32, ...) instead of each value's dtype\n"
              "  --max-group N       longest group considered (default 24)\n");
 }
@@ -32,7 +32,7 @@ static int parse_valued(const char *s, const char *val, plan_args *a) {
   else if (!strcmp(s, "--chip")) a->chip = val;
   else if (!strcmp(s, "--layer-group")) {
     if (!ct_lg_strategy_parse(val, &a->opt.strategy))
-      return ct_tool_usage(CMD, "--layer-group must be none, greedy or dp, not \"%s\"", val);
+      return ct_tool_usage(CMD, "--layer-group must be none, greedy, dp or longest, not \"%s\"", val);
   } else if (!strcmp(s, "--assume-dtype")) {
     ct_dtype dt;
     if (!ct_dtype_parse(val, &dt)) return ct_tool_usage(CMD, "--assume-dtype: unknown dtype \"%s\"", val);

@@ -16,8 +16,9 @@
 /* Grouping strategy (`--layer-group`). */
 typedef enum ct_lg_strategy {
   CT_LG_NONE,   /* one layer per group */
-  CT_LG_GREEDY, /* extend the current group while the cost model says merging pays */
-  CT_LG_DP      /* dynamic programming over the topological order (TPU-MLIR LayerGroup) */
+  CT_LG_GREEDY, /* from each layer, the group that saves the most estimated cycles */
+  CT_LG_DP,     /* dynamic programming over the topological order (TPU-MLIR LayerGroup) */
+  CT_LG_LONGEST /* from each layer, the longest legal group that fits (maximal fusion) */
 } ct_lg_strategy;
 
 typedef struct ct_lg_options {
@@ -120,7 +121,7 @@ typedef struct ct_lg_plan {
   int64_t total_cycles, ddr_bytes, lmem_peak;
 } ct_lg_plan;
 
-/* Parses "none" | "greedy" | "dp"; false when unknown. */
+/* Parses "none" | "greedy" | "dp" | "longest"; false when unknown. */
 bool ct_lg_strategy_parse(const char *s, ct_lg_strategy *out);
 const char *ct_lg_strategy_name(ct_lg_strategy s);
 

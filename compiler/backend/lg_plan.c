@@ -1,21 +1,23 @@
-/* lg_plan.c: the planner's entry point — grouping strategies (none; greedy: the longest legal
- * group that fits, as TPU-MLIR's simple grouping; dp: minimum total estimated cycles over all
- * partitions of the topological order into legal contiguous groups, TPU-MLIR's
- * dynamic-programming LayerGroup), then LMEM buffers per group and GMEM addresses. */
+/* lg_plan.c: the planner's entry point — grouping strategies (none: one layer per group;
+ * greedy: from each layer the legal group that saves the most estimated cycles against one
+ * layer per group; dp: the minimum total estimated cycles over all partitions of the
+ * topological order into legal contiguous groups, TPU-MLIR's dynamic-programming LayerGroup;
+ * longest: the longest legal group that fits, TPU-MLIR's simple grouping), then LMEM buffers
+ * per group and GMEM addresses. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/backend/lg_int.h"
 
-static const char *const strategy_names[] = {"none", "greedy", "dp"};
+static const char *const strategy_names[] = {"none", "greedy", "dp", "longest"};
 
 bool ct_lg_strategy_parse(const char *s, ct_lg_strategy *out) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if (!strcmp(s, strategy_names[i])) return *out = (ct_lg_strategy)i, true;
   return false;
 }
 
-const char *ct_lg_strategy_name(ct_lg_strategy s) { return (unsigned)s < 3 ? strategy_names[s] : "?"; }
+const char *ct_lg_strategy_name(ct_lg_strategy s) { return (unsigned)s < 4 ? strategy_names[s] : "?"; }
 
 static ct_status no_fit(const lg_ctx *x, int li, int64_t need, ct_diag *d) {
   const ct_op *op = x->layers[li].op;
@@ -60,15 +62,26 @@ static ct_status partition(lg_ctx *x, int *len, int *n_groups, ct_diag *d) {
     *n_groups = k;
     return CT_OK;
   }
+  int64_t *single = malloc(sizeof *single * ((size_t)L + 1));
+  if (!single) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (int i = 0; i < L; i++)
+    if ((single[i] = group_cycles(x, i, 1, &need)) < 0) return free(single), no_fit(x, i, need, d);
   for (int i = 0; i < L;) {
-    if (group_cycles(x, i, 1, &need) < 0) return no_fit(x, i, need, d);
     int n = 1;
-    if (x->opt->strategy == CT_LG_GREEDY)
+    int64_t best_save = 0, alone = single[i];
+    if (x->opt->strategy == CT_LG_GREEDY) /* the group from i that saves the most vs one layer each */
+      for (int m = 2; m <= ml && i + m <= L && x->chainable[i + m - 1]; m++) {
+        alone += single[i + m - 1];
+        int64_t c = group_cycles(x, i, m, &need);
+        if (c >= 0 && alone - c > best_save) best_save = alone - c, n = m;
+      }
+    else if (x->opt->strategy == CT_LG_LONGEST)
       for (int m = 2; m <= ml && i + m <= L && x->chainable[i + m - 1]; m++)
         if (group_cycles(x, i, m, &need) >= 0) n = m;
     len[ng++] = n;
     i += n;
   }
+  free(single);
   *n_groups = ng;
   return CT_OK;
 }
