@@ -41,10 +41,13 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
     int64_t ns = ct_tensor_numel(s);
     int32_t *zp = malloc((size_t)oc * sizeof *zp);
     if (!zp || (ns != 1 && ns != oc) || (ns == oc && ct_op_get_int(dq, "axis", 1) != 0)) return free(zp), NULL;
+    bool sym = true;
     for (int64_t o = 0; o < oc; o++) {
       scale[o] = ct_tensor_get_f64(s, ns == 1 ? 0 : o);
       zp[o] = z ? (int32_t)ct_tensor_get_f64(z, ns == 1 ? 0 : o) : 0;
+      sym = sym && zp[o] == 0 && scale[o] > 0;
     }
+    if (!sym || dq->in[0]->dtype != CT_I8) return free(zp), NULL; /* CONV/MATMUL have no weight zero point */
     ct_value *v = add_const(c, w->name, "q", dq->in[0]->dtype, w->ndim, w->shape, dq->in[0]->data->data, (int)oc, scale, zp);
     free(zp);
     return v;
@@ -251,7 +254,7 @@ static ct_status lower_matmul(ct_lower_ctx *c, ct_op *op, bool *done) {
   if (!st) st = elt_operand(c, b, false, &bq, &pb);
   if (st) return st;
   int32_t rq[2];
-  if (!ct_quant_mac_requant(pa.scale, &pb.scale, 1, py.scale, rq)) return CT_OK;
+  if (pb.zp != 0 || !ct_quant_mac_requant(pa.scale, &pb.scale, 1, py.scale, rq)) return CT_OK; /* no zp_b field */
   int s = rq[1];
   op->in[0] = aq, op->in[1] = bq;
   if (!set_rq(c, op, 1, &rq[0], &s)) return oom(c);
