@@ -41,16 +41,28 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
     int64_t ns = ct_tensor_numel(s);
     int32_t *zp = malloc((size_t)oc * sizeof *zp);
     if (!zp || (ns != 1 && ns != oc) || (ns == oc && ct_op_get_int(dq, "axis", 1) != 0)) return free(zp), NULL;
-    bool sym = true;
+    /* CONV/MATMUL have no weight zero point: q − zp is stored as i8 when it fits (exact;
+     * torch's u8 weights with zp 128 do), else the floats are re-quantized below */
+    const ct_tensor *qt = dq->in[0]->data;
+    int8_t *qi = malloc((size_t)(per_oc * oc > 0 ? per_oc * oc : 1));
+    bool fits = qi != NULL;
     for (int64_t o = 0; o < oc; o++) {
       scale[o] = ct_tensor_get_f64(s, ns == 1 ? 0 : o);
       zp[o] = z ? (int32_t)ct_tensor_get_f64(z, ns == 1 ? 0 : o) : 0;
-      sym = sym && zp[o] == 0 && scale[o] > 0;
+      fits = fits && scale[o] > 0;
+      for (int64_t i = 0; fits && i < per_oc; i++) {
+        int64_t v = (int64_t)ct_tensor_get_f64(qt, o * per_oc + i) - zp[o];
+        fits = v >= -128 && v <= 127;
+        if (fits) qi[o * per_oc + i] = (int8_t)v;
+      }
     }
-    if (!sym || dq->in[0]->dtype != CT_I8) return free(zp), NULL; /* CONV/MATMUL have no weight zero point */
-    ct_value *v = add_const(c, w->name, "q", dq->in[0]->dtype, w->ndim, w->shape, dq->in[0]->data->data, (int)oc, scale, zp);
-    free(zp);
-    return v;
+    ct_value *v = NULL;
+    if (fits) {
+      memset(zp, 0, (size_t)oc * sizeof *zp);
+      v = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, qi, (int)oc, scale, zp);
+    }
+    free(zp), free(qi);
+    if (fits) return v;
   }
   float *f = ct_lower_const_f32(w, &n);
   int8_t *q = f ? malloc((size_t)(n > 0 ? n : 1)) : NULL;
