@@ -57,12 +57,15 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
       }
     }
     ct_value *v = NULL;
-    if (fits) {
-      memset(zp, 0, (size_t)oc * sizeof *zp);
-      v = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, qi, (int)oc, scale, zp);
-    }
+    if (fits) memset(zp, 0, (size_t)oc * sizeof *zp);
+    bool ok = qi && scale[0] > 0;
+    for (int64_t o = 0; o < oc; o++) ok = ok && scale[o] > 0;
+    /* otherwise the integers and zero points as they are (the Tpu kernels subtract zp_w;
+     * docs/tpu.md: an ISA gap — re-quantizing the floats instead costs accuracy) */
+    if (ok) v = fits ? add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, qi, (int)oc, scale, zp)
+                     : add_const(c, w->name, "q", qt->dtype, w->ndim, w->shape, qt->data, (int)oc, scale, zp);
     free(zp), free(qi);
-    if (fits) return v;
+    if (ok) return v;
   }
   float *f = ct_lower_const_f32(w, &n);
   int8_t *q = f ? malloc((size_t)(n > 0 ? n : 1)) : NULL;
