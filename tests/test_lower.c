@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiler/lower.h"
+#include "ir/text.h"
 #include "ops/kernel.h"
 #include "quant/quant.h"
 #include "tests/testutil.h"
@@ -184,12 +185,44 @@ START_TEST(test_lower_small_graph) {
 }
 END_TEST
 
+/* The command line: bad input gets a one-line error, its exit code, and no output file. */
+START_TEST(test_cli_errors) {
+  ct_graph *g = small_top();
+  ct_diag d;
+  char top[600], tpu[600], tab[600], out[4096];
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("small.top"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("small.tpu"));
+  snprintf(tab, sizeof tab, "%s", ct_test_tmp_path("small.calib"));
+  ck_assert_msg(ct_ir_save(g, top, &d) == CT_OK, "%s", d.msg);
+  ct_graph_free(g);
+  int rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 -o '%s'", top, tpu);
+  ck_assert_int_eq(rc, 2);
+  ck_assert_msg(strstr(out, "needs a calibration table"), "%s", out);
+  ck_assert(!ct_test_file_exists(tpu));
+  const char bad[] = "# t\nx 2.0 -2.0\n";
+  ck_assert(ct_test_write_file(tab, bad, sizeof bad - 1));
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, tab, tpu);
+  ck_assert_int_eq(rc, 3);
+  ck_assert_msg(strstr(out, "small.calib:2: expected 4 fields, got 3"), "%s", out);
+  ck_assert(!ct_test_file_exists(tpu));
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT4 -o '%s'", top, tpu);
+  ck_assert_int_eq(rc, 2);
+  ck_assert(!ct_test_file_exists(tpu));
+  const char good[] = "x 2.0 -2.0 1.5\ny 5.1 0 5.1\nz 1.0 0.5 1.0\n";
+  ck_assert(ct_test_write_file(tab, good, sizeof good - 1));
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, tab, tpu);
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert(ct_test_file_exists(tpu));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("lower");
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_conv_kernel_vs_loop);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
   tcase_add_test(tc, test_lower_small_graph);
+  tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
   return s;
 }
