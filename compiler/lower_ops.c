@@ -159,6 +159,43 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   return st;
 }
 
+/* ConvTranspose (2-D, constant weights): i8 weights per tensor (max|w| / 127: the channel
+ * is axis 1 of [C, OC/group, kh, kw]), i32 bias per output channel, one requant. */
+static ct_status lower_convt(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0], *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL, *y = op->out[0], *xq;
+  if (w->ndim != 4 || y->ndim != 4 || !ct_value_is_const(w) || (b && !ct_value_is_const(b))) return CT_OK;
+  ct_quant_param px, py;
+  ct_status st = ct_lower_ensure_int(c, x, &xq);
+  if (!st) st = ct_lower_param_of(c, xq, &px);
+  if (!st) st = ct_lower_param_of(c, y, &py);
+  if (st) return st;
+  int64_t n = 0, oc = y->shape[1];
+  float *f = ct_lower_const_f32(w, &n);
+  int8_t *q = f ? malloc((size_t)n) : NULL;
+  double *sw = q ? malloc((size_t)oc * sizeof *sw) : NULL;
+  int32_t rq[2], zp0 = 0;
+  if (!sw) st = oom(c);
+  if (!st) {
+    ct_quant_weight_scales(f, 1, n, sw);
+    ct_quant_weight_quantize(f, 1, n, sw, q);
+    for (int64_t o = 1; o < oc; o++) sw[o] = sw[0];
+  }
+  if (!st && ct_quant_mac_requant(px.scale, sw, 1, py.scale, rq)) {
+    ct_value *wq = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, q, 1, sw, &zp0);
+    ct_value *bq = b ? mac_bias(c, w->name, b, oc, sw, px.scale) : NULL;
+    int sh = rq[1];
+    if (!wq || (b && !bq) || !set_rq(c, op, 1, &rq[0], &sh)) st = oom(c);
+    if (!st) {
+      op->in[0] = xq, op->in[1] = wq;
+      if (b) op->in[2] = bq;
+      st = ct_lower_set_q(c, y, py);
+      *done = !st;
+    }
+  }
+  free(f), free(q), free(sw);
+  return st;
+}
+
 /* An operand of an elementwise op as quantized storage: activations by ensure_int; a
  * constant is quantized symmetric i8 per tensor (scale max|c| / 127). */
 static ct_status elt_operand(ct_lower_ctx *c, ct_value *v, bool reciprocal, ct_value **out, ct_quant_param *p) {
@@ -357,6 +394,7 @@ ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   case CT_OP_CONV:
   case CT_OP_GEMM: return lower_mac(c, op, done);
   case CT_OP_MATMUL: return lower_matmul(c, op, done);
+  case CT_OP_CONVTRANSPOSE: return lower_convt(c, op, done);
   case CT_OP_ADD:
   case CT_OP_SUB:
   case CT_OP_MUL:

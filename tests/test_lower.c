@@ -71,6 +71,43 @@ START_TEST(test_conv_kernel_vs_loop) {
 }
 END_TEST
 
+/* ConvTranspose i8 [1,2,3,3] (zp 1), weights [2 in, 3 out, 2, 2], stride 2, pads 1 (begin)
+ * / 0 (end), one (m, s): every output gathers the taps with o = 2i − 1 + k. */
+START_TEST(test_convtranspose_kernel_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {1, 2, 3, 3}, ws[] = {2, 3, 2, 2}, bs[] = {3}, ys[] = {1, 3, 5, 5};
+  ct_value *x = val(g, "x", CT_I8, 4, xs, 0.1, 1), *w = val(g, "w", CT_I8, 4, ws, 0.01, 0), *b = val(g, "b", CT_I32, 1, bs, 0, 0);
+  ct_value *y = val(g, "y", CT_U8, 4, ys, 0.02, 7);
+  ct_value *ins[] = {x, w, b};
+  ct_op *op = ct_graph_add_op(g, CT_OP_CONVTRANSPOSE, "ct", 3, ins, 1, &y);
+  int64_t k[] = {2, 2}, st[] = {2, 2}, dl[] = {1, 1}, pads[] = {1, 1, 0, 0}, m[] = {1518500250}, s[] = {37};
+  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
+            ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads) &&
+            ct_op_set_ints(g, op, "multiplier", 1, m) && ct_op_set_ints(g, op, "rshift", 1, s));
+  ct_tensor *tx = tensor_of(x, 6, -128, 127), *tw = tensor_of(w, 7, -127, 127), *tb = tensor_of(b, 8, -500, 500);
+  ct_tensor *ty = ct_tensor_new(CT_U8, 4, ys, "y");
+  ct_tensor *tin[] = {tx, tw, tb};
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int oc = 0; oc < 3; oc++)
+    for (int oh = 0; oh < 5; oh++)
+      for (int ow = 0; ow < 5; ow++) {
+        int64_t acc = ((int32_t *)tb->data)[oc];
+        for (int c = 0; c < 2; c++)
+          for (int ih = 0; ih < 3; ih++)
+            for (int iw = 0; iw < 3; iw++)
+              for (int kh = 0; kh < 2; kh++)
+                for (int kw = 0; kw < 2; kw++)
+                  if (2 * ih - 1 + kh == oh && 2 * iw - 1 + kw == ow)
+                    acc += (int64_t)(((int8_t *)tx->data)[(c * 3 + ih) * 3 + iw] - 1) * ((int8_t *)tw->data)[((c * 3 + oc) * 2 + kh) * 2 + kw];
+        ck_assert_int_eq(((uint8_t *)ty->data)[(oc * 5 + oh) * 5 + ow], clampi(rsh(acc * m[0], 37) + 7, 0, 255));
+      }
+  ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
 /* Add i8 [2,3] (zp 1) + u8 [1,3] (zp 10) broadcast, u8 output: params from quant/, the
  * result checked against the ELTWISE formula written out here. */
 START_TEST(test_add_broadcast_vs_loop) {
@@ -221,6 +258,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_conv_kernel_vs_loop);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
+  tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
   tcase_add_test(tc, test_lower_small_graph);
   tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
