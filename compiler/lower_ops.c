@@ -228,7 +228,12 @@ static ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_quant_param pa, pb, py;
   ct_status st = ct_lower_param_of(c, op->out[0], &py);
   if (st) return st;
-  ct_quant_elt_op eo = op->kind == CT_OP_ADD ? CT_QUANT_ELT_ADD : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB : CT_QUANT_ELT_MUL;
+  ct_quant_elt_op eo = op->kind == CT_OP_ADD   ? CT_QUANT_ELT_ADD
+                     : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB
+                     : op->kind == CT_OP_MAX ? CT_QUANT_ELT_MAX
+                     : op->kind == CT_OP_MIN ? CT_QUANT_ELT_MIN
+                                             : CT_QUANT_ELT_MUL;
+  if (op->n_in != 2) return CT_OK;
   /* parameters first (nothing changes when they are not representable) */
   ct_value *a = op->in[0], *b = op->in[1], *aq, *bq;
   if ((st = elt_operand(c, a, false, &aq, &pa)) || (st = elt_operand(c, b, div, &bq, &pb))) return st;
@@ -283,6 +288,39 @@ static ct_status lower_avgpool(ct_lower_ctx *c, ct_op *op, bool *done) {
   }
   ct_quant_param px, py;
   ct_value *xq;
+  ct_status st = ct_lower_ensure_int(c, x, &xq);
+  if (!st) st = ct_lower_param_of(c, xq, &px);
+  if (!st) st = ct_lower_param_of(c, y, &py);
+  int32_t m;
+  int s;
+  if (st || !ct_quant_pool_params(px.scale, py.scale, count, &m, &s)) return st;
+  op->in[0] = xq;
+  if (!set_rq(c, op, 1, &m, &s)) return oom(c);
+  st = ct_lower_set_q(c, y, py);
+  *done = !st;
+  return st;
+}
+
+/* ReduceMean over contiguous constant axes: POOL/REDUCE parameters with count = the
+ * reduced element count. */
+static ct_status lower_reducemean(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0], *y = op->out[0], *xq;
+  int64_t na = 0;
+  float *ax = op->n_in > 1 && op->in[1] ? ct_lower_const_f32(op->in[1], &na) : NULL;
+  if ((op->n_in > 1 && op->in[1] && !ax) || (!ax && ct_op_get_int(op, "noop_with_empty_axes", 0))) return free(ax), CT_OK;
+  bool red[CT_MAX_DIMS] = {false};
+  for (int64_t i = 0; i < na; i++) {
+    int64_t a = (int64_t)ax[i] < 0 ? (int64_t)ax[i] + x->ndim : (int64_t)ax[i];
+    if (a >= 0 && a < x->ndim) red[a] = true;
+  }
+  free(ax);
+  int64_t count = 1;
+  int first = -1, last = -1;
+  for (int k = 0; k < x->ndim; k++)
+    if (red[k] || na == 0) count *= x->shape[k], last = k, first = first < 0 ? k : first;
+  for (int k = first; k >= 0 && k <= last; k++)
+    if (!red[k] && na) return CT_OK; /* several REDUCEs would round each time: stays float */
+  ct_quant_param px, py;
   ct_status st = ct_lower_ensure_int(c, x, &xq);
   if (!st) st = ct_lower_param_of(c, xq, &px);
   if (!st) st = ct_lower_param_of(c, y, &py);
@@ -398,7 +436,10 @@ ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   case CT_OP_ADD:
   case CT_OP_SUB:
   case CT_OP_MUL:
-  case CT_OP_DIV: return lower_eltwise(c, op, done);
+  case CT_OP_DIV:
+  case CT_OP_MAX:
+  case CT_OP_MIN: return lower_eltwise(c, op, done);
+  case CT_OP_REDUCEMEAN: return lower_reducemean(c, op, done);
   case CT_OP_CONCAT: return lower_concat(c, op, done);
   case CT_OP_AVERAGEPOOL:
   case CT_OP_GLOBALAVERAGEPOOL: return lower_avgpool(c, op, done);

@@ -25,7 +25,12 @@ ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   }
   m[0] = (int32_t)mv[0], m[1] = (int32_t)mv[1];
   ct_quant_elt p = {.m_a = m[0], .m_b = m[1], .s_a = s[0], .s_b = s[1], .s_out = s[2], .out = out[0]->dtype};
-  p.op = op->kind == CT_OP_ADD ? CT_QUANT_ELT_ADD : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB : CT_QUANT_ELT_MUL;
+  p.op = op->kind == CT_OP_ADD   ? CT_QUANT_ELT_ADD
+         : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB
+         : op->kind == CT_OP_MAX ? CT_QUANT_ELT_MAX
+         : op->kind == CT_OP_MIN ? CT_QUANT_ELT_MIN
+                                 : CT_QUANT_ELT_MUL;
+  if (op->n_in != 2) return ct_km_err(d, CT_ERR_INPUT, op, "the integer form has two operands");
   p.zp_a = ct_tq_zp(op->in[0]), p.zp_b = ct_tq_zp(op->in[1]), p.zp_out = ct_tq_zp(op->out[0]);
   if ((st = ct_tq_act(op, &p.act, &p.act_hi, d))) return st;
   int nd[2] = {in[0]->ndim, in[1]->ndim};
@@ -108,6 +113,39 @@ ct_status ct_tpu_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
         int64_t sum = window_sum(x, &g, pl * g.in[1] * g.in[2], oh, ow, zx);
         ct_tq_set(y, pos, ct_quant_requant_act(sum, m, s, zy, CT_QUANT_ACT_NONE, 0, y->dtype));
       }
+  return CT_OK;
+}
+
+/* ReduceMean over contiguous axes (REDUCE): the input viewed as [outer, R, inner], out =
+ * sat(rshift_round(Σ_R (x − zp_x) · m, s) + zp_y) with (m, s) = ct_quant_pool_params(.., R). */
+ct_status ct_tpu_reducemean(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                            ct_diag *d) {
+  (void)ctx;
+  ct_status st = ct_tq_need_int(op, in, out, 1, d);
+  const ct_tensor *x = in[0];
+  bool red[CT_MAX_DIMS] = {false}, noop = false;
+  if (st || (st = ct_km_reduce_axes(op, x->ndim, op->n_in > 1 ? in[1] : NULL, red, &noop, d))) return st;
+  int first = -1, last = -1;
+  for (int k = 0; k < x->ndim; k++)
+    if (red[k]) last = k, first = first < 0 ? k : first;
+  for (int k = first; k >= 0 && k <= last; k++)
+    if (!red[k]) return ct_km_err(d, CT_ERR_INPUT, op, "integer ReduceMean needs contiguous axes");
+  int64_t outer = 1, R = 1, inner = 1;
+  for (int k = 0; k < x->ndim; k++) {
+    if (first < 0 || k < first) outer *= x->shape[k];
+    else if (k <= last) R *= x->shape[k];
+    else inner *= x->shape[k];
+  }
+  int32_t m;
+  int s;
+  if ((st = ct_tq_rq(op, 1, &m, &s, d))) return st;
+  int32_t zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t sum = 0;
+      for (int64_t r = 0; r < R; r++) sum += ct_tq_get(x, (o * R + r) * inner + i) - zx;
+      ct_tq_set(out[0], o * inner + i, ct_quant_requant_act(sum, m, s, zy, CT_QUANT_ACT_NONE, 0, out[0]->dtype));
+    }
   return CT_OK;
 }
 

@@ -108,6 +108,41 @@ START_TEST(test_convtranspose_kernel_vs_loop) {
 }
 END_TEST
 
+/* ReduceMean of u8 [2,3,4] (zp 9) over axis 1 into i8 (zp −3): Σ (x − zp) times the
+ * pool multiplier, rounded, plus zp_y; checked against the formula and the real mean. */
+START_TEST(test_reducemean_kernel_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {2, 3, 4}, ys[] = {2, 1, 4}, as[] = {1};
+  ct_value *x = val(g, "x", CT_U8, 3, xs, 0.05, 9), *y = val(g, "y", CT_I8, 3, ys, 0.04, -3);
+  ct_tensor *axes = ct_tensor_new(CT_I64, 1, as, "axes");
+  ((int64_t *)axes->data)[0] = 1;
+  ct_value *av = ct_graph_add_weight(g, NULL, axes);
+  ct_value *ins[] = {x, av};
+  ct_op *op = ct_graph_add_op(g, CT_OP_REDUCEMEAN, "rm", 2, ins, 1, &y);
+  int32_t m;
+  int sh;
+  ck_assert(ct_quant_pool_params(0.05, 0.04, 3, &m, &sh));
+  int64_t mv[] = {m}, sv[] = {sh};
+  ck_assert(ct_op_set_ints(g, op, "multiplier", 1, mv) && ct_op_set_ints(g, op, "rshift", 1, sv));
+  ct_tensor *tx = tensor_of(x, 9, 0, 255), *ty = ct_tensor_new(CT_I8, 3, ys, "y");
+  ct_tensor *tin[] = {tx, axes};
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int o = 0; o < 2; o++)
+    for (int i = 0; i < 4; i++) {
+      int64_t sum = 0;
+      for (int r = 0; r < 3; r++) sum += ((uint8_t *)tx->data)[(o * 3 + r) * 4 + i] - 9;
+      int64_t want = clampi(rsh(sum * m, sh) - 3, -128, 127);
+      ck_assert_int_eq(((int8_t *)ty->data)[o * 4 + i], want);
+      double real = sum * 0.05 / 3;
+      if (fabs(real) < 5) ck_assert_double_le(fabs((want + 3) * 0.04 - real), 0.021);
+    }
+  ct_tensor_free(tx), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
 /* Add i8 [2,3] (zp 1) + u8 [1,3] (zp 10) broadcast, u8 output: params from quant/, the
  * result checked against the ELTWISE formula written out here. */
 START_TEST(test_add_broadcast_vs_loop) {
@@ -259,6 +294,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_conv_kernel_vs_loop);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
   tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
+  tcase_add_test(tc, test_reducemean_kernel_vs_loop);
   tcase_add_test(tc, test_lower_small_graph);
   tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
