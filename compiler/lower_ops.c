@@ -32,7 +32,7 @@ static ct_value *add_const(ct_lower_ctx *c, const char *base, const char *suffix
 /* Per-channel i8 weights of a MAC op along axis 0 of w (oc channels of per_oc elements): the
  * QDQ model's own integers when w is DequantizeLinear(int constant), else quantized from the
  * floats. scale gets oc entries. NULL on failure (not a constant). */
-static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale) {
+static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale, ct_value *b, double s_in) {
   const ct_op *dq = w->def;
   int64_t per_oc = ct_value_numel(w) / oc, n = 0;
   if (!w->data && dq && dq->kind == CT_OP_DEQUANTIZELINEAR && ct_value_is_const(dq->in[0]) && ct_value_is_const(dq->in[1]) &&
@@ -71,12 +71,17 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
   int8_t *q = f ? malloc((size_t)(n > 0 ? n : 1)) : NULL;
   int32_t *zp = q ? calloc((size_t)oc, sizeof *zp) : NULL;
   ct_value *v = NULL;
+  int64_t nb = 0;
+  float *bf = zp && b ? ct_lower_const_f32(b, &nb) : NULL;
   if (zp) {
     ct_quant_weight_scales(f, oc, per_oc, scale);
+    /* a channel of tiny weights with a large bias: the int32 bias b / (s_in·s_w) must stay
+     * below 2^30 (headroom for the products), so s_w gets that floor */
+    for (int64_t o = 0; bf && nb == oc && o < oc; o++) scale[o] = fmax(scale[o], fabs(bf[o]) / (s_in * 1073741823.0));
     ct_quant_weight_quantize(f, oc, per_oc, scale, q);
     v = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, q, (int)oc, scale, zp);
   }
-  free(f), free(q), free(zp);
+  free(f), free(q), free(zp), free(bf);
   return v;
 }
 
@@ -141,7 +146,7 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
   int *s = malloc((size_t)oc * sizeof *s);
   ct_status st = sw && rq && m && s ? CT_OK : oom(c);
-  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw);
+  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, px.scale);
   if (!st && wq && ct_quant_mac_requant(px.scale, sw, oc, py.scale, rq)) {
     for (int64_t o = 0; o < oc; o++) m[o] = rq[2 * o], s[o] = rq[2 * o + 1];
     bq = b ? mac_bias(c, wq->name, b, oc, sw, px.scale) : NULL;

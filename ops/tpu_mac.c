@@ -2,7 +2,8 @@
  * depthwise, pads, strides, dilations), Gemm and MatMul — as isa.def's CONV / DWCONV /
  * MATMUL compute them: an int32 accumulator of (x − zp_x)·(w − zp_w) plus the int32 bias,
  * then ct_quant_requant_act with the per-channel (multiplier, rshift) and the fused
- * activation (docs/tpu.md). Conv is im2col (int16 columns) + an int32 dot loop. */
+ * activation (docs/tpu.md). Sums are kept in int64 (an int32 accumulator could wrap when a
+ * bias is near the int32 limits; the lowering keeps biases below 2^30). Conv is im2col (int16 columns) + an int32 dot loop. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ typedef struct conv_job {
 static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   conv_job *j = arg;
-  int32_t *acc = malloc((size_t)(j->P > 0 ? j->P : 1) * sizeof *acc);
+  int64_t *acc = malloc((size_t)(j->P > 0 ? j->P : 1) * sizeof *acc); /* no int32 wrap-around */
   if (!acc) { j->oom = true; return; }
   for (int64_t o = lo; o < hi; o++) {
     int64_t oc = j->grp * j->og + o;
@@ -38,7 +39,7 @@ static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
       int32_t wv = ct_tq_get(j->w, oc * j->K + k) - zw;
       if (!wv) continue;
       const int16_t *c = j->col + k * j->P;
-      for (int64_t p = 0; p < j->P; p++) acc[p] += wv * c[p];
+      for (int64_t p = 0; p < j->P; p++) acc[p] += (int32_t)(wv * c[p]);
     }
     int64_t base = (j->n * j->oc + oc) * j->P;
     for (int64_t p = 0; p < j->P; p++)
