@@ -339,6 +339,32 @@ static ct_status lower_reducemean(ct_lower_ctx *c, ct_op *op, bool *done) {
   return st;
 }
 
+/* Clip(x, 0, hi) and Relu6 on a quantized input: REQUANT to the same parameters (m = 2^30,
+ * s = 30) with the clamp act; other lower bounds stay float. */
+static ct_status lower_clip(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0];
+  int64_t n = 0;
+  float *lo = op->n_in > 1 && op->in[1] ? ct_lower_const_f32(op->in[1], &n) : NULL;
+  bool lo0 = lo && n == 1 && lo[0] == 0;
+  free(lo);
+  float *hi = op->n_in > 2 && op->in[2] ? ct_lower_const_f32(op->in[2], &n) : NULL;
+  bool ok = hi && n == 1 && lo0 && ct_lower_is_q(x);
+  double h = ok ? hi[0] : 0;
+  free(hi);
+  if (!ok) return CT_OK;
+  ct_quant_param p = {x->scale[0], x->zero_point[0], x->dtype};
+  int32_t m = 1 << 30;
+  int s = 30;
+  op->kind = CT_OP_REQUANT;
+  op->n_in = 1;
+  if (!set_rq(c, op, 1, &m, &s) || !ct_op_set_string(c->g, op, "act", "clip") ||
+      !ct_op_set_int(c->g, op, "qact_hi", ct_quant_quantize(h, p.scale, p.zp, p.dt)))
+    return oom(c);
+  ct_status st = ct_lower_set_q(c, op->out[0], p);
+  *done = !st;
+  return st;
+}
+
 /* MatMul: activation × activation, or × a constant quantized per tensor; one requant. */
 static ct_status lower_matmul(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *a = op->in[0], *b = op->in[1], *y = op->out[0], *aq, *bq;
@@ -438,6 +464,7 @@ ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   case CT_OP_GEMM: return lower_mac(c, op, done);
   case CT_OP_MATMUL: return lower_matmul(c, op, done);
   case CT_OP_CONVTRANSPOSE: return lower_convt(c, op, done);
+  case CT_OP_CLIP: return lower_clip(c, op, done);
   case CT_OP_ADD:
   case CT_OP_SUB:
   case CT_OP_MUL:

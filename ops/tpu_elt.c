@@ -162,15 +162,20 @@ ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, con
   return CT_OK;
 }
 
+/* REQUANT: y = sat(rshift_round((x − zp_x)·m, s) + zp_y) with the fused act (relu / clip
+ * at qact_hi); a Cast between integer types is the same without act. */
 ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   (void)ctx;
   ct_status st = ct_tq_need_int(op, in, out, 1, d);
   int32_t m;
   int s;
   if (st || (st = ct_tq_rq(op, 1, &m, &s, d))) return st;
-  int32_t zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
+  ct_quant_act act = CT_QUANT_ACT_NONE;
+  int32_t hi = 0, zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
+  if (op->kind == CT_OP_REQUANT && (st = ct_tq_act(op, &act, &hi, d))) return st;
   int64_t n = ct_tensor_numel(in[0]);
-  for (int64_t i = 0; i < n; i++) ct_tq_set(out[0], i, ct_quant_requant(ct_tq_get(in[0], i) - zx, m, s, zy, out[0]->dtype));
+  for (int64_t i = 0; i < n; i++)
+    ct_tq_set(out[0], i, ct_quant_requant_act(ct_tq_get(in[0], i) - zx, m, s, zy, act, hi, out[0]->dtype));
   return CT_OK;
 }
 
