@@ -143,6 +143,36 @@ START_TEST(test_reducemean_kernel_vs_loop) {
 }
 END_TEST
 
+/* Requant i8 (zp 2, s 0.1) → u8 (zp 4, s 0.05) with the clamp act at 60: every stored value
+ * against sat(rshift_round((x − 2)·m, s) + 4) clamped to [4, 60]. */
+START_TEST(test_requant_clip_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {256};
+  ct_value *x = val(g, "x", CT_I8, 1, xs, 0.1, 2), *y = val(g, "y", CT_U8, 1, xs, 0.05, 4);
+  ct_op *op = ct_graph_add_op(g, CT_OP_REQUANT, "rq", 1, &x, 1, &y);
+  int32_t m;
+  int sh;
+  bool ident;
+  ck_assert(ct_quant_rescale(0.1, 2, 0.05, 4, &m, &sh, &ident) && !ident);
+  int64_t mv[] = {m}, sv[] = {sh};
+  ck_assert(ct_op_set_ints(g, op, "multiplier", 1, mv) && ct_op_set_ints(g, op, "rshift", 1, sv) &&
+            ct_op_set_string(g, op, "act", "clip") && ct_op_set_int(g, op, "qact_hi", 60));
+  ct_tensor *tx = ct_tensor_new(CT_I8, 1, xs, "x"), *ty = ct_tensor_new(CT_U8, 1, xs, "y");
+  for (int i = 0; i < 256; i++) ((int8_t *)tx->data)[i] = (int8_t)(i - 128);
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, &tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int i = 0; i < 256; i++) {
+    int64_t v = rsh((int64_t)(i - 128 - 2) * m, sh) + 4;
+    ck_assert_int_eq(((uint8_t *)ty->data)[i], clampi(v, 4, 60));
+  }
+  ck_assert_int_eq(((uint8_t *)ty->data)[128 + 2], 4);  /* real 0 → zp */
+  ck_assert_int_eq(((uint8_t *)ty->data)[128 + 12], 24); /* real 1.0 → 4 + 20 */
+  ct_tensor_free(tx), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
 /* Add i8 [2,3] (zp 1) + u8 [1,3] (zp 10) broadcast, u8 output: params from quant/, the
  * result checked against the ELTWISE formula written out here. */
 START_TEST(test_add_broadcast_vs_loop) {
@@ -295,6 +325,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_add_broadcast_vs_loop);
   tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
   tcase_add_test(tc, test_reducemean_kernel_vs_loop);
+  tcase_add_test(tc, test_requant_clip_vs_loop);
   tcase_add_test(tc, test_lower_small_graph);
   tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
