@@ -32,7 +32,7 @@ static ct_value *add_const(ct_lower_ctx *c, const char *base, const char *suffix
 /* Per-channel i8 weights of a MAC op along axis 0 of w (oc channels of per_oc elements): the
  * QDQ model's own integers when w is DequantizeLinear(int constant), else quantized from the
  * floats. scale gets oc entries. NULL on failure (not a constant). */
-static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale) {
+static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale, ct_value *b, double s_in) {
   const ct_op *dq = w->def;
   int64_t per_oc = ct_value_numel(w) / oc, n = 0;
   if (!w->data && dq && dq->kind == CT_OP_DEQUANTIZELINEAR && ct_value_is_const(dq->in[0]) && ct_value_is_const(dq->in[1]) &&
@@ -41,24 +41,47 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
     int64_t ns = ct_tensor_numel(s);
     int32_t *zp = malloc((size_t)oc * sizeof *zp);
     if (!zp || (ns != 1 && ns != oc) || (ns == oc && ct_op_get_int(dq, "axis", 1) != 0)) return free(zp), NULL;
+    /* CONV/MATMUL have no weight zero point: q − zp is stored as i8 when it fits (exact;
+     * torch's u8 weights with zp 128 do), else the floats are re-quantized below */
+    const ct_tensor *qt = dq->in[0]->data;
+    int8_t *qi = malloc((size_t)(per_oc * oc > 0 ? per_oc * oc : 1));
+    bool fits = qi != NULL;
     for (int64_t o = 0; o < oc; o++) {
       scale[o] = ct_tensor_get_f64(s, ns == 1 ? 0 : o);
       zp[o] = z ? (int32_t)ct_tensor_get_f64(z, ns == 1 ? 0 : o) : 0;
+      fits = fits && scale[o] > 0;
+      for (int64_t i = 0; fits && i < per_oc; i++) {
+        int64_t v = (int64_t)ct_tensor_get_f64(qt, o * per_oc + i) - zp[o];
+        fits = v >= -128 && v <= 127;
+        if (fits) qi[o * per_oc + i] = (int8_t)v;
+      }
     }
-    ct_value *v = add_const(c, w->name, "q", dq->in[0]->dtype, w->ndim, w->shape, dq->in[0]->data->data, (int)oc, scale, zp);
-    free(zp);
-    return v;
+    ct_value *v = NULL;
+    if (fits) memset(zp, 0, (size_t)oc * sizeof *zp);
+    bool ok = qi && scale[0] > 0;
+    for (int64_t o = 0; o < oc; o++) ok = ok && scale[o] > 0;
+    /* otherwise the integers and zero points as they are (the Tpu kernels subtract zp_w;
+     * docs/tpu.md: an ISA gap — re-quantizing the floats instead costs accuracy) */
+    if (ok) v = fits ? add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, qi, (int)oc, scale, zp)
+                     : add_const(c, w->name, "q", qt->dtype, w->ndim, w->shape, qt->data, (int)oc, scale, zp);
+    free(zp), free(qi);
+    if (ok) return v;
   }
   float *f = ct_lower_const_f32(w, &n);
   int8_t *q = f ? malloc((size_t)(n > 0 ? n : 1)) : NULL;
   int32_t *zp = q ? calloc((size_t)oc, sizeof *zp) : NULL;
   ct_value *v = NULL;
+  int64_t nb = 0;
+  float *bf = zp && b ? ct_lower_const_f32(b, &nb) : NULL;
   if (zp) {
     ct_quant_weight_scales(f, oc, per_oc, scale);
+    /* a channel of tiny weights with a large bias: the int32 bias b / (s_in·s_w) must stay
+     * below 2^30 (headroom for the products), so s_w gets that floor */
+    for (int64_t o = 0; bf && nb == oc && o < oc; o++) scale[o] = fmax(scale[o], fabs(bf[o]) / (s_in * 1073741823.0));
     ct_quant_weight_quantize(f, oc, per_oc, scale, q);
     v = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, q, (int)oc, scale, zp);
   }
-  free(f), free(q), free(zp);
+  free(f), free(q), free(zp), free(bf);
   return v;
 }
 
@@ -123,7 +146,7 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
   int *s = malloc((size_t)oc * sizeof *s);
   ct_status st = sw && rq && m && s ? CT_OK : oom(c);
-  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw);
+  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, px.scale);
   if (!st && wq && ct_quant_mac_requant(px.scale, sw, oc, py.scale, rq)) {
     for (int64_t o = 0; o < oc; o++) m[o] = rq[2 * o], s[o] = rq[2 * o + 1];
     bq = b ? mac_bias(c, wq->name, b, oc, sw, px.scale) : NULL;
@@ -138,6 +161,43 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
     }
   }
   free(sw), free(rq), free(m), free(s);
+  return st;
+}
+
+/* ConvTranspose (2-D, constant weights): i8 weights per tensor (max|w| / 127: the channel
+ * is axis 1 of [C, OC/group, kh, kw]), i32 bias per output channel, one requant. */
+static ct_status lower_convt(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0], *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL, *y = op->out[0], *xq;
+  if (w->ndim != 4 || y->ndim != 4 || !ct_value_is_const(w) || (b && !ct_value_is_const(b))) return CT_OK;
+  ct_quant_param px, py;
+  ct_status st = ct_lower_ensure_int(c, x, &xq);
+  if (!st) st = ct_lower_param_of(c, xq, &px);
+  if (!st) st = ct_lower_param_of(c, y, &py);
+  if (st) return st;
+  int64_t n = 0, oc = y->shape[1];
+  float *f = ct_lower_const_f32(w, &n);
+  int8_t *q = f ? malloc((size_t)n) : NULL;
+  double *sw = q ? malloc((size_t)oc * sizeof *sw) : NULL;
+  int32_t rq[2], zp0 = 0;
+  if (!sw) st = oom(c);
+  if (!st) {
+    ct_quant_weight_scales(f, 1, n, sw);
+    ct_quant_weight_quantize(f, 1, n, sw, q);
+    for (int64_t o = 1; o < oc; o++) sw[o] = sw[0];
+  }
+  if (!st && ct_quant_mac_requant(px.scale, sw, 1, py.scale, rq)) {
+    ct_value *wq = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, q, 1, sw, &zp0);
+    ct_value *bq = b ? mac_bias(c, w->name, b, oc, sw, px.scale) : NULL;
+    int sh = rq[1];
+    if (!wq || (b && !bq) || !set_rq(c, op, 1, &rq[0], &sh)) st = oom(c);
+    if (!st) {
+      op->in[0] = xq, op->in[1] = wq;
+      if (b) op->in[2] = bq;
+      st = ct_lower_set_q(c, y, py);
+      *done = !st;
+    }
+  }
+  free(f), free(q), free(sw);
   return st;
 }
 
@@ -173,7 +233,12 @@ static ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_quant_param pa, pb, py;
   ct_status st = ct_lower_param_of(c, op->out[0], &py);
   if (st) return st;
-  ct_quant_elt_op eo = op->kind == CT_OP_ADD ? CT_QUANT_ELT_ADD : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB : CT_QUANT_ELT_MUL;
+  ct_quant_elt_op eo = op->kind == CT_OP_ADD   ? CT_QUANT_ELT_ADD
+                     : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB
+                     : op->kind == CT_OP_MAX ? CT_QUANT_ELT_MAX
+                     : op->kind == CT_OP_MIN ? CT_QUANT_ELT_MIN
+                                             : CT_QUANT_ELT_MUL;
+  if (op->n_in != 2) return CT_OK;
   /* parameters first (nothing changes when they are not representable) */
   ct_value *a = op->in[0], *b = op->in[1], *aq, *bq;
   if ((st = elt_operand(c, a, false, &aq, &pa)) || (st = elt_operand(c, b, div, &bq, &pb))) return st;
@@ -241,6 +306,65 @@ static ct_status lower_avgpool(ct_lower_ctx *c, ct_op *op, bool *done) {
   return st;
 }
 
+/* ReduceMean over contiguous constant axes: POOL/REDUCE parameters with count = the
+ * reduced element count. */
+static ct_status lower_reducemean(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0], *y = op->out[0], *xq;
+  int64_t na = 0;
+  float *ax = op->n_in > 1 && op->in[1] ? ct_lower_const_f32(op->in[1], &na) : NULL;
+  if ((op->n_in > 1 && op->in[1] && !ax) || (!ax && ct_op_get_int(op, "noop_with_empty_axes", 0))) return free(ax), CT_OK;
+  bool red[CT_MAX_DIMS] = {false};
+  for (int64_t i = 0; i < na; i++) {
+    int64_t a = (int64_t)ax[i] < 0 ? (int64_t)ax[i] + x->ndim : (int64_t)ax[i];
+    if (a >= 0 && a < x->ndim) red[a] = true;
+  }
+  free(ax);
+  int64_t count = 1;
+  int first = -1, last = -1;
+  for (int k = 0; k < x->ndim; k++)
+    if (red[k] || na == 0) count *= x->shape[k], last = k, first = first < 0 ? k : first;
+  for (int k = first; k >= 0 && k <= last; k++)
+    if (!red[k] && na) return CT_OK; /* several REDUCEs would round each time: stays float */
+  ct_quant_param px, py;
+  ct_status st = ct_lower_ensure_int(c, x, &xq);
+  if (!st) st = ct_lower_param_of(c, xq, &px);
+  if (!st) st = ct_lower_param_of(c, y, &py);
+  int32_t m;
+  int s;
+  if (st || !ct_quant_pool_params(px.scale, py.scale, count, &m, &s)) return st;
+  op->in[0] = xq;
+  if (!set_rq(c, op, 1, &m, &s)) return oom(c);
+  st = ct_lower_set_q(c, y, py);
+  *done = !st;
+  return st;
+}
+
+/* Clip(x, 0, hi) and Relu6 on a quantized input: REQUANT to the same parameters (m = 2^30,
+ * s = 30) with the clamp act; other lower bounds stay float. */
+static ct_status lower_clip(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0];
+  int64_t n = 0;
+  float *lo = op->n_in > 1 && op->in[1] ? ct_lower_const_f32(op->in[1], &n) : NULL;
+  bool lo0 = lo && n == 1 && lo[0] == 0;
+  free(lo);
+  float *hi = op->n_in > 2 && op->in[2] ? ct_lower_const_f32(op->in[2], &n) : NULL;
+  bool ok = hi && n == 1 && lo0 && ct_lower_is_q(x);
+  double h = ok ? hi[0] : 0;
+  free(hi);
+  if (!ok) return CT_OK;
+  ct_quant_param p = {x->scale[0], x->zero_point[0], x->dtype};
+  int32_t m = 1 << 30;
+  int s = 30;
+  op->kind = CT_OP_REQUANT;
+  op->n_in = 1;
+  if (!set_rq(c, op, 1, &m, &s) || !ct_op_set_string(c->g, op, "act", "clip") ||
+      !ct_op_set_int(c->g, op, "qact_hi", ct_quant_quantize(h, p.scale, p.zp, p.dt)))
+    return oom(c);
+  ct_status st = ct_lower_set_q(c, op->out[0], p);
+  *done = !st;
+  return st;
+}
+
 /* MatMul: activation × activation, or × a constant quantized per tensor; one requant. */
 static ct_status lower_matmul(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *a = op->in[0], *b = op->in[1], *y = op->out[0], *aq, *bq;
@@ -251,7 +375,7 @@ static ct_status lower_matmul(ct_lower_ctx *c, ct_op *op, bool *done) {
   if (!st) st = elt_operand(c, b, false, &bq, &pb);
   if (st) return st;
   int32_t rq[2];
-  if (!ct_quant_mac_requant(pa.scale, &pb.scale, 1, py.scale, rq)) return CT_OK;
+  if (pb.zp != 0 || !ct_quant_mac_requant(pa.scale, &pb.scale, 1, py.scale, rq)) return CT_OK; /* no zp_b field */
   int s = rq[1];
   op->in[0] = aq, op->in[1] = bq;
   if (!set_rq(c, op, 1, &rq[0], &s)) return oom(c);
@@ -339,10 +463,15 @@ ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   case CT_OP_CONV:
   case CT_OP_GEMM: return lower_mac(c, op, done);
   case CT_OP_MATMUL: return lower_matmul(c, op, done);
+  case CT_OP_CONVTRANSPOSE: return lower_convt(c, op, done);
+  case CT_OP_CLIP: return lower_clip(c, op, done);
   case CT_OP_ADD:
   case CT_OP_SUB:
   case CT_OP_MUL:
-  case CT_OP_DIV: return lower_eltwise(c, op, done);
+  case CT_OP_DIV:
+  case CT_OP_MAX:
+  case CT_OP_MIN: return lower_eltwise(c, op, done);
+  case CT_OP_REDUCEMEAN: return lower_reducemean(c, op, done);
   case CT_OP_CONCAT: return lower_concat(c, op, done);
   case CT_OP_AVERAGEPOOL:
   case CT_OP_GLOBALAVERAGEPOOL: return lower_avgpool(c, op, done);

@@ -42,6 +42,9 @@ static ct_status check_operands(const ct_op *op, ct_diag *d) {
 }
 
 static bool foldable(const ct_op *op) {
+  /* DequantizeLinear of an integer constant (a QDQ model's weight / bias) stays an op: the
+   * lowering uses the original integers (docs/tpu.md) */
+  if (op->kind == CT_OP_DEQUANTIZELINEAR && op->in[0] && !ct_dtype_is_float(op->in[0]->dtype)) return false;
   for (int i = 0; i < op->n_out; i++)
     if (op->out[i]->data) return false;
   for (int i = 0; i < op->n_in; i++)

@@ -25,7 +25,12 @@ ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   }
   m[0] = (int32_t)mv[0], m[1] = (int32_t)mv[1];
   ct_quant_elt p = {.m_a = m[0], .m_b = m[1], .s_a = s[0], .s_b = s[1], .s_out = s[2], .out = out[0]->dtype};
-  p.op = op->kind == CT_OP_ADD ? CT_QUANT_ELT_ADD : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB : CT_QUANT_ELT_MUL;
+  p.op = op->kind == CT_OP_ADD   ? CT_QUANT_ELT_ADD
+         : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB
+         : op->kind == CT_OP_MAX ? CT_QUANT_ELT_MAX
+         : op->kind == CT_OP_MIN ? CT_QUANT_ELT_MIN
+                                 : CT_QUANT_ELT_MUL;
+  if (op->n_in != 2) return ct_km_err(d, CT_ERR_INPUT, op, "the integer form has two operands");
   p.zp_a = ct_tq_zp(op->in[0]), p.zp_b = ct_tq_zp(op->in[1]), p.zp_out = ct_tq_zp(op->out[0]);
   if ((st = ct_tq_act(op, &p.act, &p.act_hi, d))) return st;
   int nd[2] = {in[0]->ndim, in[1]->ndim};
@@ -111,6 +116,39 @@ ct_status ct_tpu_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   return CT_OK;
 }
 
+/* ReduceMean over contiguous axes (REDUCE): the input viewed as [outer, R, inner], out =
+ * sat(rshift_round(Σ_R (x − zp_x) · m, s) + zp_y) with (m, s) = ct_quant_pool_params(.., R). */
+ct_status ct_tpu_reducemean(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                            ct_diag *d) {
+  (void)ctx;
+  ct_status st = ct_tq_need_int(op, in, out, 1, d);
+  const ct_tensor *x = in[0];
+  bool red[CT_MAX_DIMS] = {false}, noop = false;
+  if (st || (st = ct_km_reduce_axes(op, x->ndim, op->n_in > 1 ? in[1] : NULL, red, &noop, d))) return st;
+  int first = -1, last = -1;
+  for (int k = 0; k < x->ndim; k++)
+    if (red[k]) last = k, first = first < 0 ? k : first;
+  for (int k = first; k >= 0 && k <= last; k++)
+    if (!red[k]) return ct_km_err(d, CT_ERR_INPUT, op, "integer ReduceMean needs contiguous axes");
+  int64_t outer = 1, R = 1, inner = 1;
+  for (int k = 0; k < x->ndim; k++) {
+    if (first < 0 || k < first) outer *= x->shape[k];
+    else if (k <= last) R *= x->shape[k];
+    else inner *= x->shape[k];
+  }
+  int32_t m;
+  int s;
+  if ((st = ct_tq_rq(op, 1, &m, &s, d))) return st;
+  int32_t zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t sum = 0;
+      for (int64_t r = 0; r < R; r++) sum += ct_tq_get(x, (o * R + r) * inner + i) - zx;
+      ct_tq_set(out[0], o * inner + i, ct_quant_requant_act(sum, m, s, zy, CT_QUANT_ACT_NONE, 0, out[0]->dtype));
+    }
+  return CT_OK;
+}
+
 ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   (void)ctx;
   int n = 0;
@@ -124,15 +162,20 @@ ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, con
   return CT_OK;
 }
 
+/* REQUANT: y = sat(rshift_round((x − zp_x)·m, s) + zp_y) with the fused act (relu / clip
+ * at qact_hi); a Cast between integer types is the same without act. */
 ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   (void)ctx;
   ct_status st = ct_tq_need_int(op, in, out, 1, d);
   int32_t m;
   int s;
   if (st || (st = ct_tq_rq(op, 1, &m, &s, d))) return st;
-  int32_t zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
+  ct_quant_act act = CT_QUANT_ACT_NONE;
+  int32_t hi = 0, zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
+  if (op->kind == CT_OP_REQUANT && (st = ct_tq_act(op, &act, &hi, d))) return st;
   int64_t n = ct_tensor_numel(in[0]);
-  for (int64_t i = 0; i < n; i++) ct_tq_set(out[0], i, ct_quant_requant(ct_tq_get(in[0], i) - zx, m, s, zy, out[0]->dtype));
+  for (int64_t i = 0; i < n; i++)
+    ct_tq_set(out[0], i, ct_quant_requant_act(ct_tq_get(in[0], i) - zx, m, s, zy, act, hi, out[0]->dtype));
   return CT_OK;
 }
 

@@ -2,7 +2,8 @@
  * depthwise, pads, strides, dilations), Gemm and MatMul — as isa.def's CONV / DWCONV /
  * MATMUL compute them: an int32 accumulator of (x − zp_x)·(w − zp_w) plus the int32 bias,
  * then ct_quant_requant_act with the per-channel (multiplier, rshift) and the fused
- * activation (docs/tpu.md). Conv is im2col (int16 columns) + an int32 dot loop. */
+ * activation (docs/tpu.md). Sums are kept in int64 (an int32 accumulator could wrap when a
+ * bias is near the int32 limits; the lowering keeps biases below 2^30). Conv is im2col (int16 columns) + an int32 dot loop. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ typedef struct conv_job {
 static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   conv_job *j = arg;
-  int32_t *acc = malloc((size_t)(j->P > 0 ? j->P : 1) * sizeof *acc);
+  int64_t *acc = malloc((size_t)(j->P > 0 ? j->P : 1) * sizeof *acc); /* no int32 wrap-around */
   if (!acc) { j->oom = true; return; }
   for (int64_t o = lo; o < hi; o++) {
     int64_t oc = j->grp * j->og + o;
@@ -38,7 +39,7 @@ static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
       int32_t wv = ct_tq_get(j->w, oc * j->K + k) - zw;
       if (!wv) continue;
       const int16_t *c = j->col + k * j->P;
-      for (int64_t p = 0; p < j->P; p++) acc[p] += wv * c[p];
+      for (int64_t p = 0; p < j->P; p++) acc[p] += (int32_t)(wv * c[p]);
     }
     int64_t base = (j->n * j->oc + oc) * j->P;
     for (int64_t p = 0; p < j->P; p++)
@@ -183,5 +184,52 @@ ct_status ct_tpu_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
     mm_block(&q);
   }
   free(m), free(s), free(zb);
+  return st;
+}
+
+/* ConvTranspose (2-D, groups): acc[oc][o] = bias[oc] + Σ (x − zp_x)·(w − zp_w) over the taps
+ * with o = i·stride − pad_begin + k·dilation (the scatter form of the ONNX definition), then
+ * requant per output channel. Weights [C, OC/group, kh, kw]. */
+ct_status ct_tpu_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                               ct_diag *d) {
+  (void)ctx;
+  const ct_tensor *x = in[0], *w = in[1], *b = op->n_in > 2 ? in[2] : NULL;
+  ct_tensor *y = out[0];
+  ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
+  ct_kn_geo g;
+  if (st || (st = ct_kn_geo_read(op, x, w, y, &g, d))) return st;
+  int64_t C = x->shape[1], OC = y->shape[1], G = ct_op_get_int(op, "group", 1);
+  if (G < 1 || C % G || OC % G || w->shape[0] != C || w->shape[1] != OC / G || g.k[0] != 1 || (b && ct_tensor_numel(b) != OC))
+    return ct_km_err(d, CT_ERR_INPUT, op, "integer ConvTranspose: inconsistent channels, groups, bias or a 3-D kernel");
+  int64_t cg = C / G, ocg = OC / G, ivol = g.in[1] * g.in[2], ovol = g.out[1] * g.out[2];
+  int32_t *m = malloc((size_t)OC * sizeof *m), zx = ct_tq_zp(op->in[0]), zw = ct_tq_zp(op->in[1]), zy = ct_tq_zp(op->out[0]);
+  int *s = malloc((size_t)OC * sizeof *s);
+  int64_t *acc = malloc((size_t)(OC * ovol > 0 ? OC * ovol : 1) * sizeof *acc);
+  if (!m || !s || !acc) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!st) st = ct_tq_rq(op, OC, m, s, d);
+  for (int64_t n = 0; !st && n < x->shape[0]; n++) {
+    for (int64_t oc = 0; oc < OC; oc++)
+      for (int64_t p = 0; p < ovol; p++) acc[oc * ovol + p] = b ? ct_tq_get(b, oc) : 0;
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t ih = 0; ih < g.in[1]; ih++)
+        for (int64_t iw = 0; iw < g.in[2]; iw++) {
+          int32_t xv = ct_tq_get(x, (n * C + c) * ivol + ih * g.in[2] + iw) - zx;
+          for (int64_t o = 0; xv && o < ocg; o++)
+            for (int64_t kh = 0; kh < g.k[1]; kh++) {
+              int64_t oh = ih * g.s[1] - g.pb[1] + kh * g.dl[1];
+              for (int64_t kw = 0; oh >= 0 && oh < g.out[1] && kw < g.k[2]; kw++) {
+                int64_t ow = iw * g.s[2] - g.pb[2] + kw * g.dl[2];
+                if (ow < 0 || ow >= g.out[2]) continue;
+                int32_t wv = ct_tq_get(w, ((c * ocg + o) * g.k[1] + kh) * g.k[2] + kw) - zw;
+                acc[((c / cg) * ocg + o) * ovol + oh * g.out[2] + ow] += (int64_t)xv * wv;
+              }
+            }
+        }
+    for (int64_t oc = 0; oc < OC; oc++)
+      for (int64_t p = 0; p < ovol; p++)
+        ct_tq_set(y, (n * OC + oc) * ovol + p,
+                  ct_quant_requant_act(acc[oc * ovol + p], m[oc], s[oc], zy, CT_QUANT_ACT_NONE, 0, y->dtype));
+  }
+  free(m), free(s), free(acc);
   return st;
 }

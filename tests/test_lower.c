@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiler/lower.h"
+#include "ir/text.h"
 #include "ops/kernel.h"
 #include "quant/quant.h"
 #include "tests/testutil.h"
@@ -66,6 +67,108 @@ START_TEST(test_conv_kernel_vs_loop) {
       }
   ck_assert_int_eq(ty->n_scale, 1); /* the result carries its value's parameters */
   ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* ConvTranspose i8 [1,2,3,3] (zp 1), weights [2 in, 3 out, 2, 2], stride 2, pads 1 (begin)
+ * / 0 (end), one (m, s): every output gathers the taps with o = 2i − 1 + k. */
+START_TEST(test_convtranspose_kernel_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {1, 2, 3, 3}, ws[] = {2, 3, 2, 2}, bs[] = {3}, ys[] = {1, 3, 5, 5};
+  ct_value *x = val(g, "x", CT_I8, 4, xs, 0.1, 1), *w = val(g, "w", CT_I8, 4, ws, 0.01, 0), *b = val(g, "b", CT_I32, 1, bs, 0, 0);
+  ct_value *y = val(g, "y", CT_U8, 4, ys, 0.02, 7);
+  ct_value *ins[] = {x, w, b};
+  ct_op *op = ct_graph_add_op(g, CT_OP_CONVTRANSPOSE, "ct", 3, ins, 1, &y);
+  int64_t k[] = {2, 2}, st[] = {2, 2}, dl[] = {1, 1}, pads[] = {1, 1, 0, 0}, m[] = {1518500250}, s[] = {37};
+  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
+            ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads) &&
+            ct_op_set_ints(g, op, "multiplier", 1, m) && ct_op_set_ints(g, op, "rshift", 1, s));
+  ct_tensor *tx = tensor_of(x, 6, -128, 127), *tw = tensor_of(w, 7, -127, 127), *tb = tensor_of(b, 8, -500, 500);
+  ct_tensor *ty = ct_tensor_new(CT_U8, 4, ys, "y");
+  ct_tensor *tin[] = {tx, tw, tb};
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int oc = 0; oc < 3; oc++)
+    for (int oh = 0; oh < 5; oh++)
+      for (int ow = 0; ow < 5; ow++) {
+        int64_t acc = ((int32_t *)tb->data)[oc];
+        for (int c = 0; c < 2; c++)
+          for (int ih = 0; ih < 3; ih++)
+            for (int iw = 0; iw < 3; iw++)
+              for (int kh = 0; kh < 2; kh++)
+                for (int kw = 0; kw < 2; kw++)
+                  if (2 * ih - 1 + kh == oh && 2 * iw - 1 + kw == ow)
+                    acc += (int64_t)(((int8_t *)tx->data)[(c * 3 + ih) * 3 + iw] - 1) * ((int8_t *)tw->data)[((c * 3 + oc) * 2 + kh) * 2 + kw];
+        ck_assert_int_eq(((uint8_t *)ty->data)[(oc * 5 + oh) * 5 + ow], clampi(rsh(acc * m[0], 37) + 7, 0, 255));
+      }
+  ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* ReduceMean of u8 [2,3,4] (zp 9) over axis 1 into i8 (zp −3): Σ (x − zp) times the
+ * pool multiplier, rounded, plus zp_y; checked against the formula and the real mean. */
+START_TEST(test_reducemean_kernel_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {2, 3, 4}, ys[] = {2, 1, 4}, as[] = {1};
+  ct_value *x = val(g, "x", CT_U8, 3, xs, 0.05, 9), *y = val(g, "y", CT_I8, 3, ys, 0.04, -3);
+  ct_tensor *axes = ct_tensor_new(CT_I64, 1, as, "axes");
+  ((int64_t *)axes->data)[0] = 1;
+  ct_value *av = ct_graph_add_weight(g, NULL, axes);
+  ct_value *ins[] = {x, av};
+  ct_op *op = ct_graph_add_op(g, CT_OP_REDUCEMEAN, "rm", 2, ins, 1, &y);
+  int32_t m;
+  int sh;
+  ck_assert(ct_quant_pool_params(0.05, 0.04, 3, &m, &sh));
+  int64_t mv[] = {m}, sv[] = {sh};
+  ck_assert(ct_op_set_ints(g, op, "multiplier", 1, mv) && ct_op_set_ints(g, op, "rshift", 1, sv));
+  ct_tensor *tx = tensor_of(x, 9, 0, 255), *ty = ct_tensor_new(CT_I8, 3, ys, "y");
+  ct_tensor *tin[] = {tx, axes};
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int o = 0; o < 2; o++)
+    for (int i = 0; i < 4; i++) {
+      int64_t sum = 0;
+      for (int r = 0; r < 3; r++) sum += ((uint8_t *)tx->data)[(o * 3 + r) * 4 + i] - 9;
+      int64_t want = clampi(rsh(sum * m, sh) - 3, -128, 127);
+      ck_assert_int_eq(((int8_t *)ty->data)[o * 4 + i], want);
+      double real = sum * 0.05 / 3;
+      if (fabs(real) < 5) ck_assert_double_le(fabs((want + 3) * 0.04 - real), 0.021);
+    }
+  ct_tensor_free(tx), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* Requant i8 (zp 2, s 0.1) → u8 (zp 4, s 0.05) with the clamp act at 60: every stored value
+ * against sat(rshift_round((x − 2)·m, s) + 4) clamped to [4, 60]. */
+START_TEST(test_requant_clip_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {256};
+  ct_value *x = val(g, "x", CT_I8, 1, xs, 0.1, 2), *y = val(g, "y", CT_U8, 1, xs, 0.05, 4);
+  ct_op *op = ct_graph_add_op(g, CT_OP_REQUANT, "rq", 1, &x, 1, &y);
+  int32_t m;
+  int sh;
+  bool ident;
+  ck_assert(ct_quant_rescale(0.1, 2, 0.05, 4, &m, &sh, &ident) && !ident);
+  int64_t mv[] = {m}, sv[] = {sh};
+  ck_assert(ct_op_set_ints(g, op, "multiplier", 1, mv) && ct_op_set_ints(g, op, "rshift", 1, sv) &&
+            ct_op_set_string(g, op, "act", "clip") && ct_op_set_int(g, op, "qact_hi", 60));
+  ct_tensor *tx = ct_tensor_new(CT_I8, 1, xs, "x"), *ty = ct_tensor_new(CT_U8, 1, xs, "y");
+  for (int i = 0; i < 256; i++) ((int8_t *)tx->data)[i] = (int8_t)(i - 128);
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, &tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int i = 0; i < 256; i++) {
+    int64_t v = rsh((int64_t)(i - 128 - 2) * m, sh) + 4;
+    ck_assert_int_eq(((uint8_t *)ty->data)[i], clampi(v, 4, 60));
+  }
+  ck_assert_int_eq(((uint8_t *)ty->data)[128 + 2], 4);  /* real 0 → zp */
+  ck_assert_int_eq(((uint8_t *)ty->data)[128 + 12], 24); /* real 1.0 → 4 + 20 */
+  ct_tensor_free(tx), ct_tensor_free(ty);
   ct_graph_free(g);
 }
 END_TEST
@@ -184,12 +287,47 @@ START_TEST(test_lower_small_graph) {
 }
 END_TEST
 
+/* The command line: bad input gets a one-line error, its exit code, and no output file. */
+START_TEST(test_cli_errors) {
+  ct_graph *g = small_top();
+  ct_diag d;
+  char top[600], tpu[600], tab[600], out[4096];
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("small.top"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("small.tpu"));
+  snprintf(tab, sizeof tab, "%s", ct_test_tmp_path("small.calib"));
+  ck_assert_msg(ct_ir_save(g, top, &d) == CT_OK, "%s", d.msg);
+  ct_graph_free(g);
+  int rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 -o '%s'", top, tpu);
+  ck_assert_int_eq(rc, 2);
+  ck_assert_msg(strstr(out, "needs a calibration table"), "%s", out);
+  ck_assert(!ct_test_file_exists(tpu));
+  const char bad[] = "# t\nx 2.0 -2.0\n";
+  ck_assert(ct_test_write_file(tab, bad, sizeof bad - 1));
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, tab, tpu);
+  ck_assert_int_eq(rc, 3);
+  ck_assert_msg(strstr(out, "small.calib:2: expected 4 fields, got 3"), "%s", out);
+  ck_assert(!ct_test_file_exists(tpu));
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT4 -o '%s'", top, tpu);
+  ck_assert_int_eq(rc, 2);
+  ck_assert(!ct_test_file_exists(tpu));
+  const char good[] = "x 2.0 -2.0 1.5\ny 5.1 0 5.1\nz 1.0 0.5 1.0\n";
+  ck_assert(ct_test_write_file(tab, good, sizeof good - 1));
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, tab, tpu);
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert(ct_test_file_exists(tpu));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("lower");
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_conv_kernel_vs_loop);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
+  tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
+  tcase_add_test(tc, test_reducemean_kernel_vs_loop);
+  tcase_add_test(tc, test_requant_clip_vs_loop);
   tcase_add_test(tc, test_lower_small_graph);
+  tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
   return s;
 }
