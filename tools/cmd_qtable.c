@@ -1,0 +1,373 @@
+/* cmd_qtable.c: `ctpu qtable MODEL.top --calibration-table T --dataset D --expected-cos C -o Q`:
+ * mixed precision search (TPU-MLIR's search_qtable, docs/qtable.md). Ranks the ops of an
+ * INT8 lowering by the cosine each one loses (cosine of its inputs minus that of its result,
+ * Tpu vs Top over the samples), then finds the fewest of the worst ones to keep in BF16/F16
+ * so that the output cosine reaches the target, and writes them as a quantize table. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/dequant.h"
+#include "common/outset.h"
+#include "compiler/lower.h"
+#include "io/dataset.h"
+#include "ir/text.h"
+#include "reference/interp.h"
+#include "tools/tools.h"
+
+#define CMD "qtable"
+
+typedef struct qt_args {
+  const char *model, *calib, *dataset, *out;
+  long long input_num, max_float;
+  double expected_cos;
+  ct_qmode float_mode;
+} qt_args;
+
+/* Cosine accumulator: Σxy, Σx², Σy² over every element of every sample. */
+typedef struct qt_cos {
+  double xy, xx, yy;
+  bool seen;
+} qt_cos;
+
+/* The search state: samples, float outputs, per-value accumulators of the Top graph g. */
+typedef struct qt_state {
+  const qt_args *a;
+  ct_graph *g;
+  ct_calib_table calib;
+  int64_t n;
+  ct_tensor_list *inputs, *ref_out;
+  qt_cos *acc;            /* per value id of g */
+  ct_tensor_list floats;  /* one sample's float results (the sensitivity pass) */
+} qt_state;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ctpu qtable MODEL.top --calibration-table T --dataset D -o QTABLE [options]\n"
+          "  mixed precision search (TPU-MLIR search_qtable): the fewest layers to keep in float so\n"
+          "  that the INT8 model's output cosine vs the float model reaches --expected-cos\n"
+          "  --input-num N            samples of the data set used (default 10)\n"
+          "  --expected-cos C         target output cosine, in (0, 1] (default 0.99)\n"
+          "  --max-float-layers N     at most N float layers (default no limit)\n"
+          "  --float-mode BF16|F16    precision of the float layers (default BF16)\n");
+}
+
+static int parse_args(int argc, char **argv, qt_args *a) {
+  memset(a, 0, sizeof *a);
+  a->input_num = 10, a->max_float = -1, a->expected_cos = 0.99, a->float_mode = CT_QMODE_BF16;
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
+    if (s[0] != '-') {
+      if (a->model) return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
+      a->model = s;
+      continue;
+    }
+    if (i + 1 >= argc) return ct_tool_usage(CMD, "option \"%s\" needs a value", s);
+    const char *v = argv[++i];
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    bool num = *v && !*end;
+    if (!strcmp(s, "--calibration-table")) a->calib = v;
+    else if (!strcmp(s, "--dataset")) a->dataset = v;
+    else if (!strcmp(s, "-o")) a->out = v;
+    else if (!strcmp(s, "--input-num")) {
+      if (!num || x < 1) return ct_tool_usage(CMD, "--input-num needs a number >= 1, not \"%s\"", v);
+      a->input_num = x;
+    } else if (!strcmp(s, "--max-float-layers")) {
+      if (!num || x < 0) return ct_tool_usage(CMD, "--max-float-layers needs a number >= 0, not \"%s\"", v);
+      a->max_float = x;
+    } else if (!strcmp(s, "--expected-cos")) {
+      double c = strtod(v, &end);
+      if (!*v || *end || !(c > 0 && c <= 1)) return ct_tool_usage(CMD, "--expected-cos needs a number in (0, 1], not \"%s\"", v);
+      a->expected_cos = c;
+    } else if (!strcmp(s, "--float-mode")) {
+      a->float_mode = ct_qmode_from_name(v);
+      if (a->float_mode != CT_QMODE_BF16 && a->float_mode != CT_QMODE_F16)
+        return ct_tool_usage(CMD, "--float-mode needs BF16 or F16, not \"%s\"", v);
+    } else {
+      return ct_tool_usage(CMD, "unknown option \"%s\"", s);
+    }
+  }
+  if (!a->model) return ct_tool_usage(CMD, "no model given");
+  if (!a->calib) return ct_tool_usage(CMD, "no calibration table given (--calibration-table T)");
+  if (!a->dataset) return ct_tool_usage(CMD, "no data set given (--dataset D)");
+  if (!a->out) return ct_tool_usage(CMD, "no output given (-o QTABLE)");
+  return 0;
+}
+
+static double cos_of(const qt_cos *c) {
+  if (!c->seen) return 1.0;
+  if (c->xx == 0 && c->yy == 0) return 1.0;
+  if (c->xx == 0 || c->yy == 0) return 0.0;
+  return c->xy / sqrt(c->xx * c->yy);
+}
+
+/* Adds the float reference ref and the (dequantized) tensor t to c. */
+static ct_status cos_add(qt_cos *c, const ct_tensor *ref, const ct_tensor *t, ct_diag *d) {
+  if (ct_tensor_numel(ref) != ct_tensor_numel(t)) return CT_OK; /* not comparable: ignored */
+  ct_tensor *x = NULL;
+  ct_status st = ct_dequant(t, &x, d);
+  if (st) return st;
+  const float *xv = x->data;
+  for (int64_t i = 0, n = ct_tensor_numel(ref); i < n; i++) {
+    double r = ct_tensor_get_f64(ref, i), y = xv[i];
+    if (!isfinite(r) || !isfinite(y)) continue;
+    c->xy += r * y, c->xx += r * r, c->yy += y * y;
+  }
+  c->seen = true;
+  ct_tensor_free(x);
+  return CT_OK;
+}
+
+/* on_op of the float run: keeps a copy of every computed result of g. */
+static ct_status keep_float(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
+                            ct_diag *d) {
+  (void)in;
+  qt_state *s = user;
+  if (op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT) return CT_OK;
+  for (int k = 0; k < op->n_out; k++) {
+    if (!out[k] || !op->out[k] || op->out[k]->data) continue;
+    ct_tensor *c = ct_tensor_clone(out[k]);
+    if (!c || !ct_tensor_set_name(c, op->out[k]->name) || !ct_tensor_list_push(&s->floats, c)) {
+      ct_tensor_free(c);
+      return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    }
+  }
+  return CT_OK;
+}
+
+/* on_op of the Tpu run: accumulates each result against the float value of the same name. */
+static ct_status cmp_tpu(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
+                         ct_diag *d) {
+  (void)in;
+  qt_state *s = user;
+  for (int k = 0; k < op->n_out; k++) {
+    if (!out[k] || !op->out[k]) continue;
+    ct_tensor *ref = ct_tensor_list_find(&s->floats, op->out[k]->name);
+    ct_value *v = ref ? ct_graph_find_value(s->g, op->out[k]->name) : NULL;
+    if (!v) continue;
+    ct_status st = cos_add(&s->acc[v->id], ref, out[k], d);
+    if (st) return st;
+  }
+  return CT_OK;
+}
+
+/* Loads g, lowers it to INT8 with rows as the quantize table. */
+static ct_status lower_with(const qt_state *s, const ct_qtable *rows, ct_graph **out, ct_diag *d) {
+  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = &s->calib, .qtable = rows};
+  ct_status st = ct_ir_load(s->a->model, out, d);
+  if (!st) st = ct_lower(*out, &o, d);
+  if (st) ct_graph_free(*out), *out = NULL;
+  return st;
+}
+
+/* Output cosine of the INT8 model with the first k ranked layers float: per module output,
+ * accumulated over all samples; the smallest over the outputs. With sens, also fills s->acc
+ * for every value (the sensitivity pass). */
+static ct_status measure(qt_state *s, const ct_qtable *rows, bool sens, double *cos_out, ct_diag *d) {
+  ct_graph *t = NULL;
+  ct_status st = lower_with(s, rows, &t, d);
+  int no = s->g->n_outputs;
+  qt_cos *oc = calloc((size_t)no + 1, sizeof *oc);
+  if (!st && !oc) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (int64_t i = 0; !st && i < s->n; i++) {
+    ct_ref_options fo = {.on_op = keep_float, .on_op_user = s}, to = {.on_op = cmp_tpu, .on_op_user = s};
+    ct_tensor_list tmp, outs;
+    ct_tensor_list_init(&tmp), ct_tensor_list_init(&outs);
+    if (sens) st = ct_ref_run(s->g, &fo, &s->inputs[i], &tmp, d);
+    if (!st) st = ct_ref_run(t, sens ? &to : &(ct_ref_options){0}, &s->inputs[i], &outs, d);
+    for (int k = 0; !st && k < no && k < outs.n && k < s->ref_out[i].n; k++)
+      st = cos_add(&oc[k], s->ref_out[i].items[k], outs.items[k], d);
+    ct_tensor_list_free(&tmp), ct_tensor_list_free(&outs), ct_tensor_list_free(&s->floats);
+    ct_tensor_list_init(&s->floats);
+    if (st) ct_diag_prefix(d, "sample %lld: ", (long long)i);
+  }
+  double c = 1.0;
+  for (int k = 0; k < no; k++) c = fmin(c, cos_of(&oc[k]));
+  *cos_out = c;
+  free(oc);
+  ct_graph_free(t);
+  return st;
+}
+
+/* One candidate layer: a Top op and the cosine it loses. */
+typedef struct qt_layer {
+  const ct_op *op;
+  double loss, cos;
+} qt_layer;
+
+static int by_loss(const void *x, const void *y) {
+  const qt_layer *a = x, *b = y;
+  if (a->loss != b->loss) return a->loss < b->loss ? 1 : -1;
+  return a->op->id < b->op->id ? -1 : a->op->id > b->op->id;
+}
+
+/* The ops of g that lose cosine in the INT8 run (s->acc filled): loss = the smallest cosine
+ * of the op's computed operands (1 for inputs and constants) minus its first result's
+ * cosine. An op that gains cosine (a Relu after an Add whose requant already clamps, so the
+ * Add's stored value is the Relu's) passes its gain back to the producer of its worst
+ * operand, so the pair counts as one loss. Only losses > 1e-6, sorted worst first (graph
+ * order on ties). loss is scratch space, one entry per value of g. */
+static int rank_layers(const qt_state *s, qt_layer *l, double *loss) {
+  const ct_graph *g = s->g;
+  for (int i = 0; i < g->n_values; i++) loss[i] = 0;
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    if (op->dead || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_out < 1 || !op->out[0]) continue;
+    const qt_cos *c = &s->acc[op->out[0]->id];
+    if (!c->seen) continue;
+    double cin = 1.0;
+    const ct_value *worst = NULL;
+    for (int k = 0; k < op->n_in; k++) {
+      const ct_value *v = op->in[k];
+      if (v && !v->data && cos_of(&s->acc[v->id]) < cin) cin = cos_of(&s->acc[v->id]), worst = v;
+    }
+    double x = cin - cos_of(c);
+    if (x < 0 && worst && worst->def && worst->def->n_out > 0 && worst->def->out[0])
+      loss[worst->def->out[0]->id] += x;
+    else loss[op->out[0]->id] += x;
+  }
+  int n = 0;
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    if (op->dead || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_out < 1 || !op->out[0]) continue;
+    if (loss[op->out[0]->id] > 1e-6) l[n++] = (qt_layer){op, loss[op->out[0]->id], cos_of(&s->acc[op->out[0]->id])};
+  }
+  qsort(l, (size_t)n, sizeof *l, by_loss);
+  return n;
+}
+
+/* rows := the first k layers in float_mode, named by their first result. */
+static ct_status rows_of(const qt_state *s, const qt_layer *l, int k, ct_qtable *rows, ct_diag *d) {
+  ct_qtable_free(rows);
+  ct_qtable_init(rows);
+  for (int i = 0; i < k; i++) {
+    ct_status st = ct_qtable_add(rows, l[i].op->out[0]->name, s->a->float_mode, 0, d);
+    if (st) return st;
+  }
+  return CT_OK;
+}
+
+static ct_status try_k(qt_state *s, const qt_layer *l, int k, ct_qtable *rows, double *c, ct_diag *d) {
+  ct_status st = rows_of(s, l, k, rows, d);
+  if (!st) st = measure(s, rows, false, c, d);
+  if (!st) printf("float layers %d: cosine %.6f\n", k, *c);
+  if (!st) fflush(stdout);
+  if (!st && ct_tool_isatty()) fprintf(stderr, "ctpu qtable: %d float layers, cosine %.6f\n", k, *c);
+  return st;
+}
+
+/* Fewest k (in the ranked order) whose output cosine reaches the target: k = 1, 2, 4, ...
+ * until it is reached or the limit, then bisection between the last miss and the first hit
+ * (the cosine grows with k in practice; each probe is one lowering and n runs). */
+static ct_status search(qt_state *s, const qt_layer *l, int kmax, int *best, double *best_cos, ct_diag *d) {
+  ct_qtable rows;
+  ct_qtable_init(&rows);
+  ct_status st = CT_OK;
+  int lo = 0, hi = -1;
+  double c = 0;
+  for (int k = 1; !st && kmax > 0; k = k * 2 > kmax ? kmax : k * 2) {
+    st = try_k(s, l, k, &rows, &c, d);
+    if (st) break;
+    if (c >= s->a->expected_cos) {
+      hi = k, *best_cos = c;
+      break;
+    }
+    lo = k, *best_cos = c;
+    if (k == kmax) break;
+  }
+  if (hi < 0) *best = lo;
+  while (!st && hi >= 0 && hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    st = try_k(s, l, mid, &rows, &c, d);
+    if (st) break;
+    if (c >= s->a->expected_cos) hi = mid, *best_cos = c;
+    else lo = mid;
+  }
+  if (hi >= 0) *best = hi;
+  ct_qtable_free(&rows);
+  return st;
+}
+
+/* Loads the samples and the float outputs of the first n of them. */
+static ct_status load_samples(qt_state *s, ct_diag *d) {
+  ct_dataset *ds = NULL;
+  ct_status st = ct_dataset_open(s->a->dataset, s->g, &ds, d);
+  if (st) return st;
+  s->n = ct_dataset_size(ds);
+  if (s->a->input_num < s->n) s->n = s->a->input_num;
+  s->inputs = calloc((size_t)s->n, sizeof *s->inputs);
+  s->ref_out = calloc((size_t)s->n, sizeof *s->ref_out);
+  if (!s->inputs || !s->ref_out) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (int64_t i = 0; !st && i < s->n; i++) {
+    st = ct_dataset_load(ds, i, &s->inputs[i], d);
+    if (!st) st = ct_ref_run(s->g, &(ct_ref_options){0}, &s->inputs[i], &s->ref_out[i], d);
+    if (st) ct_diag_prefix(d, "sample %lld: ", (long long)i);
+  }
+  ct_dataset_free(ds);
+  return st;
+}
+
+static ct_status run(qt_state *s, ct_diag *d) {
+  const qt_args *a = s->a;
+  ct_outset os;
+  ct_outset_init(&os, CMD);
+  const char *tmp = NULL;
+  ct_status st = ct_outset_input(&os, a->model, d);
+  if (!st) st = ct_outset_add(&os, a->out, &tmp, d);
+  if (!st) st = ct_calib_table_read(a->calib, &s->calib, d);
+  if (!st) st = ct_ir_load(a->model, &s->g, d);
+  if (!st && ct_graph_dialect(s->g) != CT_DIALECT_TOP)
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: not a Top module (qtable searches a float model)", a->model);
+  if (!st) st = load_samples(s, d);
+  if (!st && !(s->acc = calloc((size_t)s->g->n_values, sizeof *s->acc))) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  double c0 = 0, best_cos = 0;
+  if (!st) st = measure(s, NULL, true, &c0, d);
+  qt_layer *l = st ? NULL : calloc((size_t)s->g->n_ops + 1, sizeof *l);
+  double *loss = st ? NULL : calloc((size_t)s->g->n_values + 1, sizeof *loss);
+  if (!st && (!l || !loss)) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  int nl = st ? 0 : rank_layers(s, l, loss), best = 0;
+  free(loss);
+  if (!st) {
+    printf("samples %lld\nint8 cosine %.6f\nworst layers (cosine lost, cosine):\n", (long long)s->n, c0);
+    for (int i = 0; i < nl && i < 5; i++) printf("  %s %.6f %.6f\n", l[i].op->out[0]->name, l[i].loss, l[i].cos);
+    fflush(stdout);
+  }
+  int kmax = a->max_float >= 0 && a->max_float < nl ? (int)a->max_float : nl;
+  best_cos = c0;
+  if (!st && c0 < a->expected_cos) st = search(s, l, kmax, &best, &best_cos, d);
+  ct_qtable rows;
+  ct_qtable_init(&rows);
+  if (!st) st = rows_of(s, l, best, &rows, d);
+  if (!st) st = ct_qtable_write(tmp, &rows, d);
+  if (!st) {
+    printf("%s: %d float layers (%s), cosine %.6f%s\n", a->out, best, ct_qmode_name(a->float_mode), best_cos,
+           best_cos >= a->expected_cos ? "" : " (target not reached)");
+  }
+  ct_qtable_free(&rows);
+  free(l);
+  if (st) ct_outset_abort(&os);
+  else st = ct_outset_commit(&os, d);
+  return st;
+}
+
+int ct_cmd_qtable(int argc, char **argv) {
+  qt_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  ct_diag d;
+  ct_diag_clear(&d);
+  qt_state s = {.a = &a};
+  ct_calib_table_init(&s.calib);
+  ct_tensor_list_init(&s.floats);
+  ct_status st = run(&s, &d);
+  for (int64_t i = 0; s.inputs && i < s.n; i++) ct_tensor_list_free(&s.inputs[i]);
+  for (int64_t i = 0; s.ref_out && i < s.n; i++) ct_tensor_list_free(&s.ref_out[i]);
+  free(s.inputs), free(s.ref_out), free(s.acc);
+  ct_tensor_list_free(&s.floats);
+  ct_calib_table_free(&s.calib);
+  ct_graph_free(s.g);
+  return st ? ct_tool_fail(CMD, &d) : 0;
+}
