@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# run_qtable.sh CTPU: `ctpu qtable` on fmnist-rescnn (issue 11 item 6). Calibrates by min/max
+# on 50 Fashion-MNIST test images, asks for an output cosine between the plain INT8 one and 1,
+# then checks independently (ctpu lower --quantize-table + infer + compare on other images)
+# that the table reaches it, that a zero budget writes an empty table, and that bad options
+# fail with the documented exit codes and leave no file. Exits 77 without ../shared.
+set -uo pipefail
+ctpu=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+sh=$root/../shared
+model=$sh/models/fmnist-rescnn/model.onnx
+data=$sh/datasets/fashion-mnist-test.h5
+if [ ! -f "$model" ] || [ ! -f "$data" ]; then
+  echo "qtable: skipped: ../shared (fmnist-rescnn, fashion-mnist-test.h5) is absent"
+  exit 77
+fi
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fail() { echo "qtable: FAIL: $*"; exit 1; }
+"$ctpu" transform "$model" -o "$t/fm.top" --mean 72.93 --scale 0.0111092595 >/dev/null || fail transform
+"$ctpu" calibrate "$t/fm.top" --dataset "$data" --input-num 50 --method minmax -o "$t/fm.cali" || fail calibrate
+# plain INT8 cosine, then a target halfway between it and 1
+"$ctpu" qtable "$t/fm.top" --calibration-table "$t/fm.cali" --dataset "$data" --input-num 8 \
+  --expected-cos 0.5 -o "$t/none.q" > "$t/none.txt" || fail "qtable 0.5"
+c0=$(awk '/^int8 cosine/ {print $3}' "$t/none.txt")
+[ -n "$c0" ] || fail "no int8 cosine line"
+grep -qv '^#' "$t/none.q" && fail "a target below the INT8 cosine must give an empty table"
+target=$(awk -v c="$c0" 'BEGIN {printf "%.6f", c + (1 - c) * 0.5}')
+"$ctpu" qtable "$t/fm.top" --calibration-table "$t/fm.cali" --dataset "$data" --input-num 8 \
+  --expected-cos "$target" -o "$t/fm.q" > "$t/out.txt" || fail "qtable $target"
+cat "$t/out.txt"
+rows=$(grep -vc '^#' "$t/fm.q")
+[ "$rows" -ge 1 ] || fail "no float layer chosen for target $target (int8 $c0)"
+grep -q "target not reached" "$t/out.txt" && fail "target $target not reached"
+grep -vq ' BF16$' <(grep -v '^#' "$t/fm.q") && fail "rows must all be BF16"
+# independent check on the test input (not one of the search samples): the mixed model's
+# output is at least as close to float as the plain INT8 one
+in=$sh/models/fmnist-rescnn/test_data_set_0/input_0.pb
+"$ctpu" lower "$t/fm.top" --quantize INT8 --calibration-table "$t/fm.cali" -o "$t/i8.tpu" || fail lower
+"$ctpu" lower "$t/fm.top" --quantize INT8 --calibration-table "$t/fm.cali" --quantize-table "$t/fm.q" -o "$t/mix.tpu" || fail "lower mix"
+"$ctpu" infer "$t/fm.top" --input "$in" -o "$t/f.h5" >/dev/null || fail infer
+"$ctpu" infer "$t/i8.tpu" --input "$in" -o "$t/i8.h5" >/dev/null || fail "infer i8"
+"$ctpu" infer "$t/mix.tpu" --input "$in" -o "$t/mix.h5" >/dev/null || fail "infer mix"
+ci=$("$ctpu" compare "$t/f.h5" "$t/i8.h5" --tolerance 0,0 | awk 'NF >= 3 && $2 ~ /^[0-9.]+$/ {print $2; exit}')
+cm=$("$ctpu" compare "$t/f.h5" "$t/mix.h5" --tolerance 0,0 | awk 'NF >= 3 && $2 ~ /^[0-9.]+$/ {print $2; exit}')
+echo "test input: int8 cosine $ci, mixed $cm"
+awk -v a="$ci" -v b="$cm" 'BEGIN {exit !(b + 1e-6 >= a)}' || fail "mixed ($cm) worse than INT8 ($ci)"
+# zero budget: empty table, target not reached
+"$ctpu" qtable "$t/fm.top" --calibration-table "$t/fm.cali" --dataset "$data" --input-num 2 \
+  --expected-cos 1 --max-float-layers 0 -o "$t/zero.q" > "$t/zero.txt" || fail "zero budget"
+grep -q "target not reached" "$t/zero.txt" || fail "zero budget must report the target not reached"
+grep -qv '^#' "$t/zero.q" && fail "zero budget must write no row"
+# bad usage (2) and bad input (3): no output left
+"$ctpu" qtable "$t/fm.top" --calibration-table "$t/fm.cali" --dataset "$data" --float-mode INT4 -o "$t/bad.q" 2>/dev/null
+[ $? -eq 2 ] || fail "--float-mode INT4 must exit 2"
+"$ctpu" qtable "$t/fm.top" --calibration-table "$t/nope.cali" --dataset "$data" -o "$t/bad.q" 2>"$t/err.txt"
+[ $? -eq 3 ] || fail "a missing table must exit 3"
+grep -q nope.cali "$t/err.txt" || fail "the error must name the table"
+[ -e "$t/bad.q" ] && fail "no output on error"
+echo "qtable: ok"
