@@ -1,6 +1,6 @@
 /* cmd_qtable.c: `ctpu qtable MODEL.top --calibration-table T --dataset D --expected-cos C -o Q`:
  * mixed precision search (TPU-MLIR's search_qtable, docs/qtable.md). Ranks the ops of an
- * INT8 lowering by the cosine each one loses (cosine of its inputs minus that of its result,
+ * INT8 lowering by the cosine each one loses (cosine of its inputs taken together minus that of its result,
  * Tpu vs Top over the samples), then finds the fewest of the worst ones to keep in BF16/F16
  * so that the output cosine reaches the target, and writes them as a quantize table. */
 #include <math.h>
@@ -204,9 +204,9 @@ static int by_loss(const void *x, const void *y) {
   return a->op->id < b->op->id ? -1 : a->op->id > b->op->id;
 }
 
-/* The ops of g that lose cosine in the INT8 run (s->acc filled): loss = the smallest cosine
- * of the op's computed operands (1 for inputs and constants) minus its first result's
- * cosine. An op that gains cosine (a Relu after an Add whose requant already clamps, so the
+/* The ops of g that lose cosine in the INT8 run (s->acc filled): loss = the cosine of the
+ * op's computed operands taken together (their Σxy, Σx², Σy² summed: exact for a Concat; 1
+ * with none) minus its first result's cosine. An op that gains cosine (a Relu after an Add whose requant already clamps, so the
  * Add's stored value is the Relu's) passes its gain back to the producer of its worst
  * operand, so the pair counts as one loss. Only losses > 1e-6, sorted worst first (graph
  * order on ties). loss is scratch space, one entry per value of g. */
@@ -218,13 +218,16 @@ static int rank_layers(const qt_state *s, qt_layer *l, double *loss) {
     if (op->dead || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_out < 1 || !op->out[0]) continue;
     const qt_cos *c = &s->acc[op->out[0]->id];
     if (!c->seen) continue;
-    double cin = 1.0;
+    qt_cos all = {0, 0, 0, false};
     const ct_value *worst = NULL;
     for (int k = 0; k < op->n_in; k++) {
       const ct_value *v = op->in[k];
-      if (v && !v->data && cos_of(&s->acc[v->id]) < cin) cin = cos_of(&s->acc[v->id]), worst = v;
+      if (!v || v->data || !s->acc[v->id].seen) continue;
+      const qt_cos *a = &s->acc[v->id];
+      all.xy += a->xy, all.xx += a->xx, all.yy += a->yy, all.seen = true;
+      if (!worst || cos_of(a) < cos_of(&s->acc[worst->id])) worst = v;
     }
-    double x = cin - cos_of(c);
+    double x = cos_of(&all) - cos_of(c);
     if (x < 0 && worst && worst->def && worst->def->n_out > 0 && worst->def->out[0])
       loss[worst->def->out[0]->id] += x;
     else loss[op->out[0]->id] += x;
