@@ -47,6 +47,11 @@ cm=$("$ctpu" compare "$t/f.h5" "$t/mix.h5" --tolerance 0,0 | awk '$1 == "output"
 echo "test input: SQNR int8 $ci dB, mixed $cm dB"
 [ -n "$ci" ] && [ -n "$cm" ] || fail "no output row in ctpu compare"
 awk -v a="$ci" -v b="$cm" 'BEGIN {exit !(b + 0.5 >= a)}' || fail "mixed ($cm dB) worse than INT8 ($ci dB)"
+# --probe: the worst layers re-ranked by their output cosine alone in float; target reached too
+"$ctpu" qtable "$t/fm.top" --calibration-table "$t/fm.cali" --dataset "$data" --input-num 4 --probe 3 \
+  --expected-cos "$target" -o "$t/probe.q" > "$t/probe.txt" || fail "qtable --probe"
+grep -q "^probed 3 layers" "$t/probe.txt" || fail "--probe 3 must probe 3 layers"
+grep -v '^#' "$t/probe.q" | grep -q . || fail "--probe: no float layer chosen"
 # zero budget: empty table, target not reached
 "$ctpu" qtable "$t/fm.top" --calibration-table "$t/fm.cali" --dataset "$data" --input-num 2 \
   --expected-cos 1 --max-float-layers 0 -o "$t/zero.q" > "$t/zero.txt" || fail "zero budget"

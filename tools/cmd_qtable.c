@@ -20,7 +20,7 @@
 
 typedef struct qt_args {
   const char *model, *calib, *dataset, *out;
-  long long input_num, max_float;
+  long long input_num, max_float, probe;
   double expected_cos;
   ct_qmode float_mode;
 } qt_args;
@@ -50,7 +50,9 @@ static void usage(FILE *f) {
           "  --input-num N            samples of the data set used (default 10)\n"
           "  --expected-cos C         target output cosine, in (0, 1] (default 0.99)\n"
           "  --max-float-layers N     at most N float layers (default no limit)\n"
-          "  --float-mode BF16|F16    precision of the float layers (default BF16)\n");
+          "  --float-mode BF16|F16    precision of the float layers (default BF16)\n"
+          "  --probe N                re-rank the N worst layers by the output cosine each one\n"
+          "                           alone in float gives (N lowerings; default 0: local ranking)\n");
 }
 
 static int parse_args(int argc, char **argv, qt_args *a) {
@@ -78,6 +80,9 @@ static int parse_args(int argc, char **argv, qt_args *a) {
     } else if (!strcmp(s, "--max-float-layers")) {
       if (!num || x < 0) return ct_tool_usage(CMD, "--max-float-layers needs a number >= 0, not \"%s\"", v);
       a->max_float = x;
+    } else if (!strcmp(s, "--probe")) {
+      if (!num || x < 0) return ct_tool_usage(CMD, "--probe needs a number >= 0, not \"%s\"", v);
+      a->probe = x;
     } else if (!strcmp(s, "--expected-cos")) {
       double c = strtod(v, &end);
       if (!*v || *end || !(c > 0 && c <= 1)) return ct_tool_usage(CMD, "--expected-cos needs a number in (0, 1], not \"%s\"", v);
@@ -208,8 +213,9 @@ static int by_loss(const void *x, const void *y) {
  * op's computed operands taken together (their Σxy, Σx², Σy² summed: exact for a Concat; 1
  * with none) minus its first result's cosine. An op that gains cosine (a Relu after an Add whose requant already clamps, so the
  * Add's stored value is the Relu's) passes its gain back to the producer of its worst
- * operand, so the pair counts as one loss. Only losses > 1e-6, sorted worst first (graph
- * order on ties). loss is scratch space, one entry per value of g. */
+ * operand, so the pair counts as one loss. Every op but Input/Weight is listed (an op whose
+ * result the Tpu run does not hold, e.g. a Sigmoid fused into a SiLU Lut, has loss 0),
+ * sorted worst first (graph order on ties). loss is scratch space, one entry per value of g. */
 static int rank_layers(const qt_state *s, qt_layer *l, double *loss) {
   const ct_graph *g = s->g;
   for (int i = 0; i < g->n_values; i++) loss[i] = 0;
@@ -236,7 +242,7 @@ static int rank_layers(const qt_state *s, qt_layer *l, double *loss) {
   for (int i = 0; i < g->n_ops; i++) {
     const ct_op *op = g->ops[i];
     if (op->dead || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_out < 1 || !op->out[0]) continue;
-    if (loss[op->out[0]->id] > 1e-6) l[n++] = (qt_layer){op, loss[op->out[0]->id], cos_of(&s->acc[op->out[0]->id])};
+    l[n++] = (qt_layer){op, loss[op->out[0]->id], cos_of(&s->acc[op->out[0]->id])};
   }
   qsort(l, (size_t)n, sizeof *l, by_loss);
   return n;
@@ -259,6 +265,30 @@ static ct_status try_k(qt_state *s, const qt_layer *l, int k, ct_qtable *rows, d
   if (!st) printf("float layers %d: cosine %.6f\n", k, *c);
   if (!st) fflush(stdout);
   if (!st && ct_tool_isatty()) fprintf(stderr, "ctpu qtable: %d float layers, cosine %.6f\n", k, *c);
+  return st;
+}
+
+static int by_gain(const void *x, const void *y) {
+  const qt_layer *a = x, *b = y;
+  if (a->cos != b->cos) return a->cos < b->cos ? 1 : -1;
+  return a->op->id < b->op->id ? -1 : a->op->id > b->op->id;
+}
+
+/* --probe: each of the first np layers alone in float; they are re-ranked by the output
+ * cosine that gives (highest first; l[i].cos then holds it), ahead of the unprobed rest. */
+static ct_status probe(qt_state *s, qt_layer *l, int np, ct_diag *d) {
+  ct_qtable rows;
+  ct_qtable_init(&rows);
+  ct_status st = CT_OK;
+  for (int i = 0; !st && i < np; i++) {
+    st = ct_qtable_add(&rows, l[i].op->out[0]->name, s->a->float_mode, 0, d);
+    if (!st) st = measure(s, &rows, false, &l[i].cos, d);
+    if (!st && ct_tool_isatty()) fprintf(stderr, "\rctpu qtable: probe %d/%d", i + 1, np);
+    ct_qtable_free(&rows);
+    ct_qtable_init(&rows);
+  }
+  if (!st && ct_tool_isatty() && np > 0) fputc('\n', stderr);
+  if (!st) qsort(l, (size_t)np, sizeof *l, by_gain);
   return st;
 }
 
@@ -337,6 +367,12 @@ static ct_status run(qt_state *s, ct_diag *d) {
     printf("samples %lld\nint8 cosine %.6f\nworst layers (cosine lost, cosine):\n", (long long)s->n, c0);
     for (int i = 0; i < nl && i < 5; i++) printf("  %s %.6f %.6f\n", l[i].op->out[0]->name, l[i].loss, l[i].cos);
     fflush(stdout);
+  }
+  int np = c0 >= a->expected_cos ? 0 : a->probe < nl ? (int)a->probe : nl;
+  if (!st && c0 < a->expected_cos) st = probe(s, l, np, d);
+  if (!st && np > 0) {
+    printf("probed %d layers; best alone in float (output cosine):\n", np);
+    for (int i = 0; i < np && i < 5; i++) printf("  %s %.6f\n", l[i].op->out[0]->name, l[i].cos);
   }
   int kmax = a->max_float >= 0 && a->max_float < nl ? (int)a->max_float : nl;
   best_cos = c0;
