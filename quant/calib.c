@@ -216,6 +216,13 @@ ct_calib_method ct_calib_method_from_name(const char *s) {
   return CT_CALIB_METHOD_COUNT;
 }
 
+/* KLD levels of a tensor: 256 for a non-negative one (min ≥ 0: stored as u8, 255 steps over
+ * [0, T], pytorch-quantization's `nbins = 1 << (num_bits - 1 + unsigned)`), 128 otherwise
+ * (i8, 127 steps each side) or when the histogram has fewer than 256 bins. */
+static int kld_levels(const ct_calib_stats *s, const ct_calib_hist *h) {
+  return s->min >= 0 && h->nbins >= 256 ? 256 : 128;
+}
+
 ct_status ct_calib_threshold(ct_calib_method m, const ct_calib_stats *s, const ct_calib_hist *h, double param,
                              double *threshold, ct_diag *d) {
   double w = h->range / h->nbins;
@@ -228,7 +235,7 @@ ct_status ct_calib_threshold(ct_calib_method m, const ct_calib_stats *s, const c
   if (h->total > 0 && !(w > 0)) return CT_OK; /* all-zero tensor */
   switch (m) {
     case CT_CALIB_PERCENTILE: return ct_calib_percentile_threshold(h->counts, h->nbins, w, param, threshold, d);
-    case CT_CALIB_KLD: return ct_calib_kld_threshold(h->counts, h->nbins, w, 128, threshold, d);
+    case CT_CALIB_KLD: return ct_calib_kld_threshold(h->counts, h->nbins, w, kld_levels(s, h), threshold, d);
     default: return ct_calib_mse_threshold(h->counts, h->nbins, w, 127, threshold, d);
   }
 }
