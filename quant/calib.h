@@ -119,7 +119,7 @@ ct_calib_method ct_calib_method_from_name(const char *s);
  * (e.g. 0.9999); kld → 128 levels (TensorRT; needs nbins ≥ 128), 256 for a non-negative
  * tensor (s->min ≥ 0, which the lowering stores as u8: pytorch-quantization's entropy
  * calibrator uses 1 << (bits − 1 + unsigned) levels) when nbins ≥ 256; mse → qmax 127
- * (i8; 255 for u8 tensors was measured worse on MobileNetV2: top-1 agreement 0.956 vs 0.98).
+ * (i8; 255 for u8 tensors was measured worse on MobileNetV2: top-1 agreement 0.928 vs 0.946).
  * param is ignored except by percentile. An all-zero tensor (range 0, or max 0) gives
  * threshold 0 (scale 1 by ct_quant_scale_sym). Errors: CT_ERR_USAGE for an unknown method
  * and those of the method's function (too few bins, bad fraction, empty histogram). */
