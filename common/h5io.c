@@ -1,6 +1,8 @@
 /* h5io.c: HDF5 tensor files through the HDF5 C library (see h5io.h). */
 #include "common/h5io.h"
 
+#include "common/limits.h"
+
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +277,26 @@ static bool dataset_dtype(hid_t ds, ct_dtype *dt) {
   return false;
 }
 
+/* HDF5 type class of a dataset, for messages. */
+static const char *class_name(hid_t ds) {
+  hid_t ft = H5Dget_type(ds);
+  H5T_class_t c = H5Tget_class(ft);
+  H5Tclose(ft);
+  switch (c) {
+    case H5T_INTEGER: return "integer of an unsupported size";
+    case H5T_FLOAT: return "float of an unsupported size";
+    case H5T_STRING: return "string";
+    case H5T_BITFIELD: return "bitfield";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_COMPOUND: return "compound";
+    case H5T_REFERENCE: return "reference";
+    case H5T_ENUM: return "enum (h5py stores bool as an enum)";
+    case H5T_VLEN: return "variable-length";
+    case H5T_ARRAY: return "array";
+    default: return "unknown class";
+  }
+}
+
 static ct_status read_dataset(hid_t file, const char *path, const char *link, ct_tensor **out, ct_diag *d) {
   char name[CT_H5_NAME_MAX];
   if (!ct_h5_unescape(link, name, sizeof name))
@@ -289,15 +311,22 @@ static ct_status read_dataset(hid_t file, const char *path, const char *link, ct
   int64_t shape[CT_MAX_DIMS];
   ct_tensor *t = NULL;
   if (!dataset_dtype(ds, &dt)) {
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": unsupported element type", path, name);
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": unsupported element type (%s; tensors hold numbers)", path, name,
+                     class_name(ds));
   } else if (nd < 0 || nd > CT_MAX_DIMS) {
     st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": rank %d exceeds %d", path, name, nd, CT_MAX_DIMS);
+  } else if (H5Sget_simple_extent_type(sp) == H5S_NULL) {
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": null dataspace (no value, not even a scalar)", path, name);
+  } else if (H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": unreadable dimensions", path, name);
   } else {
-    H5Sget_simple_extent_dims(sp, dims, NULL);
-    for (int i = 0; i < nd; i++) shape[i] = (int64_t)dims[i];
-    t = ct_tensor_new(dt, nd, shape, name);
-    if (!t) st = ct_diag_set(d, CT_ERR_LIMIT, "%s: dataset \"%s\": out of memory", path, name);
-    else if (t->nbytes && H5Dread(ds, h5_type(dt), H5S_ALL, H5S_ALL, H5P_DEFAULT, t->data) < 0)
+    char what[CT_H5_NAME_MAX + 64];
+    snprintf(what, sizeof what, "%s: dataset \"%s\"", path, name);
+    for (int i = 0; i < nd; i++) shape[i] = dims[i] > (hsize_t)INT64_MAX ? -1 : (int64_t)dims[i];
+    int64_t bytes;
+    if (!ct_shape_bytes(dt, nd, shape, &bytes))
+      st = ct_diag_set(d, CT_ERR_INPUT, "%s: dimensions overflow 64 bits", what);
+    else if (!(st = ct_tensor_alloc(&t, dt, nd, shape, name, what, d)) && t->nbytes && H5Dread(ds, h5_type(dt), H5S_ALL, H5S_ALL, H5P_DEFAULT, t->data) < 0)
       st = ct_diag_set(d, CT_ERR_INPUT, "%s: dataset \"%s\": cannot read as %s", path, name, ct_dtype_name(dt));
   }
   if (!st) {
@@ -360,7 +389,12 @@ static hid_t open_h5(const char *path, ct_diag *d) {
   return file;
 }
 
-ct_status ct_h5_read(const char *path, ct_tensor_list *out, ct_diag *d) {
+void ct_h5_preinit(void) {
+  H5open();
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+ct_status ct_h5_read_direct(const char *path, ct_tensor_list *out, ct_diag *d) {
   hid_t file = open_h5(path, d);
   if (file < 0) return d ? d->code : CT_ERR_INPUT;
   read_ctx c = {path, out, d, CT_OK};
@@ -371,7 +405,7 @@ ct_status ct_h5_read(const char *path, ct_tensor_list *out, ct_diag *d) {
   return CT_OK;
 }
 
-ct_status ct_h5_read_one(const char *path, const char *name, ct_tensor **out, ct_diag *d) {
+ct_status ct_h5_read_one_direct(const char *path, const char *name, ct_tensor **out, ct_diag *d) {
   char esc[CT_H5_NAME_MAX];
   if (!ct_h5_escape(name, esc, sizeof esc))
     return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor name too long", path);

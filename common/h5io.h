@@ -49,13 +49,24 @@ void ct_h5_writer_abort(ct_h5_writer *w);
 /* Writes n tensors to path (atomic, as above). */
 ct_status ct_h5_write(const char *path, ct_tensor *const *ts, int n, ct_diag *d);
 
-/* Reads every dataset at the root of path into out (appended, in name order). Errors:
- * CT_ERR_INPUT naming the file (missing, not HDF5) or the dataset (unsupported type,
- * bad attribute). */
+/* Reads every dataset at the root of path into out (appended, in name order). The file is
+ * read in a child process (common/h5child.c) with rlimits, so a corrupt file on which libhdf5
+ * itself crashes, loops or leaks ends as CT_ERR_INPUT "PATH: corrupt HDF5 file" and never
+ * takes ctpu down. Errors: CT_ERR_INPUT naming the file (missing, not HDF5, corrupt) or the
+ * dataset (unsupported type, null dataspace, bad attribute, dims overflowing 64 bits);
+ * CT_ERR_LIMIT naming the dataset, shape and bytes when one is over the memory budget. */
 ct_status ct_h5_read(const char *path, ct_tensor_list *out, ct_diag *d);
 
-/* Reads one tensor by name. CT_ERR_INPUT if missing ("file.h5: no dataset \"x\"") or
- * unreadable. */
+/* Reads one tensor by name, isolated like ct_h5_read. CT_ERR_INPUT if missing
+ * ("file.h5: no dataset \"x\"") or unreadable. */
 ct_status ct_h5_read_one(const char *path, const char *name, ct_tensor **out, ct_diag *d);
+
+/* Initializes libhdf5 in this process (once; the forked readers then start warm). */
+void ct_h5_preinit(void);
+
+/* The same two readers in this process, without isolation: for the child itself, for files
+ * ctpu just wrote, and for the fuzz harness (which wants libhdf5's crashes to be seen). */
+ct_status ct_h5_read_direct(const char *path, ct_tensor_list *out, ct_diag *d);
+ct_status ct_h5_read_one_direct(const char *path, const char *name, ct_tensor **out, ct_diag *d);
 
 #endif

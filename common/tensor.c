@@ -3,6 +3,8 @@
  * nearest even. */
 #include "common/tensor.h"
 
+#include "common/limits.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,7 @@ ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char
   if (ndim < 0 || ndim > CT_MAX_DIMS || dt >= CT_DTYPE_COUNT) return NULL;
   int64_t n = ct_shape_numel(ndim, shape);
   if (n < 0 || (uint64_t)n > CT_TENSOR_MAX_BYTES / ct_dtype_size(dt)) return NULL;
+  if (ct_mem_budget_check(dt, ndim, shape, "", NULL)) return NULL;
   ct_tensor *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->dtype = dt;

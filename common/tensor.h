@@ -56,8 +56,9 @@ int64_t ct_shape_numel(int ndim, const int64_t *shape);
 /* Elements of t. */
 int64_t ct_tensor_numel(const ct_tensor *t);
 
-/* Allocates a zero-filled row-major tensor. Returns NULL if out of memory or if the shape is
- * invalid (ndim > CT_MAX_DIMS, negative dim, byte size overflow). name may be NULL. */
+/* Allocates a zero-filled row-major tensor. Returns NULL if out of memory, if the shape is
+ * invalid (ndim > CT_MAX_DIMS, negative dim, byte size overflow) or if its bytes exceed the
+ * memory budget (common/limits.h; ct_tensor_alloc says which). name may be NULL. */
 ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char *name);
 /* Deep copy (data, name, quant params); NULL on out of memory. */
 ct_tensor *ct_tensor_clone(const ct_tensor *t);

@@ -202,7 +202,8 @@ ct_status ct_pass_run_pipeline(ct_graph *g, const char *passes, const ct_pass_op
   for (const char *s = passes; *s;) {
     size_t n = strcspn(s, ",");
     while (n > 0 && *s == ' ') { s++; n--; }
-    if (n > 0 && find_pass(s, n) < 0 && find_pipeline(s, n) < 0)
+    if (n == 0) return ct_diag_set(d, CT_ERR_USAGE, "empty pass name in the pass list \"%s\"", passes);
+    if (find_pass(s, n) < 0 && find_pipeline(s, n) < 0)
       return ct_diag_set(d, CT_ERR_USAGE, "unknown pass \"%.*s\" (see ctpu opt --help)", (int)n, s);
     s += n;
     if (*s == ',') s++;
@@ -214,7 +215,9 @@ ct_status ct_pass_run_pipeline(ct_graph *g, const char *passes, const ct_pass_op
       if (st != CT_ERR_LIMIT) d->code = CT_ERR_INPUT;
       return ct_diag_prefix(d, "input graph: ");
     }
-    rc.full_verify = ct_ir_verify(g, d) == CT_OK;
+    ct_status vs = ct_ir_verify(g, d);
+    if (vs == CT_ERR_LIMIT) return vs; /* out of memory is not "the input does not verify" */
+    rc.full_verify = vs == CT_OK;
     ct_diag_clear(d);
   }
   int changed = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/limits.h"
 #include "ops/shape.h"
 #include "ops/kernel.h"
 
@@ -83,8 +84,12 @@ static ct_status fold_kernel(const ct_op *op, ct_kernel_fn kern, ct_diag *d) {
   for (; made < op->n_out && !st; made++) {
     const ct_value *v = op->out[made];
     if (v->ndim < 0) st = fail(op, d, CT_ERR_INTERNAL, "shape function left no shape for output", made);
-    else if (!(out[made] = ct_tensor_new(v->dtype, v->ndim, v->shape, v->name)))
-      st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory folding a constant", op->loc);
+    else {
+      char what[512];
+      snprintf(what, sizeof what, "node \"%.200s\": folding output \"%.200s\" to a constant", op->loc ? op->loc : "",
+               v->name ? v->name : "");
+      st = ct_tensor_alloc(&out[made], v->dtype, v->ndim, v->shape, v->name, what, d);
+    }
     if (st) break;
   }
   const ct_kernel_ctx ctx = {.threads = 1};

@@ -158,11 +158,17 @@ static void print_pair(table *t, const pair *p) {
     return;
   }
   const ct_compare_metrics *m = &p->m;
-  fprintf(t->out, "%-*s  %-22s %-9s %10.6f %10.6f %9.2f %12.6g  %s\n", t->width, p->a->name, sa,
-          ct_compare_verdict_name(p->v), m->cosine, m->euclid, m->sqnr_db, m->max_abs, p->pass ? "PASS" : "FAIL");
+  const ct_tensor *a = p->a, *b = p->b;
+  /* --exact: equal values that are not the same bits say why (the dtypes, or -0/NaN bits) */
+  const char *vn = t->o->tol.exact && p->v == CT_CMP_EQUAL && !m->bitwise ? (a->dtype != b->dtype ? "dtype" : "bits")
+                                                                         : ct_compare_verdict_name(p->v);
+  fprintf(t->out, "%-*s  %-22s %-9s %10.6f %10.6f %9.2f %12.6g  %s\n", t->width, a->name, sa, vn, m->cosine, m->euclid,
+          m->sqnr_db, m->max_abs, p->pass ? "PASS" : "FAIL");
   if (t->o->verbose && !p->pass) {
-    if (t->o->tol.exact && p->v == CT_CMP_EQUAL) fprintf(t->out, "    values equal but not bitwise (dtype or -0/NaN bits)\n");
-    print_diffs(t, p->da ? p->da : p->a, p->db ? p->db : p->b);
+    if (t->o->tol.exact && p->v == CT_CMP_EQUAL)
+      fprintf(t->out, "    values equal but not bitwise (%s vs %s%s)\n", ct_dtype_name(a->dtype), ct_dtype_name(b->dtype),
+              a->dtype == b->dtype ? ": -0 or NaN bits" : "");
+    print_diffs(t, p->da ? p->da : a, p->db ? p->db : b);
   }
 }
 
@@ -239,10 +245,25 @@ static ct_status compare_lists(table *t, const ct_tensor_list *a, const ct_tenso
 
 /* Reads a tensor file: an ONNX TensorProto when the name ends in ".pb" (one tensor, named
  * as the proto names it), else an HDF5 tensor file. */
-static ct_status read_tensors(const char *path, ct_tensor_list *l, ct_diag *d) {
+static ct_status read_tensors(const char *path, const ct_compare_opts *o, ct_tensor_list *l, ct_diag *d) {
   size_t n = strlen(path);
-  if (n < 3 || strcmp(path + n - 3, ".pb") != 0) return ct_h5_read(path, l, d);
-  return ct_onnx_read_tensor_pb_into(path, l, d);
+  if (n >= 3 && strcmp(path + n - 3, ".pb") == 0) return ct_onnx_read_tensor_pb_into(path, l, d);
+  if (o->n_only <= 0) return ct_h5_read(path, l, d);
+  /* --only: read just the named datasets, so others (strings, bools, ...) do not matter */
+  for (int i = 0; i < o->n_only; i++) {
+    ct_tensor *t = NULL;
+    ct_status st = ct_h5_read_one(path, o->only[i], &t, d);
+    if (st && d && strstr(d->msg, ": no dataset \"")) {
+      ct_diag_clear(d);
+      continue;
+    }
+    if (st) return st;
+    if (!ct_tensor_list_push(l, t)) {
+      ct_tensor_free(t);
+      return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+    }
+  }
+  return CT_OK;
 }
 
 ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *o, FILE *out,
@@ -251,8 +272,8 @@ ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *
   ct_tensor_list_init(&la);
   ct_tensor_list_init(&lb);
   memset(s, 0, sizeof *s);
-  ct_status st = read_tensors(a, &la, d);
-  if (!st) st = read_tensors(b, &lb, d);
+  ct_status st = read_tensors(a, o, &la, d);
+  if (!st) st = read_tensors(b, o, &lb, d);
   if (!st) {
     table t = {out, name_width(&la, &lb), o, s};
     st = compare_lists(&t, &la, &lb, d);

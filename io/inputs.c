@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "onnx/onnx.h"
 #include "io/image.h"
@@ -72,6 +73,13 @@ static ct_status load_hdf5(input_set *s, const char *file, ct_diag *d) {
   return CT_OK;
 }
 
+/* True if the Input op carries any image-preprocessing attribute (an image given to an
+ * input without them would be converted by silent defaults: refused). */
+static bool has_preprocessing(const ct_op *op) {
+  return ct_attr_has_input_pixel_format(op) || ct_attr_has_input_resize_dims(op) || ct_attr_has_input_mean(op) ||
+         ct_attr_has_input_scale(op) || ct_attr_has_input_keep_aspect_ratio(op);
+}
+
 static ct_status load_image(input_set *s, int k, const char *file, ct_diag *d) {
   ct_image_prep p;
   ct_status st = ct_image_prep_from_op(s->ops[k], &p, d);
@@ -79,6 +87,13 @@ static ct_status load_image(input_set *s, int k, const char *file, ct_diag *d) {
   ct_image img;
   st = ct_image_load(file, &img, d);
   if (st) return st;
+  if (!has_preprocessing(s->ops[k])) {
+    ct_image_free(&img);
+    return ct_diag_set(d, CT_ERR_INPUT,
+                       "%s: input \"%s\": the model has no image preprocessing (set it with ctpu transform --pixel-format, "
+                       "--mean, --scale, --resize-dims) or give the input as a tensor file (.h5, .pb)", file, s->vals[k]->name);
+  }
+
   const ct_value *v = s->vals[k];
   ct_tensor *t = NULL;
   st = ct_image_preprocess(&img, &p, v->shape[1], v->shape[2], v->shape[3], v->name, &t, d);
@@ -88,14 +103,26 @@ static ct_status load_image(input_set *s, int k, const char *file, ct_diag *d) {
   return CT_OK;
 }
 
+#define ACCEPTED "HDF5 files (.h5), ONNX TensorProto files (.pb) or JPEG/PNG images"
+
 /* Loads one file into the next free input(s). */
 static ct_status load_file(input_set *s, const char *file, ct_diag *d) {
   int k = next_free(s);
   if (k < 0) return CT_ERR_USAGE; /* the caller reports the count */
   if (is_hdf5(file)) return load_hdf5(s, file, d);
   if (ct_image_is_image_file(file)) return load_image(s, k, file, d);
+  struct stat sb;
+  if (stat(file, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0)
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: empty file; inputs are %s", file, ACCEPTED);
   ct_tensor *t = NULL;
   ct_status st = ct_onnx_read_tensor_pb(file, &t, d);
+  size_t n = strlen(file);
+  if (st == CT_ERR_INPUT && (n < 3 || strcmp(file + n - 3, ".pb") != 0)) {
+    char why[256];
+    snprintf(why, sizeof why, "%.200s", d ? d->msg : "");
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: not a tensor file ctpu reads; inputs are %s (read as .pb: %.200s)", file, ACCEPTED,
+                       why);
+  }
   if (st) return st;
   return accept(s, k, t, file, d);
 }

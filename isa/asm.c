@@ -23,6 +23,8 @@ typedef struct asm_ctx {
 } asm_ctx;
 
 #define ERR(c, ...) asm_err(c, __VA_ARGS__)
+#define OOM(c) ct_diag_set((c)->d, CT_ERR_LIMIT, "%s:%d: out of memory", (c)->fname, (c)->line)
+#define AT(c, st) asm_at(c, st)
 static ct_status asm_err(asm_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static ct_status asm_err(asm_ctx *c, const char *fmt, ...) {
   char msg[CT_DIAG_MAX];
@@ -31,6 +33,11 @@ static ct_status asm_err(asm_ctx *c, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   return ct_diag_set(c->d, CT_ERR_INPUT, "%s:%d: %s", c->fname, c->line, msg);
+}
+
+/* A callee's error (its code kept: out of memory stays CT_ERR_LIMIT) with file:line in front. */
+static ct_status asm_at(asm_ctx *c, ct_status st) {
+  return st ? ct_diag_prefix(c->d, "%s:%d: ", c->fname, c->line) : CT_OK;
 }
 
 /* Splits a line in place into tokens: whitespace separates; "..." is one token (escapes \",
@@ -152,7 +159,7 @@ static ct_status directive_io(asm_ctx *c, char **t, int n, bool out) {
   io.zero_point = (int32_t)zp;
   if (ct_program_find_io(c->p, io.name) || ct_program_find_const(c->p, io.name))
     return ERR(c, "%s: name \"%s\" is already defined", t[0], io.name);
-  return ct_program_add_io(c->p, &io, c->d) ? ERR(c, "out of memory") : CT_OK;
+  return AT(c, ct_program_add_io(c->p, &io, c->d));
 }
 
 /* Stores one numeric value v as element i of dtype dt into buf; false if out of range. */
@@ -215,7 +222,7 @@ static ct_status const_values(asm_ctx *c, const char *list, ct_dtype dt, uint8_t
     }
     n++;
   }
-  if (!buf) return ERR(c, "out of memory");
+  if (!buf) return OOM(c);
   *data = buf;
   *bytes = (uint64_t)n * es;
   return CT_OK;
@@ -226,7 +233,7 @@ static ct_status const_hex(asm_ctx *c, const char *s, uint8_t **data, uint64_t *
   size_t n = strlen(s + 2);
   if (n % 2) return ERR(c, ".const: odd number of hex digits");
   uint8_t *buf = malloc(n / 2 + 1);
-  if (!buf) return ERR(c, "out of memory");
+  if (!buf) return OOM(c);
   for (size_t i = 0; i < n / 2; i++) {
     unsigned v;
     char two[3] = {s[2 + 2 * i], s[3 + 2 * i], 0};
@@ -259,14 +266,14 @@ static ct_status const_h5(asm_ctx *c, const char *spec, ct_dtype *dt, bool own_d
   ct_tensor *cv = t->dtype == *dt ? t : ct_tensor_cast(t, *dt);
   if (!cv) {
     ct_tensor_free(t);
-    return ERR(c, "out of memory");
+    return OOM(c);
   }
   *bytes = cv->nbytes;
   *data = malloc(cv->nbytes + 1);
   if (*data) memcpy(*data, cv->data, cv->nbytes);
   if (cv != t) ct_tensor_free(cv);
   ct_tensor_free(t);
-  return *data ? CT_OK : ERR(c, "out of memory");
+  return *data ? CT_OK : OOM(c);
 }
 
 /* .const name dtype ([values] | 0xHEX | file.h5:dataset) [at=ADDR], or
@@ -292,7 +299,7 @@ static ct_status directive_const(asm_ctx *c, char **t, int n) {
   c->const_next = addr + bytes;
   st = ct_program_add_const(c->p, t[1], dt, addr, data, bytes, c->d);
   free(data);
-  return st ? ERR(c, "out of memory") : CT_OK;
+  return AT(c, st);
 }
 
 /* .debug "layer" group tile [step] */
@@ -302,9 +309,7 @@ static ct_status directive_debug(asm_ctx *c, char **t, int n) {
   for (int i = 2; i < n; i++)
     if (!parse_int(t[i], &v[i - 2]) || v[i - 2] < INT32_MIN || v[i - 2] > INT32_MAX)
       return ERR(c, ".debug: bad number \"%s\"", t[i]);
-  if (ct_program_add_debug(c->p, t[1], (int32_t)v[0], (int32_t)v[1], (int32_t)v[2], &c->cur_debug, c->d))
-    return ERR(c, ".debug: too many entries or out of memory");
-  return CT_OK;
+  return AT(c, ct_program_add_debug(c->p, t[1], (int32_t)v[0], (int32_t)v[1], (int32_t)v[2], &c->cur_debug, c->d));
 }
 
 /* Pass-1 directives (symbols, placement, signature); pass-2 ones are skipped here. */
@@ -433,7 +438,7 @@ static ct_status instruction(asm_ctx *c, char **t, int n, const ct_chip *chip) {
   if (ct_isa_check(&insn, chip, &cd)) return ERR(c, "%s", cd.msg);
   if (insn.debug_id > c->p->n_debug)
     return ERR(c, "%s: debug id %u is not defined", ct_isa_op_name(insn.op), insn.debug_id);
-  return ct_program_add_insn(c->p, &insn, c->d) ? ERR(c, "out of memory") : CT_OK;
+  return AT(c, ct_program_add_insn(c->p, &insn, c->d));
 }
 
 ct_status ct_asm_insn(const char *line, const ct_program *symbols, ct_insn *insn, ct_diag *d) {

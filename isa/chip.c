@@ -136,14 +136,27 @@ wrong:
   return ct_diag_set(d, CT_ERR_INPUT, "%s: %s: expected %s", fname, k->key, type_names[k->type]);
 }
 
+/* True if some key starts with "prefix." (prefix names a section such as "mxu"). */
+static bool is_section(const char *prefix) {
+  size_t n = strlen(prefix);
+  for (size_t i = 0; i < N_KEYS; i++)
+    if (!strncmp(keys[i].key, prefix, n) && keys[i].key[n] == '.') return true;
+  return false;
+}
+
 /* Walks an object; nested objects extend the dotted key prefix. */
 static ct_status walk(ct_chip *c, const cJSON *obj, const char *prefix, const char *fname, ct_diag *d) {
   for (const cJSON *it = obj->child; it; it = it->next) {
     char key[256];
     snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", it->string ? it->string : "");
+    for (const cJSON *e = obj->child; e != it; e = e->next)
+      if (e->string && it->string && !strcmp(e->string, it->string))
+        return ct_diag_set(d, CT_ERR_INPUT, "%s: %s: duplicate key", fname, key);
     const key_info *k = find_key(key);
     ct_status st;
-    if (!k && cJSON_IsObject(it)) st = walk(c, it, key, fname, d);
+    if (!k && is_section(key))
+      st = cJSON_IsObject(it) ? walk(c, it, key, fname, d)
+                              : ct_diag_set(d, CT_ERR_INPUT, "%s: %s: expected an object (a section of keys)", fname, key);
     else if (!k) st = ct_diag_set(d, CT_ERR_INPUT, "%s: %s: unknown key", fname, key);
     else st = set_key(c, k, it, fname, d);
     if (st) return st;
@@ -151,8 +164,31 @@ static ct_status walk(ct_chip *c, const cJSON *obj, const char *prefix, const ch
   return CT_OK;
 }
 
+/* Deepest nesting of [ and { outside strings; stops counting past limit. */
+static int json_depth(const char *s, int limit) {
+  int depth = 0, max = 0;
+  bool in_str = false;
+  for (; *s && max <= limit; s++) {
+    if (in_str) {
+      if (*s == '\\' && s[1]) s++;
+      else if (*s == '"') in_str = false;
+    } else if (*s == '"') {
+      in_str = true;
+    } else if (*s == '[' || *s == '{') {
+      if (++depth > max) max = depth;
+    } else if (*s == ']' || *s == '}') {
+      depth--;
+    }
+  }
+  return max;
+}
+
+#define CHIP_MAX_NESTING 16
+
 ct_status ct_chip_parse(const char *json, const char *fname, ct_chip *c, ct_diag *d) {
   if (!fname) fname = "chip";
+  if (json_depth(json, CHIP_MAX_NESTING) > CHIP_MAX_NESTING)
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: JSON nested deeper than %d levels (a chip file has 2)", fname, CHIP_MAX_NESTING);
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
   if (!root) {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/limits.h"
+
 void ct_program_init(ct_program *p, uint64_t sig) {
   memset(p, 0, sizeof *p);
   p->version = CT_PROGRAM_VERSION;
@@ -91,10 +93,9 @@ ct_status ct_program_add_debug(ct_program *p, const char *layer, int32_t group, 
 
 /* Bytes of a dense IO tensor, or UINT64_MAX on overflow / invalid dtype. */
 static uint64_t io_bytes(const ct_prog_io *io) {
-  int64_t n = ct_shape_numel(io->ndim, io->shape);
-  uint64_t es = ct_dtype_size(io->dtype);
-  if (n < 0 || es == 0 || (uint64_t)n > UINT64_MAX / es) return UINT64_MAX;
-  return (uint64_t)n * es;
+  int64_t b;
+  if (io->ndim < 0 || io->ndim > CT_MAX_DIMS || !ct_shape_bytes(io->dtype, io->ndim, io->shape, &b)) return UINT64_MAX;
+  return (uint64_t)b;
 }
 
 static ct_status check_gmem(const ct_chip *chip, uint64_t addr, uint64_t bytes, const char *what, const char *name,
@@ -168,9 +169,8 @@ static ct_status check_overlaps(const ct_program *p, ct_prog_part *part, size_t 
   for (size_t i = 0; i < p->n_consts; i++)
     if (p->consts[i].bytes) v[n++] = (span){p->consts[i].gmem_addr, p->consts[i].gmem_addr + p->consts[i].bytes, false, i};
   for (size_t i = 0; i < p->n_io; i++) {
-    int64_t e = ct_shape_numel(p->io[i].ndim, p->io[i].shape);
-    uint64_t b = (uint64_t)e * ct_dtype_size(p->io[i].dtype);
-    if (b) v[n++] = (span){p->io[i].gmem_addr, p->io[i].gmem_addr + b, true, i};
+    uint64_t b = io_bytes(&p->io[i]);
+    if (b && b != UINT64_MAX) v[n++] = (span){p->io[i].gmem_addr, p->io[i].gmem_addr + b, true, i};
   }
   qsort(v, n, sizeof *v, span_cmp);
   const span *far_any = NULL, *far_const = NULL; /* furthest-reaching earlier spans */

@@ -486,6 +486,9 @@ static ct_status set_preprocess(ct_onnx_ctx *c, const ct_onnx_options *o, ct_dia
 
 /* ---- the model ---- */
 
+/* Highest default-domain opset accepted (ONNX 1.17 is at 22; room for future ones). */
+#define CT_ONNX_MAX_OPSET 1000
+
 static ct_status import_graph(ct_onnx_ctx *c, const Onnx__ModelProto *m, const ct_onnx_options *opt, ct_diag *d) {
   const Onnx__GraphProto *gp = m->graph;
   c->opset = 1;
@@ -494,6 +497,10 @@ static ct_status import_graph(ct_onnx_ctx *c, const Onnx__ModelProto *m, const c
     if ((!dom || !dom[0] || !strcmp(dom, "ai.onnx")) && m->opset_import[i]->has_version)
       c->opset = m->opset_import[i]->version;
   }
+  if (c->opset < 1 || c->opset > CT_ONNX_MAX_OPSET)
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: opset version %lld of the default domain is not an ONNX opset (1..%d)", c->file,
+                       (long long)c->opset, CT_ONNX_MAX_OPSET);
+  if (gp->n_output == 0) return ct_diag_set(d, CT_ERR_INPUT, "%s: the graph has no outputs", c->file);
   ct_status st = add_inputs(c, gp, opt, d);
   if (!st) st = add_initializers(c, gp, d);
   for (size_t i = 0; !st && i < gp->n_node; i++) st = add_node(c, gp->node[i], i, d);

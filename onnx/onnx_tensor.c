@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "onnx/onnx.h"
+#include "common/limits.h"
 #include "onnx/onnx_internal.h"
 
 /* Which repeated field holds the elements of a type when raw_data is absent. */
@@ -219,8 +220,9 @@ static ct_status new_for_proto(const Onnx__TensorProto *tp, const char *file, ct
     if (tp->dims[i] < 0)
       return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor \"%s\": dim %zu is negative (%lld)", file, tname(tp), i,
                          (long long)tp->dims[i]);
-  if (ct_shape_numel((int)tp->n_dims, tp->dims) < 0)
-    return ct_diag_set(d, CT_ERR_LIMIT, "%s: tensor \"%s\": element count overflows", file, tname(tp));
+  int64_t bytes;
+  if (!ct_shape_bytes(dt, (int)tp->n_dims, tp->dims, &bytes))
+    return ct_diag_set(d, CT_ERR_LIMIT, "%s: tensor \"%s\": size overflows 64 bits", file, tname(tp));
   if (tp->segment)
     return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor \"%s\": segmented tensors are unsupported", file, tname(tp));
   bool external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
@@ -232,9 +234,9 @@ static ct_status new_for_proto(const Onnx__TensorProto *tp, const char *file, ct
     return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor \"%s\": dims need %lld elements, the data holds at most %llu",
                        file, tname(tp), (long long)numel, (unsigned long long)supplied);
   const char *nm = tp->name && tp->name[0] ? tp->name : NULL;
-  *out = ct_tensor_new(dt, (int)tp->n_dims, tp->dims, nm);
-  if (!*out) return ct_diag_set(d, CT_ERR_LIMIT, "%s: tensor \"%s\": out of memory", file, tname(tp));
-  return CT_OK;
+  char what[512];
+  snprintf(what, sizeof what, "%.256s: tensor \"%.200s\"", file, tname(tp));
+  return ct_tensor_alloc(out, dt, (int)tp->n_dims, tp->dims, nm, what, d);
 }
 
 ct_status ct_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *model_dir, const char *file,

@@ -35,4 +35,12 @@ ct_kernel_fn ct_kernel_of(ct_op_kind k);
  * FULL): callers may pass buffers with stale contents; otherwise outputs must be zeroed. */
 bool ct_kernel_writes_all(ct_op_kind k);
 
+/* Runs op of a Tpu module (ops/tpu_exec.c, docs/tpu.md): an op with quantized operands or
+ * results, or a Cast, runs its integer kernel (ct_kernel_for(kind, CT_DIALECT_TPU)); any other
+ * op runs its Top kernel on f32 copies of bf16/f16 operands and rounds the results to their
+ * storage type (nearest even). Results get their values' quant params (dumps carry them).
+ * Errors: CT_ERR_INPUT naming the node when the needed kernel does not exist, the kernels'
+ * own errors; CT_ERR_LIMIT when out of memory. */
+ct_status ct_tpu_exec(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/limits.h"
 #include "ops/shape.h"
 #include "ops/nn_shape_util.h"
 #include "ops/broadcast.h"
@@ -110,11 +111,17 @@ static ct_status sp_read(const ct_op *op, const int64_t *kernel, int ceil, ct_sh
   if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
     return ct_shape_nn_fail(d, op, "unsupported auto_pad \"%s\"", ap);
   for (int i = 0; i < n; i++) {
-    int64_t ext = geo->dl[i] * (geo->k[i] - 1) + 1;
+    int64_t ext, padded, tot;
+    if (!ct_kernel_extent(geo->k[i], geo->dl[i], &ext))
+      return ct_shape_nn_fail(d, op, "kernel extent (kernel_shape[%d] - 1) * dilations[%d] + 1 overflows 64 bits", i, i);
     if (strcmp(ap, "VALID") == 0) geo->pads[i] = geo->pads[i + n] = 0;
+    if (!ct_add_i64(geo->in[i], geo->pads[i], &padded) || !ct_add_i64(padded, geo->pads[i + n], &padded))
+      return ct_shape_nn_fail(d, op, "padded input size overflows 64 bits (dim %d)", i);
     if (same) {
       int64_t o = (geo->in[i] + geo->s[i] - 1) / geo->s[i];
-      int64_t tot = (o - 1) * geo->s[i] + ext - geo->in[i];
+      if (!ct_mul_i64(o - 1, geo->s[i], &tot) || !ct_add_i64(tot, ext, &tot))
+        return ct_shape_nn_fail(d, op, "SAME padding overflows 64 bits (dim %d)", i);
+      tot -= geo->in[i];
       if (tot < 0) tot = 0;
       int64_t small = tot / 2, big = tot - tot / 2;
       geo->pads[i] = ap[5] == 'U' ? small : big;
@@ -122,10 +129,10 @@ static ct_status sp_read(const ct_op *op, const int64_t *kernel, int ceil, ct_sh
       geo->out[i] = o;
       continue;
     }
-    int64_t span = geo->in[i] + geo->pads[i] + geo->pads[i + n] - ext;
+    int64_t span = padded - ext;
     if (span < 0)
       return ct_shape_nn_fail(d, op, "kernel extent %lld exceeds padded input %lld (dim %d)", (long long)ext,
-                              (long long)(geo->in[i] + geo->pads[i] + geo->pads[i + n]), i);
+                              (long long)padded, i);
     geo->out[i] = (ceil ? (span + geo->s[i] - 1) / geo->s[i] : span / geo->s[i]) + 1;
     /* ceil_mode: a window that would start inside the end padding is dropped (PyTorch rule,
      * adopted by ONNX 1.16's reference) */

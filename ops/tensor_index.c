@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/limits.h"
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
 #include "ops/shape_util.h"
@@ -346,6 +347,8 @@ ct_status ct_shape_constantofshape(ct_graph *g, ct_op *op, ct_diag *d) {
   const ct_attr *vd = ct_attr_raw_constantofshape_value_dtype(op);
   if (vd && !ct_dtype_from_onnx((int)vd->i, &dt))
     return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: value of ONNX data type %lld", (long long)vd->i);
+  int64_t bytes;
+  if (!ct_shape_bytes(dt, n, s, &bytes)) return ct_km_err(d, CT_ERR_INPUT, op, "output size overflows 64 bits");
   ct_sm_out(op, 0, dt, n, s);
   return CT_OK;
 }

@@ -244,4 +244,10 @@ const char *ct_quant_lut_name(ct_quant_lut_fn fn);
 bool ct_quant_lut_make(const ct_quant_lut_spec *spec, ct_quant_param in, ct_quant_param out,
                        uint8_t table[256]);
 
+/* Float view of a stored tensor (quant_tensor.c): a new f32 tensor of t's shape and name with
+ * (q − zp)·scale for an integer tensor with quant params (per channel along quant_axis),
+ * the values themselves for any other dtype (bf16/f16 widened exactly). NULL when out of
+ * memory. */
+ct_tensor *ct_quant_dequant_tensor(const ct_tensor *t);
+
 #endif

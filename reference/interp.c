@@ -134,7 +134,8 @@ static bool all_outputs_const(const ct_op *op) {
 
 /* Runs one computing op: gathers its input tensors, allocates its outputs, calls the kernel. */
 static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
-  ct_kernel_fn fn = ct_kernel_of(op->kind);
+  bool tpu = ct_graph_dialect(s->g) == CT_DIALECT_TPU; /* Tpu: integer or rounded float (ct_tpu_exec) */
+  ct_kernel_fn fn = tpu ? ct_tpu_exec : ct_kernel_of(op->kind);
   if (!fn)
     return ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": op %s has no reference kernel", op->loc, ct_op_name(op->kind));
   ct_tensor **in = calloc((size_t)op->n_in + 1, sizeof *in);
@@ -150,7 +151,7 @@ static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
     const ct_value *v = op->out[k];
     if (v->ndim < 0)
       st = ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": output %d (\"%s\") has no inferred shape", op->loc, k, v->name);
-    else if (!(out[k] = acquire(s, v, !ct_kernel_writes_all(op->kind), &s->cap[v->id])))
+    else if (!(out[k] = acquire(s, v, tpu || !ct_kernel_writes_all(op->kind), &s->cap[v->id])))
       st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory for output \"%s\"", op->loc, v->name);
   }
   if (st == CT_OK) st = fn(op, in, out, &s->ctx, d);

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 dir=build; opts=()
 if [ "${1:-}" = "--sanitize" ]; then
-  dir=build-asan; opts=(-DCTPU_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+  dir=build-asan; opts=(-DCTPU_SANITIZE=ON -DCTPU_ALLOC_FAIL=ON -DCMAKE_BUILD_TYPE=Debug)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 cmake -S . -B "$dir" "${opts[@]}" >/dev/null

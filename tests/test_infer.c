@@ -432,6 +432,9 @@ START_TEST(test_inputs_hdf5_pb_and_image) {
   ct_graph *g2 = ct_graph_new("m2", "top");
   ct_value *bb[2] = {add_input(g2, "b", CT_F32, 4, sb), add_input(g2, "c", CT_F32, 4, sb)};
   ck_assert(ct_graph_set_outputs(g2, 2, bb));
+  ck_assert_int_eq(ct_inputs_load(g2, f3, 2, &in, &d), CT_ERR_INPUT); /* no preprocessing: refused */
+  ck_assert_msg(strstr(d.msg, "no image preprocessing"), "%s", d.msg);
+  ck_assert(ct_attr_set_input_keep_aspect_ratio(g2, bb[1]->def, 0));
   ck_assert_int_eq(ct_inputs_load(g2, f3, 2, &in, &d), CT_OK);
   ck_assert_str_eq(in.items[0]->name, "b"); /* renamed after the input */
   ck_assert_float_eq(((float *)in.items[0]->data)[7], 7.0f);

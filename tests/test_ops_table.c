@@ -14,23 +14,29 @@
 
 START_TEST(test_docs_ops_md_is_generated_text) {
   char *text = ct_test_doc_current(ct_ops_doc, "docs/ops.md", "ctpu ops-doc");
-  ck_assert_ptr_nonnull(strstr(text, "| Softmax | top | 1 | 1 | [softmax](#softmax) | yes | yes | - |"));
+  ck_assert_ptr_nonnull(strstr(text, "| Softmax | top, tpu | 1 | 1 | [softmax](#softmax) | yes | yes | - |"));
+  ck_assert_ptr_nonnull(strstr(text, "| Lut | tpu | 1 | 1 | [lut](#lut) | yes | - | yes |"));
   ck_assert_ptr_nonnull(strstr(text, "| `axis` | int | `-1` |"));
   free(text);
 }
 END_TEST
 
-/* Every op but the graph leaves has a shape function and a float kernel; no op has a Tpu
- * kernel yet, and a kernel lookup with a bad dialect finds nothing. */
+/* Every op but the graph leaves has a shape function; every Top op a float kernel; every
+ * Tpu-only op (Requant, Lut) an integer kernel; a kernel lookup with a bad dialect finds
+ * nothing. The integer kernels of the Tpu dialect (docs/tpu.md) are keyed by (op, dialect). */
 START_TEST(test_every_op_has_shape_and_top_kernel) {
   for (int k = 0; k < CT_OP_COUNT; k++) {
     if (k == CT_OP_INPUT || k == CT_OP_WEIGHT) continue;
-    ck_assert_msg(ct_shape_fn_of((ct_op_kind)k) && ct_kernel_of((ct_op_kind)k), "%s", ct_op_name((ct_op_kind)k));
+    unsigned dl = ct_op_dialects((ct_op_kind)k);
+    ck_assert_msg(ct_shape_fn_of((ct_op_kind)k), "%s", ct_op_name((ct_op_kind)k));
+    ck_assert_msg(!(dl & CT_DIALECT_TOP) || ct_kernel_of((ct_op_kind)k), "%s", ct_op_name((ct_op_kind)k));
+    ck_assert_msg((dl & CT_DIALECT_TOP) || ct_kernel_for((ct_op_kind)k, CT_DIALECT_TPU), "%s", ct_op_name((ct_op_kind)k));
     ck_assert_ptr_eq(ct_kernel_for((ct_op_kind)k, CT_DIALECT_TOP), ct_kernel_of((ct_op_kind)k));
-    ck_assert_ptr_null(ct_kernel_for((ct_op_kind)k, CT_DIALECT_TPU));
     ck_assert_ptr_null(ct_kernel_for((ct_op_kind)k, (ct_dialect)0));
-    ck_assert_uint_ne(ct_op_dialects((ct_op_kind)k) & CT_DIALECT_TOP, 0);
   }
+  ck_assert_ptr_nonnull(ct_kernel_for(CT_OP_CONV, CT_DIALECT_TPU));
+  ck_assert_ptr_ne(ct_kernel_for(CT_OP_CONV, CT_DIALECT_TPU), ct_kernel_of(CT_OP_CONV));
+  ck_assert_ptr_null(ct_kernel_for(CT_OP_SOFTMAX, CT_DIALECT_TPU)); /* float only */
   ck_assert_ptr_null(ct_shape_fn_of(CT_OP_COUNT));
   ck_assert(ct_kernel_writes_all(CT_OP_CONV) && !ct_kernel_writes_all(CT_OP_PAD) && !ct_kernel_writes_all(CT_OP_COUNT));
 }

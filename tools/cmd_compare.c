@@ -22,6 +22,7 @@ static void help(void) {
          "                       stored values (no dequantization)\n"
          "  -v                   show the first differing elements of failing tensors\n"
          "  --only NAME,...      compare just these tensors (a missing one fails)\n"
+         "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n"
          "  --sort worst         rows worst first (shape mismatches, then lowest cosine, SQNR)\n"
          "  --top N              print only the first N rows (all tensors still count)\n\n"
          "exit: 0 all passed, 1 a tensor failed or none compared, 2 bad usage, 3 unreadable file\n");

@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "common/h5io.h"
+#include "common/outset.h"
 #include "ir/text.h"
 #include "io/inputs.h"
+#include "quant/quant.h"
 #include "reference/interp.h"
 #include "tools/tools.h"
 
@@ -15,19 +17,24 @@
 
 typedef struct infer_args {
   const char *model, *out, *dump;
+  bool dequant;
   const char *files[MAX_INPUT_FILES];
   int n_files, threads;
 } infer_args;
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctpu infer MODEL.top --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N]\n"
-          "  runs the float reference interpreter on MODEL.top (weights in the .h5 it names)\n"
+          "usage: ctpu infer MODEL.top|MODEL.tpu --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N]\n"
+          "                  [--dequant]\n"
+          "  runs the reference interpreter on MODEL (Tpu: integer kernels) (weights in the .h5 it names)\n"
           "  --input FILE...       HDF5 (datasets named by input), ONNX TensorProto .pb (in input\n"
           "                        order) or JPEG/PNG images (preprocessed as the Input op says)\n"
           "  -o OUT.h5             the module outputs, one dataset per output name\n"
           "  --dump-all LAYERS.h5  also write every input and computed tensor\n"
-          "  --threads N           kernel threads (default 1)\n");
+          "  --threads N           kernel threads (default 1)\n"
+          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n"
+          "  --dequant             Tpu modules: write the outputs as f32 (quantized tensors\n"
+          "                        dequantized by their scale / zero point, bf16/f16 widened)\n");
 }
 
 /* Parses --threads' value: 1..256. */
@@ -54,6 +61,8 @@ static int parse_args(int argc, char **argv, infer_args *a) {
       a->out = argv[++i];
     } else if (!strcmp(s, "--dump-all") && has_val) {
       a->dump = argv[++i];
+    } else if (!strcmp(s, "--dequant")) {
+      a->dequant = true;
     } else if (!strcmp(s, "--threads") && has_val) {
       if (!parse_threads(argv[++i], &a->threads)) return ct_tool_usage(CMD, "--threads needs a number 1..256, not \"%s\"", argv[i]);
     } else if (s[0] == '-') {
@@ -76,7 +85,7 @@ static void show_progress(void *user, int done, int total, const ct_op *op) {
 }
 
 /* Loads inputs, runs, writes outputs; the dump writer (if any) is committed by the caller. */
-static ct_status run(const infer_args *a, const ct_graph *g, ct_h5_writer *dump, ct_diag *d) {
+static ct_status run(const infer_args *a, const ct_graph *g, const char *out_path, ct_h5_writer *dump, ct_diag *d) {
   ct_tensor_list in, out;
   ct_tensor_list_init(&in);
   ct_tensor_list_init(&out);
@@ -84,9 +93,32 @@ static ct_status run(const infer_args *a, const ct_graph *g, ct_h5_writer *dump,
   ct_ref_options opt = {.threads = a->threads, .dump = dump};
   if (ct_tool_isatty()) opt.progress = show_progress;
   if (st == CT_OK) st = ct_ref_run(g, &opt, &in, &out, d);
-  if (st == CT_OK) st = ct_h5_write(a->out, out.items, out.n, d);
+  for (int i = 0; st == CT_OK && a->dequant && i < out.n; i++) {
+    ct_tensor *f = ct_quant_dequant_tensor(out.items[i]);
+    if (!f) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    else ct_tensor_free(out.items[i]), out.items[i] = f;
+  }
+  if (st == CT_OK) st = ct_h5_write(out_path, out.items, out.n, d);
   ct_tensor_list_free(&in);
   ct_tensor_list_free(&out);
+  return st;
+}
+
+/* Registers the inputs (model, its weights, input files) and the outputs of an outset
+ * (common/outset.h); sets the temporary paths to write. */
+static ct_status add_outputs(ct_outset *o, const infer_args *a, const char **out, const char **dump, ct_diag *d) {
+  ct_outset_init(o, CMD);
+  size_t n = strlen(a->model) + 4;
+  char *w = malloc(n);
+  if (!w) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  snprintf(w, n, "%s.h5", a->model);
+  ct_status st = ct_outset_input(o, a->model, d);
+  if (!st) st = ct_outset_input(o, w, d);
+  free(w);
+  for (int i = 0; !st && i < a->n_files; i++) st = ct_outset_input(o, a->files[i], d);
+  if (!st) st = ct_outset_add(o, a->out, out, d);
+  if (!st && a->dump) st = ct_outset_add(o, a->dump, dump, d);
+  if (st) ct_outset_abort(o);
   return st;
 }
 
@@ -96,17 +128,23 @@ int ct_cmd_infer(int argc, char **argv) {
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_diag_clear(&d);
+  ct_outset o;
+  const char *out_tmp = NULL, *dump_tmp = NULL;
+  ct_status st = add_outputs(&o, &a, &out_tmp, &dump_tmp, &d);
+  if (st) return ct_tool_fail(CMD, &d);
   ct_graph *g = NULL;
-  ct_status st = ct_ir_load(a.model, &g, &d);
-  if (st == CT_OK && g->dialect && strcmp(g->dialect, "top") != 0)
-    st = ct_diag_set(&d, CT_ERR_INPUT, "%s: unsupported dialect \"%s\" (infer runs Top modules)", a.model, g->dialect);
+  st = ct_ir_load(a.model, &g, &d);
+  if (st == CT_OK && g->dialect && strcmp(g->dialect, "top") != 0 && strcmp(g->dialect, "tpu") != 0)
+    st = ct_diag_set(&d, CT_ERR_INPUT, "%s: unsupported dialect \"%s\" (infer runs Top and Tpu modules)", a.model, g->dialect);
   ct_h5_writer *dump = NULL;
-  if (st == CT_OK && a.dump) st = ct_h5_writer_open(&dump, a.dump, &d);
-  if (st == CT_OK) st = run(&a, g, dump, &d);
+  if (st == CT_OK && a.dump) st = ct_h5_writer_open(&dump, dump_tmp, &d);
+  if (st == CT_OK) st = run(&a, g, out_tmp, dump, &d);
   if (dump) {
     if (st == CT_OK) st = ct_h5_writer_commit(dump, &d);
     else ct_h5_writer_abort(dump);
   }
+  if (st == CT_OK) st = ct_outset_commit(&o, &d);
+  else ct_outset_abort(&o);
   ct_graph_free(g);
   return st ? ct_tool_fail(CMD, &d) : 0;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/outset.h"
 #include "compiler/pass.h"
 #include "ir/text.h"
 #include "tools/tools.h"
@@ -17,7 +18,9 @@ static void usage(FILE *f) {
           "  --dump-after P    print the IR to stderr after pass P (or after every pass: all)\n"
           "  --verify-each     check the graph after every pass (always on in debug builds)\n"
           "  --stats           print `op <OpType> <before> <after>` for every op type on stdout\n"
-          "  --log             print each pass's rewrite count to stderr\n\npipelines:\n");
+          "  --log             print each pass's rewrite count to stderr\n"
+          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n"
+          "\npipelines:\n");
   for (int i = 0; i < ct_pipeline_count(); i++) fprintf(f, "  %-18s %s\n", ct_pipeline_name(i), ct_pipeline_passes(i));
   fprintf(f, "passes:\n");
   for (int i = 0; i < ct_pass_count(); i++) fprintf(f, "  %-18s %s\n", ct_pass_name(i), ct_pass_summary(i));
@@ -59,7 +62,36 @@ static int parse_args(int argc, char **argv, opt_args *a) {
     else return ct_tool_usage("opt", "more than one input file (\"%s\")", s);
   }
   if (!a->in) return ct_tool_usage("opt", "missing input file");
+  if (!a->passes[0]) return ct_tool_usage("opt", "--passes needs at least one pass");
+  if (a->po.dump_after && strcmp(a->po.dump_after, "all") != 0) {
+    bool known = false;
+    for (int i = 0; i < ct_pass_count() && !known; i++) known = !strcmp(a->po.dump_after, ct_pass_name(i));
+    if (!known) return ct_tool_usage("opt", "--dump-after: unknown pass \"%s\" (a pass name or all)", a->po.dump_after);
+  }
   return -1;
+}
+
+/* OUT.top + OUT.top.h5 into an outset (common/outset.h); the inputs IN.top and IN.top.h5
+ * may not be overwritten. */
+static ct_status add_outputs(ct_outset *o, const opt_args *a, const char **tmp, ct_diag *d) {
+  ct_outset_init(o, "opt");
+  size_t ni = strlen(a->in) + 4, no = strlen(a->out) + 4;
+  char *in_h5 = malloc(ni), *out_h5 = malloc(no);
+  ct_status st = CT_OK;
+  const char *tmp_h5;
+  if (!in_h5 || !out_h5) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (!st) {
+    snprintf(in_h5, ni, "%s.h5", a->in);
+    snprintf(out_h5, no, "%s.h5", a->out);
+  }
+  if (!st) st = ct_outset_input(o, a->in, d);
+  if (!st) st = ct_outset_input(o, in_h5, d);
+  if (!st) st = ct_outset_add(o, a->out, tmp, d);
+  if (!st) st = ct_outset_add(o, out_h5, &tmp_h5, d);
+  if (st) ct_outset_abort(o);
+  free(in_h5);
+  free(out_h5);
+  return st;
 }
 
 int ct_cmd_opt(int argc, char **argv) {
@@ -80,9 +112,14 @@ int ct_cmd_opt(int argc, char **argv) {
     return ct_tool_fail("opt", &d);
   }
   count_ops(g, before);
-  ct_status st = ct_pass_run_pipeline(g, a.passes, &a.po, &d);
-  if (st == CT_OK && a.out) st = ct_ir_save(g, a.out, &d);
+  ct_outset o;
+  const char *tmp = NULL;
+  ct_status st = a.out ? add_outputs(&o, &a, &tmp, &d) : CT_OK;
+  if (st == CT_OK) st = ct_pass_run_pipeline(g, a.passes, &a.po, &d);
+  if (st == CT_OK && a.out) st = ct_ir_save(g, tmp, &d);
   else if (st == CT_OK) st = ct_ir_print(g, stdout, &d);
+  if (a.out && st == CT_OK) st = ct_outset_commit(&o, &d);
+  else if (a.out) ct_outset_abort(&o);
   if (st == CT_OK && a.stats) {
     count_ops(g, after);
     for (int k = 0; k < CT_OP_COUNT; k++)

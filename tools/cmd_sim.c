@@ -8,6 +8,7 @@
 
 #include "cmodel/sim.h"
 #include "common/h5io.h"
+#include "common/outset.h"
 #include "traces/report.h"
 #include "tools/tools.h"
 
@@ -43,7 +44,8 @@ static void usage(FILE *f) {
           "  --summary S.json       total cycles, per-engine busy/stall/idle, utilization, DDR\n"
           "  --functional           no timing (same outputs, faster)\n"
           "  --no-race-check        skip the happens-before race check\n"
-          "  --max-cycles N         stop with exit code 4 after N cycles\n");
+          "  --max-cycles N         stop with exit code 4 after N cycles\n"
+          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n");
 }
 
 static bool parse_u64(const char *s, uint64_t *v) {
@@ -127,26 +129,50 @@ static ct_status write_list(const char *path, const ct_tensor_list *l, ct_diag *
   return ct_h5_write(path, l->items, l->n, d);
 }
 
+/* Temporary paths of the outputs (common/outset.h); NULL when not requested. */
+typedef struct sim_paths {
+  const char *out, *dump, *trace, *report, *summary;
+} sim_paths;
+
 /* Writes every requested output file. */
-static ct_status write_outputs(const sim_args *a, const ct_sim_run_output *o, ct_diag *d) {
-  ct_status st = write_list(a->out, &o->outputs, d);
-  if (!st && a->dump) st = write_list(a->dump, &o->dumps, d);
-  if (!st && a->summary) st = ct_report_summary(a->summary, &o->res.counters, d);
-  if (!st && a->report) st = ct_report_layers(a->report, &o->res.counters, o->layers, o->n_layers, d);
+static ct_status write_outputs(const sim_paths *p, const ct_sim_run_output *o, ct_diag *d) {
+  ct_status st = write_list(p->out, &o->outputs, d);
+  if (!st && p->dump) st = write_list(p->dump, &o->dumps, d);
+  if (!st && p->summary) st = ct_report_summary(p->summary, &o->res.counters, d);
+  if (!st && p->report) st = ct_report_layers(p->report, &o->res.counters, o->layers, o->n_layers, d);
+  return st;
+}
+
+/* Registers inputs (program, chip, input files) and outputs in o; fills p. */
+static ct_status add_outputs(ct_outset *o, const sim_args *a, sim_paths *p, ct_diag *d) {
+  memset(p, 0, sizeof *p);
+  ct_outset_init(o, CMD);
+  ct_status st = ct_outset_input(o, a->prog, d);
+  if (!st) st = ct_outset_input(o, a->chip, d);
+  for (int i = 0; !st && i < a->n_files; i++) st = ct_outset_input(o, a->files[i], d);
+  const char *const dest[5] = {a->out, a->dump, a->trace, a->report, a->summary};
+  const char **tmp[5] = {&p->out, &p->dump, &p->trace, &p->report, &p->summary};
+  for (int i = 0; !st && i < 5; i++)
+    if (dest[i]) st = ct_outset_add(o, dest[i], tmp[i], d);
+  if (st) ct_outset_abort(o);
   return st;
 }
 
 static ct_status run(const sim_args *a, ct_diag *d) {
+  ct_outset os;
+  sim_paths p;
+  ct_status st = add_outputs(&os, a, &p, d);
+  if (st) return st;
   ct_chip chip;
   ct_program prog;
   ct_tensor_list inputs;
   ct_tensor_list_init(&inputs);
   ct_program_init(&prog, 0);
-  ct_status st = ct_chip_load(a->chip, &chip, d);
+  st = ct_chip_load(a->chip, &chip, d);
   if (!st) st = ct_program_load(a->prog, &chip, &prog, d);
   for (int i = 0; !st && i < a->n_files; i++) st = ct_h5_read(a->files[i], &inputs, d);
   ct_trace *trace = NULL;
-  if (!st && a->trace) st = ct_trace_open(&trace, a->trace, chip.freq_mhz, &a->filter, d);
+  if (!st && a->trace) st = ct_trace_open(&trace, p.trace, chip.freq_mhz, &a->filter, d);
   ct_sim_run_output out;
   memset(&out, 0, sizeof out);
   if (!st) {
@@ -154,13 +180,15 @@ static ct_status run(const sim_args *a, ct_diag *d) {
     st = ct_sim_run(&chip, &prog, &inputs, &opt, &out, d);
     if (st && st != CT_ERR_LIMIT && st != CT_ERR_CHECK) ct_diag_prefix(d, "%s: ", a->prog);
   }
-  if (!st) st = write_outputs(a, &out, d);
+  if (!st) st = write_outputs(&p, &out, d);
   if (trace) {
     if (!st)
       st = ct_trace_commit(trace, d);
     else
       ct_trace_abort(trace);
   }
+  if (!st) st = ct_outset_commit(&os, d);
+  else ct_outset_abort(&os);
   if (!st && out.res.end_code)
     fprintf(stderr, "ctpu sim: END code %d\n", out.res.end_code);
   ct_sim_run_output_free(&out);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/outset.h"
 #include "onnx/onnx.h"
 #include "compiler/pass.h"
 #include "compiler/propagate.h"
@@ -14,10 +15,15 @@
 
 #define CMD "transform"
 
+#define MAX_CONST_INPUTS 64
+
 typedef struct transform_args {
   const char *model, *out;
   bool no_canonicalize;
   ct_onnx_options opt;
+  int n_const;
+  const char *const_spec[MAX_CONST_INPUTS]; /* NAME=FILE.pb or FILE.pb, as given */
+  ct_tensor *consts[MAX_CONST_INPUTS];      /* read by load_consts */
 } transform_args;
 
 static void usage(FILE *f) {
@@ -30,7 +36,11 @@ static void usage(FILE *f) {
           "  --keep-aspect-ratio            image inputs: resize keeping the aspect ratio\n"
           "  --mean a,b,c                   image inputs: x = (pixel - mean) * scale, pixels 0..255\n"
           "  --scale a,b,c\n"
-          "  --no-canonicalize              skip the canonicalize pipeline\n");
+          "  --no-canonicalize              skip the canonicalize pipeline\n"
+          "  --const-input NAME=FILE.pb     bind graph input NAME to the tensor in FILE.pb (a compile-time\n"
+          "                                 constant, e.g. a Reshape shape); FILE.pb alone uses the tensor's\n"
+          "                                 own name. Repeatable; bound inputs are not inputs of infer\n"
+          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n");
 }
 
 static int parse_resize(const char *s, transform_args *a) {
@@ -61,6 +71,11 @@ static int parse_valued(const char *s, const char *val, transform_args *a) {
   } else if (!strcmp(s, "--mean")) {
     if (ct_onnx_parse_floats("--mean", val, o->mean, CT_ONNX_MAX_CHANNELS, &o->n_mean, &d))
       return ct_tool_usage(CMD, "%s", d.msg);
+  } else if (!strcmp(s, "--const-input")) {
+    if (a->n_const == MAX_CONST_INPUTS) return ct_tool_usage(CMD, "more than %d --const-input", MAX_CONST_INPUTS);
+    if (!val[0] || val[0] == '=' || val[strlen(val) - 1] == '=')
+      return ct_tool_usage(CMD, "--const-input needs NAME=FILE.pb or FILE.pb, not \"%s\"", val);
+    a->const_spec[a->n_const++] = val;
   } else if (!strcmp(s, "--scale")) {
     if (ct_onnx_parse_floats("--scale", val, o->scale, CT_ONNX_MAX_CHANNELS, &o->n_scale, &d))
       return ct_tool_usage(CMD, "%s", d.msg);
@@ -71,7 +86,8 @@ static int parse_valued(const char *s, const char *val, transform_args *a) {
 }
 
 static bool takes_value(const char *s) {
-  static const char *const valued[] = {"-o", "--input-shapes", "--pixel-format", "--resize-dims", "--mean", "--scale"};
+  static const char *const valued[] = {"-o", "--input-shapes", "--pixel-format", "--resize-dims", "--mean", "--scale",
+                                        "--const-input"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (!strcmp(s, valued[i])) return true;
   return false;
@@ -102,8 +118,8 @@ static int parse_args(int argc, char **argv, transform_args *a) {
   return 0;
 }
 
-/* import → propagate → canonicalize → verify → save. */
-static ct_status run(const transform_args *a, ct_diag *d) {
+/* import → propagate → canonicalize → verify → save to tmp (the outset's temporary path). */
+static ct_status run(const transform_args *a, const char *tmp, ct_diag *d) {
   ct_graph *g = NULL;
   ct_status st = ct_onnx_import(a->model, &a->opt, &g, d);
   if (st) return st;
@@ -111,8 +127,53 @@ static ct_status run(const transform_args *a, ct_diag *d) {
   if (!st && !a->no_canonicalize && (st = ct_pass_run_pipeline(g, "canonicalize", NULL, d)) != CT_OK)
     ct_diag_prefix(d, "%s: canonicalize: ", a->model);
   if (!st && (st = ct_ir_verify(g, d)) != CT_OK) ct_diag_prefix(d, "%s: ", a->model);
-  if (!st) st = ct_ir_save(g, a->out, d);
+  if (!st) st = ct_ir_save(g, tmp, d);
   ct_graph_free(g);
+  return st;
+}
+
+/* Reads every --const-input tensor (named NAME when given) into a->consts / a->opt. */
+static ct_status load_consts(transform_args *a, ct_diag *d) {
+  for (int i = 0; i < a->n_const; i++) {
+    const char *spec = a->const_spec[i], *eq = strchr(spec, '='), *file = eq ? eq + 1 : spec;
+    ct_status st = ct_onnx_read_tensor_pb(file, &a->consts[i], d);
+    if (st) return st;
+    if (eq) {
+      char name[CT_ONNX_NAME_MAX];
+      if ((size_t)(eq - spec) >= sizeof name) return ct_diag_set(d, CT_ERR_USAGE, "--const-input: name too long");
+      memcpy(name, spec, (size_t)(eq - spec));
+      name[eq - spec] = '\0';
+      if (!ct_tensor_set_name(a->consts[i], name)) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    } else if (!a->consts[i]->name || !a->consts[i]->name[0]) {
+      return ct_diag_set(d, CT_ERR_USAGE, "--const-input %s: the tensor has no name; write NAME=%s", file, file);
+    }
+  }
+  a->opt.n_const_inputs = a->n_const;
+  a->opt.const_inputs = (const ct_tensor *const *)a->consts;
+  return CT_OK;
+}
+
+/* OUT.top and OUT.top.h5, all or nothing (common/outset.h). */
+static ct_status run_outputs(transform_args *a, ct_diag *d) {
+  ct_outset o;
+  ct_outset_init(&o, CMD);
+  const char *tmp, *tmp_h5;
+  ct_status st = ct_outset_input(&o, a->model, d);
+  size_t n = strlen(a->out) + 4;
+  char *h5 = malloc(n);
+  if (!h5) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  snprintf(h5, n, "%s.h5", a->out);
+  if (!st) st = ct_outset_add(&o, a->out, &tmp, d);
+  if (!st) st = ct_outset_add(&o, h5, &tmp_h5, d);
+  free(h5);
+  for (int i = 0; !st && i < a->n_const; i++) {
+    const char *eq = strchr(a->const_spec[i], '=');
+    st = ct_outset_input(&o, eq ? eq + 1 : a->const_spec[i], d);
+  }
+  if (!st) st = load_consts(a, d);
+  if (!st) st = run(a, tmp, d);
+  if (st) ct_outset_abort(&o);
+  else st = ct_outset_commit(&o, d);
   return st;
 }
 
@@ -122,6 +183,7 @@ int ct_cmd_transform(int argc, char **argv) {
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_diag_clear(&d);
-  if (run(&a, &d)) return ct_tool_fail(CMD, &d);
-  return 0;
+  ct_status st = run_outputs(&a, &d);
+  for (int i = 0; i < a.n_const; i++) ct_tensor_free(a.consts[i]);
+  return st ? ct_tool_fail(CMD, &d) : 0;
 }

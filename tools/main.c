@@ -1,9 +1,11 @@
 /* main.c: the `ctpu` command: dispatches to one subcommand per tools/cmd_*.c (commands.def). */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "tools/tools.h"
 
 static const struct {
@@ -73,6 +75,34 @@ static void usage(FILE *f) {
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* Commands that allocate tensors take `--max-memory BYTES[K|M|G]` (common/limits.h). */
+static bool takes_max_memory(const char *cmd) {
+  static const char *const cmds[] = {"transform", "opt", "infer", "compare", "sim", "asm"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    if (!strcmp(cmd, cmds[i])) return true;
+  return false;
+}
+
+/* Takes `--max-memory V` out of argv (the subcommand's arguments) and sets the budget.
+ * Returns 0, or 2 after a usage error. */
+static int strip_max_memory(const char *cmd, int *argc, char **argv) {
+  int k = 0;
+  for (int i = 0; i < *argc; i++) {
+    if (strcmp(argv[i], "--max-memory") != 0) {
+      argv[k++] = argv[i];
+      continue;
+    }
+    uint64_t b;
+    if (i + 1 >= *argc || !ct_parse_bytes(argv[i + 1], &b))
+      return ct_tool_usage(cmd, "--max-memory needs BYTES[K|M|G] (e.g. 512M), not \"%s\"", i + 1 < *argc ? argv[i + 1] : "");
+    ct_mem_budget_set(b);
+    i++;
+  }
+  *argc = k;
+  argv[k] = NULL;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -83,7 +113,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    if (!strcmp(argv[1], commands[i].name)) {
+      int n = argc - 1, rc = takes_max_memory(argv[1]) ? strip_max_memory(argv[1], &n, argv + 1) : 0;
+      return rc ? rc : commands[i].fn(n, argv + 1);
+    }
   fprintf(stderr, "ctpu: unknown command \"%s\"\n", argv[1]);
   usage(stderr);
   return CT_ERR_USAGE;

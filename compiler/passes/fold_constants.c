@@ -39,6 +39,12 @@ static bool all_inputs_const(const ct_op *op) {
   return true;
 }
 
+/* DequantizeLinear of an integer constant (a QDQ model's int8 weight or int32 bias) stays: the
+ * lowering to the Tpu dialect uses the original integers and their scales (docs/tpu.md). */
+static bool is_weight_dequant(const ct_op *op) {
+  return op->kind == CT_OP_DEQUANTIZELINEAR && op->in[0] && !ct_dtype_is_float(op->in[0]->dtype);
+}
+
 /* Evaluates op with its kernel and attaches the results as data. Returns CT_OK with nothing
  * attached when op cannot be folded (no kernel, unknown or too large results). */
 static ct_status evaluate(ct_graph *g, ct_op *op, const ct_pass_options *o, ct_diag *d) {
@@ -101,7 +107,7 @@ ct_status ct_pass_fold_constants(ct_graph *g, const ct_pass_options *o, int *n_c
     for (int j = 0; j < op->n_out; j++) have = have && (!op->out[j] || op->out[j]->data);
     if (!have && (op->kind == CT_OP_SHAPE || op->kind == CT_OP_SIZE) && op->in[0] && op->in[0]->ndim >= 0)
       op->out[0]->data = shape_of(op);
-    else if (!have && all_inputs_const(op))
+    else if (!have && all_inputs_const(op) && !is_weight_dequant(op))
       st = evaluate(g, op, o, d);
     if (st == CT_OK && op->out[0]->data && to_weights(&rw, op)) (*n_changed)++;
   }

@@ -1,0 +1,122 @@
+/* lg_alloc.c: LMEM allocation of one layer group. Buffers live for their lifetime (MID:
+ * the layers between producer and last consumer within a tile; everything else the whole
+ * group); offsets come from first-fit by decreasing size over lifetimes (the interval
+ * colouring TPU-MLIR's LMEM allocator uses). Pipelined groups split the banks into classes
+ * (load copy 0/1, store copy 0/1, compute) so buffers that different engines use in the
+ * same time step never share a bank (docs/backend.md "Banks"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/backend/lg_int.h"
+
+static int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+static bool lives_overlap(const ct_lg_buffer *a, const ct_lg_buffer *b) {
+  return a->live_lo <= b->live_hi && b->live_lo <= a->live_hi;
+}
+
+typedef struct span {
+  int64_t lo, hi;
+} span;
+
+static int by_lo(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int by_lo_hi(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi < y->hi ? -1 : x->hi > y->hi);
+}
+
+/* Lowest aligned offset where b fits between the placed buffers idx[0..n) alive with it:
+ * their spans sorted by address, the first gap large enough (sp: scratch of n spans). */
+static int64_t first_gap(const ct_lg_buffer *bufs, const int *idx, int n, const ct_lg_buffer *b, span *sp,
+                         int64_t base) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    const ct_lg_buffer *p = &bufs[idx[i]];
+    if (lives_overlap(p, b)) sp[k].lo = p->addr - base, sp[k++].hi = p->addr - base + align_up(p->bytes, LG_ALIGN);
+  }
+  qsort(sp, (size_t)k, sizeof *sp, by_lo);
+  int64_t off = 0;
+  for (int i = 0; i < k; i++) {
+    if (sp[i].lo >= off + b->bytes) break;
+    if (sp[i].hi > off) off = sp[i].hi;
+  }
+  return off;
+}
+
+/* First fit (by decreasing size) of the buffers of class cls at offsets from 0; returns
+ * the end of the highest one. Buffers get addr relative to the class base. */
+static int64_t place_class(ct_lg_group *gr, int cls, bool any_cls, int *idx) {
+  int n = 0;
+  for (int i = 0; i < gr->n_bufs; i++)
+    if (any_cls || gr->bufs[i].cls == cls) idx[n++] = i;
+  span *key = malloc(sizeof *key * ((size_t)n + 1)); /* largest first, stable: (−bytes, index) */
+  if (!key) return INT64_MAX / 2;
+  for (int k = 0; k < n; k++) key[k].lo = -gr->bufs[idx[k]].bytes, key[k].hi = idx[k];
+  qsort(key, (size_t)n, sizeof *key, by_lo_hi);
+  for (int k = 0; k < n; k++) idx[k] = (int)key[k].hi;
+  free(key);
+  /* buffers alive for the whole group conflict with every other: stack them first */
+  int hi = 0, m = 0;
+  for (int k = 0; k < n; k++)
+    if (gr->bufs[idx[k]].live_hi > hi) hi = gr->bufs[idx[k]].live_hi;
+  int64_t end = 0, base = 0;
+  for (int k = 0; k < n; k++) {
+    ct_lg_buffer *b = &gr->bufs[idx[k]];
+    if (b->live_lo > 0 || b->live_hi < hi) idx[m++] = idx[k];
+    else b->addr = base, end = base + b->bytes, base += align_up(b->bytes, LG_ALIGN);
+  }
+  span *sp = malloc(sizeof *sp * ((size_t)m + 1));
+  if (!sp) return INT64_MAX / 2;
+  for (int k = 0; k < m; k++) {
+    ct_lg_buffer *b = &gr->bufs[idx[k]];
+    b->addr = base + first_gap(gr->bufs, idx, k, b, sp, base);
+    if (b->addr + b->bytes > end) end = b->addr + b->bytes;
+  }
+  free(sp);
+  return end;
+}
+
+bool lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
+  int *idx = malloc(sizeof *idx * ((size_t)gr->n_bufs + 1));
+  if (!idx) return *need = INT64_MAX, false;
+  int64_t bank = c->lmem_bytes / c->lmem_banks;
+  memset(gr->bank_lo, 0, sizeof gr->bank_lo), memset(gr->bank_hi, 0, sizeof gr->bank_hi);
+  if (!gr->pipelined) {
+    int64_t end = place_class(gr, 0, true, idx);
+    gr->bank_hi[CT_LG_CLS_COMPUTE] = (int)c->lmem_banks;
+    gr->lmem_bytes = end, *need = end;
+    free(idx);
+    return end <= c->lmem_bytes;
+  }
+  int64_t nb = 0, end = 0;
+  for (int cls = 0; cls < CT_LG_NCLS; cls++) {
+    int64_t e = place_class(gr, cls, false, idx);
+    int64_t k = (e + bank - 1) / bank;
+    gr->bank_lo[cls] = (int)(nb < INT32_MAX ? nb : INT32_MAX);
+    for (int i = 0; i < gr->n_bufs; i++)
+      if (gr->bufs[i].cls == cls) {
+        gr->bufs[i].addr += nb * bank;
+        if (gr->bufs[i].addr + gr->bufs[i].bytes > end) end = gr->bufs[i].addr + gr->bufs[i].bytes;
+      }
+    nb += k;
+    gr->bank_hi[cls] = (int)(nb < INT32_MAX ? nb : INT32_MAX);
+  }
+  free(idx);
+  gr->lmem_bytes = end, *need = nb * bank;
+  return nb <= c->lmem_banks;
+}
+
+int64_t lg_first_fit(ct_lg_buffer *bufs, int n) {
+  int *idx = malloc(sizeof *idx * ((size_t)n + 1));
+  if (!idx) return -1;
+  ct_lg_group g;
+  memset(&g, 0, sizeof g);
+  g.bufs = bufs, g.n_bufs = n;
+  int64_t end = place_class(&g, 0, true, idx);
+  free(idx);
+  return end;
+}

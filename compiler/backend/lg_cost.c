@@ -1,0 +1,119 @@
+/* lg_cost.c: the planner's cost formulas — MXU folds after SCALE-Sim (Samajdar et al.,
+ * arXiv:1811.02883; the convention of docs/cmodel.md), VPU lanes + latency per op kind, DMA
+ * bursts and latency, and the double-buffered time-step pipeline (TPU-MLIR's LayerGroup
+ * software pipeline: load tile i+1 ‖ compute tile i ‖ store tile i−1). */
+#include <math.h>
+
+#include "compiler/backend/lg_int.h"
+
+static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+int64_t ct_lg_mxu_cycles(const ct_chip *c, int64_t reps, int64_t pixels, int64_t red, int64_t filters,
+                         int elem_bytes, bool is_float) {
+  int64_t r = c->mxu_rows, k = c->mxu_cols;
+  bool os = c->mxu_dataflow == CT_DATAFLOW_OS;
+  int64_t sr = os ? pixels : red, sc = filters, t = os ? red : pixels;
+  int64_t folds = reps * cdiv(sr, r) * cdiv(sc, k);
+  int64_t cyc = folds * (2 * r + k + t - 2);
+  if (is_float && elem_bytes > 1) {
+    double rate = elem_bytes >= 4 ? c->mxu_fp_rate / 2 : c->mxu_fp_rate;
+    if (rate < 1.0) cyc = (int64_t)ceil((double)cyc / rate - 1e-9);
+  }
+  return cyc;
+}
+
+/* ORDER VPU: the cmodel's cmodel/vpu_cost.def (passes, slowdown, latency); test_backend
+ * checks both give the same cycles. */
+static const struct {
+  int64_t passes, slow, latency;
+} vpu_cost[LG_VPU_COUNT] = {
+    [LG_VPU_ELTWISE] = {1, 1, 4}, [LG_VPU_LUT] = {1, 1, 2},  [LG_VPU_POOL] = {1, 1, 4},
+    [LG_VPU_DWCONV] = {1, 1, 6},  [LG_VPU_CAST] = {1, 1, 2}, [LG_VPU_REDUCE] = {1, 1, 4},
+    [LG_VPU_EXP] = {1, 4, 8},     [LG_VPU_SOFTMAX] = {3, 4, 8}, [LG_VPU_NORM] = {3, 4, 8},
+};
+
+int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes) {
+  int64_t lanes = c->vpu_lanes / (width_bytes > 0 ? width_bytes : 1);
+  if (lanes < 1) lanes = 1;
+  return vpu_cost[k].passes * cdiv(elems, lanes) * vpu_cost[k].slow + vpu_cost[k].latency;
+}
+
+void ct_lg_dma_cost(const ct_chip *c, int ndim, const int64_t *shape, const int64_t *tile, int64_t elem_bytes,
+                    int64_t *moved, int64_t *cycles) {
+  /* innermost dim that is cut: everything inside it is one contiguous run */
+  int k = -1;
+  for (int d = ndim - 1; d >= 0; d--)
+    if (tile[d] < shape[d]) { k = d; break; }
+  int64_t run = elem_bytes, runs = 1;
+  if (k < 0) {
+    for (int d = 0; d < ndim; d++) run *= shape[d];
+  } else {
+    run *= tile[k];
+    for (int d = k + 1; d < ndim; d++) run *= shape[d];
+    for (int d = 0; d < k; d++) runs *= tile[d];
+  }
+  int64_t b = c->gmem_burst_bytes;
+  int64_t m = run > 0 ? runs * cdiv(run, b) * b : 0;
+  int64_t rate = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
+  *moved = m;
+  *cycles = m > 0 ? c->gmem_latency_cycles + cdiv(m, rate) : 0;
+}
+
+int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t transfers, int64_t moved, int engines) {
+  if (transfers <= 0) return 0;
+  int64_t port = c->lmem_bank_port_bytes * engines;
+  int64_t rate = c->gmem_bytes_per_cycle < port ? c->gmem_bytes_per_cycle : port;
+  return cdiv(transfers, engines) * c->gmem_latency_cycles + cdiv(moved, rate);
+}
+
+static int64_t at(const int64_t *a, int64_t n, int64_t i) { return i < 0 || i >= n ? 0 : a[i]; }
+
+int64_t ct_lg_pipeline_cycles(int64_t n, const int64_t *ld, const int64_t *cp, const int64_t *st, int64_t pre,
+                              bool pipelined) {
+  int64_t total = pre;
+  if (!pipelined) {
+    for (int64_t i = 0; i < n; i++) total += ld[i] + cp[i] + st[i];
+    return total;
+  }
+  for (int64_t s = 0; s < n + 2; s++) {
+    int64_t t = at(ld, n, s);
+    if (at(cp, n, s - 1) > t) t = at(cp, n, s - 1);
+    if (at(st, n, s - 2) > t) t = at(st, n, s - 2);
+    total += t;
+  }
+  return total;
+}
+
+/* Tile type of tile i: 0 first along the axis, 2 last, 1 in between (a single slice is 0). */
+static int tile_type(int64_t i, int64_t secs) {
+  int64_t a = i % secs;
+  return a == 0 ? 0 : a == secs - 1 ? 2 : 1;
+}
+
+static int64_t step_time(const ct_chip *c, const lg_tilecost *l, const lg_tilecost *p, const lg_tilecost *s) {
+  int64_t t = l ? l->ld : 0;
+  if (p && p->cp > t) t = p->cp;
+  if (s && s->st > t) t = s->st;
+  /* load and store engines share the DDR bandwidth */
+  int64_t ddr = cdiv((l ? l->ldm : 0) + (s ? s->stm : 0), c->gmem_bytes_per_cycle);
+  return ddr > t ? ddr : t;
+}
+
+int64_t lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
+                          bool pipelined) {
+  int64_t total = pre;
+  if (!pipelined) {
+    for (int64_t i = 0; i < n_tiles; i++) {
+      const lg_tilecost *t = &tc[tile_type(i, secs)];
+      total += t->ld + t->cp + t->st;
+    }
+    return total;
+  }
+  for (int64_t s = 0; s < n_tiles + 2; s++) {
+    const lg_tilecost *l = s < n_tiles ? &tc[tile_type(s, secs)] : NULL;
+    const lg_tilecost *p = s >= 1 && s - 1 < n_tiles ? &tc[tile_type(s - 1, secs)] : NULL;
+    const lg_tilecost *st = s >= 2 && s - 2 < n_tiles ? &tc[tile_type(s - 2, secs)] : NULL;
+    total += step_time(c, l, p, st);
+  }
+  return total;
+}

@@ -1,0 +1,281 @@
+/* lg_eval.c: evaluation of one tiling of a layer group — the LMEM buffers it needs (kinds,
+ * sizes over the largest tiles, lifetimes), the per-tile load / compute / store cycles and
+ * DDR bytes, the pipeline estimate — and the search for the best tiling (TPU-MLIR's
+ * LayerGroup: the fewest slices that fit, then a few more if the cost model prefers them). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/backend/lg_int.h"
+
+static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+static int64_t widest(const lg_ctx *x, const ct_op *op) {
+  int64_t w = 1;
+  for (int i = 0; i < op->n_in + op->n_out; i++) {
+    const ct_value *v = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+    if (v && ct_lg_elem_bytes(x->opt, v) > w) w = ct_lg_elem_bytes(x->opt, v);
+  }
+  return w;
+}
+
+static int64_t tile_elems(const lg_ctx *x, const ct_value *v) {
+  int64_t ext[CT_MAX_DIMS];
+  return lg_tile_extents(v, &x->rng[v->id], ext);
+}
+
+static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
+  const ct_value *a = op->in[0], *w = op->n_in > 1 ? op->in[1] : NULL, *o = op->out[0];
+  int eb = (int)ct_lg_elem_bytes(x->opt, a);
+  bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(a->dtype);
+  int nd = o->ndim;
+  if (op->kind == CT_OP_CONV && nd == 4 && w && w->ndim == 4) {
+    int64_t g = ct_op_get_int(op, "group", 1);
+    return ct_lg_mxu_cycles(x->chip, g, oe[0] * oe[2] * oe[3], w->shape[1] * w->shape[2] * w->shape[3],
+                            cdiv(oe[1], g), eb, fl);
+  }
+  if (op->kind == CT_OP_CONVTRANSPOSE && nd == 4 && w && w->ndim == 4 && a->ndim == 4) {
+    int64_t g = ct_op_get_int(op, "group", 1), pix = a->shape[0] * a->shape[2] * a->shape[3];
+    pix = cdiv(pix * oe[0] * oe[2], o->shape[0] * o->shape[2]);
+    return ct_lg_mxu_cycles(x->chip, g, pix, w->shape[0] / g, w->shape[1] * w->shape[2] * w->shape[3], eb, fl);
+  }
+  if ((op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && w && nd >= 2 && a->ndim >= 1) {
+    int64_t k = a->shape[a->ndim - 1];
+    if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) k = a->shape[0];
+    int64_t batch = 1;
+    for (int d = 0; d < nd - 2; d++) batch *= oe[d];
+    bool shared = ct_value_is_const(w) || w->ndim <= 2;
+    return ct_lg_mxu_cycles(x->chip, shared ? 1 : batch, (shared ? batch : 1) * oe[nd - 2], k, oe[nd - 1], eb, fl);
+  }
+  int64_t n = 1;
+  for (int d = 0; d < nd; d++) n *= oe[d];
+  return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, n, eb);
+}
+
+int64_t lg_layer_cycles(const lg_ctx *x, int li) {
+  const ct_lg_layer *l = &x->layers[li];
+  const ct_op *op = l->op;
+  if (l->unit == CT_LG_UNIT_NONE) return 0;
+  int64_t oe[CT_MAX_DIMS];
+  int64_t out = lg_tile_extents(op->out[0], &x->rng[op->out[0]->id], oe);
+  for (int j = 1; j < op->n_out; j++) out += tile_elems(x, op->out[j]);
+  if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe);
+  int64_t w = widest(x, op), in = op->n_in && op->in[0] ? tile_elems(x, op->in[0]) : out;
+  int64_t win = 1;
+  if (op->kind == CT_OP_CONV && op->in[1]->ndim == 4) win = op->in[1]->shape[2] * op->in[1]->shape[3];
+  else if (l->trait == CT_LG_WINDOW) {
+    int n = 0;
+    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n);
+    for (int i = 0; i < n; i++) win *= k[i];
+  }
+  bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(op->out[0]->dtype);
+  switch (op->kind) {
+  case CT_OP_CONV: return lg_vpu_cycles(x->chip, LG_VPU_DWCONV, out * win, w);
+  case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: return lg_vpu_cycles(x->chip, LG_VPU_POOL, out * win, w);
+  case CT_OP_GLOBALAVERAGEPOOL: case CT_OP_GLOBALMAXPOOL: case CT_OP_REDUCEMEAN: case CT_OP_REDUCESUM:
+  case CT_OP_REDUCEMAX: case CT_OP_REDUCEMIN: case CT_OP_REDUCEPROD: case CT_OP_REDUCEL1: case CT_OP_REDUCEL2:
+  case CT_OP_REDUCELOGSUM: case CT_OP_REDUCELOGSUMEXP: case CT_OP_REDUCESUMSQUARE: case CT_OP_ARGMAX:
+  case CT_OP_ARGMIN:
+    return lg_vpu_cycles(x->chip, LG_VPU_REDUCE, in, w);
+  case CT_OP_SOFTMAX: case CT_OP_LOGSOFTMAX: case CT_OP_HARDMAX: return lg_vpu_cycles(x->chip, LG_VPU_SOFTMAX, in, w);
+  case CT_OP_LAYERNORM: case CT_OP_INSTANCENORM: case CT_OP_MVN: case CT_OP_LRN:
+    return lg_vpu_cycles(x->chip, LG_VPU_NORM, in, w);
+  case CT_OP_SIGMOID: case CT_OP_TANH: case CT_OP_EXP: case CT_OP_LOG: case CT_OP_ERF: case CT_OP_SQRT:
+  case CT_OP_SOFTPLUS: case CT_OP_HARDSWISH: case CT_OP_HARDSIGMOID: case CT_OP_SILU: case CT_OP_GELU:
+  case CT_OP_MISH: case CT_OP_ELU: case CT_OP_SELU: case CT_OP_CELU: case CT_OP_RECIPROCAL: case CT_OP_POW:
+  case CT_OP_DIV: case CT_OP_SIN: case CT_OP_COS:
+    return lg_vpu_cycles(x->chip, fl ? LG_VPU_EXP : LG_VPU_LUT, out, w);
+  case CT_OP_CAST: case CT_OP_CASTLIKE: case CT_OP_QUANTIZELINEAR: case CT_OP_DEQUANTIZELINEAR:
+    return lg_vpu_cycles(x->chip, LG_VPU_CAST, out, w);
+  default: return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w);
+  }
+}
+
+/* A value of the group being evaluated. */
+typedef struct gval {
+  const ct_value *v;
+  ct_lg_buf_kind kind;
+  int wdim;                 /* WSLICE: weight dim cut; -1 */
+  int live_lo, live_hi;
+  bool varies;              /* group input whose range differs between tiles */
+  lg_rng r0;                /* range in tile 0 */
+  int64_t bytes;            /* max over the sampled tiles */
+  int64_t moved[3], cyc[3]; /* per tile type: DMA bytes moved (load or store) */
+} gval;
+
+/* Weight dim matching the output channels / features of a split on axis a, -1 none. */
+static int weight_dim(const ct_op *op, const ct_value *w, int a) {
+  int64_t e = op->out[0]->shape[a];
+  if (op->kind == CT_OP_CONV) return w->ndim >= 1 && w->shape[0] == e ? 0 : -1;
+  for (int d = w->ndim - 1; d >= 0; d--)
+    if (w->shape[d] == e) return d;
+  return -1;
+}
+
+static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
+  int nv = 0;
+  for (int li = first; li < first + n; li++) {
+    const ct_op *op = x->layers[li].op;
+    for (int i = 0; i < op->n_in + op->n_out; i++) {
+      const ct_value *v = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+      if (!v) continue;
+      int pos = li - first;
+      if (x->vbuf[v->id]) { /* seen: extend a MID's life to this consumer */
+        gval *g = &gv[x->vbuf[v->id] - 1];
+        if (g->kind == CT_LG_BUF_MID && pos > g->live_hi) g->live_hi = pos;
+        continue;
+      }
+      gval *g = &gv[nv++];
+      memset(g, 0, sizeof *g);
+      g->v = v, g->wdim = -1, g->live_lo = 0, g->live_hi = n - 1;
+      x->vbuf[v->id] = nv;
+      int p = x->prod[v->id];
+      if (p >= first && p < first + n) {
+        g->kind = lg_escapes(x, v, first, n) ? CT_LG_BUF_OUT : CT_LG_BUF_MID;
+        if (g->kind == CT_LG_BUF_MID) g->live_lo = g->live_hi = pos;
+      } else if (ct_value_is_const(v)) {
+        g->kind = CT_LG_BUF_RES;
+        if (n == 1 && tl->axis >= 0 && tl->axis == x->layers[li].wsplit_axis && tl->secs > 1 &&
+            (g->wdim = weight_dim(op, v, tl->axis)) >= 0)
+          g->kind = CT_LG_BUF_WSLICE;
+      } else {
+        g->kind = CT_LG_BUF_IN;
+      }
+    }
+  }
+  return nv;
+}
+
+/* Bytes, moved bytes and DMA transfer of value g in the current tile (x->rng). */
+static void sample_value(lg_ctx *x, const lg_tiling *tl, gval *g, int type, bool first_sample) {
+  const ct_value *v = g->v;
+  int64_t eb = ct_lg_elem_bytes(x->opt, v), ext[CT_MAX_DIMS], moved = 0, cyc = 0;
+  lg_rng r = x->rng[v->id];
+  if (g->kind == CT_LG_BUF_RES && ct_value_is_const(v)) r.ax = r.nax = -1;
+  if (g->kind == CT_LG_BUF_WSLICE) {
+    r.ax = g->wdim, r.nax = -1, r.lo = 0, r.hi = cdiv(v->shape[g->wdim], tl->secs);
+  }
+  int64_t bytes = lg_tile_extents(v, &r, ext) * eb;
+  if (g->kind == CT_LG_BUF_OUT) { /* stored part */
+    lg_rng s = r;
+    if (s.ax >= 0) s.lo = s.st_lo;
+    int64_t se[CT_MAX_DIMS];
+    if (lg_tile_extents(v, &s, se) > 0) ct_lg_dma_cost(x->chip, v->ndim, v->shape, se, eb, &moved, &cyc);
+  } else if (g->kind != CT_LG_BUF_MID && bytes > 0) {
+    ct_lg_dma_cost(x->chip, v->ndim, v->shape, ext, eb, &moved, &cyc);
+  }
+  if (first_sample) g->r0 = r;
+  else if (r.ax != g->r0.ax || r.lo != g->r0.lo || r.hi != g->r0.hi) g->varies = true;
+  if (r.nax >= 0 && tl->nsecs > 1) g->varies = true;
+  if (bytes > g->bytes) g->bytes = bytes;
+  if (type >= 0) g->moved[type] = moved, g->cyc[type] = cyc;
+}
+
+static bool push_buf(ct_lg_group *gr, int cap, const gval *g, ct_lg_buf_kind kind, int copy, int cls) {
+  if (gr->n_bufs >= cap) return false;
+  ct_lg_buffer *b = &gr->bufs[gr->n_bufs++];
+  b->value = g->v->id, b->kind = kind, b->copy = copy, b->cls = cls;
+  b->live_lo = g->live_lo, b->live_hi = g->live_hi;
+  b->addr = -1, b->bytes = g->bytes;
+  return true;
+}
+
+/* LMEM buffers of the group from its values (double buffers when pipelined). */
+static bool make_buffers(ct_lg_group *gr, gval *gv, int nv) {
+  int cap = 2 * nv + 1;
+  gr->bufs = calloc((size_t)cap, sizeof *gr->bufs);
+  if (!gr->bufs) return false;
+  for (int i = 0; i < nv; i++) {
+    gval *g = &gv[i];
+    if (g->bytes <= 0) continue;
+    bool dbl = g->kind == CT_LG_BUF_IN || g->kind == CT_LG_BUF_WSLICE || g->kind == CT_LG_BUF_OUT;
+    if (!gr->pipelined || !dbl) {
+      push_buf(gr, cap, g, g->kind, 0, CT_LG_CLS_COMPUTE);
+      continue;
+    }
+    int base = g->kind == CT_LG_BUF_OUT ? CT_LG_CLS_OUT0 : CT_LG_CLS_IN0;
+    push_buf(gr, cap, g, g->kind, 0, base);
+    push_buf(gr, cap, g, g->kind, 1, base + 1);
+  }
+  return true;
+}
+
+/* Tiles whose buffers are sized (and the three whose costs stand for their type: 0 first,
+ * secs / 2 middle, secs − 1 last): every tile when x->exact or secs ≤ 7, else the 3 at each
+ * end and the middle one (ranges clipped at the edges are the ones that differ). The kept
+ * plan is always exact; if a sampled search was optimistic the search is redone exactly. */
+static int samples(const lg_ctx *x, const lg_tiling *tl, int64_t *t, int *type) {
+  int k = 0;
+  int64_t S = tl->secs;
+  for (int64_t i = 0; i < S; i++) {
+    if (!x->exact && S > 7 && i >= 3 && i < S - 3 && i != S / 2) continue;
+    t[k] = i;
+    type[k++] = i == 0 ? 0 : i == S - 1 ? 2 : (i == S / 2 && S >= 3) ? 1 : -1;
+  }
+  return k;
+}
+
+static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *gv, int nv, const int64_t cp[3]) {
+  const ct_chip *c = x->chip;
+  lg_tilecost tc[3];
+  memset(tc, 0, sizeof tc);
+  int64_t pre_x = 0, pre_m = 0, ldx[3] = {0}, stx[3] = {0};
+  for (int i = 0; i < nv; i++) {
+    gval *g = &gv[i];
+    if (g->kind == CT_LG_BUF_IN && !g->varies) g->kind = CT_LG_BUF_RES;
+    for (int t = 0; t < 3; t++) {
+      if (!g->moved[t]) continue;
+      if (g->kind == CT_LG_BUF_IN || g->kind == CT_LG_BUF_WSLICE) tc[t].ldm += g->moved[t], ldx[t]++;
+      if (g->kind == CT_LG_BUF_OUT) tc[t].stm += g->moved[t], stx[t]++;
+    }
+    if (g->kind == CT_LG_BUF_RES && g->moved[0]) pre_m += g->moved[0], pre_x++;
+  }
+  int64_t cnt[3] = {tl->nsecs, tl->secs >= 3 ? tl->nsecs * (tl->secs - 2) : 0, tl->secs >= 2 ? tl->nsecs : 0};
+  gr->ddr_load_bytes = pre_m, gr->ddr_store_bytes = 0;
+  gr->compute_cycles = gr->load_cycles = gr->store_cycles = 0;
+  for (int t = 0; t < 3; t++) {
+    tc[t].cp = cp[t];
+    tc[t].ld = lg_dma_batch_cycles(c, ldx[t], tc[t].ldm, (int)c->dma_load_engines);
+    tc[t].st = lg_dma_batch_cycles(c, stx[t], tc[t].stm, (int)c->dma_store_engines);
+    gr->ddr_load_bytes += cnt[t] * tc[t].ldm, gr->ddr_store_bytes += cnt[t] * tc[t].stm;
+    gr->compute_cycles += cnt[t] * tc[t].cp;
+    gr->load_cycles += cnt[t] * tc[t].ld, gr->store_cycles += cnt[t] * tc[t].st;
+  }
+  if (tl->secs < 3) tc[1] = tc[0];
+  int64_t pre = lg_dma_batch_cycles(c, pre_x, pre_m, (int)c->dma_load_engines);
+  gr->load_cycles += pre;
+  gr->cycles = lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, gr->pipelined);
+}
+
+bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need) {
+  memset(gr, 0, sizeof *gr);
+  gr->first = first, gr->n_layers = n, gr->axis = tl->axis, gr->nsecs = tl->nsecs, gr->secs = tl->secs;
+  gr->n_tiles = tl->nsecs * tl->secs;
+  gr->pipelined = tl->pipelined && gr->n_tiles >= 2;
+  gr->n_steps = gr->pipelined ? gr->n_tiles + 2 : 3 * gr->n_tiles;
+  int cap = 0;
+  for (int li = first; li < first + n; li++) cap += x->layers[li].op->n_in + x->layers[li].op->n_out;
+  gval *gv = malloc(sizeof *gv * (size_t)(cap + 1));
+  if (!gv) return *need = INT64_MAX, false;
+  int nv = collect(x, first, n, tl, gv);
+  int64_t cp[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
+  int *ty = malloc(sizeof *ty * (size_t)(tl->secs + 1)), ns = ts && ty ? samples(x, tl, ts, ty) : 0;
+  for (int s = 0; s < ns; s++) {
+    lg_tile_ranges(x, first, n, tl, ts[s]);
+    for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
+    for (int li = first; li < first + n && ty[s] >= 0; li++) cp[ty[s]] += lg_layer_cycles(x, li);
+    if (s == 0) {
+      const ct_value *o = x->layers[first + n - 1].op->out[0];
+      gr->tile_ndim = o->ndim;
+      lg_tile_extents(o, &x->rng[o->id], gr->tile_shape);
+    }
+  }
+  free(ts), free(ty);
+  if (tl->secs < 3) cp[1] = cp[0];
+  for (int i = 0; i < nv; i++) x->vbuf[gv[i].v->id] = 0;
+  if (ns == 0) return free(gv), *need = INT64_MAX, false;
+  group_costs(x, gr, tl, gv, nv, cp);
+  bool ok = make_buffers(gr, gv, nv) && lg_alloc_lmem(x->chip, gr, need);
+  free(gv);
+  if (!keep || !ok) free(gr->bufs), gr->bufs = NULL, gr->n_bufs = keep ? 0 : gr->n_bufs;
+  return ok;
+}

@@ -1,0 +1,102 @@
+/* lg_int.h: internals of the back-end planner shared by compiler/backend/lg_*.c (not a
+ * public API): the planning context, per-value tile ranges, the VPU cost kinds. */
+#ifndef CT_LG_INT_H
+#define CT_LG_INT_H
+
+#include "compiler/backend/lg.h"
+
+/* LMEM and GMEM alignment of every buffer (bytes): 64 keeps a port access inside one
+ * buffer, and is the ISA's constant alignment (docs/isa.md .constbase). */
+#define LG_ALIGN 64
+
+typedef enum lg_vpu_kind {
+  LG_VPU_ELTWISE, LG_VPU_LUT, LG_VPU_POOL, LG_VPU_DWCONV, LG_VPU_CAST,
+  LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM, LG_VPU_COUNT
+} lg_vpu_kind;
+
+int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes);
+/* Cycles of `transfers` DMA transfers moving `moved` bytes in all over `engines` engines. */
+int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t transfers, int64_t moved, int engines);
+
+/* Per-tile costs: load / compute / store cycles, load / store bytes moved. */
+typedef struct lg_tilecost {
+  int64_t ld, cp, st, ldm, stm;
+} lg_tilecost;
+
+/* The pipeline over n_tiles tiles whose costs depend on their type along the axis (first,
+ * middle, last: tc[0..2]); adds the DDR-sharing bound per step. */
+int64_t lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
+                          bool pipelined);
+
+/* The range of one value in one tile: along axis ax (-1 = whole) rows [lo, hi), along N
+ * (nax 0, or -1 = whole) [nlo, nhi). st_lo: first row this tile stores (escaping values). */
+typedef struct lg_rng {
+  bool set;
+  int ax, nax;
+  int64_t lo, hi, nlo, nhi, st_lo;
+} lg_rng;
+
+typedef struct lg_ctx {
+  const ct_graph *g;
+  const ct_chip *chip;
+  const ct_lg_options *opt;
+  ct_lg_layer *layers;
+  int n_layers;
+  int *layer_of_op;    /* g->ops index → layer */
+  int *prod;           /* value id → producing layer, -1 = not a layer */
+  int *cons_off, *cons;/* value id → consumer layers (CSR, ascending) */
+  bool *model_out;     /* value id → module output */
+  int *min_cons;       /* layer → smallest consumer layer (> itself), INT32_MAX if none */
+  bool *chainable;     /* layer → may share a group with others */
+  lg_rng *rng;         /* scratch, value id → range */
+  int *mark;           /* scratch, value id → stamp */
+  int64_t *prevhi;     /* scratch, value id → previous tile's hi */
+  int *vbuf;           /* scratch, value id → buffer index in the group being evaluated */
+  int stamp;
+  bool exact;          /* size buffers over every tile, not a sample */
+} lg_ctx;
+
+/* lg_layers.c */
+ct_status lg_ctx_init(lg_ctx *x, const ct_graph *g, const ct_chip *chip, const ct_lg_options *opt, ct_diag *d);
+void lg_ctx_free(lg_ctx *x);
+/* Is layer li's output consumed outside [first, first+n) or a module output? */
+bool lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n);
+/* Whole-tensor helper: elements. */
+int64_t lg_numel(const ct_value *v);
+
+/* lg_tile.c */
+typedef struct lg_tiling {
+  int axis;
+  int64_t nsecs, secs;
+  bool pipelined;
+} lg_tiling;
+/* Ranges of every value of group [first, first+n) for tile t (rng scratch). */
+void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t);
+/* Extents of v's tile under range r into ext[] (v->ndim entries); returns its elements. */
+int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
+/* Compute cycles of layer li for the ranges in x->rng (lg_eval.c). */
+int64_t lg_layer_cycles(const lg_ctx *x, int li);
+/* Evaluates one tiling: buffers (sizes, kinds, lifetimes), LMEM allocation, costs. Fills
+ * *gr (bufs malloc'd when keep, else freed) and returns true if it fits. *need gets the
+ * bytes the allocation needed (for messages). */
+bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need);
+/* Best tiling of group [first, first+n): fills *gr (bufs kept when keep); false when no
+ * tiling fits (then *need is the smallest need seen). */
+bool lg_best_tiling(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int64_t *need);
+/* Is [first, first+n) a legal group (chainable layers, every layer but the last consumed
+ * inside)? */
+bool lg_group_legal(const lg_ctx *x, int first, int n);
+
+/* lg_alloc.c */
+/* Places gr->bufs in LMEM (bank classes when pipelined); false when they do not fit;
+ * *need = bytes needed (bank-rounded when pipelined). */
+bool lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need);
+
+/* First fit of n buffers over their lifetimes from offset 0 (decreasing size); returns the
+ * end of the highest one, -1 when out of memory. */
+int64_t lg_first_fit(ct_lg_buffer *bufs, int n);
+
+/* lg_gmem.c */
+ct_status lg_alloc_gmem(lg_ctx *x, ct_lg_plan *p, ct_diag *d);
+
+#endif

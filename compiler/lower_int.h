@@ -1,0 +1,38 @@
+/* lower_int.h: state shared by the lowering's files (lower.c: driver, parameters, casts;
+ * lower_ops.c: the INT8 form of each op). Private to compiler/. */
+#ifndef CT_LOWER_INT_H
+#define CT_LOWER_INT_H
+
+#include "compiler/lower.h"
+#include "quant/quant.h"
+
+typedef struct ct_lower_ctx {
+  ct_graph *g;
+  const ct_lower_options *o;
+  ct_diag *d;
+  int n0;                       /* values of the Top graph (ids below it have the arrays below) */
+  ct_quant_param *forced;       /* QDQ parameters by value id (has_forced) */
+  bool *has_forced;
+  ct_value **to_int, **to_float; /* cast caches by value id */
+  ct_dtype ftype;               /* float type of ops without an integer form */
+} ct_lower_ctx;
+
+/* True when v holds quantized integer storage (a lowered activation or weight). */
+bool ct_lower_is_q(const ct_value *v);
+/* The parameters v has or will have when quantized: its own, the QDQ pair's, or the
+ * calibration row's. CT_ERR_INPUT when v has none of them. */
+ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p);
+/* v as quantized storage: v itself, or a (cached) Cast quantizing it. *out NULL on error. */
+ct_status ct_lower_ensure_int(ct_lower_ctx *c, ct_value *v, ct_value **out);
+/* v as float (c->ftype, or v's own float type): v itself, or a (cached) dequantizing Cast. */
+ct_status ct_lower_ensure_float(ct_lower_ctx *c, ct_value *v, ct_value **out);
+/* Retypes v as quantized storage with per-tensor parameters p. */
+ct_status ct_lower_set_q(ct_lower_ctx *c, ct_value *v, ct_quant_param p);
+/* Float data of a constant v (f32 data, or a DequantizeLinear of constants): malloc'd array
+ * of *n floats, NULL when v is not such a constant. */
+float *ct_lower_const_f32(const ct_value *v, int64_t *n);
+/* Tries the INT8 form of op: true with *done when lowered, *done false when op has no
+ * integer form here (left to the float path). */
+ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done);
+
+#endif

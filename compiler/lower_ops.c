@@ -1,0 +1,354 @@
+/* lower_ops.c: the INT8 form of each Top op (docs/tpu.md "Lowering rules"): MAC ops with
+ * per-channel i8 weights, int32 bias and per-channel requant; Add/Sub/Mul (and Div by a
+ * constant) with per-operand rescale; Concat to the output's scale; average pools; LUT
+ * activations; data movement on quantized storage with the input's parameters. All
+ * parameters come from quant/ (quant_params.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/lower_int.h"
+
+static ct_status oom(ct_lower_ctx *c) { return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory"); }
+
+/* Adds a constant of dtype dt and shape (ndim, shape) taking data (copied), quant params
+ * (n scales along axis; n 0 = none). */
+static ct_value *add_const(ct_lower_ctx *c, const char *base, const char *suffix, ct_dtype dt, int ndim,
+                           const int64_t *shape, const void *data, int n, const double *scale, const int32_t *zp) {
+  char name[512];
+  snprintf(name, sizeof name, "%s_%s", base, suffix);
+  if (ct_graph_find_value(c->g, name)) /* a constant shared by several ops: one copy each */
+    snprintf(name + strlen(name), sizeof name - strlen(name), "_%d", c->g->n_values);
+  ct_tensor *t = ct_tensor_new(dt, ndim, shape, name);
+  if (!t) return NULL;
+  memcpy(t->data, data, t->nbytes);
+  if (n > 0 && !ct_tensor_set_quant(t, n, 0, scale, zp)) return ct_tensor_free(t), NULL;
+  ct_value *v = ct_graph_add_weight(c->g, name, t);
+  if (v && n > 0 && !ct_value_set_quant(c->g, v, n, scale, zp, 0)) return NULL;
+  return v;
+}
+
+/* Per-channel i8 weights of a MAC op along axis 0 of w (oc channels of per_oc elements): the
+ * QDQ model's own integers when w is DequantizeLinear(int constant), else quantized from the
+ * floats. scale gets oc entries. NULL on failure (not a constant). */
+static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale) {
+  const ct_op *dq = w->def;
+  int64_t per_oc = ct_value_numel(w) / oc, n = 0;
+  if (!w->data && dq && dq->kind == CT_OP_DEQUANTIZELINEAR && ct_value_is_const(dq->in[0]) && ct_value_is_const(dq->in[1]) &&
+      (dq->in[0]->dtype == CT_I8 || dq->in[0]->dtype == CT_U8)) {
+    const ct_tensor *s = dq->in[1]->data, *z = dq->n_in > 2 && dq->in[2] ? dq->in[2]->data : NULL;
+    int64_t ns = ct_tensor_numel(s);
+    int32_t *zp = malloc((size_t)oc * sizeof *zp);
+    if (!zp || (ns != 1 && ns != oc) || (ns == oc && ct_op_get_int(dq, "axis", 1) != 0)) return free(zp), NULL;
+    for (int64_t o = 0; o < oc; o++) {
+      scale[o] = ct_tensor_get_f64(s, ns == 1 ? 0 : o);
+      zp[o] = z ? (int32_t)ct_tensor_get_f64(z, ns == 1 ? 0 : o) : 0;
+    }
+    ct_value *v = add_const(c, w->name, "q", dq->in[0]->dtype, w->ndim, w->shape, dq->in[0]->data->data, (int)oc, scale, zp);
+    free(zp);
+    return v;
+  }
+  float *f = ct_lower_const_f32(w, &n);
+  int8_t *q = f ? malloc((size_t)(n > 0 ? n : 1)) : NULL;
+  int32_t *zp = q ? calloc((size_t)oc, sizeof *zp) : NULL;
+  ct_value *v = NULL;
+  if (zp) {
+    ct_quant_weight_scales(f, oc, per_oc, scale);
+    ct_quant_weight_quantize(f, oc, per_oc, scale, q);
+    v = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, q, (int)oc, scale, zp);
+  }
+  free(f), free(q), free(zp);
+  return v;
+}
+
+/* int32 bias [oc] at s_in·s_w[o] from a constant float bias (NULL b: zeros). */
+static ct_value *mac_bias(ct_lower_ctx *c, const char *base, ct_value *b, int64_t oc, const double *s_w, double s_in) {
+  int64_t n = 0;
+  float *f = b ? ct_lower_const_f32(b, &n) : calloc((size_t)oc, sizeof *f);
+  int32_t *bq = f && (!b || n == oc) ? malloc((size_t)oc * sizeof *bq) : NULL;
+  ct_value *v = NULL;
+  if (bq) {
+    ct_quant_bias_channels(f, oc, s_w, s_in, bq);
+    v = add_const(c, base, "bias_q", CT_I32, 1, &oc, bq, 0, NULL, NULL);
+  }
+  free(f), free(bq);
+  return v;
+}
+
+/* Fused activation of a Conv/Gemm in the output's integer domain: none, relu, or clip
+ * [0, act_max] (relu6). False when the activation has no integer form (leaky, clip with a
+ * lower bound ≠ 0). */
+static bool mac_act(ct_lower_ctx *c, ct_op *op, ct_quant_param py, bool apply) {
+  const char *a = ct_op_get_string(op, "act", "none");
+  double lo = ct_op_get_float(op, "act_min", 0), hi = !strcmp(a, "relu6") ? 6.0 : ct_op_get_float(op, "act_max", 6);
+  bool clip = !strcmp(a, "relu6") || !strcmp(a, "clip");
+  if (strcmp(a, "none") && strcmp(a, "relu") && !(clip && lo == 0)) return false;
+  if (apply && clip) {
+    ct_op_set_string(c->g, op, "act", "clip");
+    ct_op_set_int(c->g, op, "qact_hi", ct_quant_quantize(hi, py.scale, py.zp, py.dt));
+  }
+  return true;
+}
+
+static bool set_rq(ct_lower_ctx *c, ct_op *op, int64_t n, const int32_t *m, const int *s) {
+  int64_t *mv = malloc((size_t)n * sizeof *mv), *sv = malloc((size_t)n * sizeof *sv);
+  bool ok = mv && sv;
+  for (int64_t i = 0; ok && i < n; i++) mv[i] = m[i], sv[i] = s[i];
+  ok = ok && ct_op_set_ints(c->g, op, "multiplier", (int)n, mv) && ct_op_set_ints(c->g, op, "rshift", (int)n, sv);
+  free(mv), free(sv);
+  return ok;
+}
+
+/* Conv and Gemm: x quantized, per-channel weights, int32 bias, requant per channel. */
+static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0], *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL, *y = op->out[0];
+  bool gemm = op->kind == CT_OP_GEMM;
+  if (gemm && (ct_op_get_int(op, "transA", 0) || ct_op_get_float(op, "alpha", 1) != 1 || ct_op_get_float(op, "beta", 1) != 1 ||
+               w->ndim != 2))
+    return CT_OK;
+  if (!ct_value_is_const(w) && !(w->def && w->def->kind == CT_OP_DEQUANTIZELINEAR)) return CT_OK;
+  if (b && !ct_value_is_const(b) && !(b->def && b->def->kind == CT_OP_DEQUANTIZELINEAR)) return CT_OK;
+  ct_quant_param px, py;
+  ct_value *xq = NULL, *bq = NULL;
+  ct_status st0 = ct_lower_ensure_int(c, x, &xq); /* an unused Cast dies when the op stays float */
+  if (!st0) st0 = ct_lower_param_of(c, xq, &px);
+  if (!st0) st0 = ct_lower_param_of(c, y, &py);
+  if (st0) return st0;
+  if (!mac_act(c, op, py, false)) return CT_OK;
+  bool tb = gemm && ct_op_get_int(op, "transB", 0);
+  int64_t oc = gemm ? (tb ? w->shape[0] : w->shape[1]) : w->shape[0];
+  if (gemm && !tb) return CT_OK; /* B [K, N]: per-column weights need transB (canonical form) */
+  double *sw = malloc((size_t)oc * sizeof *sw);
+  int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
+  int *s = malloc((size_t)oc * sizeof *s);
+  ct_status st = sw && rq && m && s ? CT_OK : oom(c);
+  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw);
+  if (!st && wq && ct_quant_mac_requant(px.scale, sw, oc, py.scale, rq)) {
+    for (int64_t o = 0; o < oc; o++) m[o] = rq[2 * o], s[o] = rq[2 * o + 1];
+    bq = b ? mac_bias(c, wq->name, b, oc, sw, px.scale) : NULL;
+    if (b && !bq) st = oom(c);
+    if (!st && !set_rq(c, op, oc, m, s)) st = oom(c);
+    if (!st) {
+      mac_act(c, op, py, true);
+      op->in[0] = xq, op->in[1] = wq;
+      if (op->n_in > 2) op->in[2] = bq;
+      st = ct_lower_set_q(c, y, py);
+      *done = !st;
+    }
+  }
+  free(sw), free(rq), free(m), free(s);
+  return st;
+}
+
+/* An operand of an elementwise op as quantized storage: activations by ensure_int; a
+ * constant is quantized symmetric i8 per tensor (scale max|c| / 127). */
+static ct_status elt_operand(ct_lower_ctx *c, ct_value *v, bool reciprocal, ct_value **out, ct_quant_param *p) {
+  int64_t n = 0;
+  float *f = ct_value_is_const(v) || (v->def && v->def->kind == CT_OP_DEQUANTIZELINEAR) ? ct_lower_const_f32(v, &n) : NULL;
+  if (!f) {
+    ct_status st = ct_lower_ensure_int(c, v, out);
+    if (!st) st = ct_lower_param_of(c, *out, p);
+    return st;
+  }
+  double amax = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (reciprocal) f[i] = 1.0f / f[i];
+    amax = fmax(amax, fabs(f[i]));
+  }
+  *p = (ct_quant_param){amax > 0 && isfinite(amax) ? amax / 127 : 1, 0, CT_I8};
+  int8_t *q = malloc((size_t)(n > 0 ? n : 1));
+  if (q)
+    for (int64_t i = 0; i < n; i++) q[i] = (int8_t)ct_quant_quantize(f[i], p->scale, 0, CT_I8);
+  *out = q ? add_const(c, v->name, "q", CT_I8, v->ndim, v->shape, q, 1, &p->scale, &p->zp) : NULL;
+  free(f), free(q);
+  return *out ? CT_OK : oom(c);
+}
+
+/* Add / Sub / Mul, and Div by a constant as Mul by its reciprocal: ELTWISE parameters. */
+static ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
+  bool div = op->kind == CT_OP_DIV;
+  if (div && !ct_value_is_const(op->in[1])) return CT_OK;
+  if (ct_value_is_const(op->in[0]) && ct_value_is_const(op->in[1])) return CT_OK;
+  ct_quant_param pa, pb, py;
+  ct_status st = ct_lower_param_of(c, op->out[0], &py);
+  if (st) return st;
+  ct_quant_elt_op eo = op->kind == CT_OP_ADD ? CT_QUANT_ELT_ADD : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB : CT_QUANT_ELT_MUL;
+  /* parameters first (nothing changes when they are not representable) */
+  ct_value *a = op->in[0], *b = op->in[1], *aq, *bq;
+  if ((st = elt_operand(c, a, false, &aq, &pa)) || (st = elt_operand(c, b, div, &bq, &pb))) return st;
+  ct_quant_elt p;
+  if (!ct_quant_eltwise_params(eo, pa, pb, py, &p)) return CT_OK; /* stays float; the casts made die unused */
+  int32_t m[2] = {p.m_a, p.m_b};
+  int64_t mv[2] = {p.m_a, p.m_b}, sv[3] = {p.s_a, p.s_b, p.s_out};
+  (void)m;
+  if (div) op->kind = CT_OP_MUL;
+  op->in[0] = aq, op->in[1] = bq;
+  if (!ct_op_set_ints(c->g, op, "multiplier", 2, mv) || !ct_op_set_ints(c->g, op, "rshift", 3, sv)) return oom(c);
+  st = ct_lower_set_q(c, op->out[0], py);
+  *done = !st;
+  return st;
+}
+
+/* Concat: every input rescaled to the output's parameters (REQUANT per input). */
+static ct_status lower_concat(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_quant_param py, px;
+  ct_status st = ct_lower_param_of(c, op->out[0], &py);
+  int n = op->n_in;
+  int32_t *m = malloc((size_t)n * sizeof *m);
+  int *s = malloc((size_t)n * sizeof *s);
+  ct_value **xs = calloc((size_t)n, sizeof *xs);
+  if (!m || !s || !xs) st = st ? st : oom(c);
+  bool ok = true;
+  for (int i = 0; !st && ok && i < n; i++) {
+    bool ident;
+    if (ct_value_is_const(op->in[i])) ok = false;
+    else if (!(st = ct_lower_ensure_int(c, op->in[i], &xs[i])) && !(st = ct_lower_param_of(c, xs[i], &px)))
+      ok = ct_quant_rescale(px.scale, px.zp, py.scale, py.zp, &m[i], &s[i], &ident);
+  }
+  for (int i = 0; !st && ok && i < n; i++) op->in[i] = xs[i];
+  if (!st && ok && !set_rq(c, op, n, m, s)) st = oom(c);
+  if (!st && ok) st = ct_lower_set_q(c, op->out[0], py), *done = !st;
+  free(m), free(s), free(xs);
+  return st;
+}
+
+/* AveragePool (count fixed: no pads or pads counted, no ceil mode) and GlobalAveragePool. */
+static ct_status lower_avgpool(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0], *y = op->out[0];
+  if (x->ndim != 4) return CT_OK;
+  int64_t count = x->shape[2] * x->shape[3];
+  if (op->kind == CT_OP_AVERAGEPOOL) {
+    int nk = 0, np = 0;
+    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &nk), *pads = ct_op_get_ints(op, "pads", &np);
+    bool padded = false;
+    for (int i = 0; i < np; i++) padded = padded || pads[i];
+    if (nk != 2 || ct_op_get_int(op, "ceil_mode", 0) || (padded && !ct_op_get_int(op, "count_include_pad", 0))) return CT_OK;
+    count = k[0] * k[1];
+  }
+  ct_quant_param px, py;
+  ct_value *xq;
+  ct_status st = ct_lower_ensure_int(c, x, &xq);
+  if (!st) st = ct_lower_param_of(c, xq, &px);
+  if (!st) st = ct_lower_param_of(c, y, &py);
+  int32_t m;
+  int s;
+  if (st || !ct_quant_pool_params(px.scale, py.scale, count, &m, &s)) return st;
+  op->in[0] = xq;
+  if (!set_rq(c, op, 1, &m, &s)) return oom(c);
+  st = ct_lower_set_q(c, y, py);
+  *done = !st;
+  return st;
+}
+
+/* MatMul: activation × activation, or × a constant quantized per tensor; one requant. */
+static ct_status lower_matmul(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *a = op->in[0], *b = op->in[1], *y = op->out[0], *aq, *bq;
+  if (a->ndim < 2 || b->ndim < 2 || ct_value_is_const(a)) return CT_OK;
+  ct_quant_param pa, pb, py;
+  ct_status st = ct_lower_param_of(c, y, &py);
+  if (!st) st = elt_operand(c, a, false, &aq, &pa);
+  if (!st) st = elt_operand(c, b, false, &bq, &pb);
+  if (st) return st;
+  int32_t rq[2];
+  if (!ct_quant_mac_requant(pa.scale, &pb.scale, 1, py.scale, rq)) return CT_OK;
+  int s = rq[1];
+  op->in[0] = aq, op->in[1] = bq;
+  if (!set_rq(c, op, 1, &rq[0], &s)) return oom(c);
+  st = ct_lower_set_q(c, y, py);
+  *done = !st;
+  return st;
+}
+
+/* The tabulated function of an activation op; false if op has no LUT form. */
+static bool lut_spec(const ct_op *op, ct_quant_lut_spec *sp) {
+  static const struct { ct_op_kind k; ct_quant_lut_fn fn; } map[] = {
+    {CT_OP_SIGMOID, CT_QUANT_LUT_SIGMOID}, {CT_OP_TANH, CT_QUANT_LUT_TANH}, {CT_OP_SILU, CT_QUANT_LUT_SILU},
+    {CT_OP_HARDSIGMOID, CT_QUANT_LUT_HARDSIGMOID}, {CT_OP_HARDSWISH, CT_QUANT_LUT_HARDSWISH}, {CT_OP_GELU, CT_QUANT_LUT_GELU},
+    {CT_OP_EXP, CT_QUANT_LUT_EXP}, {CT_OP_LOG, CT_QUANT_LUT_LOG}, {CT_OP_SQRT, CT_QUANT_LUT_SQRT},
+    {CT_OP_RECIPROCAL, CT_QUANT_LUT_RECIPROCAL}, {CT_OP_LEAKYRELU, CT_QUANT_LUT_LEAKYRELU}, {CT_OP_ELU, CT_QUANT_LUT_ELU},
+    {CT_OP_SOFTPLUS, CT_QUANT_LUT_SOFTPLUS}, {CT_OP_MISH, CT_QUANT_LUT_MISH}, {CT_OP_ABS, CT_QUANT_LUT_ABS},
+    {CT_OP_RELU, CT_QUANT_LUT_LEAKYRELU},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+    if (map[i].k != op->kind) continue;
+    *sp = ct_quant_lut_default(map[i].fn);
+    if (op->kind == CT_OP_RELU) sp->alpha = 0;
+    else if (op->kind == CT_OP_HARDSIGMOID) sp->alpha = ct_op_get_float(op, "alpha", 0.2), sp->beta = ct_op_get_float(op, "beta", 0.5);
+    else if (op->kind == CT_OP_LEAKYRELU) sp->alpha = ct_op_get_float(op, "alpha", 0.01);
+    else if (op->kind == CT_OP_ELU) sp->alpha = ct_op_get_float(op, "alpha", 1.0);
+    else if (op->kind == CT_OP_GELU && !strcmp(ct_op_get_string(op, "approximate", "none"), "tanh")) sp->fn = CT_QUANT_LUT_GELU_TANH;
+    return true;
+  }
+  return false;
+}
+
+/* An activation as a 256-entry LUT between the input's and the output's parameters. */
+static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *sp, bool *done) {
+  ct_quant_param px, py;
+  ct_value *xq;
+  ct_status st = ct_lower_ensure_int(c, op->in[0], &xq);
+  if (!st) st = ct_lower_param_of(c, xq, &px);
+  if (!st) st = ct_lower_param_of(c, op->out[0], &py);
+  uint8_t tab[256];
+  if (st || !ct_quant_lut_make(sp, px, py, tab)) return st;
+  int64_t t[256];
+  for (int i = 0; i < 256; i++) t[i] = tab[i];
+  op->in[0] = xq;
+  while (op->n_attr > 0) ct_op_del_attr(op, op->attrs[0].name);
+  op->kind = CT_OP_LUT;
+  if (!ct_op_set_ints(c->g, op, "table", 256, t) || !ct_op_set_string(c->g, op, "fn", ct_quant_lut_name(sp->fn))) return oom(c);
+  st = ct_lower_set_q(c, op->out[0], py);
+  *done = !st;
+  return st;
+}
+
+/* Data movement on quantized storage (input 0 already quantized): results keep its
+ * parameters; a constant Pad pads with the zero point. */
+static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
+  ct_value *x = op->in[0];
+  if (!ct_lower_is_q(x)) return CT_OK;
+  if (op->kind == CT_OP_RESIZE && strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest")) return CT_OK;
+  if (op->kind == CT_OP_MAXPOOL && op->n_out > 1 && op->out[1]) return CT_OK;
+  ct_quant_param p = {x->scale[0], x->zero_point[0], x->dtype};
+  if (op->kind == CT_OP_PAD) {
+    int64_t n = 0;
+    float *cv = op->n_in > 2 && op->in[2] ? ct_lower_const_f32(op->in[2], &n) : NULL;
+    bool zero = !cv || (n == 1 && cv[0] == 0);
+    free(cv);
+    if (strcmp(ct_op_get_string(op, "mode", "constant"), "constant") || !zero || (op->n_in > 2 && op->in[2] && !n)) return CT_OK;
+    bool has_cv = op->n_in > 2 && op->in[2];
+    if (!has_cv && p.zp != 0) return CT_OK; /* would pad with 0, not the zero point: stays float */
+    uint8_t byte = (uint8_t)p.zp;
+    ct_value *pv = has_cv ? add_const(c, x->name, "pad_value", p.dt, 0, NULL, &byte, 0, NULL, NULL) : NULL;
+    if (has_cv && !pv) return oom(c);
+    if (has_cv) op->in[2] = pv;
+  }
+  for (int k = 0; k < op->n_out; k++) {
+    ct_status st = op->out[k] ? ct_lower_set_q(c, op->out[k], p) : CT_OK;
+    if (st) return st;
+  }
+  *done = true;
+  return CT_OK;
+}
+
+ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
+  *done = false;
+  ct_quant_lut_spec sp;
+  switch (op->kind) {
+  case CT_OP_CONV:
+  case CT_OP_GEMM: return lower_mac(c, op, done);
+  case CT_OP_MATMUL: return lower_matmul(c, op, done);
+  case CT_OP_ADD:
+  case CT_OP_SUB:
+  case CT_OP_MUL:
+  case CT_OP_DIV: return lower_eltwise(c, op, done);
+  case CT_OP_CONCAT: return lower_concat(c, op, done);
+  case CT_OP_AVERAGEPOOL:
+  case CT_OP_GLOBALAVERAGEPOOL: return lower_avgpool(c, op, done);
+  case CT_OP_RESHAPE: case CT_OP_FLATTEN: case CT_OP_SQUEEZE: case CT_OP_UNSQUEEZE: case CT_OP_TRANSPOSE:
+  case CT_OP_SLICE: case CT_OP_SPLIT: case CT_OP_PAD: case CT_OP_MAXPOOL: case CT_OP_GLOBALMAXPOOL:
+  case CT_OP_RESIZE: case CT_OP_DEPTHTOSPACE: case CT_OP_SPACETODEPTH: return lower_move(c, op, done);
+  default: return lut_spec(op, &sp) ? lower_lut(c, op, &sp, done) : CT_OK;
+  }
+}

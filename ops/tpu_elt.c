@@ -1,0 +1,161 @@
+/* tpu_elt.c: integer kernels of the Tpu dialect beyond the MAC ops, each what one isa.def
+ * instruction computes through quant/: Add/Sub/Mul (ELTWISE, per-operand rescale, numpy
+ * broadcasting), Concat (REQUANT of each input to the output's scale), AveragePool /
+ * GlobalAveragePool (POOL avg), Lut (LUT), Requant (REQUANT) and Cast (CAST). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/broadcast.h"
+#include "ops/nn_util.h"
+#include "ops/ops_util.h"
+#include "ops/tpu_util.h"
+
+ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  (void)ctx;
+  ct_status st = ct_tq_need_int(op, in, out, 2, d);
+  if (st) return st;
+  int32_t m[2];
+  int s[3];
+  int nm = 0, ns = 0;
+  const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm), *sv = ct_op_get_ints(op, "rshift", &ns);
+  if (nm != 2 || ns != 3) return ct_km_err(d, CT_ERR_INPUT, op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]");
+  for (int i = 0; i < 3; i++) {
+    if (sv[i] < 0 || sv[i] > 63) return ct_km_err(d, CT_ERR_INPUT, op, "rshift %lld outside 0..63", (long long)sv[i]);
+    s[i] = (int)sv[i];
+  }
+  m[0] = (int32_t)mv[0], m[1] = (int32_t)mv[1];
+  ct_quant_elt p = {.m_a = m[0], .m_b = m[1], .s_a = s[0], .s_b = s[1], .s_out = s[2], .out = out[0]->dtype};
+  p.op = op->kind == CT_OP_ADD ? CT_QUANT_ELT_ADD : op->kind == CT_OP_SUB ? CT_QUANT_ELT_SUB : CT_QUANT_ELT_MUL;
+  p.zp_a = ct_tq_zp(op->in[0]), p.zp_b = ct_tq_zp(op->in[1]), p.zp_out = ct_tq_zp(op->out[0]);
+  if ((st = ct_tq_act(op, &p.act, &p.act_hi, d))) return st;
+  int nd[2] = {in[0]->ndim, in[1]->ndim};
+  const int64_t *shp[2] = {in[0]->shape, in[1]->shape};
+  ct_bcast_iter it;
+  if (!ct_bcast_iter_init(&it, out[0]->ndim, out[0]->shape, 2, nd, shp)) return CT_OK;
+  int64_t row = 0;
+  do {
+    for (int64_t j = 0; j < it.inner; j++)
+      ct_tq_set(out[0], row * it.inner + j,
+                ct_quant_eltwise(&p, ct_tq_get(in[0], it.off[0] + j * it.istride[0]), ct_tq_get(in[1], it.off[1] + j * it.istride[1])));
+    row++;
+  } while (ct_bcast_iter_next(&it));
+  return CT_OK;
+}
+
+ct_status ct_tpu_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  (void)ctx;
+  ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
+  if (st) return st;
+  ct_tensor *y = out[0];
+  int axis;
+  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), y->ndim, &axis)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  int32_t *m = malloc((size_t)op->n_in * sizeof *m);
+  int *s = malloc((size_t)op->n_in * sizeof *s);
+  if (!m || !s) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!st) st = ct_tq_rq(op, op->n_in, m, s, d);
+  int64_t outer = 1, after = 1;
+  for (int k = 0; k < axis; k++) outer *= y->shape[k];
+  for (int k = axis + 1; k < y->ndim; k++) after *= y->shape[k];
+  int32_t zy = ct_tq_zp(op->out[0]);
+  for (int64_t o = 0, pos = 0; !st && o < outer; o++)
+    for (int i = 0; i < op->n_in; i++) {
+      int64_t inner = in[i]->shape[axis] * after;
+      int32_t zx = ct_tq_zp(op->in[i]);
+      for (int64_t j = 0; j < inner; j++, pos++)
+        ct_tq_set(y, pos, ct_quant_requant(ct_tq_get(in[i], o * inner + j) - zx, m[i], s[i], zy, y->dtype));
+    }
+  free(m), free(s);
+  return st;
+}
+
+/* Sum of (x − zp) over one window; pad positions add 0 (they hold the zero point). */
+static int64_t window_sum(const ct_tensor *x, const ct_kn_geo *g, int64_t base, int64_t oh, int64_t ow, int32_t zx) {
+  int64_t acc = 0;
+  for (int64_t kh = 0; kh < g->k[1]; kh++) {
+    int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
+    if (ih < 0 || ih >= g->in[1]) continue;
+    for (int64_t kw = 0; kw < g->k[2]; kw++) {
+      int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
+      if (iw >= 0 && iw < g->in[2]) acc += ct_tq_get(x, base + ih * g->in[2] + iw) - zx;
+    }
+  }
+  return acc;
+}
+
+ct_status ct_tpu_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  (void)ctx;
+  ct_status st = ct_tq_need_int(op, in, out, 1, d);
+  if (st) return st;
+  const ct_tensor *x = in[0];
+  ct_tensor *y = out[0];
+  ct_kn_geo g = {.nsp = 2};
+  if (x->ndim != 4) return ct_km_err(d, CT_ERR_INPUT, op, "integer pooling needs NCHW input");
+  if (op->kind == CT_OP_GLOBALAVERAGEPOOL) {
+    for (int i = 0; i < 3; i++) g.s[i] = g.dl[i] = g.out[i] = 1;
+    g.in[0] = g.k[0] = 1, g.in[1] = g.k[1] = x->shape[2], g.in[2] = g.k[2] = x->shape[3];
+  } else if ((st = ct_kn_geo_read(op, x, NULL, y, &g, d))) {
+    return st;
+  }
+  if (g.k[0] != 1 || g.in[0] != 1) return ct_km_err(d, CT_ERR_INPUT, op, "integer pooling is 2-D");
+  int32_t m;
+  int s;
+  if ((st = ct_tq_rq(op, 1, &m, &s, d))) return st;
+  int32_t zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
+  int64_t planes = x->shape[0] * x->shape[1], pos = 0;
+  for (int64_t pl = 0; pl < planes; pl++)
+    for (int64_t oh = 0; oh < g.out[1]; oh++)
+      for (int64_t ow = 0; ow < g.out[2]; ow++, pos++) {
+        int64_t sum = window_sum(x, &g, pl * g.in[1] * g.in[2], oh, ow, zx);
+        ct_tq_set(y, pos, ct_quant_requant_act(sum, m, s, zy, CT_QUANT_ACT_NONE, 0, y->dtype));
+      }
+  return CT_OK;
+}
+
+ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  (void)ctx;
+  int n = 0;
+  const int64_t *tab = ct_op_get_ints(op, "table", &n);
+  ct_dtype it = in[0]->dtype, ot = out[0]->dtype;
+  if (n != 256 || (it != CT_I8 && it != CT_U8) || (ot != CT_I8 && ot != CT_U8))
+    return ct_km_err(d, CT_ERR_INPUT, op, "needs a 256-entry table and 8-bit input and output");
+  int64_t cnt = ct_tensor_numel(in[0]);
+  uint8_t *y = out[0]->data;
+  for (int64_t i = 0; i < cnt; i++) y[i] = (uint8_t)tab[ct_quant_lut_index(ct_tq_get(in[0], i), it)];
+  return CT_OK;
+}
+
+ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  (void)ctx;
+  ct_status st = ct_tq_need_int(op, in, out, 1, d);
+  int32_t m;
+  int s;
+  if (st || (st = ct_tq_rq(op, 1, &m, &s, d))) return st;
+  int32_t zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
+  int64_t n = ct_tensor_numel(in[0]);
+  for (int64_t i = 0; i < n; i++) ct_tq_set(out[0], i, ct_quant_requant(ct_tq_get(in[0], i) - zx, m, s, zy, out[0]->dtype));
+  return CT_OK;
+}
+
+/* CAST: float → integer quantizes with the output's parameters (round half away from zero,
+ * saturate: ct_quant_quantize); integer → float dequantizes with the input's; float → float
+ * rounds to the output type (nearest even); integer → integer rescales (Requant's formula). */
+ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  const ct_value *xv = op->in[0], *yv = op->out[0];
+  bool fi = ct_dtype_is_float(in[0]->dtype), fo = ct_dtype_is_float(out[0]->dtype);
+  int64_t n = ct_tensor_numel(in[0]);
+  if (!fi && !fo) return ct_tpu_requant(op, in, out, ctx, d);
+  if (fi && !fo) {
+    if (yv->n_scale != 1 || !ct_tq_is_storage(out[0]->dtype))
+      return ct_km_err(d, CT_ERR_INPUT, op, "a quantizing cast needs per-tensor parameters on its result");
+    for (int64_t i = 0; i < n; i++)
+      ct_tq_set(out[0], i, ct_quant_quantize(ct_tensor_get_f64(in[0], i), yv->scale[0], yv->zero_point[0], out[0]->dtype));
+  } else if (!fi) {
+    if (xv->n_scale != 1 || !ct_tq_is_storage(in[0]->dtype))
+      return ct_km_err(d, CT_ERR_INPUT, op, "a dequantizing cast needs per-tensor parameters on its operand");
+    for (int64_t i = 0; i < n; i++)
+      ct_tensor_set_f64(out[0], i, ct_quant_dequantize(ct_tq_get(in[0], i), xv->scale[0], xv->zero_point[0]));
+  } else {
+    for (int64_t i = 0; i < n; i++) ct_tensor_set_f64(out[0], i, ct_tensor_get_f64(in[0], i));
+  }
+  return CT_OK;
+}

@@ -1,0 +1,74 @@
+/* tpu_exec.c: how the Tpu reference runs one op (docs/tpu.md): an op touching quantized
+ * values (quant params on an operand or result) or a Cast runs its integer kernel (ops.def's
+ * tpu column); any other op runs in float — its Top kernel on f32 copies of bf16/f16
+ * operands, the results rounded to their storage type (bf16/f16: nearest even). F32 Tpu
+ * ops are therefore the Top kernels exactly. Results get their value's quant params. */
+#include <stdlib.h>
+
+#include "ops/kernel.h"
+#include "ops/ops_util.h"
+#include "quant/quant.h"
+
+enum { MAX_IO = 64 };
+
+static bool low_float(ct_dtype dt) { return dt == CT_BF16 || dt == CT_F16; }
+
+static bool touches_quant(const ct_op *op) {
+  for (int i = 0; i < op->n_in; i++)
+    if (op->in[i] && op->in[i]->n_scale > 0 && !ct_value_is_const(op->in[i])) return true;
+  for (int i = 0; i < op->n_out; i++)
+    if (op->out[i] && op->out[i]->n_scale > 0) return true;
+  return false;
+}
+
+/* Rounds the f32 values of src into dst (bf16 / f16 storage), element by element. */
+static void store_rounded(const ct_tensor *src, ct_tensor *dst) {
+  int64_t n = ct_tensor_numel(dst);
+  const float *f = src->data;
+  uint16_t *h = dst->data;
+  for (int64_t i = 0; i < n; i++) h[i] = dst->dtype == CT_BF16 ? ct_quant_f32_to_bf16(f[i]) : ct_quant_f32_to_f16(f[i]);
+}
+
+static ct_status run_float(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  ct_kernel_fn fn = ct_kernel_for(op->kind, CT_DIALECT_TOP);
+  if (!fn) return ct_km_err(d, CT_ERR_INPUT, op, "has no float kernel");
+  if (op->n_in > MAX_IO || op->n_out > MAX_IO) return ct_km_err(d, CT_ERR_INPUT, op, "too many operands");
+  ct_tensor *fin[MAX_IO] = {0}, *fout[MAX_IO] = {0};
+  ct_status st = CT_OK;
+  for (int i = 0; i < op->n_in; i++) {
+    fin[i] = in[i];
+    if (in[i] && low_float(in[i]->dtype) && !(fin[i] = ct_tensor_cast(in[i], CT_F32))) st = CT_ERR_LIMIT;
+  }
+  for (int i = 0; i < op->n_out; i++) {
+    fout[i] = out[i];
+    if (out[i] && low_float(out[i]->dtype) && !(fout[i] = ct_tensor_new(CT_F32, out[i]->ndim, out[i]->shape, NULL)))
+      st = CT_ERR_LIMIT;
+  }
+  if (st) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  else st = fn(op, (ct_tensor *const *)fin, fout, ctx, d);
+  for (int i = 0; i < op->n_out; i++)
+    if (fout[i] && fout[i] != out[i]) {
+      if (!st) store_rounded(fout[i], out[i]);
+      ct_tensor_free(fout[i]);
+    }
+  for (int i = 0; i < op->n_in; i++)
+    if (fin[i] != in[i]) ct_tensor_free(fin[i]);
+  return st;
+}
+
+ct_status ct_tpu_exec(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  ct_status st;
+  if (op->kind == CT_OP_CAST || touches_quant(op)) {
+    ct_kernel_fn fn = ct_kernel_for(op->kind, CT_DIALECT_TPU);
+    if (!fn) return ct_km_err(d, CT_ERR_INPUT, op, "has no integer kernel");
+    st = fn(op, in, out, ctx, d);
+  } else {
+    st = run_float(op, in, out, ctx, d);
+  }
+  for (int i = 0; !st && i < op->n_out; i++) {
+    const ct_value *v = op->out[i];
+    if (out[i] && v && !ct_tensor_set_quant(out[i], v->n_scale, v->quant_axis, v->scale, v->zero_point))
+      st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  }
+  return st;
+}

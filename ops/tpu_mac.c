@@ -1,0 +1,187 @@
+/* tpu_mac.c: integer kernels of the Tpu dialect's multiply-accumulate ops — Conv (groups,
+ * depthwise, pads, strides, dilations), Gemm and MatMul — as isa.def's CONV / DWCONV /
+ * MATMUL compute them: an int32 accumulator of (x − zp_x)·(w − zp_w) plus the int32 bias,
+ * then ct_quant_requant_act with the per-channel (multiplier, rshift) and the fused
+ * activation (docs/tpu.md). Conv is im2col (int16 columns) + an int32 dot loop. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/nn_util.h"
+#include "ops/ops_util.h"
+#include "ops/tpu_util.h"
+
+typedef struct conv_job {
+  const ct_op *op;
+  const ct_tensor *w, *b;
+  ct_tensor *y;
+  const int16_t *col;     /* [K][P] of the current image/group */
+  int64_t K, P, og, grp, n, oc;
+  const int32_t *m;
+  const int *s;
+  int32_t zw0, zy, hi;
+  const int32_t *zw;      /* per-channel weight zero points or NULL */
+  ct_quant_act act;
+  bool oom;
+} conv_job;
+
+/* Output channels [lo, hi) of one group: acc = bias + Σ_k (w − zp_w)·col, requantized. */
+static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  conv_job *j = arg;
+  int32_t *acc = malloc((size_t)(j->P > 0 ? j->P : 1) * sizeof *acc);
+  if (!acc) { j->oom = true; return; }
+  for (int64_t o = lo; o < hi; o++) {
+    int64_t oc = j->grp * j->og + o;
+    int32_t b = j->b ? ct_tq_get(j->b, oc) : 0, zw = j->zw ? j->zw[oc] : j->zw0;
+    for (int64_t p = 0; p < j->P; p++) acc[p] = b;
+    for (int64_t k = 0; k < j->K; k++) {
+      int32_t wv = ct_tq_get(j->w, oc * j->K + k) - zw;
+      if (!wv) continue;
+      const int16_t *c = j->col + k * j->P;
+      for (int64_t p = 0; p < j->P; p++) acc[p] += wv * c[p];
+    }
+    int64_t base = (j->n * j->oc + oc) * j->P;
+    for (int64_t p = 0; p < j->P; p++)
+      ct_tq_set(j->y, base + p, ct_quant_requant_act(acc[p], j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype));
+  }
+  free(acc);
+}
+
+/* im2col of image n, group grp: col[(c, kd, kh, kw)][(od, oh, ow)] = x − zp_x, 0 in the pads. */
+static void conv_im2col(const ct_tensor *x, const ct_kn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx,
+                        int16_t *col) {
+  int64_t C = x->shape[1], P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t kd = 0; kd < g->k[0]; kd++)
+      for (int64_t kh = 0; kh < g->k[1]; kh++)
+        for (int64_t kw = 0; kw < g->k[2]; kw++, r++) {
+          int16_t *dst = col + r * P;
+          int64_t xb = (n * C + c0 + c) * g->in[0] * HW;
+          for (int64_t od = 0; od < g->out[0]; od++) {
+            int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0];
+            for (int64_t oh = 0; oh < g->out[1]; oh++) {
+              int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
+              bool rowin = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
+              for (int64_t ow = 0; ow < g->out[2]; ow++) {
+                int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
+                *dst++ = rowin && iw >= 0 && iw < g->in[2] ? (int16_t)(ct_tq_get(x, xb + (id * g->in[1] + ih) * g->in[2] + iw) - zx) : 0;
+              }
+            }
+          }
+        }
+}
+
+ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  const ct_tensor *x = in[0], *w = in[1], *b = op->n_in > 2 ? in[2] : NULL;
+  ct_tensor *y = out[0];
+  ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
+  if (st) return st;
+  ct_kn_geo g;
+  if ((st = ct_kn_geo_read(op, x, w, y, &g, d))) return st;
+  conv_job j = {.op = op, .w = w, .b = b, .y = y, .oc = y->shape[1]};
+  int64_t G = ct_op_get_int(op, "group", 1), C = x->shape[1];
+  if (G < 1 || C % G || j.oc % G || w->shape[1] != C / G || (b && ct_tensor_numel(b) != j.oc))
+    return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent channels, groups or bias");
+  int64_t cg = C / G;
+  j.og = j.oc / G;
+  j.K = cg * g.k[0] * g.k[1] * g.k[2];
+  j.P = g.out[0] * g.out[1] * g.out[2];
+  int32_t *m = malloc((size_t)j.oc * sizeof *m);
+  int *s = malloc((size_t)j.oc * sizeof *s);
+  int16_t *col = malloc((size_t)(j.K * j.P > 0 ? j.K * j.P : 1) * sizeof *col);
+  if (!m || !s || !col) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!st) st = ct_tq_rq(op, j.oc, m, s, d);
+  if (!st) st = ct_tq_act(op, &j.act, &j.hi, d);
+  const ct_value *wv = op->in[1];
+  j.m = m, j.s = s, j.zy = ct_tq_zp(op->out[0]), j.zw0 = ct_tq_zp(wv), j.col = col;
+  j.zw = wv->n_scale > 1 && wv->n_scale == j.oc ? wv->zero_point : NULL;
+  int32_t zx = ct_tq_zp(op->in[0]);
+  for (int64_t n = 0; !st && n < x->shape[0]; n++)
+    for (int64_t grp = 0; !st && grp < G; grp++) {
+      conv_im2col(x, &g, n, grp * cg, cg, zx, col);
+      j.n = n, j.grp = grp;
+      ct_kn_parallel(ctx, j.og, j.og * j.K * j.P, conv_channels, &j);
+      if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+    }
+  free(m), free(s), free(col);
+  return st;
+}
+
+/* y[r, c] = requant(bias[c] + Σ_k (a[r, k] − za)·(b[k, c] − zb[c])) over rows of A. */
+typedef struct mm_args {
+  const ct_tensor *a, *b, *bias;
+  ct_tensor *y;
+  int64_t M, K, N, a_off, b_off, y_off;
+  bool tb;                /* b stored [N, K] */
+  int32_t za, zy, hi;
+  const int32_t *zb, *m;  /* per column (N entries) */
+  const int *s;
+  ct_quant_act act;
+} mm_args;
+
+static void mm_block(const mm_args *q) {
+  for (int64_t r = 0; r < q->M; r++)
+    for (int64_t c = 0; c < q->N; c++) {
+      int64_t acc = q->bias ? ct_tq_get(q->bias, c) : 0;
+      for (int64_t k = 0; k < q->K; k++) {
+        int64_t bi = q->b_off + (q->tb ? c * q->K + k : k * q->N + c);
+        acc += (int64_t)(ct_tq_get(q->a, q->a_off + r * q->K + k) - q->za) * (ct_tq_get(q->b, bi) - q->zb[c]);
+      }
+      ct_tq_set(q->y, q->y_off + r * q->N + c, ct_quant_requant_act(acc, q->m[c], q->s[c], q->zy, q->act, q->hi, q->y->dtype));
+    }
+}
+
+/* Per-column requant and weight zero points of an N-column product. */
+static ct_status mm_params(const ct_op *op, const ct_value *bv, int64_t N, int32_t **m, int **s, int32_t **zb,
+                           ct_diag *d) {
+  *m = malloc((size_t)N * sizeof **m), *s = malloc((size_t)N * sizeof **s), *zb = malloc((size_t)N * sizeof **zb);
+  if (!*m || !*s || !*zb) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  for (int64_t c = 0; c < N; c++) (*zb)[c] = bv->n_scale == N && N > 1 ? bv->zero_point[c] : ct_tq_zp(bv);
+  return ct_tq_rq(op, N, *m, *s, d);
+}
+
+ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  (void)ctx;
+  ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
+  if (st) return st;
+  const ct_tensor *a = in[0], *b = in[1], *c = op->n_in > 2 ? in[2] : NULL;
+  bool tb = ct_op_get_int(op, "transB", 0) != 0;
+  if (ct_op_get_int(op, "transA", 0) || a->ndim != 2 || b->ndim != 2)
+    return ct_km_err(d, CT_ERR_INPUT, op, "integer Gemm needs 2-D A (not transposed) and B");
+  mm_args q = {.a = a, .b = b, .bias = c, .y = out[0], .M = a->shape[0], .K = a->shape[1], .tb = tb};
+  q.N = tb ? b->shape[0] : b->shape[1];
+  if ((tb ? b->shape[1] : b->shape[0]) != q.K || (c && ct_tensor_numel(c) != q.N))
+    return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent Gemm shapes (bias must have N entries)");
+  int32_t *m = NULL, *zb = NULL;
+  int *s = NULL;
+  st = mm_params(op, op->in[1], q.N, &m, &s, &zb, d);
+  if (!st) st = ct_tq_act(op, &q.act, &q.hi, d);
+  q.m = m, q.s = s, q.zb = zb, q.za = ct_tq_zp(op->in[0]), q.zy = ct_tq_zp(op->out[0]);
+  if (!st) mm_block(&q);
+  free(m), free(s), free(zb);
+  return st;
+}
+
+ct_status ct_tpu_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
+  (void)ctx;
+  ct_status st = ct_tq_need_int(op, in, out, 2, d);
+  if (st) return st;
+  const ct_tensor *a = in[0], *b = in[1];
+  if (a->ndim < 2 || b->ndim < 2) return ct_km_err(d, CT_ERR_INPUT, op, "integer MatMul needs operands of rank >= 2");
+  mm_args q = {.a = a, .b = b, .y = out[0], .M = a->shape[a->ndim - 2], .K = a->shape[a->ndim - 1]};
+  q.N = b->shape[b->ndim - 1];
+  int64_t ba = ct_tensor_numel(a) / (q.M * q.K > 0 ? q.M * q.K : 1), bb = ct_tensor_numel(b) / (q.K * q.N > 0 ? q.K * q.N : 1);
+  if (b->shape[b->ndim - 2] != q.K || (bb != 1 && bb != ba))
+    return ct_km_err(d, CT_ERR_INPUT, op, "integer MatMul: inner dims or batch dims do not match");
+  int32_t *m = NULL, *zb = NULL;
+  int *s = NULL;
+  st = mm_params(op, op->in[1], q.N, &m, &s, &zb, d);
+  if (!st) st = ct_tq_act(op, &q.act, &q.hi, d);
+  q.m = m, q.s = s, q.zb = zb, q.za = ct_tq_zp(op->in[0]), q.zy = ct_tq_zp(op->out[0]);
+  for (int64_t i = 0; !st && i < ba; i++) {
+    q.a_off = i * q.M * q.K, q.b_off = bb == 1 ? 0 : i * q.K * q.N, q.y_off = i * q.M * q.N;
+    mm_block(&q);
+  }
+  free(m), free(s), free(zb);
+  return st;
+}

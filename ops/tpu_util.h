@@ -1,0 +1,50 @@
+/* tpu_util.h: helpers of the integer Tpu kernels (ops/tpu_*.c): stored-value access for the
+ * 8/16/32-bit integer storage types, a value's zero point, the fused activation of a Tpu op
+ * and the requant attributes (docs/tpu.md). Arithmetic itself is quant/'s. */
+#ifndef CT_OPS_TPU_UTIL_H
+#define CT_OPS_TPU_UTIL_H
+
+#include <stdint.h>
+
+#include "ops/kernel.h"
+#include "quant/quant.h"
+
+/* Element i of integer storage t (i8, u8, i16, u16, i32) as int32; other types give 0. */
+static inline int32_t ct_tq_get(const ct_tensor *t, int64_t i) {
+  switch (t->dtype) {
+  case CT_I8: return ((const int8_t *)t->data)[i];
+  case CT_U8: return ((const uint8_t *)t->data)[i];
+  case CT_I16: return ((const int16_t *)t->data)[i];
+  case CT_U16: return ((const uint16_t *)t->data)[i];
+  case CT_I32: return ((const int32_t *)t->data)[i];
+  default: return 0;
+  }
+}
+
+/* Stores v (already in range of t's type) into element i of integer storage t. */
+static inline void ct_tq_set(ct_tensor *t, int64_t i, int32_t v) {
+  switch (t->dtype) {
+  case CT_I8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+  case CT_U8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+  case CT_I16: ((int16_t *)t->data)[i] = (int16_t)v; break;
+  case CT_U16: ((uint16_t *)t->data)[i] = (uint16_t)v; break;
+  case CT_I32: ((int32_t *)t->data)[i] = v; break;
+  default: break;
+  }
+}
+
+/* Zero point of value v (per-tensor; 0 without quant params). */
+static inline int32_t ct_tq_zp(const ct_value *v) { return v && v->n_scale > 0 ? v->zero_point[0] : 0; }
+
+/* True for the integer storage types the Tpu kernels accept (i8, u8, i16, u16, i32). */
+bool ct_tq_is_storage(ct_dtype dt);
+/* Fused activation of a Tpu op from its `act` attribute ("none", "relu", "clip"/"relu6" →
+ * CLAMP with upper bound qact_hi) into *act, *hi. CT_ERR_INPUT naming op for another act. */
+ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d);
+/* Reads n multiplier/rshift pairs: the attributes must hold n entries, or 1 (broadcast).
+ * CT_ERR_INPUT naming op when absent, of another count, or a shift is outside 0..63. */
+ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d);
+/* Checks that every present input and output of op has integer storage. */
+ct_status ct_tq_need_int(const ct_op *op, ct_tensor *const *in, ct_tensor **out, int n_in, ct_diag *d);
+
+#endif

@@ -1,0 +1,437 @@
+/* test_backend.c: unit tests of the back-end planner (compiler/backend): halos on
+ * hand-computed convs, the cost formulas against the cmodel's and docs/cmodel.md's worked
+ * examples, the pipeline on a hand-computed schedule, DP against brute force over every
+ * partition of small chains, every plan through the independent checker (tests/lg_check.c),
+ * the checker catching planted errors, the fit failure message, and `ctpu plan`. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmodel/sim.h"
+#include "cmodel/timing.h"
+#include "compiler/backend/codegen.h"
+#include "compiler/backend/lg_int.h"
+#include "compiler/propagate.h"
+#include "ir/text.h"
+#include "tests/lg_check.h"
+#include "tests/testutil.h"
+
+/* A layer of a test chain: 'c' conv (oc, k, s, d, p), 'p' max pool (k, s, p), 'r' relu. */
+typedef struct spec {
+  char kind;
+  int64_t oc, k, s, d, p;
+} spec;
+
+static ct_value *add_conv(ct_graph *g, ct_value *x, int64_t ic, const spec *sp, int i) {
+  int64_t ws[4] = {sp->oc, ic, sp->k, sp->k};
+  ct_tensor *w = ct_tensor_new(CT_F32, 4, ws, NULL);
+  ck_assert_ptr_nonnull(w);
+  char name[32];
+  snprintf(name, sizeof name, "w%d", i);
+  ct_value *wv = ct_graph_add_weight(g, name, w);
+  snprintf(name, sizeof name, "y%d", i);
+  ct_value *y = ct_graph_add_value(g, name, CT_F32, -1, NULL);
+  ct_value *in[2] = {x, wv};
+  snprintf(name, sizeof name, "conv%d", i);
+  ct_op *op = ct_graph_add_op(g, CT_OP_CONV, name, 2, in, 1, &y);
+  int64_t k[2] = {sp->k, sp->k}, s[2] = {sp->s, sp->s}, d[2] = {sp->d, sp->d}, p[4] = {sp->p, sp->p, sp->p, sp->p};
+  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, s) &&
+            ct_op_set_ints(g, op, "dilations", 2, d) && ct_op_set_ints(g, op, "pads", 4, p));
+  return y;
+}
+
+static ct_value *add_simple(ct_graph *g, ct_value *x, const spec *sp, int i) {
+  char name[32];
+  snprintf(name, sizeof name, "y%d", i);
+  ct_value *y = ct_graph_add_value(g, name, CT_F32, -1, NULL);
+  snprintf(name, sizeof name, "%s%d", sp->kind == 'p' ? "pool" : "relu", i);
+  ct_op *op = ct_graph_add_op(g, sp->kind == 'p' ? CT_OP_MAXPOOL : CT_OP_RELU, name, 1, &x, 1, &y);
+  if (sp->kind == 'p') {
+    int64_t k[2] = {sp->k, sp->k}, s[2] = {sp->s, sp->s}, p[4] = {sp->p, sp->p, sp->p, sp->p};
+    ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, s) &&
+              ct_op_set_ints(g, op, "pads", 4, p));
+  }
+  return y;
+}
+
+/* Input 1×c×h×w then the layers of sp; shapes by the Top shape functions. */
+static ct_graph *chain(int64_t c, int64_t h, int64_t w, const spec *sp, int n) {
+  ct_graph *g = ct_graph_new("chain", "top");
+  int64_t sh[4] = {1, c, h, w};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 4, sh);
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
+  for (int i = 0; i < n; i++) {
+    x = sp[i].kind == 'c' ? add_conv(g, x, c, &sp[i], i) : add_simple(g, x, &sp[i], i);
+    if (sp[i].kind == 'c') c = sp[i].oc;
+  }
+  ck_assert(ct_graph_set_outputs(g, 1, &x));
+  ct_diag d;
+  ck_assert_msg(ct_top_propagate(g, &d) == CT_OK, "%s", d.msg);
+  return g;
+}
+
+static ct_chip chip_with(int64_t lmem, int64_t banks) {
+  ct_chip c;
+  ct_chip_default(&c);
+  c.lmem_bytes = lmem, c.lmem_banks = banks;
+  return c;
+}
+
+START_TEST(test_halo_rows_hand) {
+  int64_t lo, hi;
+  ct_lg_halo_rows(0, 4, 3, 1, 1, 1, 8, &lo, &hi); /* 3x3 s1 p1: rows -1..4 → [0, 5) */
+  ck_assert(lo == 0 && hi == 5);
+  ct_lg_halo_rows(4, 8, 3, 1, 1, 1, 8, &lo, &hi); /* rows 3..8 → [3, 8) */
+  ck_assert(lo == 3 && hi == 8);
+  ct_lg_halo_rows(2, 4, 3, 2, 1, 1, 8, &lo, &hi); /* s2: 2·2−1 = 3 .. 3·2−1+2 = 7 */
+  ck_assert(lo == 3 && hi == 8);
+  ct_lg_halo_rows(0, 2, 3, 1, 2, 2, 10, &lo, &hi); /* dilation 2, pad 2: −2 .. 1−2+4 = 3 */
+  ck_assert(lo == 0 && hi == 4);
+  ct_lg_halo_rows(5, 6, 7, 2, 1, 3, 100, &lo, &hi); /* 7x7 s2 p3: 7 .. 13 */
+  ck_assert(lo == 7 && hi == 14);
+}
+END_TEST
+
+/* Two 3x3 convs (s1 p1 then s2 p1) on 16 rows, 4 tiles of the 8 output rows: tile 1 (rows
+ * 2..3) needs rows 3..7 of the middle value (2·2−1 .. 3·2−1+2) and rows 2..8 of x. */
+START_TEST(test_halo_chain) {
+  spec sp[2] = {{'c', 8, 3, 1, 1, 1}, {'c', 8, 3, 2, 1, 1}};
+  ct_graph *g = chain(4, 16, 16, sp, 2);
+  ct_chip c = chip_with(1 << 20, 16);
+  ct_lg_options o = {CT_LG_DP, 1, 0};
+  lg_ctx x;
+  ct_diag d;
+  ck_assert(lg_ctx_init(&x, g, &c, &o, &d) == CT_OK);
+  ck_assert_int_eq(x.n_layers, 2);
+  ck_assert(lg_group_legal(&x, 0, 2));
+  lg_tiling tl = {2, 1, 4, true};
+  lg_tile_ranges(&x, 0, 2, &tl, 1);
+  const lg_rng *m = &x.rng[ct_graph_find_value(g, "y0")->id], *in = &x.rng[ct_graph_find_value(g, "x")->id];
+  ck_assert_int_eq(m->lo, 3); ck_assert_int_eq(m->hi, 8);
+  ck_assert_int_eq(in->lo, 2); ck_assert_int_eq(in->hi, 9);
+  lg_tile_ranges(&x, 0, 2, &tl, 3); /* last tile: output rows 6..7 → y0 rows 11..15 → x 10..15 */
+  ck_assert_int_eq(m->lo, 11); ck_assert_int_eq(m->hi, 16);
+  ck_assert_int_eq(in->lo, 10); ck_assert_int_eq(in->hi, 16);
+  lg_ctx_free(&x);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* The planner's MXU and VPU formulas equal the cmodel's (cmodel/timing.c) on many shapes,
+ * and the docs/cmodel.md example: MATMUL 64×32×32 on 32×32, WS 158, OS 252 cycles. */
+START_TEST(test_costs_match_cmodel) {
+  ct_chip c;
+  ct_chip_default(&c);
+  ck_assert_int_eq(ct_lg_mxu_cycles(&c, 1, 64, 32, 32, 1, false), 158);
+  c.mxu_dataflow = CT_DATAFLOW_OS;
+  ck_assert_int_eq(ct_lg_mxu_cycles(&c, 1, 64, 32, 32, 1, false), 252);
+  unsigned seed = 7;
+  for (int i = 0; i < 400; i++) {
+    seed = seed * 1103515245u + 12345u;
+    c.mxu_rows = 4 + (seed >> 8) % 61, c.mxu_cols = 4 + (seed >> 14) % 61;
+    c.mxu_dataflow = (seed >> 20) & 1 ? CT_DATAFLOW_OS : CT_DATAFLOW_WS;
+    ct_mxu_job j = {1 + (seed >> 3) % 3, 1 + (seed >> 5) % 3000, 1 + (seed >> 9) % 700, 1 + (seed >> 13) % 500,
+                    (seed >> 22) & 1 ? CT_BF16 : CT_I8};
+    ct_mxu_cost mc;
+    ct_mxu_cost_of(&c, &j, &mc);
+    ck_assert_int_eq(ct_lg_mxu_cycles(&c, (int64_t)j.reps, (int64_t)j.pixels, (int64_t)j.red, (int64_t)j.filters,
+                                      j.dtype == CT_BF16 ? 2 : 1, j.dtype == CT_BF16),
+                     (int64_t)mc.cycles);
+    static const ct_vpu_kind ck[] = {CT_VPU_ELTWISE, CT_VPU_LUT, CT_VPU_POOL, CT_VPU_DWCONV, CT_VPU_CAST,
+                                     CT_VPU_REDUCE, CT_VPU_EXP, CT_VPU_SOFTMAX, CT_VPU_NORM};
+    static const lg_vpu_kind lk[] = {LG_VPU_ELTWISE, LG_VPU_LUT, LG_VPU_POOL, LG_VPU_DWCONV, LG_VPU_CAST,
+                                     LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM};
+    int k = (int)((seed >> 4) % 9);
+    uint32_t wb = 1u << ((seed >> 7) % 3);
+    ck_assert_int_eq(lg_vpu_cycles(&c, lk[k], (int64_t)j.pixels, wb), (int64_t)ct_vpu_cycles(&c, ck[k], j.pixels, wb));
+  }
+}
+END_TEST
+
+/* docs/cmodel.md: a dense 1000-byte LOAD moves 1024 bytes in 132 cycles; 10 rows of 10
+ * bytes out of rows of 100 move 10 × 64 bytes in 120 cycles. */
+START_TEST(test_dma_cost) {
+  ct_chip c;
+  ct_chip_default(&c);
+  int64_t m, cy, s1[1] = {1000}, s2[2] = {10, 100}, t2[2] = {10, 10};
+  ct_lg_dma_cost(&c, 1, s1, s1, 1, &m, &cy);
+  ck_assert_int_eq(m, 1024); ck_assert_int_eq(cy, 132);
+  ct_lg_dma_cost(&c, 2, s2, t2, 1, &m, &cy);
+  ck_assert_int_eq(m, 640); ck_assert_int_eq(cy, 120);
+}
+END_TEST
+
+/* 3 tiles, load 10, compute 20, store 5: steps 10, 20, 20, 20, 5 = 75; serial 105. */
+START_TEST(test_pipeline_hand) {
+  int64_t ld[3] = {10, 10, 10}, cp[3] = {20, 20, 20}, st[3] = {5, 5, 5};
+  ck_assert_int_eq(ct_lg_pipeline_cycles(3, ld, cp, st, 0, true), 75);
+  ck_assert_int_eq(ct_lg_pipeline_cycles(3, ld, cp, st, 7, false), 112);
+  int64_t ld2[2] = {50, 5}, cp2[2] = {10, 10}, st2[2] = {1, 40};
+  ck_assert_int_eq(ct_lg_pipeline_cycles(2, ld2, cp2, st2, 0, true), 50 + 10 + 10 + 40);
+}
+END_TEST
+
+static ct_lg_plan *plan_or_fail(const ct_graph *g, const ct_chip *c, ct_lg_strategy s) {
+  ct_lg_options o = {s, 1, 0};
+  ct_lg_plan *p = NULL;
+  ct_diag d;
+  ck_assert_msg(ct_lg_plan_graph(g, c, &o, &p, &d) == CT_OK, "%s", d.msg);
+  char msg[256];
+  ck_assert_msg(lg_check_plan(p, msg, sizeof msg), "%s: %s", ct_lg_strategy_name(s), msg);
+  return p;
+}
+
+/* Minimum over every partition of the chain into contiguous groups (bit i set = a group
+ * ends after layer i) of the sum of the best tilings' cycles; -1 if none is feasible. */
+static int64_t brute_force(const ct_graph *g, const ct_chip *c) {
+  ct_lg_options o = {CT_LG_DP, 1, 0};
+  lg_ctx x;
+  ct_diag d;
+  ck_assert(lg_ctx_init(&x, g, c, &o, &d) == CT_OK);
+  int L = x.n_layers;
+  int64_t best = -1;
+  for (unsigned m = 0; m < (1u << (L - 1)); m++) {
+    int64_t sum = 0;
+    int first = 0;
+    for (int i = 0; i < L && sum >= 0; i++) {
+      if (i < L - 1 && !((m >> i) & 1)) continue;
+      ct_lg_group gr;
+      int64_t need;
+      if (!lg_group_legal(&x, first, i - first + 1) || !lg_best_tiling(&x, first, i - first + 1, &gr, false, &need))
+        sum = -1;
+      else sum += gr.cycles;
+      first = i + 1;
+    }
+    if (sum >= 0 && (best < 0 || sum < best)) best = sum;
+  }
+  lg_ctx_free(&x);
+  return best;
+}
+
+static const spec chains[][7] = {
+    {{'c', 16, 3, 1, 1, 1}, {'r', 0, 0, 0, 0, 0}, {'c', 32, 3, 2, 1, 1}, {'r', 0, 0, 0, 0, 0}, {'p', 0, 2, 2, 0, 0}, {'c', 32, 1, 1, 1, 0}, {'r', 0, 0, 0, 0, 0}},
+    {{'c', 64, 3, 1, 1, 1}, {'c', 64, 3, 1, 2, 2}, {'c', 8, 1, 1, 1, 0}, {'p', 0, 3, 1, 0, 1}, {'r', 0, 0, 0, 0, 0},
+     {'c', 128, 3, 2, 1, 1}, {'r', 0, 0, 0, 0, 0}},
+    {{'c', 8, 7, 2, 1, 3}, {'p', 0, 3, 2, 0, 1}, {'c', 16, 3, 1, 1, 1}, {'r', 0, 0, 0, 0, 0}, {'c', 16, 1, 1, 1, 0}, {'r', 0, 0, 0, 0, 0},
+     {'c', 4, 5, 1, 1, 2}},
+};
+
+START_TEST(test_dp_vs_brute_force) {
+  static const int64_t lmems[] = {64 << 10, 256 << 10, 1 << 20}, banks[] = {4, 16, 8};
+  for (int ci = 0; ci < 3; ci++)
+    for (int li = 0; li < 3; li++) {
+      ct_graph *g = chain(3 + 13 * ci, 64 + 32 * ci, 48, chains[ci], 7);
+      ct_chip c = chip_with(lmems[li], banks[li]);
+      int64_t bf = brute_force(g, &c);
+      ct_lg_plan *dp = plan_or_fail(g, &c, CT_LG_DP), *none = plan_or_fail(g, &c, CT_LG_NONE),
+                 *gr = plan_or_fail(g, &c, CT_LG_GREEDY);
+      ck_assert_int_eq(dp->total_cycles, bf);
+      ck_assert_int_le(dp->total_cycles, none->total_cycles);
+      ck_assert_int_le(dp->total_cycles, gr->total_cycles);
+      ct_lg_plan_free(dp), ct_lg_plan_free(none), ct_lg_plan_free(gr);
+      ct_graph_free(g);
+    }
+}
+END_TEST
+
+/* The checker is able to fail: overlapping live buffers, a shared bank between engines, a
+ * too-small halo buffer, overlapping live GMEM are each reported. */
+START_TEST(test_checker_detects) {
+  spec sp[4] = {{'c', 16, 3, 1, 1, 1}, {'r', 0, 0, 0, 0, 0}, {'c', 16, 3, 1, 1, 1}, {'r', 0, 0, 0, 0, 0}};
+  ct_graph *g = chain(8, 128, 64, sp, 4);
+  ct_chip c = chip_with(128 << 10, 16);
+  ct_lg_plan *p = plan_or_fail(g, &c, CT_LG_DP);
+  char msg[256];
+  int gi = -1;
+  for (int k = 0; k < p->n_groups; k++)
+    if (p->groups[k].pipelined && p->groups[k].axis == 2 && p->groups[k].n_bufs >= 3) gi = k;
+  ck_assert_msg(gi >= 0, "expected a pipelined H-tiled group");
+  ct_lg_group *gr = &p->groups[gi];
+  ct_lg_buffer save = gr->bufs[1];
+  gr->bufs[1].addr = gr->bufs[0].addr; /* same bytes, both live */
+  ck_assert(!lg_check_plan(p, msg, sizeof msg) && strstr(msg, "overlap"));
+  gr->bufs[1] = save;
+  int mid = -1, in1 = -1;
+  for (int i = 0; i < gr->n_bufs; i++) {
+    if (gr->bufs[i].kind == CT_LG_BUF_IN && gr->bufs[i].copy == 1) in1 = i;
+    if (gr->bufs[i].cls == CT_LG_CLS_COMPUTE || (gr->bufs[i].kind == CT_LG_BUF_IN && gr->bufs[i].copy == 0)) mid = i;
+  }
+  ck_assert(mid >= 0 && in1 >= 0);
+  save = gr->bufs[in1];
+  gr->bufs[in1].addr = gr->bufs[mid].addr + gr->bufs[mid].bytes + 64; /* next to it: same bank */
+  gr->bufs[in1].addr = gr->bufs[in1].addr / 64 * 64;
+  ck_assert(!lg_check_plan(p, msg, sizeof msg));
+  gr->bufs[in1] = save;
+  for (int i = 0; i < gr->n_bufs; i++) gr->bufs[i].bytes /= 4; /* halos no longer fit */
+  ck_assert(!lg_check_plan(p, msg, sizeof msg) && strstr(msg, "needs rows"));
+  for (int i = 0; i < gr->n_bufs; i++) gr->bufs[i].bytes *= 4;
+  ck_assert_msg(lg_check_plan(p, msg, sizeof msg), "%s", msg);
+  int a = -1, b = -1;
+  for (int k = 0; k < p->n_gmem; k++)
+    if (p->gmem[k].region == CT_LG_GM_ACT || p->gmem[k].region == CT_LG_GM_IO) b = a < 0 ? b : k, a = a < 0 ? k : a;
+  ck_assert(a >= 0 && b >= 0);
+  p->gmem[b].addr = p->gmem[a].addr, p->gmem[b].live_lo = p->gmem[a].live_lo, p->gmem[b].live_hi = p->gmem[a].live_hi;
+  ck_assert(!lg_check_plan(p, msg, sizeof msg) && strstr(msg, "GMEM"));
+  ct_lg_plan_free(p);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* Softmax over 100000 features cannot be cut along its axis: on a 64 KiB LMEM the plan fails
+ * naming the layer and the bytes needed vs available: one tile = input 100000 bytes (int8)
+ * rounded up to 64 (100032) + output 100000. */
+START_TEST(test_fit_failure_message) {
+  ct_graph *g = ct_graph_new("big", "top");
+  int64_t sh[2] = {1, 100000};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 2, sh), *y = ct_graph_add_value(g, "y", CT_F32, -1, NULL);
+  ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x);
+  ct_graph_add_op(g, CT_OP_SOFTMAX, "the_softmax", 1, &x, 1, &y);
+  ct_graph_set_outputs(g, 1, &y);
+  ct_diag d;
+  ck_assert(ct_top_propagate(g, &d) == CT_OK);
+  ct_chip c = chip_with(64 << 10, 16);
+  ct_lg_options o = {CT_LG_DP, 1, 0};
+  ct_lg_plan *p = NULL;
+  ck_assert_int_eq(ct_lg_plan_graph(g, &c, &o, &p, &d), CT_ERR_LIMIT);
+  ck_assert_ptr_null(p);
+  ck_assert_msg(strstr(d.msg, "layer \"the_softmax\"") && strstr(d.msg, "needs 200032 bytes") &&
+                    strstr(d.msg, "the chip has 65536"),
+                "%s", d.msg);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* Every strategy on chains over a range of chips passes the checker. */
+START_TEST(test_plans_check_on_chips) {
+  static const int64_t lm[] = {96 << 10, 256 << 10, 512 << 10}, bk[] = {2, 4, 8, 32};
+  for (int ci = 0; ci < 3; ci++)
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 4; b++) {
+        ct_graph *g = chain(3 + 5 * ci, 96, 80, chains[ci], 7);
+        ct_chip c = chip_with(lm[a], bk[b]);
+        c.dma_load_engines = 1 + b % 2, c.mxu_dataflow = a % 2 ? CT_DATAFLOW_OS : CT_DATAFLOW_WS;
+        for (int s = 0; s < 3; s++) ct_lg_plan_free(plan_or_fail(g, &c, (ct_lg_strategy)s));
+        ct_graph_free(g);
+      }
+}
+END_TEST
+
+/* `ctpu plan`: CSV with one row per group and a total row; bad usage exits 2; a model that
+ * does not fit exits 4 and leaves no output. */
+START_TEST(test_cli_plan) {
+  spec sp[3] = {{'c', 8, 3, 1, 1, 1}, {'r', 0, 0, 0, 0, 0}, {'p', 0, 2, 2, 0, 0}};
+  ct_graph *g = chain(3, 32, 32, sp, 3);
+  ct_diag d;
+  const char *top = ct_test_tmp_path("plan_chain.top"), *csv = ct_test_tmp_path("plan_chain.csv");
+  ck_assert_msg(ct_ir_save(g, top, &d) == CT_OK, "%s", d.msg);
+  char out[4096];
+  remove(csv);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "plan %s --layer-group dp --assume-dtype i8 -o %s", top, csv), 0);
+  char *text = ct_test_read_file(csv, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert(strncmp(text, "group,layers,", 13) == 0 && strstr(text, "\ntotal,3,"));
+  free(text);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "plan %s --layer-group best", top), 2);
+  const char *chip = ct_test_tmp_path("plan_tiny_chip.json"), *csv2 = ct_test_tmp_path("plan_nofit.csv");
+  const char *js = "{\"lmem\": {\"bytes\": 1024, \"banks\": 1}}";
+  ck_assert(ct_test_write_file(chip, js, strlen(js)));
+  remove(csv2);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "plan %s --chip %s -o %s", top, chip, csv2), 4);
+  ck_assert_msg(strstr(out, "bytes of LMEM, the chip has 1024"), "%s", out);
+  ck_assert(!ct_test_file_exists(csv2));
+  ct_graph_free(g);
+}
+END_TEST
+
+/* Plain C INT8 conv (group 1, N = 1): acc = sum (x − zp_in)·w over the in-bounds window,
+ * y = sat_i8(rshift_round(acc·m, s) + zp_out), ReLU clamps below at zp_out first
+ * (ARCHITECTURE.md §4.1, rshift_round(v, s) = (v + 2^(s−1)) >> s). */
+static void ref_conv(const int8_t *x, const int8_t *w, int8_t *y, int64_t ic, int64_t ih, int64_t iw, int64_t oc,
+                     int64_t oh, int64_t ow, int64_t k, int64_t st, int64_t pad, int32_t m, int32_t sh, int32_t zi,
+                     int32_t zo) {
+  for (int64_t o = 0; o < oc; o++)
+    for (int64_t r = 0; r < oh; r++)
+      for (int64_t q = 0; q < ow; q++) {
+        int64_t acc = 0;
+        for (int64_t c = 0; c < ic; c++)
+          for (int64_t a = 0; a < k; a++)
+            for (int64_t b = 0; b < k; b++) {
+              int64_t yy = r * st - pad + a, xx = q * st - pad + b;
+              if (yy < 0 || yy >= ih || xx < 0 || xx >= iw) continue;
+              acc += (int64_t)(x[(c * ih + yy) * iw + xx] - zi) * w[((o * ic + c) * k + a) * k + b];
+            }
+        int64_t v = ((acc * m) + ((int64_t)1 << (sh - 1))) >> sh;
+        v += zo;
+        if (v < zo) v = zo;
+        y[(o * oh + r) * ow + q] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+      }
+}
+
+/* A 3×3 INT8 conv planned on a small LMEM (so it is cut along H with halos and double
+ * buffers), generated by the codegen, run on the cmodel (no race, no deadlock): the output
+ * equals the plain C conv exactly, on WS and OS and with 1 or 2 tiles' worth of banks. */
+START_TEST(test_codegen_conv_on_cmodel) {
+  static const int64_t strides[] = {1, 2};
+  for (int v = 0; v < 4; v++) {
+    int64_t st = strides[v % 2], ic = 8, ih = 40, iw = 24, oc = 16;
+    spec sp[1] = {{'c', oc, 3, st, 1, 1}};
+    ct_graph *g = chain(ic, ih, iw, sp, 1);
+    ct_chip c = chip_with(v < 2 ? 16 << 10 : 8 << 10, v < 2 ? 16 : 4);
+    c.mxu_dataflow = v % 2 ? CT_DATAFLOW_OS : CT_DATAFLOW_WS;
+    ct_lg_plan *p = plan_or_fail(g, &c, CT_LG_DP);
+    ck_assert_int_eq(p->n_groups, 1);
+    ck_assert_int_ge(p->groups[0].n_tiles, 2);
+    const ct_value *x = p->layers[0].op->in[0], *y = p->layers[0].op->out[0];
+    int64_t oh = y->shape[2], ow = y->shape[3], nw = oc * ic * 9;
+    int8_t *w = malloc((size_t)nw), *ref = malloc((size_t)(oc * oh * ow));
+    ct_tensor *xt = ct_tensor_new(CT_I8, 4, x->shape, x->name);
+    for (int64_t i = 0; i < nw; i++) w[i] = (int8_t)((i * 37 + 11) % 15 - 7);
+    int8_t *xd = (int8_t *)xt->data;
+    for (int64_t i = 0; i < ic * ih * iw; i++) xd[i] = (int8_t)((i * 101 + 7) % 256 - 128);
+    ct_cg_conv_q q = {w, 1518500250, 38, 3, -5, true, 0.05, 0.1};
+    ct_program prog;
+    ct_program_init(&prog, ct_chip_signature(&c));
+    ct_diag d;
+    ck_assert_msg(ct_cg_conv_group(p, 0, &q, &prog, &d) == CT_OK, "%s", d.msg);
+    ck_assert_msg(ct_program_validate(&prog, &c, "codegen", &d) == CT_OK, "%s", d.msg);
+    ct_tensor_list in = {0};
+    ck_assert(ct_tensor_list_push(&in, xt));
+    ct_sim_run_options o = {0};
+    ct_sim_run_output out;
+    memset(&out, 0, sizeof out);
+    ck_assert_msg(ct_sim_run(&c, &prog, &in, &o, &out, &d) == CT_OK, "variant %d: %s", v, d.msg);
+    ref_conv(xd, w, ref, ic, ih, iw, oc, oh, ow, 3, st, 1, q.multiplier, q.shift, q.zp_in, q.zp_out);
+    ck_assert_int_eq(out.outputs.n, 1);
+    ck_assert_int_eq(memcmp(out.outputs.items[0]->data, ref, (size_t)(oc * oh * ow)), 0);
+    printf("codegen conv variant %d: %lld tiles, pipelined %d, estimated %lld cycles, simulated %llu\n", v,
+           (long long)p->groups[0].n_tiles, p->groups[0].pipelined, (long long)p->groups[0].cycles,
+           (unsigned long long)out.res.counters.total_cycles);
+    ct_sim_run_output_free(&out);
+    ct_tensor_list_free(&in);
+    ct_program_free(&prog);
+    free(w), free(ref);
+    ct_lg_plan_free(p);
+    ct_graph_free(g);
+  }
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("backend");
+  TCase *tc = tcase_create("planner");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_halo_rows_hand);
+  tcase_add_test(tc, test_halo_chain);
+  tcase_add_test(tc, test_costs_match_cmodel);
+  tcase_add_test(tc, test_dma_cost);
+  tcase_add_test(tc, test_pipeline_hand);
+  tcase_add_test(tc, test_dp_vs_brute_force);
+  tcase_add_test(tc, test_checker_detects);
+  tcase_add_test(tc, test_fit_failure_message);
+  tcase_add_test(tc, test_plans_check_on_chips);
+  tcase_add_test(tc, test_cli_plan);
+  tcase_add_test(tc, test_codegen_conv_on_cmodel);
+  suite_add_tcase(s, tc);
+  return ct_test_run_suite(s);
+}

@@ -1,0 +1,197 @@
+/* test_lower.c: the integer Tpu kernels against plain-C loops written here from the formulas
+ * of docs/tpu.md (Conv with groups/pads/strides/zero points/per-channel requant/ReLU,
+ * broadcast Add, LUT), and the lowering of a small Top graph (weights, bias, casts,
+ * parameters from a hand-written calibration table) with its errors. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/lower.h"
+#include "ops/kernel.h"
+#include "quant/quant.h"
+#include "tests/testutil.h"
+
+/* Plain rounding right shift, ties toward +inf, as docs/quant.md defines it. */
+static int64_t rsh(int64_t x, int s) { return s == 0 ? x : (int64_t)floor(((double)x + ldexp(1, s - 1)) / ldexp(1, s)); }
+static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static ct_value *val(ct_graph *g, const char *name, ct_dtype dt, int nd, const int64_t *shape, double scale, int32_t zp) {
+  ct_value *v = ct_graph_add_value(g, name, dt, nd, shape);
+  if (scale > 0) ck_assert(ct_value_set_quant(g, v, 1, &scale, &zp, 0));
+  return v;
+}
+
+static ct_tensor *tensor_of(const ct_value *v, unsigned seed, int lo, int hi) {
+  ct_tensor *t = ct_tensor_new(v->dtype, v->ndim, v->shape, v->name);
+  srand(seed);
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) ct_tensor_set_f64(t, i, lo + rand() % (hi - lo + 1));
+  return t;
+}
+
+/* Conv u8 [1,4,5,5] (zp 3), i8 weights [4,2,3,3] in 2 groups, i32 bias, pads 1, stride 2,
+ * dilation 1, per-channel (m, s), ReLU, i8 output zp −2. */
+START_TEST(test_conv_kernel_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {1, 4, 5, 5}, ws[] = {4, 2, 3, 3}, bs[] = {4}, ys[] = {1, 4, 3, 3};
+  ct_value *x = val(g, "x", CT_U8, 4, xs, 0.1, 3), *w = val(g, "w", CT_I8, 4, ws, 0.01, 0), *b = val(g, "b", CT_I32, 1, bs, 0, 0);
+  ct_value *y = val(g, "y", CT_I8, 4, ys, 0.05, -2);
+  ct_value *ins[] = {x, w, b};
+  ct_op *op = ct_graph_add_op(g, CT_OP_CONV, "conv", 3, ins, 1, &y);
+  int64_t k[] = {3, 3}, st[] = {2, 2}, dl[] = {1, 1}, pads[] = {1, 1, 1, 1}, m[] = {1 << 30, 1500000000, 1234567890, 2000000000},
+          s[] = {36, 37, 38, 36};
+  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
+            ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads) &&
+            ct_op_set_int(g, op, "group", 2) && ct_op_set_ints(g, op, "multiplier", 4, m) &&
+            ct_op_set_ints(g, op, "rshift", 4, s) && ct_op_set_string(g, op, "act", "relu"));
+  ct_tensor *tx = tensor_of(x, 1, 0, 255), *tw = tensor_of(w, 2, -127, 127), *tb = tensor_of(b, 3, -3000, 3000);
+  ct_tensor *ty = ct_tensor_new(CT_I8, 4, ys, "y");
+  ct_tensor *tin[] = {tx, tw, tb};
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int oc = 0; oc < 4; oc++)
+    for (int oh = 0; oh < 3; oh++)
+      for (int ow = 0; ow < 3; ow++) {
+        int64_t acc = ((int32_t *)tb->data)[oc];
+        for (int c = 0; c < 2; c++)
+          for (int kh = 0; kh < 3; kh++)
+            for (int kw = 0; kw < 3; kw++) {
+              int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw, ic = (oc / 2) * 2 + c;
+              if (ih < 0 || ih >= 5 || iw < 0 || iw >= 5) continue;
+              acc += (int64_t)(((uint8_t *)tx->data)[(ic * 5 + ih) * 5 + iw] - 3) * ((int8_t *)tw->data)[((oc * 2 + c) * 3 + kh) * 3 + kw];
+            }
+        int64_t v = rsh(acc * m[oc], (int)s[oc]) - 2;
+        v = clampi(v < -2 ? -2 : v, -128, 127); /* ReLU at the zero point, then saturate */
+        ck_assert_int_eq(((int8_t *)ty->data)[(oc * 3 + oh) * 3 + ow], v);
+      }
+  ck_assert_int_eq(ty->n_scale, 1); /* the result carries its value's parameters */
+  ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* Add i8 [2,3] (zp 1) + u8 [1,3] (zp 10) broadcast, u8 output: params from quant/, the
+ * result checked against the ELTWISE formula written out here. */
+START_TEST(test_add_broadcast_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t as[] = {2, 3}, bs[] = {1, 3};
+  ct_value *a = val(g, "a", CT_I8, 2, as, 0.05, 1), *b = val(g, "b", CT_U8, 2, bs, 0.02, 10), *y = val(g, "y", CT_U8, 2, as, 0.06, 5);
+  ct_value *ins[] = {a, b};
+  ct_op *op = ct_graph_add_op(g, CT_OP_ADD, "add", 2, ins, 1, &y);
+  ct_quant_elt p;
+  ck_assert(ct_quant_eltwise_params(CT_QUANT_ELT_ADD, (ct_quant_param){0.05, 1, CT_I8}, (ct_quant_param){0.02, 10, CT_U8},
+                                    (ct_quant_param){0.06, 5, CT_U8}, &p));
+  int64_t mv[] = {p.m_a, p.m_b}, sv[] = {p.s_a, p.s_b, p.s_out};
+  ck_assert(ct_op_set_ints(g, op, "multiplier", 2, mv) && ct_op_set_ints(g, op, "rshift", 3, sv));
+  ct_tensor *ta = tensor_of(a, 4, -128, 127), *tb = tensor_of(b, 5, 0, 255), *ty = ct_tensor_new(CT_U8, 2, as, "y");
+  ct_tensor *tin[] = {ta, tb};
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int i = 0; i < 6; i++) {
+    int64_t a2 = rsh((int64_t)(((int8_t *)ta->data)[i] - 1) * p.m_a, p.s_a);
+    int64_t b2 = rsh((int64_t)(((uint8_t *)tb->data)[i % 3] - 10) * p.m_b, p.s_b);
+    int64_t want = clampi(rsh(a2 + b2, p.s_out) + 5, 0, 255);
+    ck_assert_int_eq(((uint8_t *)ty->data)[i], want);
+    /* and it approximates the real sum within a step and a half */
+    double real = (((int8_t *)ta->data)[i] - 1) * 0.05 + (((uint8_t *)tb->data)[i % 3] - 10) * 0.02;
+    if (real > -0.3 && real < 250 * 0.06) ck_assert_double_le(fabs((want - 5) * 0.06 - real), 0.09);
+  }
+  ct_tensor_free(ta), ct_tensor_free(tb), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* A small Top graph Conv(relu) → Sigmoid lowered to INT8 with a hand-written table. */
+static ct_graph *small_top(void) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t xs[] = {1, 2, 4, 4}, ws[] = {3, 2, 1, 1}, bs[] = {3}, ys[] = {1, 3, 4, 4};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 4, xs);
+  ck_assert(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
+  ct_tensor *w = ct_tensor_new(CT_F32, 4, ws, "w"), *b = ct_tensor_new(CT_F32, 1, bs, "b");
+  float wv[] = {0.5f, -0.25f, 1.0f, 0.0f, -2.0f, 0.125f}, bv[] = {0.1f, -0.2f, 0.3f};
+  memcpy(w->data, wv, sizeof wv), memcpy(b->data, bv, sizeof bv);
+  ct_value *in[] = {x, ct_graph_add_weight(g, NULL, w), ct_graph_add_weight(g, NULL, b)};
+  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, ys), *z = ct_graph_add_value(g, "z", CT_F32, 4, ys);
+  ct_op *conv = ct_graph_add_op(g, CT_OP_CONV, "conv", 3, in, 1, &y);
+  int64_t k[] = {1, 1}, one[] = {1, 1}, pads[] = {0, 0, 0, 0};
+  ck_assert(ct_op_set_ints(g, conv, "kernel_shape", 2, k) && ct_op_set_ints(g, conv, "strides", 2, one) &&
+            ct_op_set_ints(g, conv, "dilations", 2, one) && ct_op_set_ints(g, conv, "pads", 4, pads) &&
+            ct_op_set_string(g, conv, "act", "relu"));
+  ck_assert(ct_graph_add_op(g, CT_OP_SIGMOID, "sig", 1, &y, 1, &z));
+  ck_assert(ct_graph_set_outputs(g, 1, &z));
+  return g;
+}
+
+START_TEST(test_lower_small_graph) {
+  ct_graph *g = small_top();
+  ct_calib_table t;
+  ct_calib_table_init(&t);
+  ct_diag d;
+  ck_assert(ct_calib_table_add(&t, "x", 2.0, -2.0, 1.5, 0, &d) == CT_OK);
+  ck_assert(ct_calib_table_add(&t, "y", 5.1, 0.0, 5.1, 0, &d) == CT_OK);
+  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = &t};
+  /* z (the Sigmoid's output) is missing: a clear error */
+  ck_assert_int_eq(ct_lower(g, &o, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "tensor \"z\" is not in the calibration table");
+  ct_graph_free(g);
+  g = small_top();
+  ck_assert(ct_calib_table_add(&t, "z", 1.0, 0.5, 1.0, 0, &d) == CT_OK);
+  ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
+  ck_assert_str_eq(g->dialect, "tpu");
+  ct_value *y = ct_graph_find_value(g, "y"), *z = ct_graph_find_value(g, "z"), *xq = ct_graph_find_value(g, "x_to_i8");
+  ck_assert(y && z && xq);
+  ck_assert_int_eq(xq->dtype, CT_I8); /* x has negative values: i8, scale 2/127 */
+  ck_assert_double_eq_tol(xq->scale[0], 2.0 / 127, 1e-15);
+  ck_assert_int_eq(y->dtype, CT_U8); /* non-negative (min 0): u8, scale 5.1/255 = 0.02 */
+  ck_assert_double_eq_tol(y->scale[0], 0.02, 1e-15);
+  const ct_op *conv = y->def, *lut = z->def;
+  ck_assert_int_eq(conv->in[0]->dtype, CT_I8);
+  ck_assert_int_eq(conv->in[1]->dtype, CT_I8);
+  ck_assert_int_eq(conv->in[1]->n_scale, 3); /* per channel: max|w[o]| / 127 */
+  ck_assert_double_eq_tol(conv->in[1]->scale[2], 2.0 / 127, 1e-15);
+  ck_assert_int_eq(conv->in[2]->dtype, CT_I32); /* bias at s_in · s_w: 0.3 / (2/127 · 2/127) */
+  ck_assert_int_eq(((int32_t *)conv->in[2]->data->data)[2], (int32_t)lround(0.3 / (2.0 / 127 * 2.0 / 127)));
+  ck_assert_int_eq(lut->kind, CT_OP_LUT);
+  ck_assert_str_eq(ct_op_get_string(lut, "fn", ""), "sigmoid");
+  ct_graph_free(g);
+  /* no table on a float model; an unknown name in a quantize table */
+  g = small_top();
+  o.calib = NULL;
+  ck_assert_int_eq(ct_lower(g, &o, &d), CT_ERR_USAGE);
+  ct_graph_free(g);
+  g = small_top();
+  ct_qtable q;
+  ct_qtable_init(&q);
+  ck_assert(ct_qtable_add(&q, "nope", CT_QMODE_F32, 7, &d) == CT_OK);
+  o.calib = &t, o.qtable = &q;
+  ck_assert_int_eq(ct_lower(g, &o, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "quantize table: line 7: no op or tensor named \"nope\"");
+  ct_graph_free(g);
+  /* a quantize-table row keeps the Sigmoid in F32 with a dequantizing Cast before it */
+  g = small_top();
+  ct_qtable_free(&q);
+  ct_qtable_init(&q);
+  ck_assert(ct_qtable_add(&q, "sig", CT_QMODE_F32, 1, &d) == CT_OK);
+  ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
+  z = ct_graph_find_value(g, "z");
+  ck_assert_int_eq(z->dtype, CT_F32);
+  ck_assert_int_eq(z->def->kind, CT_OP_SIGMOID);
+  ck_assert_int_eq(z->def->in[0]->def->kind, CT_OP_CAST);
+  ct_graph_free(g);
+  ct_qtable_free(&q);
+  ct_calib_table_free(&t);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("lower");
+  TCase *tc = tcase_create("unit");
+  tcase_add_test(tc, test_conv_kernel_vs_loop);
+  tcase_add_test(tc, test_add_broadcast_vs_loop);
+  tcase_add_test(tc, test_lower_small_graph);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return ct_test_run_suite(suite()); }

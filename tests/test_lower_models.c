@@ -1,0 +1,175 @@
+/* test_lower_models.c: every shared model through `ctpu lower` in F32, BF16, F16 and INT8
+ * and the Tpu reference (`ctpu infer --dequant`), outputs compared with the Top module's on
+ * test_data_set_0 (cosine as TPU-MLIR defines it). INT8 calibration tables are built here
+ * (tests/lower_calib.c) from the test input and handed to `ctpu lower` as a user would.
+ * The QDQ MobileNetV2 lowers with its own scales and is compared with onnxruntime. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/h5io.h"
+#include "onnx/onnx.h"
+#include "quant/quant.h"
+#include "tests/lower_calib.h"
+#include "tests/testutil.h"
+
+/* Bars per model, set from measurement (the closing figures of issue 11 and docs/tpu.md):
+ * each a little below the measured cosine so that a regression fails. */
+typedef struct model_case {
+  const char *dir;
+  double cos_bf16, cos_f16, cos_int8;
+  ct_calib_method method;
+} model_case;
+
+static const model_case cases[] = {
+    /* measured (2026-11-25, one test input): BF16 0.99999, F16 1.0, INT8 0.99991 */
+    {"fmnist-rescnn", 0.9999, 0.99999, 0.9995, CT_CALIB_MAX},
+    /* BF16 0.99948, F16 0.99999, INT8 0.99505 */
+    {"mobilenetv2-fp32-dequant-from-qdq", 0.999, 0.9999, 0.99, CT_CALIB_MAX},
+    /* BF16 0.999996, F16 1.0, INT8 0.99997 */
+    {"ultraface-rfb-320", 0.9999, 0.99999, 0.9995, CT_CALIB_MAX},
+    /* BF16 0.9911, F16 0.9999+, INT8 0.891 (percentile; SiLU after convs with long negative tails) */
+    {"yolox-nano", 0.99, 0.999, 0.88, CT_CALIB_PERCENTILE},
+    /* BF16 0.99945, F16 0.99998, INT8 0.979 (percentile; max gives 0.858) */
+    {"ppocrv4-det", 0.999, 0.9999, 0.97, CT_CALIB_PERCENTILE},
+    /* BF16 0.99895, F16 0.99992, INT8 0.9697 */
+    {"ppocrv4-rec", 0.998, 0.9999, 0.96, CT_CALIB_PERCENTILE},
+};
+
+static double cosine(const ct_tensor *a, const ct_tensor *b, double *max_err) {
+  double dot = 0, na = 0, nb = 0;
+  *max_err = 0;
+  for (int64_t i = 0; i < ct_tensor_numel(b); i++) {
+    double x = ct_tensor_get_f64(a, i), y = ct_tensor_get_f64(b, i);
+    dot += x * y, na += x * x, nb += y * y;
+    *max_err = fmax(*max_err, fabs(x - y));
+  }
+  return na == 0 && nb == 0 ? 1.0 : dot / (sqrt(na) * sqrt(nb));
+}
+
+static void read_h5(const char *path, ct_tensor_list *l) {
+  ct_diag d;
+  ct_tensor_list_init(l);
+  ck_assert_msg(ct_h5_read(path, l, &d) == CT_OK, "%s", d.msg);
+}
+
+/* Lowers top in mode (INT8 with table), runs the Tpu reference, returns the worst output
+ * cosine against the Top outputs in ref. */
+static double run_mode(const char *dir, const char *top, const char *input, const char *mode, const char *table,
+                       const ct_tensor_list *ref, double *max_err) {
+  char out[8192], tpu[600], h5[700], extra[700] = "";
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path(dir));
+  snprintf(tpu + strlen(tpu), sizeof tpu - strlen(tpu), "_%s.tpu", mode);
+  snprintf(h5, sizeof h5, "%s.out.h5", tpu);
+  if (table) snprintf(extra, sizeof extra, " --calibration-table '%s'", table);
+  int rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s%s -o '%s'", top, mode, extra, tpu);
+  ck_assert_msg(rc == 0, "%s %s: ctpu lower exited %d: %s", dir, mode, rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s' --dequant", tpu, input, h5);
+  ck_assert_msg(rc == 0, "%s %s: ctpu infer exited %d: %s", dir, mode, rc, out);
+  ct_tensor_list got;
+  read_h5(h5, &got);
+  ck_assert_int_eq(got.n, ref->n);
+  double worst = 1;
+  *max_err = 0;
+  for (int i = 0; i < ref->n; i++) {
+    const ct_tensor *t = ct_tensor_list_find(&got, ref->items[i]->name);
+    ck_assert_msg(t && ct_tensor_numel(t) == ct_tensor_numel(ref->items[i]), "%s %s: output \"%s\" missing", dir, mode,
+                  ref->items[i]->name);
+    double e, c = cosine(t, ref->items[i], &e);
+    printf("%s %s: output \"%s\": cosine %.6f vs Top, max abs error %.4g\n", dir, mode, ref->items[i]->name, c, e);
+    worst = fmin(worst, c), *max_err = fmax(*max_err, e);
+  }
+  ct_tensor_list_free(&got);
+  return worst;
+}
+
+static void run_case(const model_case *mc) {
+  char out[8192], top[600], toph5[700], table[700], err[512];
+  snprintf(top, sizeof top, "%s.top", ct_test_tmp_path(mc->dir));
+  snprintf(toph5, sizeof toph5, "%s.out.h5", top);
+  snprintf(table, sizeof table, "%s.calib", top);
+  const char *onnx = ct_test_shared_path("models/%s/model.onnx", mc->dir);
+  char input[600];
+  snprintf(input, sizeof input, "%s", ct_test_shared_path("models/%s/test_data_set_0/input_0.pb", mc->dir));
+  int rc = ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", onnx, top);
+  ck_assert_msg(rc == 0, "%s: ctpu transform exited %d: %s", mc->dir, rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s'", top, input, toph5);
+  ck_assert_msg(rc == 0, "%s: ctpu infer exited %d: %s", mc->dir, rc, out);
+  ct_tensor_list ref;
+  read_h5(toph5, &ref);
+  const char *files[] = {input};
+  ck_assert_msg(ct_test_calibrate(top, files, 1, mc->method, 0.9999, table, err, sizeof err), "%s: %s", mc->dir, err);
+  double e;
+  ck_assert_msg(run_mode(mc->dir, top, input, "F32", NULL, &ref, &e) > 0.999999 && e == 0, "%s: F32 differs from Top", mc->dir);
+  double c = run_mode(mc->dir, top, input, "BF16", NULL, &ref, &e);
+  ck_assert_msg(c >= mc->cos_bf16, "%s: BF16 cosine %.6f < %g", mc->dir, c, mc->cos_bf16);
+  c = run_mode(mc->dir, top, input, "F16", NULL, &ref, &e);
+  ck_assert_msg(c >= mc->cos_f16, "%s: F16 cosine %.6f < %g", mc->dir, c, mc->cos_f16);
+  c = run_mode(mc->dir, top, input, "INT8", table, &ref, &e);
+  ck_assert_msg(c >= mc->cos_int8, "%s: INT8 cosine %.6f < %g", mc->dir, c, mc->cos_int8);
+  ct_tensor_list_free(&ref);
+}
+
+static int64_t argmax(const ct_tensor *t) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < ct_tensor_numel(t); i++)
+    if (ct_tensor_get_f64(t, i) > ct_tensor_get_f64(t, best)) best = i;
+  return best;
+}
+
+/* The QDQ MobileNetV2 lowered with its own scales (no table) against onnxruntime's output:
+ * cosine, top-1, and the fraction of elements within one output quantization step. */
+START_TEST(test_qdq_vs_onnxruntime) {
+  const char *dir = "mobilenetv2-torchvision-qdq-int8";
+  char out[8192], top[600], tpu[700], h5[800], input[600];
+  snprintf(top, sizeof top, "%s.top", ct_test_tmp_path(dir));
+  snprintf(tpu, sizeof tpu, "%s.tpu", top);
+  snprintf(h5, sizeof h5, "%s.out.h5", tpu);
+  snprintf(input, sizeof input, "%s", ct_test_shared_path("models/%s/test_data_set_0/input_0.pb", dir));
+  int rc = ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", ct_test_shared_path("models/%s/model.onnx", dir), top);
+  ck_assert_msg(rc == 0, "transform: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 -o '%s'", top, tpu);
+  ck_assert_msg(rc == 0, "lower: %s", out);
+  char *text = ct_test_read_file(tpu, NULL);
+  ck_assert_msg(text && !strstr(text, "QuantizeLinear"), "Q/DQ pairs left in the Tpu module");
+  free(text);
+  rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s'", tpu, input, h5);
+  ck_assert_msg(rc == 0, "infer: %s", out);
+  ct_tensor_list got;
+  read_h5(h5, &got);
+  ct_tensor *ref = NULL;
+  ct_diag d;
+  ck_assert(ct_onnx_read_tensor_pb(ct_test_shared_path("models/%s/test_data_set_0/output_0.pb", dir), &ref, &d) == CT_OK);
+  const ct_tensor *q = ct_tensor_list_find(&got, "output");
+  ck_assert_msg(q && q->n_scale == 1 && ct_tensor_numel(q) == ct_tensor_numel(ref), "output not quantized per tensor");
+  ct_tensor *f = ct_quant_dequant_tensor(q);
+  int64_t n = ct_tensor_numel(ref), within = 0;
+  for (int64_t i = 0; i < n; i++) within += fabs(ct_tensor_get_f64(f, i) - ct_tensor_get_f64(ref, i)) <= q->scale[0] * 1.0001;
+  double e, c = cosine(f, ref, &e);
+  printf("%s INT8 vs onnxruntime: cosine %.6f, top-1 %lld vs %lld, %.4f of elements within one step (%g), max error %.4g\n",
+         dir, c, (long long)argmax(f), (long long)argmax(ref), (double)within / (double)n, q->scale[0], e);
+  ck_assert_msg(c >= 0.97, "cosine %.6f", c);
+  ck_assert_int_eq(argmax(f), argmax(ref));
+  ct_tensor_free(f), ct_tensor_free(ref);
+  ct_tensor_list_free(&got);
+}
+END_TEST
+
+START_TEST(test_model_modes) { run_case(&cases[_i]); }
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("lower_models");
+  TCase *tc = tcase_create("models");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_qdq_vs_onnxruntime);
+  tcase_add_loop_test(tc, test_model_modes, 0, (int)(sizeof cases / sizeof cases[0]));
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  ct_test_require_shared("test_lower_models");
+  return ct_test_run_suite(suite());
+}
