@@ -31,7 +31,7 @@ seed() { # seed HARNESS FILE...: copies existing files into the corpus (once)
   local d=$b/corpus/$1; shift
   mkdir -p "$d"
   [ -n "$(ls -A "$d" 2>/dev/null)" ] && return
-  for f in "$@"; do [ -f "$f" ] && cp "$f" "$d/$(echo "$f" | tr '/' '_')"; done
+  for f in "$@"; do [ -f "$f" ] && cp "$f" "$d/$(basename "$(dirname "$f")")_$(basename "$f")"; done
 }
 seed_all() {
   local nt=$shared/onnx-node-tests/node
