@@ -50,7 +50,7 @@ seed_all() {
 }
 seed_all
 mkdir -p $b/artifacts $b/logs
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:allocator_may_return_null=1"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 bad=0
 for h in "${harnesses[@]}"; do
