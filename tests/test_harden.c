@@ -240,6 +240,19 @@ START_TEST(test_msg_onnx_graph_errors) {
   ob_free(&b);
   snprintf(args, sizeof args, "transform %s -o %s", m, o);
   expect(3, args, "cycle", NULL);
+  /* DequantizeLinear's type constraint: x and x_zero_point are integers (here f32) */
+  m = ct_test_tmp_path("dql.onnx");
+  ob_init(&b, 13);
+  ob_input(&b, "x", T_FLOAT, 2, dims);
+  float sc = 0.5f, zp = 1e18f;
+  ob_init_f32(&b, "s", 0, NULL, &sc);
+  ob_init_f32(&b, "z", 0, NULL, &zp);
+  ob_node(&b, "DequantizeLinear", "dq", (const char *[]){"x", "s", "z", NULL}, (const char *[]){"y", NULL});
+  ob_output(&b, "y");
+  ck_assert(ob_write(&b, m));
+  ob_free(&b);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  expect(3, args, "node \"dq\"", "must be an integer type", NULL);
   m = ct_test_tmp_path("opset.onnx");
   relu_model(m, (int64_t)1 << 62, true);
   snprintf(args, sizeof args, "transform %s -o %s", m, o);
