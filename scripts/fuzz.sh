@@ -58,8 +58,8 @@ for h in "${harnesses[@]}"; do
   log=$b/logs/$h.log
   $b/bin/fuzz_$h -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix=$b/artifacts/$h- $b/corpus/$h >"$log" 2>&1; rc=$?
-  execs=$(grep -m1 -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
-  found=$(grep -cE '^==[0-9]+==ERROR|^SUMMARY: (Address|Undefined|Leak)Sanitizer|deadly signal|ERROR: libFuzzer' "$log")
+  execs=$(grep -a -m1 -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+  found=$(grep -a -cE '^==[0-9]+==ERROR|^SUMMARY: (Address|Undefined|Leak)Sanitizer|deadly signal|ERROR: libFuzzer' "$log")
   printf "fuzz_%-6s %10s executions in %ss, corpus %5d files, rc %d%s\n" "$h" "${execs:-?}" "$secs" \
     "$(ls $b/corpus/$h | wc -l)" $rc "$( [ "$found" -gt 0 ] && echo ", PROBLEM: see $log")"
   [ $rc -eq 0 ] && [ "$found" -eq 0 ] || bad=1
