@@ -92,8 +92,9 @@ static void compare_one(cmp_ctx *c, const ct_tensor *ref, const char *name) {
     if (((const uint8_t *)got->data)[i] != ((const uint8_t *)ref->data)[i]) bad = (int64_t)i / es;
   if (bad < 0) return;
   if (!c->mismatched++)
-    snprintf(c->first, sizeof c->first, "\"%s\": element %lld differs (%zu bytes stored, %zu in the reference)", name,
-             (long long)bad, got->nbytes, ref->nbytes);
+    snprintf(c->first, sizeof c->first, "\"%s\": element %lld is %g, the reference %g (%zu bytes stored, %zu in the "
+             "reference)", name, (long long)bad, bad < ct_tensor_numel(got) ? ct_tensor_get_f64(got, bad) : 0.0,
+             bad < ct_tensor_numel(ref) ? ct_tensor_get_f64(ref, bad) : 0.0, got->nbytes, ref->nbytes);
 }
 
 static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {

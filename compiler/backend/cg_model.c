@@ -1,8 +1,9 @@
 /* cg_model.c: ISA instructions for a whole planned INT8 Tpu module (codegen.h,
  * ct_cg_model): every group's tiles load their inputs, run their layers (CONV, DWCONV,
  * ELTWISE, LUT, POOL, REQUANT, CAST, MATMUL) with the plan's LMEM buffers and store their
- * outputs at the plan's GMEM addresses. The instructions run strictly in program order: one
- * semaphore hands over between engines (the overlapped pipeline is ct_cg_conv_group's). */
+ * outputs at the plan's GMEM addresses. The instructions run strictly in program order: at
+ * every engine change the previous instruction signals semaphore e (the next engine's index),
+ * which the next waits for (the overlapped pipeline is ct_cg_conv_group's). */
 #include "compiler/backend/codegen.h"
 
 #include <stdlib.h>
@@ -11,7 +12,6 @@
 #include "compiler/backend/lg_int.h"
 #include "ops/tpu_util.h"
 
-#define SEM_CHAIN 0
 
 typedef struct box {
   int64_t off[4], ext[4], full[4]; /* canonical NCHW: leading dims padded with 1 */
@@ -47,9 +47,9 @@ static int64_t lmem_of(const ct_lg_group *gr, const ct_value *v) {
 /* Appends one instruction, chained after the previous one when the engine changes. */
 static ct_status put(mg *c, ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
   ct_engine e = ct_isa_op_engine(in->op);
-  if (c->have_last && e != c->last_eng) {
-    c->prog->insns[c->prog->n_insns - 1].signal |= 1u << SEM_CHAIN;
-    in->wait |= 1u << SEM_CHAIN;
+  if (c->have_last && e != c->last_eng && e != CT_ENG_CTRL) { /* token for engine e's queue head */
+    c->prog->insns[c->prog->n_insns - 1].signal |= 1u << e;
+    in->wait |= 1u << e;
   }
   uint32_t id;
   ct_status st = ct_program_add_debug(c->prog, layer, c->gi, (int32_t)tile, (int32_t)tile, &id, d);
@@ -168,6 +168,13 @@ static ct_status need_sym(const ct_op *op, const ct_value *w, ct_diag *d) {
   return CT_OK;
 }
 
+/* Is v a weight slice loaded every tile (output-channel / feature cut) in the group? */
+static bool is_wslice(const mg *c, const ct_value *v) {
+  for (int i = 0; i < c->gr->n_bufs; i++)
+    if (c->gr->bufs[i].value == v->id && c->gr->bufs[i].kind == CT_LG_BUF_WSLICE) return true;
+  return false;
+}
+
 static ct_status no_cg(const ct_op *op, const char *why, ct_diag *d) {
   return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (%s): no codegen yet%s%s", nm(op), ct_op_name(op->kind),
                      why ? ": " : "", why ? why : "");
@@ -232,8 +239,11 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   int64_t G = ct_op_get_int(op, "group", 1);
   ct_status st = need_sym(op, wv, d);
   if (st) return st;
-  if (x->ndim != 4 || by.ext[1] != y->shape[1] || (G != 1 && !(G == x->shape[1] && G == y->shape[1])))
-    return no_cg(op, "only group 1 or depthwise NCHW convs, not cut along channels", d);
+  if (x->ndim != 4 || (G != 1 && !(G == x->shape[1] && G == y->shape[1])))
+    return no_cg(op, "only group 1 or depthwise NCHW convs", d);
+  int64_t c0 = by.off[1];
+  if (by.ext[1] != y->shape[1] && (G != 1 || bx.ext[1] != x->shape[1]))
+    return no_cg(op, "an output-channel cut of a depthwise conv", d);
   win w;
   int64_t xa = lmem_of(c->gr, x);
   if (xa < 0) return no_cg(op, "the plan has no buffer for an operand", d);
@@ -245,10 +255,12 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   memset(&in, 0, sizeof in);
   in.op = G == 1 ? CT_ISA_CONV : CT_ISA_DWCONV;
   struct ct_insn_conv *cv = &in.conv;
-  cv->in = xa, cv->out = lmem_of(c->gr, y), cv->wt = lmem_of(c->gr, wv), cv->rq = c->lm_attr[li];
+  cv->in = xa, cv->out = lmem_of(c->gr, y), cv->wt = lmem_of(c->gr, wv), cv->rq = c->lm_attr[li] + 8 * c0;
   cv->bias = bv ? lmem_of(c->gr, bv) : 0, cv->has_bias = bv != NULL;
+  if (bv && !is_wslice(c, bv)) cv->bias += 4 * c0; /* whole bias resident: index the slice */
+  if (!is_wslice(c, wv)) cv->wt += c0 * wv->shape[1] * wv->shape[2] * wv->shape[3];
   cv->n = bx.ext[0], cv->ic = x->shape[1], cv->ih = w.ih, cv->iw = x->shape[3];
-  cv->oc = y->shape[1], cv->oh = w.oh, cv->ow = y->shape[3];
+  cv->oc = by.ext[1], cv->oh = w.oh, cv->ow = y->shape[3];
   cv->kh = w.kh, cv->kw = w.kw, cv->stride_h = w.sh, cv->stride_w = w.sw;
   cv->pad_t = w.pt, cv->pad_b = w.pb, cv->pad_l = w.pl, cv->pad_r = w.pr, cv->dil_h = w.dh, cv->dil_w = w.dw;
   cv->groups = G, cv->dt_in = x->dtype, cv->dt_w = wv->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
@@ -427,6 +439,14 @@ static ct_status load_value(mg *c, const ct_op *op, const ct_value *v, int64_t t
   if (v->def && border_cast(v->def)) gm = io_addr(c->p, v->def);
   if (!box_of(c, v, &b) || lm < 0 || gm < 0)
     return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\": operand \"%s\" has no LMEM buffer or GMEM address", nm(op), v->name);
+  if (is_wslice(c, v)) { /* rows of the output channels / features of this tile */
+    const ct_value *y = op->out[0];
+    const lg_rng *r = &c->x.rng[y->id];
+    bool fdim = op->kind == CT_OP_GEMM && v == op->in[1] && !ct_op_get_int(op, "transB", 0);
+    int wd = (fdim ? 1 : 0) + 4 - v->ndim;
+    if (!r->set || r->ax < 0) return no_cg(op, "a weight slice without an output cut", d);
+    b.off[wd] = r->lo, b.ext[wd] = r->hi - r->lo;
+  }
   ct_insn in;
   dma_box(&in, true, v->dtype, lm, gm, &b);
   return put(c, &in, nm(op), t, d);
@@ -444,7 +464,7 @@ static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
     for (int i = 0; i < op->n_in && !st; i++) {
       const ct_value *v = op->in[i];
       if (!v || in_group(c, v) || c->seen[v->id]) continue;
-      bool resident = ct_value_is_const(v);
+      bool resident = ct_value_is_const(v) && !is_wslice(c, v);
       for (int b = 0; b < gr->n_bufs; b++)
         if (gr->bufs[b].value == v->id && gr->bufs[b].kind == CT_LG_BUF_RES) resident = true;
       c->seen[v->id] = 1;
@@ -522,7 +542,9 @@ ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d) {
   c->lm_attr = calloc((size_t)(p->n_layers ? p->n_layers : 1), sizeof *c->lm_attr);
   c->seen = calloc((size_t)(p->g->n_values ? p->g->n_values : 1), 1);
   ct_status st = c->lm_attr && c->seen ? lg_ctx_init(&c->x, p->g, &p->chip, &p->opt, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  if (!st && p->chip.sem_count < 1) st = ct_diag_set(d, CT_ERR_LIMIT, "the chip has no semaphore");
+  if (!st && p->chip.sem_count < CT_ENG_CTRL)
+    st = ct_diag_set(d, CT_ERR_LIMIT, "the program needs %d semaphores, the chip has %lld", (int)CT_ENG_CTRL,
+                     (long long)p->chip.sem_count);
   if (!st) st = model_io(c, d);
   for (int gi = 0; gi < p->n_groups && !st; gi++) {
     c->gr = &p->groups[gi], c->gi = gi, c->lm_extra = c->gr->lmem_bytes;
