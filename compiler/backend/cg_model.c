@@ -378,7 +378,10 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   const ct_value *bias = op->kind == CT_OP_GEMM && op->n_in > 2 ? op->in[2] : NULL;
   box ba, by;
   if (!box_of(c, a, &ba) || !box_of(c, y, &by) || b->ndim != 2) return no_cg(op, "only A of rank <= 4 times a 2-D B", d);
-  if (by.ext[3] != y->shape[y->ndim - 1]) return no_cg(op, "cut along output features", d);
+  int64_t f0 = by.off[3], nf = by.ext[3];
+  bool tb = op->kind == CT_OP_GEMM && ct_op_get_int(op, "transB", 0);
+  if (nf != y->shape[y->ndim - 1] && !is_wslice(c, b) && !tb)
+    return no_cg(op, "cut along output features of a resident [K, N] B", d);
   if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) return no_cg(op, "transA", d);
   ct_status st = need_sym(op, b, d);
   ct_quant_act act;
@@ -389,10 +392,12 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_MATMUL;
   struct ct_insn_matmul *mm = &in.matmul;
-  mm->a = lmem_of(c->gr, a), mm->b = lmem_of(c->gr, b), mm->out = lmem_of(c->gr, y), mm->rq = c->lm_attr[li];
+  mm->a = lmem_of(c->gr, a), mm->b = lmem_of(c->gr, b), mm->out = lmem_of(c->gr, y), mm->rq = c->lm_attr[li] + 8 * f0;
   mm->bias = bias ? lmem_of(c->gr, bias) : 0, mm->has_bias = bias != NULL;
-  mm->batch = ba.ext[0] * ba.ext[1], mm->m = ba.ext[2], mm->k = ba.ext[3], mm->n = y->shape[y->ndim - 1];
-  mm->b_trans = op->kind == CT_OP_GEMM && ct_op_get_int(op, "transB", 0), mm->b_bcast = 1;
+  if (bias && !is_wslice(c, bias)) mm->bias += 4 * f0;
+  if (!is_wslice(c, b)) mm->b += f0 * ba.ext[3];
+  mm->batch = ba.ext[0] * ba.ext[1], mm->m = ba.ext[2], mm->k = ba.ext[3], mm->n = nf;
+  mm->b_trans = tb, mm->b_bcast = 1;
   mm->dt_a = a->dtype, mm->dt_b = b->dtype, mm->dt_out = y->dtype, mm->rq_mode = CT_ISA_RQ_CHANNEL;
   mm->act = act_of(act), mm->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
   mm->zp_a = ct_tq_zp(a), mm->zp_out = ct_tq_zp(y);
