@@ -106,6 +106,11 @@ static bool border_cast(const ct_op *op) {
          ct_dtype_is_float(op->in[0]->dtype) && is_int(op->out[0]->dtype);
 }
 
+static ct_status no_cg(const ct_op *op, const char *why, ct_diag *d) {
+  return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (%s): no codegen yet%s%s", nm(op), ct_op_name(op->kind),
+                     why ? ": " : "", why ? why : "");
+}
+
 /* GMEM address of a border Cast's integer result (the program input): its own, else the
  * float input's IO bytes (4 bytes per element, enough for the integer copy). */
 static int64_t io_addr(const ct_lg_plan *p, const ct_op *cast) {
@@ -137,6 +142,8 @@ static ct_status group_tables(mg *c, ct_diag *d) {
   for (int k = 0; k < c->gr->n_layers && !st; k++) {
     int li = c->gr->first + k;
     const ct_op *op = c->p->layers[li].op;
+    if (!border_cast(op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype))
+      return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
     if (op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) {
       const ct_value *y = op->out[0];
       int64_t n = op->kind == CT_OP_CONV ? y->shape[1] : y->shape[y->ndim - 1];
@@ -175,10 +182,6 @@ static bool is_wslice(const mg *c, const ct_value *v) {
   return false;
 }
 
-static ct_status no_cg(const ct_op *op, const char *why, ct_diag *d) {
-  return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (%s): no codegen yet%s%s", nm(op), ct_op_name(op->kind),
-                     why ? ": " : "", why ? why : "");
-}
 
 /* Window geometry of a CONV/DWCONV/POOL tile along H from the tile's rows. */
 typedef struct win {
@@ -550,7 +553,6 @@ ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d) {
   if (!st && p->chip.sem_count < CT_ENG_CTRL)
     st = ct_diag_set(d, CT_ERR_LIMIT, "the program needs %d semaphores, the chip has %lld", (int)CT_ENG_CTRL,
                      (long long)p->chip.sem_count);
-  if (!st) st = model_io(c, d);
   for (int gi = 0; gi < p->n_groups && !st; gi++) {
     c->gr = &p->groups[gi], c->gi = gi, c->lm_extra = c->gr->lmem_bytes;
     if (group_is_border(c)) continue;
@@ -559,6 +561,7 @@ ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d) {
     if (!st) st = group_tables(c, d);
     for (int64_t t = 0; t < c->gr->n_tiles && !st; t++) st = group_tile(c, t, t == 0, d);
   }
+  if (!st) st = model_io(c, d); /* after the layers: an op without codegen is reported first */
   if (!st) {
     ct_insn end;
     memset(&end, 0, sizeof end);
