@@ -253,8 +253,24 @@ int ct_cmd_deploy(int argc, char **argv) {
   if (!st && strcmp(g->dialect, "tpu"))
     st = ct_diag_set(&d, CT_ERR_INPUT, "%s: a %s module; deploy takes a Tpu module (ctpu lower --quantize INT8)", a.model,
                      g->dialect);
-  if (!st) st = ct_lg_plan_graph(g, &chip, &a.opt, &p, &d);
-  if (!st) st = ct_cg_model(p, &prog, &d);
+  /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
+   * they do not fit, plan again with whole banks held back (same bank size), up to 2. */
+  int held = 0;
+  for (int k = 0; !st; k++) {
+    ct_chip pc = chip;
+    pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
+    st = ct_lg_plan_graph(g, &pc, &a.opt, &p, &d);
+    if (st) break;
+    p->chip = chip; /* codegen checks against the real LMEM */
+    st = ct_cg_model(p, &prog, &d);
+    if (st != CT_ERR_LIMIT || k == 2 || chip.lmem_banks - k - 1 < 1) break;
+    ct_lg_plan_free(p), p = NULL;
+    ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
+    ct_diag_clear(&d);
+    held = k + 1;
+    st = CT_OK;
+  }
+  if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
   if (!st) st = ct_program_validate(&prog, &chip, a.out, &d);
   if (!st && a.n_files) {
     r.gs = calloc((size_t)p->n_groups + 1, sizeof *r.gs);

@@ -26,6 +26,7 @@ typedef struct mg {
   ct_engine last_eng;
   bool have_last;
   int64_t lm_extra, gm_extra;  /* next free LMEM byte of the group, next free GMEM byte */
+  int64_t lm_scratch;          /* next free scratch byte of the current layer (≥ lm_extra) */
   int64_t *lm_attr;            /* layer index → LMEM address of its requant / LUT table */
   uint8_t *seen;               /* value id → already loaded in this tile */
 } mg;
@@ -194,7 +195,7 @@ typedef struct win {
 static ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, int64_t ilo, int64_t ihi,
                              int64_t *addr, int64_t t, ct_diag *d) {
   int64_t eb = (int64_t)ct_dtype_size(x->dtype), rows = ihi - ilo, w = bx->ext[3];
-  int64_t lm = (c->lm_extra + 63) / 64 * 64, bytes = bx->ext[0] * bx->ext[1] * rows * w * eb;
+  int64_t lm = (c->lm_scratch + 63) / 64 * 64, bytes = bx->ext[0] * bx->ext[1] * rows * w * eb;
   if (lm + bytes > c->p->chip.lmem_bytes)
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of input rows", c->gi, nm(op),
                        (long long)bytes);
@@ -207,6 +208,7 @@ static ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const bo
   mv->src_sn = bx->ext[1] * bx->ext[2] * w, mv->src_sc = bx->ext[2] * w, mv->src_sh = w, mv->src_sw = 1;
   mv->dst_sn = bx->ext[1] * rows * w, mv->dst_sc = rows * w, mv->dst_sh = w, mv->dst_sw = 1;
   *addr = lm;
+  c->lm_scratch = lm + bytes;
   return put(c, &in, nm(op), t, d);
 }
 
@@ -331,6 +333,19 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   in.op = CT_ISA_ELTWISE;
   struct ct_insn_eltwise *e = &in.eltwise;
   e->a = lmem_of(c->gr, a), e->b = lmem_of(c->gr, b), e->out = lmem_of(c->gr, y);
+  if (e->a < 0 || e->b < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  /* an operand tile holding more rows than the output (another reader's halo): gather them */
+  box *bo[2] = {&ba, &bb};
+  int64_t *ad[2] = {&e->a, &e->b};
+  for (int k = 0; k < 2 && !st; k++) {
+    box *q = bo[k];
+    if (q->ext[2] > by.ext[2] && by.ext[2] != 1 && q->off[2] <= by.off[2] &&
+        q->off[2] + q->ext[2] >= by.off[2] + by.ext[2]) {
+      st = gather_rows(c, op, op->in[k], q, by.off[2], by.off[2] + by.ext[2], ad[k], t, d);
+      q->off[2] = by.off[2], q->ext[2] = by.ext[2];
+    }
+  }
+  if (st) return st;
   e->n = by.ext[0], e->c = by.ext[1], e->h = by.ext[2], e->w = by.ext[3];
   for (int i = 0; i < 4; i++) {
     if (ba.ext[i] != by.ext[i]) e->bcast_a |= ba.ext[i] == 1 ? 1 << i : 0x10;
@@ -342,7 +357,6 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   e->m_a = mv[0], e->m_b = mv[1], e->s_a = sv[0], e->s_b = sv[1], e->s_out = sv[2];
   e->zp_a = ct_tq_zp(a), e->zp_b = ct_tq_zp(b), e->zp_out = ct_tq_zp(y);
   e->act = act_of(act), e->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
-  if (e->a < 0 || e->b < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   return put(c, &in, nm(op), t, d);
 }
 
@@ -411,6 +425,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
 static ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   const ct_op *op = c->p->layers[li].op;
   if (border_cast(op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
+  c->lm_scratch = c->lm_extra;
   for (int i = 0; i < op->n_out; i++)
     if (!is_int(op->out[i]->dtype)) return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
   switch (op->kind) {
