@@ -1,7 +1,8 @@
 /* test_deploy.c: `ctpu deploy` end to end on fmnist-rescnn: transform, calibrate in-process on
  * Fashion-MNIST test images (tests/lower_calib.c), lower to INT8, then plan + codegen + cmodel
  * run with --compare-all on the default chip (none, greedy, dp) and the 32 sweep chips of
- * test_backend_models (dp): every stored tensor must equal the Tpu reference bit for bit. Also
+ * test_backend_models (dp): every stored tensor must equal the Tpu reference bit for bit; the
+ * same for MobileNetV2 QDQ-INT8 on the default chip and 3 sweep chips. Also
  * the error paths: a Top module, a BF16 module (an op without codegen: exit 3 naming the
  * layer, nothing written). Needs ../shared. */
 #include <stdio.h>
@@ -126,6 +127,48 @@ START_TEST(test_errors) {
 }
 END_TEST
 
+/* MobileNetV2 QDQ-INT8 (its own scales) on the default chip and three sweep chips (tight LMEM:
+ * banks held back for the tables; 64×64 OS; 16×64). */
+START_TEST(test_mnv2) {
+  static const int chips[] = {-1, 0, 3, 22};
+  char out[8192], json[512], path[64], tag[64], chipopt[700] = "";
+  char mq[600], mt[600], in[600]; /* the path helpers return ring buffers: copy */
+  snprintf(mq, sizeof mq, "%s", ct_test_tmp_path("mq.top"));
+  snprintf(mt, sizeof mt, "%s", ct_test_tmp_path("mq.tpu"));
+  snprintf(in, sizeof in, "%s", ct_test_shared_path("models/mobilenetv2-torchvision-qdq-int8/test_data_set_0/input_0.pb"));
+  int rc = ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'",
+                            ct_test_shared_path("models/mobilenetv2-torchvision-qdq-int8/model.onnx"), mq);
+  ck_assert_msg(rc == 0, "transform: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 -o '%s'", mq, mt);
+  ck_assert_msg(rc == 0, "lower: %s", out);
+  for (int i = 0; i < 4; i++) {
+    int k = chips[i];
+    if (k >= 0) {
+      static const int mxu[][2] = {{8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}};
+      static const long lmem[] = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20};
+      static const int banks[] = {4, 8, 16, 32}, ddr[] = {8, 16, 32, 64, 128};
+      snprintf(json, sizeof json,
+               "{\"mxu.rows\": %d, \"mxu.cols\": %d, \"lmem.bytes\": %ld, \"lmem.banks\": %d, \"gmem.bytes_per_cycle\": "
+               "%d, \"mxu.dataflow\": \"%s\", \"dma.load_engines\": %d, \"dma.store_engines\": %d}",
+               mxu[k % 5][0], mxu[k % 5][1], lmem[(k / 2) % 5], banks[(k / 3) % 4], ddr[(k * 3 / 2) % 5],
+               k % 2 ? "os" : "ws", 1 + (k / 4) % 2, 1 + (k / 8) % 2);
+      snprintf(path, sizeof path, "mq_sweep%d.json", k);
+      ck_assert(ct_test_write_file(ct_test_tmp_path(path), json, strlen(json)));
+      snprintf(chipopt, sizeof chipopt, "--chip '%s'", ct_test_tmp_path(path));
+    }
+    snprintf(tag, sizeof tag, "mq%d.ctpu", k);
+    rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", mt, chipopt,
+                          ct_test_tmp_path(tag), in);
+    int compared = -1, differ = -1;
+    const char *m = strstr(out, "--compare-all: ");
+    ck_assert_msg(rc == 0 && m && sscanf(m, "--compare-all: %d stored tensors compared, %d differ", &compared, &differ) == 2 &&
+                  compared >= 5 && differ == 0, "mobilenetv2 chip %d: %d %s", k, rc, out);
+    const char *line = strstr(out, "deploy ");
+    printf("%s\n", line ? line : out);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("deploy");
   TCase *tc = tcase_create("fmnist");
@@ -134,6 +177,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_default_chip);
   tcase_add_test(tc, test_errors);
   tcase_add_loop_test(tc, test_sweep_chip, 0, N_SWEEP);
+  tcase_add_test(tc, test_mnv2);
   suite_add_tcase(s, tc);
   return s;
 }
