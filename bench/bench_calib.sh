@@ -17,18 +17,17 @@ top=$tmp/mnv2.top
 "$ctpu" transform "$model/model.onnx" -o "$top" --pixel-format rgb --resize-dims 256,256 --keep-aspect-ratio \
   --mean 123.675,116.28,103.53 --scale 0.01712475,0.017507,0.01742919 >/dev/null || exit 1
 
-printf "calibration of mobilenetv2 on %s imagenet-sample images, %s threads (wall s)\n" "$n" "$threads"
-printf "%-12s %8s %10s\n" method seconds images/s
+printf "calibration of mobilenetv2 on %s imagenet-sample images, %s threads\n" "$n" "$threads"
+printf "%-12s %8s %8s %10s\n" method wall_s cpu_s images/s
 for m in minmax percentile kld mse tune; do
-  s=$(date +%s.%N)
-  if "$ctpu" calibrate "$top" --dataset "$shared/images/imagenet-sample" --input-num "$n" --threads "$threads" \
-       --method "$m" -o "$tmp/$m.txt" 2>"$tmp/err"; then
-    e=$(date +%s.%N)
-    awk -v m="$m" -v s="$s" -v e="$e" -v n="$n" 'BEGIN { printf "%-12s %8.2f %10.1f\n", m, e - s, n / (e - s) }'
+  if /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$ctpu" calibrate "$top" --dataset "$shared/images/imagenet-sample" \
+       --input-num "$n" --threads "$threads" --method "$m" -o "$tmp/$m.txt" 2>"$tmp/err"; then
+    awk -v m="$m" -v n="$n" '{ printf "%-12s %8.2f %8.2f %10.1f\n", m, $1, $2 + $3, n / $1 }' "$tmp/time"
   else
     printf "%-12s failed: %s\n" "$m" "$(head -c 300 "$tmp/err")"
   fi
 done
+echo "(cpu_s: user + system seconds of all threads; wall time depends on the machine's load)"
 
 ort_ok=0
 if command -v node >/dev/null; then

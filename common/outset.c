@@ -48,7 +48,11 @@ static ct_status check_dest(const ct_outset *o, const char *dest, ct_diag *d) {
 static char *temp_dir(ct_outset *o, const char *dir, const char *dest, ct_diag *d) {
   size_t n = strlen(dir);
   for (int i = 0; i < o->n_out; i++)
-    if (o->dir[i] && !strncmp(o->dir[i], dir, n) && o->dir[i][n] && !strchr(o->dir[i] + n, '/')) return strdup(o->dir[i]);
+    if (o->dir[i] && !strncmp(o->dir[i], dir, n) && o->dir[i][n] && !strchr(o->dir[i] + n, '/')) {
+      char *t = strdup(o->dir[i]);
+      if (!t) ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+      return t;
+    }
   char *t = malloc(n + 64);
   if (!t) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory"), NULL;
   snprintf(t, n + 64, "%s.ctpu-%ld-%d.tmp", dir, (long)getpid(), o->n_out);

@@ -21,6 +21,10 @@ typedef struct ct_lower_options {
   bool asymmetric;              /* INT8 activations asymmetric (range min..max) */
   bool no_unsigned;             /* INT8: never use u8 for non-negative tensors */
   bool float_fallback_f32;      /* INT8: ops without an integer form run in F32 (default BF16) */
+  bool keep_weight_zp;          /* QDQ: u8/i8 weights whose q − zp does not fit i8 keep their
+                                 * integers and zero points (exact, but CONV/MATMUL have no
+                                 * weight zero point: not deployable); default re-quantize them
+                                 * per channel from their exact values s·(q − zp) */
   const char *chip;             /* chip name stored in the module (NULL: keep) */
 } ct_lower_options;
 

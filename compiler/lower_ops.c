@@ -60,8 +60,10 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
     if (fits) memset(zp, 0, (size_t)oc * sizeof *zp);
     bool ok = qi && scale[0] > 0;
     for (int64_t o = 0; o < oc; o++) ok = ok && scale[o] > 0;
-    /* otherwise the integers and zero points as they are (the Tpu kernels subtract zp_w;
-     * docs/tpu.md: an ISA gap — re-quantizing the floats instead costs accuracy) */
+    /* otherwise, with keep_weight_zp, the integers and zero points as they are (the Tpu
+     * kernels subtract zp_w; docs/tpu.md: an ISA gap, so such a module does not deploy);
+     * by default the exact values s·(q − zp) are re-quantized per channel below */
+    ok = ok && (fits || c->o->keep_weight_zp);
     if (ok) v = fits ? add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, qi, (int)oc, scale, zp)
                      : add_const(c, w->name, "q", qt->dtype, w->ndim, w->shape, qt->data, (int)oc, scale, zp);
     free(zp), free(qi);

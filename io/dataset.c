@@ -193,7 +193,9 @@ static ct_status parse_list(ct_dataset *ds, char *text, ct_diag *d) {
     line = trim(line);
     if (!*line || *line == '#') continue;
     int nf = 0;
-    for (char *tok = strtok(line, ","); tok && nf < 64; tok = strtok(NULL, ",")) names[nf++] = trim(tok);
+    char *tok = strtok(line, ",");
+    for (; tok && nf < 64; tok = strtok(NULL, ",")) names[nf++] = trim(tok);
+    if (tok) st = ct_diag_set(d, CT_ERR_INPUT, "%s:%d: more than 64 files in one sample", ds->path, ln);
     for (int k = 0; k < nf && st == CT_OK; k++)
       if (!*names[k]) st = ct_diag_set(d, CT_ERR_INPUT, "%s:%d: empty file name", ds->path, ln);
     if (st == CT_OK) st = add_sample(ds, dir, names, nf, -1, d);

@@ -3,6 +3,7 @@
 #include "isa/isa.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -109,6 +110,11 @@ int64_t ct_isa_field_get(const ct_insn *insn, const ct_isa_field *f) {
   if (f->kind == CT_ISA_K_F32) {
     float x;
     memcpy(&x, p, 4);
+    /* truncation toward zero, saturating; NaN gives 0 (a float -> int64 cast of NaN or of
+     * a value beyond +-2^63 is undefined behaviour in C) */
+    if (isnan(x)) return 0;
+    if (x >= 9.2233720368547758e18f) return INT64_MAX;
+    if (x <= -9.2233720368547758e18f) return INT64_MIN;
     return (int64_t)x;
   }
   int64_t v;

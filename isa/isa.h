@@ -114,7 +114,8 @@ const ct_isa_field *ct_isa_field_find(ct_isa_op op, const char *name);
 /* Reads a field of insn as its encoded bit pattern (width bits, zero-extended: two's
  * complement for S, IEEE bits for F32). */
 uint64_t ct_isa_field_bits(const ct_insn *insn, const ct_isa_field *f);
-/* Reads a field as a signed value (S sign-extended; F32 truncated toward zero). */
+/* Reads a field as a signed value (S sign-extended; F32 truncated toward zero, saturating at
+ * the int64 range, NaN read as 0). */
 int64_t ct_isa_field_get(const ct_insn *insn, const ct_isa_field *f);
 /* Stores an encoded bit pattern (lowest `width` bits of bits) into the field of insn. */
 void ct_isa_field_set_bits(ct_insn *insn, const ct_isa_field *f, uint64_t bits);

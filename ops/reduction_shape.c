@@ -92,6 +92,13 @@ ct_status ct_shape_qdq(ct_graph *g, ct_op *op, ct_diag *d) {
     out = z ? z->dtype : CT_U8;
     if (!ct_km_is_int(out) || ct_dtype_size(out) > 4)
       return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: quantized type %s", ct_dtype_name(out));
+  } else if (!ct_km_is_int(x->dtype) || ct_dtype_size(x->dtype) > 4) {
+    /* ONNX type constraint T1 of DequantizeLinear: int8, uint8, int32 (+ 16-bit in opset 21) */
+    return ct_km_err(d, CT_ERR_INPUT, op, "input 0 (x) must be an integer type (int8, uint8, int16, int32), not %s",
+                     ct_dtype_name(x->dtype));
+  } else if (z && (!ct_km_is_int(z->dtype) || ct_dtype_size(z->dtype) > 4)) {
+    return ct_km_err(d, CT_ERR_INPUT, op, "input 2 (x_zero_point) must be an integer type like x, not %s",
+                     ct_dtype_name(z->dtype));
   } else if (z && z->dtype != x->dtype) {
     return ct_km_err(d, CT_ERR_INPUT, op, "zero point dtype %s differs from input %s", ct_dtype_name(z->dtype),
                      ct_dtype_name(x->dtype));

@@ -92,6 +92,8 @@ static void run_sample(void *arg, int64_t lo, int64_t hi, int slot) {
     ct_tensor_list_init(&in);
     ct_tensor_list_init(&out);
     ct_diag d;
+    cal_state *c = p->c;
+    if (p->w[slot].phase == 3) p->w[slot].err = c->tune_err + (size_t)i * (size_t)c->nslots * (size_t)(c->o->tune_steps + 1);
     ct_status st = p->sample(p->sample_user, i, &in, &d);
     ct_ref_options opt = {.threads = 1, .on_op = on_op, .on_op_user = &p->w[slot]};
     if (st == CT_OK) st = ct_ref_run(p->c->g, &opt, &in, &out, &d);
@@ -139,20 +141,19 @@ static ct_status run_pass(cal_state *c, ct_workpool *pool, cal_worker *w, int nw
 static void free_workers(cal_worker *w, int nw, int nslots) {
   for (int i = 0; w && i < nw; i++) {
     for (int s = 0; w[i].hist && s < nslots; s++) ct_calib_hist_free(&w[i].hist[s]);
-    free(w[i].stats), free(w[i].hist), free(w[i].zeros), free(w[i].err);
+    free(w[i].stats), free(w[i].hist), free(w[i].zeros);
   }
   free(w);
 }
 
 static ct_status alloc_workers(cal_state *c, cal_worker *w, int nw, ct_diag *d) {
-  size_t ns = (size_t)c->nslots, ne = ns * (size_t)(c->o->tune_steps + 1);
+  size_t ns = (size_t)c->nslots;
   for (int i = 0; i < nw; i++) {
     w[i].c = c;
     w[i].stats = malloc(sizeof *w[i].stats * ns);
     w[i].hist = calloc(ns, sizeof *w[i].hist);
     w[i].zeros = calloc(ns, sizeof *w[i].zeros);
-    w[i].err = c->o->tune ? calloc(ne, sizeof *w[i].err) : NULL;
-    if (!w[i].stats || !w[i].hist || !w[i].zeros || (c->o->tune && !w[i].err)) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    if (!w[i].stats || !w[i].hist || !w[i].zeros) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
     for (size_t s = 0; s < ns; s++) w[i].stats[s] = ct_calib_stats_init();
   }
   return CT_OK;
@@ -206,14 +207,15 @@ static double tune_lookup(double threshold, void *ctx) {
   return j >= 0 && j <= (int)args[2] ? args[3 + j] : NAN;
 }
 
-/* The tuned threshold of slot s from the scores summed over the workers. */
-static ct_status tuned(cal_state *c, cal_worker *w, int nw, int s, double *th, ct_diag *d) {
+/* The tuned threshold of slot s from the scores summed over the tune samples in order. */
+static ct_status tuned(cal_state *c, int64_t n, int s, double *th, ct_diag *d) {
   int steps = c->o->tune_steps;
   double *args = calloc((size_t)steps + 4, sizeof *args);
   if (!args) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   args[0] = c->th[s], args[1] = ct_calib_stats_absmax(&c->stats[s]), args[2] = steps;
-  for (int j = 0; j <= steps; j++)
-    for (int i = 0; i < nw; i++) args[3 + j] += w[i].err[(size_t)s * (size_t)(steps + 1) + (size_t)j];
+  size_t row = (size_t)(steps + 1), per_sample = (size_t)c->nslots * row;
+  for (int64_t i = 0; i < n; i++)
+    for (int j = 0; j <= steps; j++) args[3 + j] += c->tune_err[(size_t)i * per_sample + (size_t)s * row + (size_t)j];
   ct_status st = ct_calib_tune(args[0], args[1], steps, tune_lookup, args, th, d);
   free(args);
   return st;
@@ -251,9 +253,14 @@ static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, 
   }
   ct_calib_method m = o->tune ? CT_CALIB_KLD : o->method;
   for (int s = 0; st == CT_OK && s < c->nslots; s++) st = threshold_of(c, s, m, &c->th[s], d);
-  if (st == CT_OK && o->tune) st = run_pass(c, pool, w, nw, 3, n < o->tune_num ? n : o->tune_num, sample, user, d);
+  int64_t nt = n < o->tune_num ? n : o->tune_num;
+  if (st == CT_OK && o->tune) {
+    c->tune_err = calloc((size_t)nt * (size_t)c->nslots * (size_t)(o->tune_steps + 1), sizeof *c->tune_err);
+    if (!c->tune_err) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory for the tune scores");
+  }
+  if (st == CT_OK && o->tune) st = run_pass(c, pool, w, nw, 3, nt, sample, user, d);
   for (int s = 0; st == CT_OK && o->tune && s < c->nslots; s++)
-    if (cal_tunable(c, s)) st = tuned(c, w, nw, s, &c->th[s], d);
+    if (cal_tunable(c, s)) st = tuned(c, nt, s, &c->th[s], d);
   return st;
 }
 
@@ -300,6 +307,6 @@ ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, vo
   ct_workpool_free(pool);
   free_workers(w, nw, c.nslots);
   for (int s = 0; c.hist && s < c.nslots; s++) ct_calib_hist_free(&c.hist[s]);
-  free(c.slot_of), free(c.vals), free(c.readers), free(c.stats), free(c.hist), free(c.zeros), free(c.th);
+  free(c.slot_of), free(c.vals), free(c.readers), free(c.stats), free(c.hist), free(c.zeros), free(c.th), free(c.tune_err);
   return st;
 }

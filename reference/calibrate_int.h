@@ -17,6 +17,8 @@ typedef struct cal_state {
   ct_calib_hist *hist;     /* by slot, merged after pass 2 */
   int64_t *zeros;          /* by slot: exact zeros seen in pass 2 */
   double *th;              /* by slot: threshold of the method (KLD when tuning) */
+  double *tune_err;        /* by tune sample × slot × (tune_steps + 1): scores, summed in
+                            * sample order afterwards (independent of the thread count) */
 } cal_state;
 
 /* One thread's accumulators (merged by the driver after each pass). */
@@ -26,7 +28,7 @@ typedef struct cal_worker {
   ct_calib_stats *stats;
   ct_calib_hist *hist;
   int64_t *zeros;
-  double *err;
+  double *err;             /* the current tune sample's scores (slot × (tune_steps + 1)) */
 } cal_worker;
 
 /* True if slot s takes part in tuning (0 < th < absmax). */

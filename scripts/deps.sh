@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # deps.sh: installs ctpu's build and test dependencies on Debian 12 (apt). Idempotent.
+#   --fuzz  also clang-14 and its libFuzzer runtime (libclang-rt-14-dev) for fuzz/ (scripts/fuzz.sh)
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libopenblas-dev libhdf5-dev hdf5-tools check
       libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev libjpeg-dev libpng-dev)
+[ "${1:-}" = "--fuzz" ] && pkgs+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

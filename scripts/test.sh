@@ -13,4 +13,10 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 cmake -S . -B "$dir" "${opts[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)" >/dev/null
-cd "$dir" && ctest -j"$(nproc)" --output-on-failure
+(cd "$dir" && ctest -j"$(nproc)" --output-on-failure)
+# with the sanitizers, also a short smoke run of every fuzz harness when clang is there
+# (scripts/fuzz.sh exits 77 without it: skipped)
+if [ "${1:-}" = "--sanitize" ]; then
+  rc=0; bash scripts/fuzz.sh --seconds "${CTPU_FUZZ_SMOKE_SECONDS:-3}" || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
+fi

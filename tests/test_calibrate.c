@@ -14,6 +14,7 @@
 #include "quant/calib_table.h"
 #include "reference/calibrate.h"
 #include "reference/interp.h"
+#include "tests/onnx_build.h"
 #include "tests/testutil.h"
 
 /* x, y [1, 4] → s = Add(x, y) → r = Relu(s) → output r. */
@@ -185,6 +186,58 @@ START_TEST(test_on_op_hook) {
 }
 END_TEST
 
+static void read_table(const char *path, ct_calib_table *t);
+
+/* `ctpu calibrate` on a two-input ONNX model (r = Relu(x + y), x, y [1, 3]) with a list file
+ * of .pb pairs: sample k has x = (k, −2k, 1), y = (1, 1, −3). */
+START_TEST(test_cli_two_inputs) {
+  ob_model b;
+  ob_init(&b, 13);
+  int64_t dims[2] = {1, 3};
+  ob_input(&b, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dims);
+  ob_input(&b, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dims);
+  ob_node(&b, "Add", "add", (const char *[]){"x", "y", NULL}, (const char *[]){"s", NULL});
+  ob_node(&b, "Relu", "relu", (const char *[]){"s", NULL}, (const char *[]){"r", NULL});
+  ob_output(&b, "r");
+  char onnx[512], top[512], tab[512], lst[512]; /* ct_test_tmp_path's buffers are a small ring */
+  snprintf(onnx, sizeof onnx, "%s", ct_test_tmp_path("two.onnx"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("two.top"));
+  snprintf(tab, sizeof tab, "%s", ct_test_tmp_path("two.txt"));
+  snprintf(lst, sizeof lst, "%s", ct_test_tmp_path("two.list"));
+  ck_assert(ob_write(&b, onnx));
+  char list[256] = "";
+  for (int k = 1; k <= 3; k++) {
+    const float x[3] = {(float)k, -2.0f * (float)k, 1}, y[3] = {1, 1, -3};
+    char nx[32], ny[32];
+    snprintf(nx, sizeof nx, "x%d.pb", k), snprintf(ny, sizeof ny, "y%d.pb", k);
+    Onnx__TensorProto *tx = ob_tensor(&b, "x", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dims);
+    Onnx__TensorProto *ty = ob_tensor(&b, "y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dims);
+    ob_raw(&b, tx, x, sizeof x), ob_raw(&b, ty, y, sizeof y);
+    ck_assert(ob_write_tensor(tx, ct_test_tmp_path(nx)) && ob_write_tensor(ty, ct_test_tmp_path(ny)));
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s, %s\n", nx, ny);
+  }
+  ob_free(&b);
+  ck_assert(ct_test_write_file(lst, list, strlen(list)));
+  char out[4096];
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", onnx, top) == 0, "%s", out);
+  int rc = ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s' --method minmax", top, lst, tab);
+  ck_assert_msg(rc == 0, "%s", out);
+  ct_calib_table t;
+  read_table(tab, &t);
+  /* x in [−6, 3], y in [−3, 1], s = x + y in [−5, 4] (k = 3: 4, −5, −2), r in [0, 4] */
+  ck_assert_double_eq(row(&t, "x")->threshold, 6);
+  ck_assert_double_eq(row(&t, "y")->min, -3);
+  ck_assert_double_eq(row(&t, "s")->min, -5);
+  ck_assert_double_eq(row(&t, "r")->threshold, 4);
+  ct_calib_table_free(&t);
+  /* a line with one file for two inputs */
+  ck_assert(ct_test_write_file(ct_test_tmp_path("one.list"), "x1.pb\n", 6));
+  rc = ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, ct_test_tmp_path("one.list"),
+                        ct_test_tmp_path("one.txt"));
+  ck_assert_msg(rc == 2 && strstr(out, "sample 0:"), "%d %s", rc, out);
+}
+END_TEST
+
 /* ---- real models through the command line ---- */
 
 static void read_table(const char *path, ct_calib_table *t) {
@@ -294,6 +347,7 @@ int main(void) {
   tcase_add_test(tc, test_tune_between);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_on_op_hook);
+  tcase_add_test(tc, test_cli_two_inputs);
   suite_add_tcase(s, tc);
   if (ct_test_shared()) {
     TCase *m = tcase_create("models");

@@ -1,6 +1,7 @@
 /* test_harden.c: issue 13 — checked size arithmetic, the memory budget, outputs all or nothing
  * (common/outset.h), HDF5 reading isolated in a child process (common/h5child.c) and the
  * command-line messages for bad inputs. Expected values are worked out by hand. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "common/h5io.h"
 #include "common/limits.h"
 #include "common/outset.h"
+#include "isa/asm.h"
+#include "isa/isa.h"
 #include "tests/onnx_build.h"
 #include "tests/testutil.h"
 
@@ -237,6 +240,19 @@ START_TEST(test_msg_onnx_graph_errors) {
   ob_free(&b);
   snprintf(args, sizeof args, "transform %s -o %s", m, o);
   expect(3, args, "cycle", NULL);
+  /* DequantizeLinear's type constraint: x and x_zero_point are integers (here f32) */
+  m = ct_test_tmp_path("dql.onnx");
+  ob_init(&b, 13);
+  ob_input(&b, "x", T_FLOAT, 2, dims);
+  float sc = 0.5f, zp = 1e18f;
+  ob_init_f32(&b, "s", 0, NULL, &sc);
+  ob_init_f32(&b, "z", 0, NULL, &zp);
+  ob_node(&b, "DequantizeLinear", "dq", (const char *[]){"x", "s", "z", NULL}, (const char *[]){"y", NULL});
+  ob_output(&b, "y");
+  ck_assert(ob_write(&b, m));
+  ob_free(&b);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  expect(3, args, "node \"dq\"", "must be an integer type", NULL);
   m = ct_test_tmp_path("opset.onnx");
   relu_model(m, (int64_t)1 << 62, true);
   snprintf(args, sizeof args, "transform %s -o %s", m, o);
@@ -366,6 +382,37 @@ START_TEST(test_msg_compare_odd_datasets) {
 }
 END_TEST
 
+/* Found by fuzz_asm: a NaN (or huge) F32 field read as int64 was undefined behaviour (UBSan
+ * "nan is outside the range of representable values"); it reads as 0 / saturates now, and
+ * the disassembler prints the bits. */
+START_TEST(test_fuzz_isa_f32_field_nan) {
+  int found = 0;
+  for (int op = 0; op < CT_ISA_OP_COUNT; op++) {
+    const ct_isa_field *f;
+    int nf = ct_isa_fields((ct_isa_op)op, &f);
+    for (int i = 0; i < nf; i++) {
+      if (f[i].kind != CT_ISA_K_F32) continue;
+      ct_insn insn;
+      memset(&insn, 0, sizeof insn);
+      insn.op = (ct_isa_op)op;
+      float v = NAN;
+      memcpy((char *)&insn + f[i].offset, &v, 4);
+      ck_assert_int_eq(ct_isa_field_get(&insn, &f[i]), 0);
+      v = 1e30f;
+      memcpy((char *)&insn + f[i].offset, &v, 4);
+      ck_assert(ct_isa_field_get(&insn, &f[i]) == INT64_MAX);
+      v = -2.75f;
+      memcpy((char *)&insn + f[i].offset, &v, 4);
+      ck_assert_int_eq(ct_isa_field_get(&insn, &f[i]), -2);
+      char buf[1024];
+      ck_assert_ptr_nonnull(ct_disasm_insn(&insn, buf, sizeof buf));
+      found++;
+    }
+  }
+  ck_assert_int_gt(found, 0);
+}
+END_TEST
+
 Suite *harden_suite(void);
 Suite *harden_suite(void) {
   Suite *s = suite_create("harden");
@@ -382,6 +429,7 @@ Suite *harden_suite(void) {
   tcase_add_test(tc, test_msg_image_without_preprocessing);
   tcase_add_test(tc, test_msg_chip_json);
   tcase_add_test(tc, test_msg_compare_odd_datasets);
+  tcase_add_test(tc, test_fuzz_isa_f32_field_nan);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -163,6 +163,7 @@ int ct_cmd_calibrate(int argc, char **argv) {
   cal_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
+  ct_tool_keep_heap();
   if ((rc = check_output(&a))) return rc;
   if (ct_tool_isatty()) a.o.progress = progress;
   ct_diag d;

@@ -101,6 +101,7 @@ int ct_cmd_eval(int argc, char **argv) {
   eval_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
+  ct_tool_keep_heap();
   ct_diag d;
   ct_diag_clear(&d);
   ct_graph *g = NULL, *other = NULL;

@@ -12,7 +12,7 @@
 
 typedef struct lower_args {
   const char *model, *out, *calib, *qtable, *chip, *mode;
-  bool asym, no_unsigned, f32_fallback;
+  bool asym, no_unsigned, f32_fallback, keep_wzp;
 } lower_args;
 
 static void usage(FILE *f) {
@@ -25,6 +25,8 @@ static void usage(FILE *f) {
           "  --asymmetric               INT8 activations asymmetric (zero point from min/max)\n"
           "  --no-unsigned              INT8: i8 also for non-negative tensors (default u8)\n"
           "  --float-fallback-f32       INT8: ops without an integer form in F32 (default BF16)\n"
+          "  --keep-weight-zp           QDQ: keep u8 weight zero points whose q - zp does not fit\n"
+          "                             i8 (exact; the ISA cannot run them: no deploy)\n"
           "  --quantize-table Q         rows `op_or_tensor_name MODE` force those ops' modes\n"
           "  --chip C.json              chip configuration (its name is stored in the module)\n");
 }
@@ -43,6 +45,7 @@ static int parse_args(int argc, char **argv, lower_args *a) {
     else if (!strcmp(s, "--asymmetric")) a->asym = true;
     else if (!strcmp(s, "--no-unsigned")) a->no_unsigned = true;
     else if (!strcmp(s, "--float-fallback-f32")) a->f32_fallback = true;
+    else if (!strcmp(s, "--keep-weight-zp")) a->keep_wzp = true;
     else if (s[0] == '-') return ct_tool_usage(CMD, "unknown option \"%s\" (or missing value)", s);
     else if (!a->model) a->model = s;
     else return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
@@ -57,7 +60,8 @@ static int parse_args(int argc, char **argv, lower_args *a) {
 
 static ct_status run(const lower_args *a, ct_calib_table *ct, ct_qtable *qt, ct_diag *d) {
   ct_lower_options o = {.mode = ct_qmode_from_name(a->mode), .asymmetric = a->asym, .no_unsigned = a->no_unsigned,
-                        .float_fallback_f32 = a->f32_fallback};
+                        .float_fallback_f32 = a->f32_fallback,
+                        .keep_weight_zp = a->keep_wzp};
   ct_chip chip;
   ct_chip_default(&chip);
   ct_status st = a->chip ? ct_chip_load(a->chip, &chip, d) : CT_OK;

@@ -43,4 +43,21 @@ enum {
  * the requant tables do not fit LMEM, too few semaphores, or out of memory. */
 ct_status ct_cg_conv_group(const ct_lg_plan *p, int gi, const ct_cg_conv_q *q, ct_program *prog, ct_diag *d);
 
+/* Emits a whole planned INT8 Tpu module (plan p of a Tpu graph) into prog (initialized by
+ * the caller): constants (the plan's weight region as stored: OIHW conv weights, [N,K] or
+ * [K,N] Gemm B — the MXU reads them as they are — plus per-layer requant pairs and LUT
+ * tables after the plan's GMEM), the IO table (a float module input feeding an integer
+ * Cast becomes an integer program input with that Cast's scale and zero point, named as the
+ * module input), then every group's tiles in order: LOAD of each group input tile (resident
+ * constants on the first tile), the layers (Conv → CONV or DWCONV with per-channel requant,
+ * Add/Sub/Mul → ELTWISE, pools → POOL, Lut → LUT, Requant and integer Cast → REQUANT,
+ * Gemm/MatMul → MATMUL; views emit nothing), STORE of each group output tile; END. The
+ * instructions run in program order (at every engine change the previous instruction signals semaphore e, the new engine's
+ * index, which the new instruction waits for: only engine e's queue head consumes it);
+ * debug entries name the op's location, STOREs the stored value (so `--dump-all` dumps are
+ * named as the reference's values). Errors: CT_ERR_INPUT naming the layer and op when an op
+ * or a tiling has no codegen (float ops, channel cuts, asymmetric weights, ...);
+ * CT_ERR_LIMIT when the tables do not fit LMEM or GMEM, or out of memory. */
+ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d);
+
 #endif

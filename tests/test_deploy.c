@@ -1,0 +1,188 @@
+/* test_deploy.c: `ctpu deploy` end to end on fmnist-rescnn: transform, calibrate in-process on
+ * Fashion-MNIST test images (tests/lower_calib.c), lower to INT8, then plan + codegen + cmodel
+ * run with --compare-all on the default chip (none, greedy, dp) and the 32 sweep chips of
+ * test_backend_models (dp): every stored tensor must equal the Tpu reference bit for bit; the
+ * same for MobileNetV2 QDQ-INT8 on the default chip and 3 sweep chips. Also
+ * the error paths: a Top module, a BF16 module (an op without codegen: exit 3 naming the
+ * layer, nothing written). Needs ../shared. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/h5io.h"
+#include "io/dataset.h"
+#include "ir/text.h"
+#include "tests/lower_calib.h"
+#include "tests/testutil.h"
+
+#define N_CALIB 8
+#define N_SWEEP 32
+
+static char top[600], tpu[600], bf16[600], sample[N_CALIB][600];
+
+/* Writes the first N_CALIB preprocessed images of the data set as .h5 inputs. */
+static void write_samples(void) {
+  ct_graph *g = NULL;
+  ct_dataset *ds = NULL;
+  ct_diag d;
+  ck_assert_msg(ct_ir_load(top, &g, &d) == CT_OK, "%s", d.msg);
+  ck_assert_msg(ct_dataset_open(ct_test_shared_path("datasets/fashion-mnist-test.h5"), g, &ds, &d) == CT_OK, "%s", d.msg);
+  for (int i = 0; i < N_CALIB; i++) {
+    ct_tensor_list l;
+    ct_tensor_list_init(&l);
+    ck_assert_msg(ct_dataset_load(ds, i, &l, &d) == CT_OK, "%s", d.msg);
+    char name[64];
+    snprintf(name, sizeof name, "sample%d.h5", i);
+    snprintf(sample[i], sizeof sample[i], "%s", ct_test_tmp_path(name));
+    ck_assert_msg(ct_h5_write(sample[i], l.items, l.n, &d) == CT_OK, "%s", d.msg);
+    ct_tensor_list_free(&l);
+  }
+  ct_dataset_free(ds);
+  ct_graph_free(g);
+}
+
+static void setup(void) {
+  char out[8192], err[512], table[700];
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("fm.top"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("fm.tpu"));
+  snprintf(bf16, sizeof bf16, "%s", ct_test_tmp_path("fm_bf16.tpu"));
+  snprintf(table, sizeof table, "%s.calib", top);
+  int rc = ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s' --mean 72.93 --scale 0.0111092595",
+                            ct_test_shared_path("models/fmnist-rescnn/model.onnx"), top);
+  ck_assert_msg(rc == 0, "transform: %s", out);
+  write_samples();
+  const char *files[N_CALIB];
+  for (int i = 0; i < N_CALIB; i++) files[i] = sample[i];
+  ck_assert_msg(ct_test_calibrate(top, files, N_CALIB, CT_CALIB_KLD, 0.9999, table, err, sizeof err), "%s", err);
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, table, tpu);
+  ck_assert_msg(rc == 0, "lower INT8: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize BF16 -o '%s'", top, bf16);
+  ck_assert_msg(rc == 0, "lower BF16: %s", out);
+}
+
+/* Deploys on chip (NULL = default) with strategy s and input sample i; asserts bit-exact. */
+static void deploy_exact(const char *chip, const char *s, int i, const char *tag) {
+  char out[8192], prog[700], chipopt[700] = "";
+  snprintf(prog, sizeof prog, "%s", ct_test_tmp_path(tag));
+  if (chip) snprintf(chipopt, sizeof chipopt, "--chip '%s'", chip);
+  int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s --layer-group %s -o '%s' --test-input '%s' --compare-all", tpu,
+                            chipopt, s, prog, sample[i]);
+  ck_assert_msg(rc == 0, "%s: deploy exited %d: %s", tag, rc, out);
+  int compared = -1, differ = -1;
+  const char *m = strstr(out, "--compare-all: ");
+  ck_assert_msg(m && sscanf(m, "--compare-all: %d stored tensors compared, %d differ", &compared, &differ) == 2, "%s: %s",
+                tag, out);
+  ck_assert_msg(compared >= 3 && differ == 0, "%s: %s", tag, out);
+  char csv[800];
+  snprintf(csv, sizeof csv, "%s.groups.csv", prog);
+  char *text = ct_test_read_file(csv, NULL);
+  ck_assert_msg(text && strstr(text, "sim_cycles"), "%s: no groups CSV", tag);
+  free(text);
+  const char *line = strstr(out, "deploy ");
+  printf("%s\n", line ? line : out);
+}
+
+START_TEST(test_default_chip) {
+  static const char *strategies[] = {"none", "greedy", "dp"};
+  for (int k = 0; k < 3; k++) {
+    char tag[64];
+    snprintf(tag, sizeof tag, "fm_%s.ctpu", strategies[k]);
+    deploy_exact(NULL, strategies[k], k, tag);
+  }
+}
+END_TEST
+
+/* The sweep of test_backend_models (sweep_chip there), as dotted-key JSON. */
+START_TEST(test_sweep_chip) {
+  static const int mxu[][2] = {{8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}};
+  static const long lmem[] = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20};
+  static const int banks[] = {4, 8, 16, 32}, ddr[] = {8, 16, 32, 64, 128};
+  int k = _i;
+  char json[512], path[64], tag[64];
+  snprintf(json, sizeof json,
+           "{\"name\": \"sweep%d\", \"mxu.rows\": %d, \"mxu.cols\": %d, \"lmem.bytes\": %ld, \"lmem.banks\": %d, "
+           "\"gmem.bytes_per_cycle\": %d, \"mxu.dataflow\": \"%s\", \"dma.load_engines\": %d, \"dma.store_engines\": %d}",
+           k, mxu[k % 5][0], mxu[k % 5][1], lmem[(k / 2) % 5], banks[(k / 3) % 4], ddr[(k * 3 / 2) % 5], k % 2 ? "os" : "ws",
+           1 + (k / 4) % 2, 1 + (k / 8) % 2);
+  snprintf(path, sizeof path, "sweep%d.json", k);
+  const char *chip = ct_test_tmp_path(path);
+  ck_assert(ct_test_write_file(chip, json, strlen(json)));
+  snprintf(tag, sizeof tag, "fm_sweep%d.ctpu", k);
+  deploy_exact(chip, "dp", k % N_CALIB, tag);
+}
+END_TEST
+
+START_TEST(test_errors) {
+  char out[8192];
+  const char *prog = ct_test_tmp_path("err.ctpu");
+  int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s'", top, prog);
+  ck_assert_msg(rc == 3 && strstr(out, "Tpu module"), "Top module: %d %s", rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s'", bf16, prog);
+  ck_assert_msg(rc == 3 && strstr(out, "no codegen") && strstr(out, "layer \""), "BF16 module: %d %s", rc, out);
+  ck_assert_msg(!ct_test_file_exists(prog), "a failed deploy wrote %s", prog);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s'", tpu);
+  ck_assert_int_eq(rc, 2);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s' --compare-all", tpu, prog);
+  ck_assert_int_eq(rc, 2);
+}
+END_TEST
+
+/* MobileNetV2 QDQ-INT8 (its own scales) on the default chip and three sweep chips (tight LMEM:
+ * banks held back for the tables; 64×64 OS; 16×64). */
+START_TEST(test_mnv2) {
+  static const int chips[] = {-1, 0, 3, 22};
+  char out[8192], json[512], path[64], tag[64], chipopt[700] = "";
+  char mq[600], mt[600], in[600]; /* the path helpers return ring buffers: copy */
+  snprintf(mq, sizeof mq, "%s", ct_test_tmp_path("mq.top"));
+  snprintf(mt, sizeof mt, "%s", ct_test_tmp_path("mq.tpu"));
+  snprintf(in, sizeof in, "%s", ct_test_shared_path("models/mobilenetv2-torchvision-qdq-int8/test_data_set_0/input_0.pb"));
+  int rc = ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'",
+                            ct_test_shared_path("models/mobilenetv2-torchvision-qdq-int8/model.onnx"), mq);
+  ck_assert_msg(rc == 0, "transform: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 -o '%s'", mq, mt);
+  ck_assert_msg(rc == 0, "lower: %s", out);
+  for (int i = 0; i < 4; i++) {
+    int k = chips[i];
+    if (k >= 0) {
+      static const int mxu[][2] = {{8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}};
+      static const long lmem[] = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20};
+      static const int banks[] = {4, 8, 16, 32}, ddr[] = {8, 16, 32, 64, 128};
+      snprintf(json, sizeof json,
+               "{\"mxu.rows\": %d, \"mxu.cols\": %d, \"lmem.bytes\": %ld, \"lmem.banks\": %d, \"gmem.bytes_per_cycle\": "
+               "%d, \"mxu.dataflow\": \"%s\", \"dma.load_engines\": %d, \"dma.store_engines\": %d}",
+               mxu[k % 5][0], mxu[k % 5][1], lmem[(k / 2) % 5], banks[(k / 3) % 4], ddr[(k * 3 / 2) % 5],
+               k % 2 ? "os" : "ws", 1 + (k / 4) % 2, 1 + (k / 8) % 2);
+      snprintf(path, sizeof path, "mq_sweep%d.json", k);
+      ck_assert(ct_test_write_file(ct_test_tmp_path(path), json, strlen(json)));
+      snprintf(chipopt, sizeof chipopt, "--chip '%s'", ct_test_tmp_path(path));
+    }
+    snprintf(tag, sizeof tag, "mq%d.ctpu", k);
+    rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", mt, chipopt,
+                          ct_test_tmp_path(tag), in);
+    int compared = -1, differ = -1;
+    const char *m = strstr(out, "--compare-all: ");
+    ck_assert_msg(rc == 0 && m && sscanf(m, "--compare-all: %d stored tensors compared, %d differ", &compared, &differ) == 2 &&
+                  compared >= 5 && differ == 0, "mobilenetv2 chip %d: %d %s", k, rc, out);
+    const char *line = strstr(out, "deploy ");
+    printf("%s\n", line ? line : out);
+  }
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("deploy");
+  TCase *tc = tcase_create("fmnist");
+  tcase_set_timeout(tc, 300);
+  tcase_add_unchecked_fixture(tc, setup, NULL);
+  tcase_add_test(tc, test_default_chip);
+  tcase_add_test(tc, test_errors);
+  tcase_add_loop_test(tc, test_sweep_chip, 0, N_SWEEP);
+  tcase_add_test(tc, test_mnv2);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  ct_test_require_shared("test_deploy");
+  return ct_test_run_suite(suite());
+}

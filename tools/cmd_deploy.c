@@ -1,0 +1,287 @@
+/* cmd_deploy.c: `ctpu deploy MODEL.tpu [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu
+ * [--test-input F... [--test-reference REF.h5] [--compare-all]]`: plans and generates the
+ * program of a whole INT8 Tpu module (compiler/backend: lg.h, codegen.h), optionally runs it
+ * on the cmodel and compares it with the Tpu reference run in-process (issue 12 item 5,
+ * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmodel/sim.h"
+#include "common/h5io.h"
+#include "compiler/backend/codegen.h"
+#include "io/inputs.h"
+#include "ir/text.h"
+#include "reference/interp.h"
+#include "tools/tools.h"
+
+#define CMD "deploy"
+#define MAX_FILES 16
+
+typedef struct deploy_args {
+  const char *model, *out, *chip, *ref;
+  const char *files[MAX_FILES];
+  int n_files;
+  bool compare_all;
+  ct_lg_options opt;
+} deploy_args;
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: ctpu deploy MODEL.tpu [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
+             "                   [--test-input FILE... [--test-reference REF.h5] [--compare-all]]\n"
+             "  plans and generates the program of an INT8 Tpu module; writes OUT.ctpu and\n"
+             "  OUT.groups.csv (per group: layers, tile shape, tiles, LMEM bytes, estimated cycles and,\n"
+             "  after simulation, simulated cycles, MXU utilization, DDR bytes)\n"
+             "  --layer-group S     none, greedy, dp (default), longest\n"
+             "  --test-input F...   run the program on the cmodel with these inputs (.h5/.pb/image) and\n"
+             "                      compare its outputs with the Tpu reference, bit for bit\n"
+             "  --test-reference R  also compare the outputs (dequantized) with R's tensors\n"
+             "  --compare-all       compare every tensor the program stores with the reference\n");
+}
+
+static int parse_args(int argc, char **argv, deploy_args *a) {
+  memset(a, 0, sizeof *a);
+  a->opt.strategy = CT_LG_DP;
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
+    if (!strcmp(s, "--compare-all")) a->compare_all = true;
+    else if (!strcmp(s, "--test-input")) {
+      int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
+      if (rc) return rc;
+    } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference")) {
+      if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
+      const char *v = argv[++i];
+      if (!strcmp(s, "-o")) a->out = v;
+      else if (!strcmp(s, "--chip")) a->chip = v;
+      else if (!strcmp(s, "--test-reference")) a->ref = v;
+      else if (!ct_lg_strategy_parse(v, &a->opt.strategy))
+        return ct_tool_usage(CMD, "--layer-group must be none, greedy, dp or longest, not \"%s\"", v);
+    } else if (s[0] == '-' && s[1]) return ct_tool_usage(CMD, "unknown option \"%s\"", s);
+    else if (!a->model) a->model = s;
+    else return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
+  }
+  if (!a->model) return ct_tool_usage(CMD, "no model given");
+  if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.ctpu)");
+  if ((a->ref || a->compare_all) && !a->n_files) return ct_tool_usage(CMD, "--test-reference and --compare-all need --test-input");
+  return 0;
+}
+
+/* Per-group figures of a simulation. */
+typedef struct grp_sim {
+  uint64_t start, end, macs, ddr;
+  bool ran;
+} grp_sim;
+
+typedef struct cmp_ctx {
+  const ct_tensor_list *dumps;
+  int compared, mismatched;
+  char first[512];
+} cmp_ctx;
+
+/* Compares a reference value with the dump of the same name (its STOREs' bytes). */
+static void compare_one(cmp_ctx *c, const ct_tensor *ref, const char *name) {
+  const ct_tensor *got = ct_tensor_list_find(c->dumps, name);
+  if (!got || !ref) return;
+  c->compared++;
+  size_t n = got->nbytes < ref->nbytes ? got->nbytes : ref->nbytes;
+  int64_t es = (int64_t)ct_dtype_size(ref->dtype), bad = -1;
+  if (got->nbytes != ref->nbytes) bad = (int64_t)n / es;
+  for (size_t i = 0; i < n && bad < 0; i++)
+    if (((const uint8_t *)got->data)[i] != ((const uint8_t *)ref->data)[i]) bad = (int64_t)i / es;
+  if (bad < 0) return;
+  if (!c->mismatched++)
+    snprintf(c->first, sizeof c->first, "\"%s\": element %lld is %g, the reference %g (%zu bytes stored, %zu in the "
+             "reference)", name, (long long)bad, bad < ct_tensor_numel(got) ? ct_tensor_get_f64(got, bad) : 0.0,
+             bad < ct_tensor_numel(ref) ? ct_tensor_get_f64(ref, bad) : 0.0, got->nbytes, ref->nbytes);
+}
+
+static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
+  (void)in, (void)d;
+  for (int i = 0; i < op->n_out; i++)
+    if (op->out[i] && out[i]) compare_one(user, out[i], op->out[i]->name);
+  return CT_OK;
+}
+
+/* Outputs against a file (dequantized program outputs vs float tensors, or bytes). */
+static ct_status check_ref_file(const char *path, const ct_tensor_list *got, int *bad, ct_diag *d) {
+  ct_tensor_list ref;
+  ct_tensor_list_init(&ref);
+  ct_status st = ct_h5_read(path, &ref, d);
+  for (int i = 0; !st && i < got->n; i++) {
+    const ct_tensor *g = got->items[i], *r = ct_tensor_list_find(&ref, g->name);
+    if (!r) { st = ct_diag_set(d, CT_ERR_INPUT, "%s: no tensor \"%s\"", path, g->name); break; }
+    if (ct_tensor_numel(r) != ct_tensor_numel(g)) { (*bad)++; continue; }
+    for (int64_t k = 0; k < ct_tensor_numel(g); k++) {
+      double a = ct_tensor_get_f64(g, k), b = ct_tensor_get_f64(r, k);
+      if (ct_dtype_is_float(r->dtype) && !ct_dtype_is_float(g->dtype) && g->n_scale == 1) a = (a - g->zero_point[0]) * g->scale[0];
+      if (fabs(a - b) > 1e-6 * fmax(1.0, fabs(b))) { (*bad)++; break; }
+    }
+  }
+  ct_tensor_list_free(&ref);
+  return st;
+}
+
+typedef struct deploy_run {
+  ct_sim_run_output so;
+  grp_sim *gs;
+  bool simulated;
+} deploy_run;
+
+/* Simulates the program and compares with the Tpu reference. */
+static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip *chip, const ct_program *prog,
+                          deploy_run *r, int n_groups, ct_diag *d) {
+  ct_tensor_list in, ref_out;
+  ct_tensor_list_init(&in), ct_tensor_list_init(&ref_out);
+  ct_status st = ct_inputs_load(g, a->files, a->n_files, &in, d);
+  ct_sim_run_options so = {.dump_all = a->compare_all};
+  if (!st) st = ct_sim_run(chip, prog, &in, &so, &r->so, d);
+  cmp_ctx cc = {.dumps = &r->so.dumps};
+  ct_ref_options ro = {.threads = 1};
+  if (a->compare_all) ro.on_op = on_op, ro.on_op_user = &cc;
+  if (!st) st = ct_ref_run(g, &ro, &in, &ref_out, d);
+  int bad = 0;
+  for (int i = 0; !st && i < r->so.outputs.n; i++) {
+    const ct_tensor *s = r->so.outputs.items[i], *t = ct_tensor_list_find(&ref_out, s->name);
+    if (!t || t->nbytes != s->nbytes || memcmp(t->data, s->data, s->nbytes)) {
+      if (!bad++) fprintf(stderr, "deploy: output \"%s\" differs from the Tpu reference\n", s->name);
+    }
+  }
+  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, &bad, d);
+  if (!st && a->compare_all)
+    fprintf(stderr, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", cc.compared, cc.mismatched,
+            cc.mismatched ? "; first: " : "", cc.mismatched ? cc.first : "");
+  if (!st && (bad || cc.mismatched))
+    st = ct_diag_set(d, CT_ERR_CHECK, "%d outputs and %d stored tensors differ from the reference", bad, cc.mismatched);
+  if (!st) {
+    r->simulated = true;
+    for (uint32_t i = 0; i < r->so.res.n_ops && i < prog->n_insns; i++) {
+      const ct_prog_debug *e = ct_program_debug_of(prog, &prog->insns[i]);
+      if (!e || e->group < 0 || e->group >= n_groups || r->so.res.start[i] == UINT64_MAX) continue;
+      grp_sim *gsim = &r->gs[e->group];
+      const ct_insn *ins = &prog->insns[i];
+      if (!gsim->ran || r->so.res.start[i] < gsim->start) gsim->start = r->so.res.start[i];
+      if (!gsim->ran || r->so.res.end[i] > gsim->end) gsim->end = r->so.res.end[i];
+      gsim->ran = true;
+      gsim->macs += ct_isa_macs(ins);
+    }
+    for (int k = 0; k < r->so.n_layers; k++) {
+      const ct_layer_counters *l = &r->so.layers[k];
+      if (l->group >= 0 && l->group < n_groups) r->gs[l->group].ddr += l->ddr_bytes_read + l->ddr_bytes_written;
+    }
+  }
+  ct_tensor_list_free(&in), ct_tensor_list_free(&ref_out);
+  return st;
+}
+
+static bool write_groups(const ct_lg_plan *p, const deploy_run *r, FILE *f) {
+  fprintf(f, "group,layers,first_layer,last_layer,tile_shape,tiles,lmem_bytes,est_cycles,sim_cycles,est_over_sim,"
+             "mxu_util,ddr_bytes\n");
+  double rc = (double)p->chip.mxu_rows * (double)p->chip.mxu_cols;
+  for (int gi = 0; gi < p->n_groups; gi++) {
+    const ct_lg_group *gr = &p->groups[gi];
+    const ct_op *a = p->layers[gr->first].op, *b = p->layers[gr->first + gr->n_layers - 1].op;
+    char shape[128] = "";
+    for (int i = 0, o = 0; i < gr->tile_ndim && o < (int)sizeof shape - 24; i++)
+      o += snprintf(shape + o, sizeof shape - (size_t)o, "%s%lld", i ? "x" : "", (long long)gr->tile_shape[i]);
+    fprintf(f, "%d,%d,\"%s\",\"%s\",%s,%lld,%lld,%lld,", gi, gr->n_layers, a->loc ? a->loc : "", b->loc ? b->loc : "", shape,
+            (long long)gr->n_tiles, (long long)gr->lmem_bytes, (long long)gr->cycles);
+    const grp_sim *s = r && r->simulated ? &r->gs[gi] : NULL;
+    if (s && s->ran) {
+      uint64_t cyc = s->end - s->start;
+      fprintf(f, "%llu,%.4f,%.4f,%llu\n", (unsigned long long)cyc, cyc ? (double)gr->cycles / (double)cyc : 0.0,
+              cyc ? (double)s->macs / ((double)cyc * rc) : 0.0, (unsigned long long)s->ddr);
+    } else {
+      fprintf(f, ",,,\n");
+    }
+  }
+  return !ferror(f);
+}
+
+/* Writes OUT and OUT.groups.csv under temporary names, renamed when both are complete. */
+static ct_status write_outputs(const char *out, const ct_program *prog, const ct_lg_plan *p, const deploy_run *r,
+                               ct_diag *d) {
+  size_t n = strlen(out) + 16;
+  char *tp = malloc(n), *csv = malloc(n), *tc = malloc(n);
+  ct_status st = tp && csv && tc ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (!st) {
+    snprintf(tp, n, "%s.tmp", out), snprintf(csv, n, "%s.groups.csv", out), snprintf(tc, n, "%s.tmp", csv);
+    st = ct_program_write(prog, tp, d);
+  }
+  if (!st) {
+    FILE *f = fopen(tc, "w");
+    bool ok = f && write_groups(p, r, f);
+    if (f && fclose(f)) ok = false;
+    if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", csv);
+  }
+  if (!st && (rename(tp, out) || rename(tc, csv))) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", out);
+  if (st && tp) remove(tp);
+  if (st && tc) remove(tc);
+  free(tp), free(csv), free(tc);
+  return st;
+}
+
+static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program *prog, const deploy_run *r) {
+  fprintf(stderr, "deploy %s (%s, %s): %d layers in %d groups, %zu instructions, est. %lld cycles", a->model, p->chip.name,
+          ct_lg_strategy_name(a->opt.strategy), p->n_layers, p->n_groups, prog->n_insns, (long long)p->total_cycles);
+  if (r->simulated) {
+    const ct_sim_counters *c = &r->so.res.counters;
+    double rc = (double)c->mxu_rows * (double)c->mxu_cols;
+    fprintf(stderr, ", simulated %llu cycles, MXU utilization %.4f, DDR %llu bytes",
+            (unsigned long long)c->total_cycles, c->total_cycles ? (double)c->macs / ((double)c->total_cycles * rc) : 0.0,
+            (unsigned long long)(c->ddr_bytes_read + c->ddr_bytes_written));
+  }
+  fprintf(stderr, "\n");
+}
+
+int ct_cmd_deploy(int argc, char **argv) {
+  deploy_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  ct_diag d;
+  ct_diag_clear(&d);
+  ct_chip chip;
+  ct_graph *g = NULL;
+  ct_lg_plan *p = NULL;
+  ct_program prog;
+  deploy_run r;
+  memset(&r, 0, sizeof r);
+  ct_status st = ct_chip_load(a.chip, &chip, &d);
+  ct_program_init(&prog, ct_chip_signature(&chip));
+  if (!st) st = ct_ir_load(a.model, &g, &d);
+  if (!st && strcmp(g->dialect, "tpu"))
+    st = ct_diag_set(&d, CT_ERR_INPUT, "%s: a %s module; deploy takes a Tpu module (ctpu lower --quantize INT8)", a.model,
+                     g->dialect);
+  /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
+   * they do not fit, plan again with whole banks held back (same bank size), up to 2. */
+  int held = 0;
+  for (int k = 0; !st; k++) {
+    ct_chip pc = chip;
+    pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
+    st = ct_lg_plan_graph(g, &pc, &a.opt, &p, &d);
+    if (st) break;
+    p->chip = chip; /* codegen checks against the real LMEM */
+    st = ct_cg_model(p, &prog, &d);
+    if (st != CT_ERR_LIMIT || k == 2 || chip.lmem_banks - k - 1 < 1) break;
+    ct_lg_plan_free(p), p = NULL;
+    ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
+    ct_diag_clear(&d);
+    held = k + 1;
+    st = CT_OK;
+  }
+  if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
+  if (!st) st = ct_program_validate(&prog, &chip, a.out, &d);
+  if (!st && a.n_files) {
+    r.gs = calloc((size_t)p->n_groups + 1, sizeof *r.gs);
+    st = r.gs ? test_run(&a, g, &chip, &prog, &r, p->n_groups, &d) : ct_diag_set(&d, CT_ERR_LIMIT, "out of memory");
+  }
+  if (!st) st = write_outputs(a.out, &prog, p, &r, &d);
+  if (!st) summary(&a, p, &prog, &r);
+  if (a.n_files) ct_sim_run_output_free(&r.so);
+  free(r.gs);
+  ct_program_free(&prog);
+  ct_lg_plan_free(p);
+  ct_graph_free(g);
+  return st ? ct_tool_fail(CMD, &d) : 0;
+}
