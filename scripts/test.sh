@@ -5,7 +5,8 @@
 # Tests that need ../shared (real models, ONNX conformance tests) skip when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+# the sanitizer run also installs clang + libFuzzer for the fuzz smoke run at its end
+if [ "${1:-}" = "--sanitize" ]; then bash scripts/deps.sh --fuzz; else bash scripts/deps.sh; fi
 dir=build; opts=()
 if [ "${1:-}" = "--sanitize" ]; then
   dir=build-asan; opts=(-DCTPU_SANITIZE=ON -DCTPU_ALLOC_FAIL=ON -DCMAKE_BUILD_TYPE=Debug)

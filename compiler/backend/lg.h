@@ -149,6 +149,12 @@ bool ct_lg_write_csv(const ct_lg_plan *p, FILE *f);
 
 /* ---- pieces exposed for the unit tests and the codegen ---- */
 
+/* True when v is a weight: a constant, or computed only from weights by ops the compiler
+ * folds into weight preparation (a Top QDQ graph's DequantizeLinear of an integer
+ * initializer, kept for the lowering). Such ops are not layers; their outputs live in the
+ * GMEM weight region like constants. */
+bool ct_lg_is_weight(const ct_value *v);
+
 /* Bytes per element of v under the options (assume_bytes or the dtype's size). */
 int64_t ct_lg_elem_bytes(const ct_lg_options *o, const ct_value *v);
 

@@ -15,7 +15,7 @@ static int64_t widest(const lg_ctx *x, const ct_op *op) {
   int64_t w = 1;
   for (int i = 0; i < op->n_in + op->n_out; i++) {
     const ct_value *v = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
-    if (v && !ct_value_is_const(v) && ct_lg_elem_bytes(x->opt, v) > w) w = ct_lg_elem_bytes(x->opt, v);
+    if (v && !ct_lg_is_weight(v) && ct_lg_elem_bytes(x->opt, v) > w) w = ct_lg_elem_bytes(x->opt, v);
   }
   return w;
 }
@@ -45,7 +45,7 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
     if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) k = a->shape[0];
     int64_t batch = 1;
     for (int d = 0; d < nd - 2; d++) batch *= oe[d];
-    bool shared = ct_value_is_const(w) || w->ndim <= 2;
+    bool shared = ct_lg_is_weight(w) || w->ndim <= 2;
     return ct_lg_mxu_cycles(x->chip, shared ? 1 : batch, (shared ? batch : 1) * oe[nd - 2], k, oe[nd - 1], eb, fl);
   }
   int64_t n = 1;
@@ -135,7 +135,7 @@ static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
       if (p >= first && p < first + n) {
         g->kind = lg_escapes(x, v, first, n) ? CT_LG_BUF_OUT : CT_LG_BUF_MID;
         if (g->kind == CT_LG_BUF_MID) g->live_lo = g->live_hi = pos;
-      } else if (ct_value_is_const(v)) {
+      } else if (ct_lg_is_weight(v)) {
         g->kind = CT_LG_BUF_RES;
         if (n == 1 && tl->axis >= 0 && tl->axis == x->layers[li].wsplit_axis && tl->secs > 1 &&
             (g->wdim = weight_dim(op, v, tl->axis)) >= 0)
@@ -153,7 +153,7 @@ static void sample_value(lg_ctx *x, const lg_tiling *tl, gval *g, int type, bool
   const ct_value *v = g->v;
   int64_t eb = ct_lg_elem_bytes(x->opt, v), ext[CT_MAX_DIMS], moved = 0, cyc = 0;
   lg_rng r = x->rng[v->id];
-  if (g->kind == CT_LG_BUF_RES && ct_value_is_const(v)) r.ax = r.nax = -1;
+  if (g->kind == CT_LG_BUF_RES && ct_lg_is_weight(v)) r.ax = r.nax = -1;
   if (g->kind == CT_LG_BUF_WSLICE) {
     r.ax = g->wdim, r.nax = -1, r.lo = 0, r.hi = cdiv(v->shape[g->wdim], tl->secs);
   }

@@ -40,7 +40,7 @@ static void collect(lg_ctx *x, ct_lg_plan *p, gm_state *s) {
         if (!v) continue;
         int pl = x->prod[v->id];
         if (pl >= gr->first && pl < gr->first + gr->n_layers) continue; /* in LMEM */
-        ct_lg_region r = ct_value_is_const(v) ? CT_LG_GM_WEIGHT : pl < 0 ? CT_LG_GM_IO : CT_LG_GM_ACT;
+        ct_lg_region r = ct_lg_is_weight(v) ? CT_LG_GM_WEIGHT : pl < 0 ? CT_LG_GM_IO : CT_LG_GM_ACT;
         ct_lg_gmem *e = add_entry(p, s, v, r, ct_lg_elem_bytes(x->opt, v));
         extend(e, gi, gi);
         while (e->alias_of >= 0) { /* a view read later keeps its root alive */

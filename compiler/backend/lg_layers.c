@@ -60,6 +60,15 @@ int64_t ct_lg_elem_bytes(const ct_lg_options *o, const ct_value *v) {
   return (int64_t)ct_dtype_size(v->dtype);
 }
 
+bool ct_lg_is_weight(const ct_value *v) {
+  if (ct_value_is_const(v)) return true;
+  const ct_op *op = v->def;
+  if (!op || op->kind != CT_OP_DEQUANTIZELINEAR) return false;
+  for (int i = 0; i < op->n_in; i++)
+    if (op->in[i] && !ct_value_is_const(op->in[i])) return false;
+  return true;
+}
+
 static bool is_depthwise(const ct_op *op) {
   int64_t grp = ct_op_get_int(op, "group", 1);
   return op->kind == CT_OP_CONV && grp > 1 && op->in[0]->ndim == 4 && grp == op->in[0]->shape[1];
@@ -141,7 +150,7 @@ static void slice_axes(const ct_op *op, ct_lg_layer *l) {
   if (IN(op->kind, unsliceable_ops) || nd <= 0) return;
   bool mxu = IN(op->kind, mxu_ops);
   if (mxu) {
-    bool wconst = op->n_in > 1 && op->in[1] && ct_value_is_const(op->in[1]);
+    bool wconst = op->n_in > 1 && op->in[1] && ct_lg_is_weight(op->in[1]);
     if (op->kind == CT_OP_CONV && nd == 4) {
       l->axes[l->n_axes++] = 0, l->axes[l->n_axes++] = 2;
       if (wconst && ct_op_get_int(op, "group", 1) == 1) l->axes[l->n_axes++] = 1, l->wsplit_axis = 1;
@@ -167,7 +176,7 @@ static void slice_axes(const ct_op *op, ct_lg_layer *l) {
     bool ok = true; /* every non-constant input matches along a (right-aligned) or is 1 */
     for (int i = 0; i < op->n_in && ok; i++) {
       const ct_value *v = op->in[i];
-      if (!v || ct_value_is_const(v)) continue;
+      if (!v || ct_lg_is_weight(v)) continue;
       int ia = op->kind == CT_OP_TRANSPOSE ? -1 : a - (nd - v->ndim);
       if (op->kind == CT_OP_TRANSPOSE) {
         int n = 0;
@@ -201,7 +210,7 @@ static void classify(const lg_ctx *x, const ct_op *op, ct_lg_layer *l) {
   l->unit = l->trait == CT_LG_ALIAS ? CT_LG_UNIT_NONE
             : (IN(op->kind, mxu_ops) && !is_depthwise(op)) ? CT_LG_UNIT_MXU : CT_LG_UNIT_VPU;
   for (int i = 0; i < op->n_in; i++)
-    if (op->in[i] && ct_value_is_const(op->in[i])) l->weight_bytes += lg_numel(op->in[i]) * ct_lg_elem_bytes(x->opt, op->in[i]);
+    if (op->in[i] && ct_lg_is_weight(op->in[i])) l->weight_bytes += lg_numel(op->in[i]) * ct_lg_elem_bytes(x->opt, op->in[i]);
   if (l->trait != CT_LG_ALIAS) slice_axes(op, l);
   if (l->trait == CT_LG_WINDOW && op->kind != CT_OP_CONV) /* pools: N, C, H */
     l->n_axes = 3, l->axes[0] = 0, l->axes[1] = 1, l->axes[2] = 2;
@@ -210,7 +219,7 @@ static void classify(const lg_ctx *x, const ct_op *op, ct_lg_layer *l) {
 static bool is_layer_op(const ct_op *op) {
   if (op->dead || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_out == 0) return false;
   for (int j = 0; j < op->n_out; j++)
-    if (!ct_value_is_const(op->out[j])) return true;
+    if (!ct_lg_is_weight(op->out[j])) return true;
   return false; /* folded */
 }
 
