@@ -280,19 +280,12 @@ static ct_status lower_concat(ct_lower_ctx *c, ct_op *op, bool *done) {
   return st;
 }
 
-/* AveragePool (count fixed: no pads or pads counted, no ceil mode) and GlobalAveragePool. */
-static ct_status lower_avgpool(ct_lower_ctx *c, ct_op *op, bool *done) {
+/* The integer form of an averaging op (pools, ReduceMean) over count elements per output:
+ * input made integer, the pool multiplier/shift of s_x / (count·s_y) (quant/) as its requant
+ * attributes, the output's parameters from the table. *done stays false when the parameters
+ * are not representable (the op stays float). */
+static ct_status lower_averaging(ct_lower_ctx *c, ct_op *op, int64_t count, bool *done) {
   ct_value *x = op->in[0], *y = op->out[0];
-  if (x->ndim != 4) return CT_OK;
-  int64_t count = x->shape[2] * x->shape[3];
-  if (op->kind == CT_OP_AVERAGEPOOL) {
-    int nk = 0, np = 0;
-    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &nk), *pads = ct_op_get_ints(op, "pads", &np);
-    bool padded = false;
-    for (int i = 0; i < np; i++) padded = padded || pads[i];
-    if (nk != 2 || ct_op_get_int(op, "ceil_mode", 0) || (padded && !ct_op_get_int(op, "count_include_pad", 0))) return CT_OK;
-    count = k[0] * k[1];
-  }
   ct_quant_param px, py;
   ct_value *xq;
   ct_status st = ct_lower_ensure_int(c, x, &xq);
@@ -308,10 +301,26 @@ static ct_status lower_avgpool(ct_lower_ctx *c, ct_op *op, bool *done) {
   return st;
 }
 
+/* AveragePool (count fixed: no pads or pads counted, no ceil mode) and GlobalAveragePool. */
+static ct_status lower_avgpool(ct_lower_ctx *c, ct_op *op, bool *done) {
+  const ct_value *x = op->in[0];
+  if (x->ndim != 4) return CT_OK;
+  int64_t count = x->shape[2] * x->shape[3];
+  if (op->kind == CT_OP_AVERAGEPOOL) {
+    int nk = 0, np = 0;
+    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &nk), *pads = ct_op_get_ints(op, "pads", &np);
+    bool padded = false;
+    for (int i = 0; i < np; i++) padded = padded || pads[i];
+    if (nk != 2 || ct_op_get_int(op, "ceil_mode", 0) || (padded && !ct_op_get_int(op, "count_include_pad", 0))) return CT_OK;
+    count = k[0] * k[1];
+  }
+  return lower_averaging(c, op, count, done);
+}
+
 /* ReduceMean over contiguous constant axes: POOL/REDUCE parameters with count = the
  * reduced element count. */
 static ct_status lower_reducemean(ct_lower_ctx *c, ct_op *op, bool *done) {
-  ct_value *x = op->in[0], *y = op->out[0], *xq;
+  const ct_value *x = op->in[0];
   int64_t na = 0;
   float *ax = op->n_in > 1 && op->in[1] ? ct_lower_const_f32(op->in[1], &na) : NULL;
   if ((op->n_in > 1 && op->in[1] && !ax) || (!ax && ct_op_get_int(op, "noop_with_empty_axes", 0))) return free(ax), CT_OK;
@@ -327,18 +336,7 @@ static ct_status lower_reducemean(ct_lower_ctx *c, ct_op *op, bool *done) {
     if (red[k] || na == 0) count *= x->shape[k], last = k, first = first < 0 ? k : first;
   for (int k = first; k >= 0 && k <= last; k++)
     if (!red[k] && na) return CT_OK; /* several REDUCEs would round each time: stays float */
-  ct_quant_param px, py;
-  ct_status st = ct_lower_ensure_int(c, x, &xq);
-  if (!st) st = ct_lower_param_of(c, xq, &px);
-  if (!st) st = ct_lower_param_of(c, y, &py);
-  int32_t m;
-  int s;
-  if (st || !ct_quant_pool_params(px.scale, py.scale, count, &m, &s)) return st;
-  op->in[0] = xq;
-  if (!set_rq(c, op, 1, &m, &s)) return oom(c);
-  st = ct_lower_set_q(c, y, py);
-  *done = !st;
-  return st;
+  return lower_averaging(c, op, count, done);
 }
 
 /* Clip(x, 0, hi) and Relu6 on a quantized input: REQUANT to the same parameters (m = 2^30,
