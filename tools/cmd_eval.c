@@ -1,6 +1,7 @@
 /* cmd_eval.c: `ctpu eval MODEL --dataset D [--agreement OTHER]`: top-1 / top-5 accuracy of a
  * classifier over a labeled data set (io/dataset.h) with the reference interpreter
  * (reference/eval.h), and the top-1 agreement between two models. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +44,15 @@ static int parse_args(int argc, char **argv, eval_args *a) {
     }
     if (i + 1 >= argc) return ct_tool_usage(CMD, "option \"%s\" needs a value", s);
     const char *v = argv[++i];
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    bool num = *v && !*end;
+    long long x = 0;
+    int rc = 0;
     if (!strcmp(s, "--dataset")) a->dataset = v;
     else if (!strcmp(s, "--agreement")) a->other = v;
     else if (!strcmp(s, "--input-num")) {
-      if (!num || x < 1) return ct_tool_usage(CMD, "--input-num needs a number >= 1, not \"%s\"", v);
+      if ((rc = ct_tool_int_opt(CMD, s, v, 1, LLONG_MAX, &x))) return rc;
       a->input_num = x;
     } else if (!strcmp(s, "--threads")) {
-      if (!num || x < 1 || x > 64) return ct_tool_usage(CMD, "--threads needs a number 1..64, not \"%s\"", v);
+      if ((rc = ct_tool_int_opt(CMD, s, v, 1, 64, &x))) return rc;
       a->threads = (int)x;
     } else {
       return ct_tool_usage(CMD, "unknown option \"%s\"", s);

@@ -4,6 +4,7 @@
  * Tpu vs Top over the samples), then finds the fewest of the worst ones to keep in BF16/F16
  * so that the output cosine reaches the target, and writes them as a quantize table. */
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,22 +69,22 @@ static int parse_args(int argc, char **argv, qt_args *a) {
     }
     if (i + 1 >= argc) return ct_tool_usage(CMD, "option \"%s\" needs a value", s);
     const char *v = argv[++i];
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    bool num = *v && !*end;
+    long long x = 0;
+    int rc = 0;
     if (!strcmp(s, "--calibration-table")) a->calib = v;
     else if (!strcmp(s, "--dataset")) a->dataset = v;
     else if (!strcmp(s, "-o")) a->out = v;
     else if (!strcmp(s, "--input-num")) {
-      if (!num || x < 1) return ct_tool_usage(CMD, "--input-num needs a number >= 1, not \"%s\"", v);
+      if ((rc = ct_tool_int_opt(CMD, s, v, 1, LLONG_MAX, &x))) return rc;
       a->input_num = x;
     } else if (!strcmp(s, "--max-float-layers")) {
-      if (!num || x < 0) return ct_tool_usage(CMD, "--max-float-layers needs a number >= 0, not \"%s\"", v);
+      if ((rc = ct_tool_int_opt(CMD, s, v, 0, LLONG_MAX, &x))) return rc;
       a->max_float = x;
     } else if (!strcmp(s, "--probe")) {
-      if (!num || x < 0) return ct_tool_usage(CMD, "--probe needs a number >= 0, not \"%s\"", v);
+      if ((rc = ct_tool_int_opt(CMD, s, v, 0, LLONG_MAX, &x))) return rc;
       a->probe = x;
     } else if (!strcmp(s, "--expected-cos")) {
+      char *end;
       double c = strtod(v, &end);
       if (!*v || *end || !(c > 0 && c <= 1)) return ct_tool_usage(CMD, "--expected-cos needs a number in (0, 1], not \"%s\"", v);
       a->expected_cos = c;

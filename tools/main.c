@@ -1,7 +1,10 @@
 /* main.c: the `ctpu` command: dispatches to one subcommand per tools/cmd_*.c (commands.def). */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,6 +34,15 @@ int ct_tool_usage(const char *cmd, const char *fmt, ...) {
   fprintf(stderr, "; see ctpu %s --help\n", cmd);
   va_end(ap);
   return CT_ERR_USAGE;
+}
+
+int ct_tool_int_opt(const char *cmd, const char *opt, const char *v, long long lo, long long hi, long long *out) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (*v && !*end && !errno && x >= lo && x <= hi) return *out = x, 0;
+  if (hi == LLONG_MAX) return ct_tool_usage(cmd, "%s needs a number >= %lld, not \"%s\"", opt, lo, v);
+  return ct_tool_usage(cmd, "%s needs a number in %lld..%lld, not \"%s\"", opt, lo, hi, v);
 }
 
 int ct_tool_files(const char *cmd, int argc, char **argv, int *i, const char **files, int *n, int max) {

@@ -17,6 +17,10 @@
 int ct_tool_fail(const char *cmd, const ct_diag *d);
 /* Prints a usage error "ctpu <cmd>: <msg>; see ctpu <cmd> --help" and returns 2. */
 int ct_tool_usage(const char *cmd, const char *fmt, ...) CT_PRINTF(2, 3);
+/* Parses option opt's value v as a whole number in [lo, hi] into *out. Returns 0, or prints
+ * "ctpu <cmd>: <opt> needs a number in lo..hi, not "v"" (">= lo" when hi is LLONG_MAX)
+ * and returns 2 (bad usage). */
+int ct_tool_int_opt(const char *cmd, const char *opt, const char *v, long long lo, long long hi, long long *out);
 /* Collects the file arguments after the option at argv[*i] ("--input a.pb b.pb ..."): every
  * following argument up to the next one starting with '-' is appended to files (*n entries so
  * far, at most max), and *i advances past them. Returns 0, or 2 after a usage error
