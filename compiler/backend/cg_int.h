@@ -80,6 +80,15 @@ ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, 
  * the tile (CT_ERR_INTERNAL), negative tile padding (no codegen), CT_ERR_LIMIT. */
 ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,
                     win *w, int64_t *in_addr, int64_t t, ct_diag *d);
+/* Resize (nearest, whole factors) and Concat (along C) of layer li, tile t (cg_data.c).
+ * Errors: a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */
+ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
+/* The table of ConvTranspose layer li (requant pairs, bias and weights reordered for one
+ * 1 × 1 CONV, cg_convt.c) placed like add_table. Errors: no codegen, CT_ERR_LIMIT. */
+ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d);
+/* ConvTranspose (kernel = stride) of layer li, tile t: one CONV into scratch LMEM and k·k
+ * scattering MOVEs. Errors: no codegen (CT_ERR_INPUT), CT_ERR_LIMIT (scratch). */
+ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* Instructions of layer li for tile t (none for border Casts and aliases). Errors: an op or
  * a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */
 ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d);

@@ -23,6 +23,8 @@ ct_status group_tables(mg *c, ct_diag *d) {
       for (int64_t i = 0; !st && i < n; i++) t[2 * i] = m[i], t[2 * i + 1] = s[i];
       if (!st) st = add_table(c, op, li, t, n * 8, CT_I32, d);
       free(t), free(m), free(s);
+    } else if (op->kind == CT_OP_CONVTRANSPOSE) {
+      st = cg_convt_tables(c, op, li, d);
     } else if (op->kind == CT_OP_LUT) {
       int n = 0;
       const int64_t *tab = ct_op_get_ints(op, "table", &n);
@@ -241,6 +243,9 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   case CT_OP_CAST: return emit_unary(c, op, li, t, d);
   case CT_OP_GEMM:
   case CT_OP_MATMUL: return emit_matmul(c, op, li, t, d);
+  case CT_OP_RESIZE:
+  case CT_OP_CONCAT: return cg_emit_data(c, op, li, t, d);
+  case CT_OP_CONVTRANSPOSE: return cg_emit_convt(c, op, li, t, d);
   default: return no_cg(op, NULL, d);
   }
 }

@@ -106,7 +106,8 @@ ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t by
   if (st) return st;
   c->lm_extra = lm + bytes, c->gm_extra = gm + bytes, c->lm_attr[li] = lm;
   ct_insn in;
-  box b = {{0, 0, 0, 0}, {1, 1, 1, bytes / (int64_t)ct_dtype_size(dt)}, {1, 1, 1, bytes / (int64_t)ct_dtype_size(dt)}};
+  int64_t el = bytes / (int64_t)ct_dtype_size(dt), h = el > 65535 && el % 64 == 0 ? el / 64 : 1, w = el / h;
+  box b = {{0, 0, 0, 0}, {1, 1, h, w}, {1, 1, h, w}}; /* rows of 64 when longer than a DMA dim */
   dma_box(&in, true, dt, lm, gm, &b);
   return put(c, &in, nm(op), -1, d);
 }
