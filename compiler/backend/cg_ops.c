@@ -244,7 +244,9 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   case CT_OP_GEMM:
   case CT_OP_MATMUL: return emit_matmul(c, op, li, t, d);
   case CT_OP_RESIZE:
-  case CT_OP_CONCAT: return cg_emit_data(c, op, li, t, d);
+  case CT_OP_CONCAT:
+  case CT_OP_TRANSPOSE:
+  case CT_OP_SLICE: return cg_emit_data(c, op, li, t, d);
   case CT_OP_CONVTRANSPOSE: return cg_emit_convt(c, op, li, t, d);
   default: return no_cg(op, NULL, d);
   }
