@@ -107,7 +107,8 @@ static ct_status model_io(mg *c, ct_diag *d) {
   }
   for (int i = 0; i < p->g->n_outputs && !st; i++) {
     const ct_value *v = p->g->outputs[i];
-    if (!is_int(v->dtype)) return ct_diag_set(d, CT_ERR_INPUT, "output \"%s\" is not integer: no codegen", v->name);
+    if (!is_int(v->dtype) && !ct_dtype_is_float(v->dtype))
+      return ct_diag_set(d, CT_ERR_INPUT, "output \"%s\" has neither integer nor float storage: no codegen", v->name);
     st = add_io(c, v, v->name, true, gmem_of(p, v), d);
   }
   return st;
