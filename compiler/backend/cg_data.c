@@ -197,7 +197,25 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
     if (first < 0 || last >= bx.ext[j]) return no_cg(op, "a Slice tile outside its input tile", d);
     off += first * xs[j], ss[j] = xs[j] * step;
   }
-  return move4(c, op, y->dtype, lx + off * (int64_t)ct_dtype_size(x->dtype), ss, ly, ds, by.ext, t, d);
+  int64_t src = lx + off * (int64_t)ct_dtype_size(x->dtype);
+  if (x->dtype == y->dtype) return move4(c, op, y->dtype, src, ss, ly, ds, by.ext, t, d);
+  /* a float Slice that also rounds (f32 → bf16 / f16, the Tpu reference's storage
+   * rounding): MOVE to scratch, then CAST float → float (nearest even) */
+  if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return no_cg(op, "a Slice that changes an integer type", d);
+  int64_t count = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3], scr = AL(c->lm_scratch);
+  if (scr + count * (int64_t)ct_dtype_size(x->dtype) > c->p->chip.lmem_bytes)
+    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of Slice scratch", c->gi, nm(op),
+                       (long long)(count * (int64_t)ct_dtype_size(x->dtype)));
+  c->lm_scratch = scr + count * (int64_t)ct_dtype_size(x->dtype);
+  ct_status st = move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
+  if (st) return st;
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_CAST;
+  struct ct_insn_cast *k = &in.cast;
+  k->in = scr, k->out = ly, k->n = by.ext[0], k->c = by.ext[1], k->h = by.ext[2], k->w = by.ext[3];
+  k->dt_in = x->dtype, k->dt_out = y->dtype, k->scale = 1;
+  return put(c, &in, nm(op), t, d);
 }
 
 ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
