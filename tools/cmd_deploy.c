@@ -265,14 +265,18 @@ int ct_cmd_deploy(int argc, char **argv) {
   /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
    * they do not fit, plan again with whole banks held back (same bank size), up to 2. */
   int held = 0;
+  ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
+  ct_diag_clear(&first);
   for (int k = 0; !st; k++) {
     ct_chip pc = chip;
     pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
     st = ct_lg_plan_graph(g, &pc, &a.opt, &p, &d);
+    if (st == CT_ERR_LIMIT && k > 0) d = first;
     if (st) break;
     p->chip = chip; /* codegen checks against the real LMEM */
     st = ct_cg_model(p, &prog, &d);
     if (st != CT_ERR_LIMIT || k == 2 || chip.lmem_banks - k - 1 < 1) break;
+    if (k == 0) first = d;
     ct_lg_plan_free(p), p = NULL;
     ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
     ct_diag_clear(&d);

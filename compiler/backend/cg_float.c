@@ -3,8 +3,9 @@
  *
  * The ISA's CAST carries its scale as f32 while the Tpu reference (ops/tpu_elt.c
  * ct_tpu_cast) uses the value's double scale. A cast is emitted only when that makes no
- * difference: every possible input (all 2^8 / 2^16 integers, or all 2^16 bf16 / f16 bit
- * patterns) is converted both ways through quant/ and compared; f32 inputs need a scale that
+ * difference: the f32 nearest the scale, or one a few ulps away, is taken when every
+ * possible input (all 2^8 / 2^16 integers, or all 2^16 bf16 / f16 bit patterns) converts to
+ * the same result through quant/ with it as with the double; f32 inputs need a scale that
  * f32 holds exactly. Otherwise the layer fails with "no codegen" naming it. */
 #include <math.h>
 #include <string.h>
@@ -14,11 +15,10 @@
 
 static bool low_float(ct_dtype t) { return t == CT_BF16 || t == CT_F16; }
 
-/* Does int → float with the f32 scale give every result the double scale gives? */
-static bool dequant_exact(ct_dtype in, ct_dtype out, double scale, int32_t zp) {
+/* Does int → float with the f32 scale sf give every result the double scale gives? */
+static bool dequant_exact(ct_dtype in, ct_dtype out, double scale, double sf, int32_t zp) {
   int64_t lo = in == CT_I8 ? -128 : in == CT_U8 ? 0 : in == CT_I16 ? -32768 : in == CT_U16 ? 0 : 1;
   int64_t hi = in == CT_I8 ? 127 : in == CT_U8 ? 255 : in == CT_I16 ? 32767 : in == CT_U16 ? 65535 : 0;
-  double sf = (double)(float)scale;
   for (int64_t q = lo; q <= hi; q++) {
     float a = ct_quant_round_float((float)ct_quant_dequantize((int32_t)q, scale, zp), out);
     float b = ct_quant_round_float((float)ct_quant_dequantize((int32_t)q, sf, zp), out);
@@ -27,9 +27,8 @@ static bool dequant_exact(ct_dtype in, ct_dtype out, double scale, int32_t zp) {
   return lo <= hi;
 }
 
-/* Does float → int with the f32 scale give every result the double scale gives? */
-static bool quant_exact(ct_dtype in, ct_dtype out, double scale, int32_t zp) {
-  double sf = (double)(float)scale;
+/* Does float → int with the f32 scale sf give every result the double scale gives? */
+static bool quant_exact(ct_dtype in, ct_dtype out, double scale, double sf, int32_t zp) {
   if (!low_float(in)) return sf == scale;
   for (uint32_t h = 0; h < 65536; h++) {
     float x = in == CT_BF16 ? ct_quant_bf16_to_f32((uint16_t)h) : ct_quant_f16_to_f32((uint16_t)h);
@@ -50,8 +49,17 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (fi != fo) {
     if (q->n_scale != 1) return no_cg(op, "a cast without per-tensor quant parameters", d);
     scale = q->scale[0], zp = q->zero_point[0];
-    bool ok = fi ? quant_exact(x->dtype, y->dtype, scale, zp) : dequant_exact(x->dtype, y->dtype, scale, zp);
-    if (!ok) return no_cg(op, "its scale rounded to f32 (the CAST field) changes a result", d);
+    /* the f32 nearest the scale, else a neighbour a few ulps away, that reproduces every result */
+    float f = (float)scale, cand = f;
+    bool ok = false;
+    for (int k = 0; k < 9 && !ok; k++) {
+      cand = f;
+      for (int j = 0; j < (k + 1) / 2; j++) cand = nextafterf(cand, k % 2 ? INFINITY : 0.0f);
+      ok = cand > 0 && (fi ? quant_exact(x->dtype, y->dtype, scale, cand, zp)
+                           : dequant_exact(x->dtype, y->dtype, scale, cand, zp));
+    }
+    if (!ok) return no_cg(op, "no f32 scale (the CAST field) reproduces every result of its double scale", d);
+    scale = cand;
   }
   int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
