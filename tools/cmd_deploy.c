@@ -1,6 +1,7 @@
-/* cmd_deploy.c: `ctpu deploy MODEL.tpu [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu
- * [--test-input F... [--test-reference REF.h5] [--compare-all]]`: plans and generates the
- * program of a whole INT8 Tpu module (compiler/backend: lg.h, codegen.h), optionally runs it
+/* cmd_deploy.c: `ctpu deploy MODEL.onnx|.top|.tpu [--quantize M [--calibration-table T]]
+ * [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input F...
+ * [--test-reference REF.h5] [--compare-all]]`: lowers the model if needed (deploy_load.h),
+ * plans and generates the program of a whole INT8 Tpu module (compiler/backend: lg.h, codegen.h), optionally runs it
  * on the cmodel and compares it with the Tpu reference run in-process (issue 12 item 5,
  * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
 #include <math.h>
@@ -16,13 +17,14 @@
 #include "io/inputs.h"
 #include "ir/text.h"
 #include "reference/interp.h"
+#include "tools/deploy_load.h"
 #include "tools/tools.h"
 
 #define CMD "deploy"
 #define MAX_FILES 16
 
 typedef struct deploy_args {
-  const char *model, *out, *chip, *ref;
+  const char *model, *out, *chip, *ref, *quantize, *calib, *input_shapes;
   const char *files[MAX_FILES];
   int n_files;
   bool compare_all;
@@ -31,11 +33,16 @@ typedef struct deploy_args {
 } deploy_args;
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: ctpu deploy MODEL.tpu [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
+  fprintf(f, "usage: ctpu deploy MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]]\n"
+             "                   [--input-shapes N:DxD..] [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
              "                   [--test-input FILE... [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]]\n"
              "  plans and generates the program of an INT8 Tpu module; writes OUT.ctpu and\n"
              "  OUT.groups.csv (per group: layers, tile shape, tiles, LMEM bytes, estimated cycles and,\n"
              "  after simulation, simulated cycles, MXU utilization, DDR bytes)\n"
+             "  --quantize M        lower an ONNX model or Top module first (INT8, BF16, F16, F32), as\n"
+             "                      ctpu transform + ctpu lower do (ONNX: no image preprocessing)\n"
+             "  --calibration-table T  INT8 thresholds for a float model (ctpu calibrate)\n"
+             "  --input-shapes S    fix an ONNX model's input shapes (as ctpu transform)\n"
              "  --layer-group S     none, greedy, dp (default), longest\n"
              "  --test-input F...   run the program on the cmodel with these inputs (.h5/.pb/image) and\n"
              "                      compare its outputs with the Tpu reference, bit for bit\n"
@@ -61,10 +68,14 @@ static int parse_args(int argc, char **argv, deploy_args *a) {
     else if (!strcmp(s, "--test-input")) {
       int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
       if (rc) return rc;
-    } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference")) {
+    } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference") ||
+               !strcmp(s, "--quantize") || !strcmp(s, "--calibration-table") || !strcmp(s, "--input-shapes")) {
       if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
       const char *v = argv[++i];
       if (!strcmp(s, "-o")) a->out = v;
+      else if (!strcmp(s, "--quantize")) a->quantize = v;
+      else if (!strcmp(s, "--calibration-table")) a->calib = v;
+      else if (!strcmp(s, "--input-shapes")) a->input_shapes = v;
       else if (!strcmp(s, "--chip")) a->chip = v;
       else if (!strcmp(s, "--test-reference")) a->ref = v;
       else if (!ct_lg_strategy_parse(v, &a->opt.strategy))
@@ -268,21 +279,23 @@ int ct_cmd_deploy(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   ct_status st = ct_chip_load(a.chip, &chip, &d);
   ct_program_init(&prog, ct_chip_signature(&chip));
-  if (!st) st = ct_ir_load(a.model, &g, &d);
-  if (!st && strcmp(g->dialect, "tpu"))
-    st = ct_diag_set(&d, CT_ERR_INPUT, "%s: a %s module; deploy takes a Tpu module (ctpu lower --quantize INT8)", a.model,
-                     g->dialect);
+  ct_deploy_src src = {a.model, a.quantize, a.calib, a.input_shapes, chip.name};
+  if (!st) st = ct_deploy_load(&src, &g, &d);
   /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
    * they do not fit, plan again with whole banks held back (same bank size), up to 2. */
   int held = 0;
+  ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
+  ct_diag_clear(&first);
   for (int k = 0; !st; k++) {
     ct_chip pc = chip;
     pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
     st = ct_lg_plan_graph(g, &pc, &a.opt, &p, &d);
+    if (st == CT_ERR_LIMIT && k > 0) d = first;
     if (st) break;
     p->chip = chip; /* codegen checks against the real LMEM */
     st = ct_cg_model(p, &prog, &d);
     if (st != CT_ERR_LIMIT || k == 2 || chip.lmem_banks - k - 1 < 1) break;
+    if (k == 0) first = d;
     ct_lg_plan_free(p), p = NULL;
     ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
     ct_diag_clear(&d);
