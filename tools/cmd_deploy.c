@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmodel/sim.h"
 #include "common/h5io.h"
@@ -127,7 +128,21 @@ typedef struct deploy_run {
   ct_sim_run_output so;
   grp_sim *gs;
   bool simulated;
+  double compile_s;  /* plan + codegen wall seconds (all attempts) */
 } deploy_run;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The progress line while the cmodel runs (a terminal only: ct_tool_isatty). */
+static void sim_progress(void *user, uint32_t started, uint32_t total) {
+  (void)user;
+  fprintf(stderr, "\rdeploy: simulating: %u / %u instructions started (%u %%)", started, total,
+          total ? (unsigned)(100.0 * started / total) : 100u);
+}
 
 /* Simulates the program and compares with the Tpu reference. */
 static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip *chip, const ct_program *prog,
@@ -136,7 +151,9 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
   ct_tensor_list_init(&in), ct_tensor_list_init(&ref_out);
   ct_status st = ct_inputs_load(g, a->files, a->n_files, &in, d);
   ct_sim_run_options so = {.dump_all = a->compare_all};
+  if (ct_tool_isatty()) so.progress = sim_progress;
   if (!st) st = ct_sim_run(chip, prog, &in, &so, &r->so, d);
+  if (so.progress) fprintf(stderr, "\r\033[K");
   cmp_ctx cc = {.dumps = &r->so.dumps};
   ct_ref_options ro = {.threads = 1};
   if (a->compare_all) ro.on_op = on_op, ro.on_op_user = &cc;
@@ -232,6 +249,12 @@ static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program 
             (unsigned long long)c->total_cycles, c->total_cycles ? (double)c->macs / ((double)c->total_cycles * rc) : 0.0,
             (unsigned long long)(c->ddr_bytes_read + c->ddr_bytes_written));
   }
+  fprintf(stderr, "\ndeploy: compiled (plan + codegen) in %.3f s", r->compile_s);
+  if (r->simulated) {
+    double w = r->so.res.counters.wall_seconds;
+    fprintf(stderr, "; simulated (timing + functional) in %.3f s, %.3g simulated cycles/s", w,
+            w > 0 ? (double)r->so.res.counters.total_cycles / w : 0.0);
+  }
   fprintf(stderr, "\n");
 }
 
@@ -256,6 +279,7 @@ int ct_cmd_deploy(int argc, char **argv) {
   /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
    * they do not fit, plan again with whole banks held back (same bank size), up to 2. */
   int held = 0;
+  double t0 = now_s();
   for (int k = 0; !st; k++) {
     ct_chip pc = chip;
     pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
@@ -270,6 +294,7 @@ int ct_cmd_deploy(int argc, char **argv) {
     held = k + 1;
     st = CT_OK;
   }
+  r.compile_s = now_s() - t0;
   if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
   if (!st) st = ct_program_validate(&prog, &chip, a.out, &d);
   if (!st && a.n_files) {
