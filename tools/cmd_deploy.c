@@ -1,5 +1,5 @@
 /* cmd_deploy.c: `ctpu deploy MODEL.tpu [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu
- * [--test-input F... [--test-reference REF.h5] [--compare-all]]`: plans and generates the
+ * [--test-input F... [--test-reference REF.h5] [--compare-all]] [--mxu-report F.csv]`: plans and generates the
  * program of a whole INT8 Tpu module (compiler/backend: lg.h, codegen.h), optionally runs it
  * on the cmodel and compares it with the Tpu reference run in-process (issue 12 item 5,
  * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
@@ -15,13 +15,14 @@
 #include "io/inputs.h"
 #include "ir/text.h"
 #include "reference/interp.h"
+#include "tools/deploy_mxu.h"
 #include "tools/tools.h"
 
 #define CMD "deploy"
 #define MAX_FILES 16
 
 typedef struct deploy_args {
-  const char *model, *out, *chip, *ref;
+  const char *model, *out, *chip, *ref, *mxu;
   const char *files[MAX_FILES];
   int n_files;
   bool compare_all;
@@ -38,7 +39,9 @@ static void usage(FILE *f) {
              "  --test-input F...   run the program on the cmodel with these inputs (.h5/.pb/image) and\n"
              "                      compare its outputs with the Tpu reference, bit for bit\n"
              "  --test-reference R  also compare the outputs (dequantized) with R's tensors\n"
-             "  --compare-all       compare every tensor the program stores with the reference\n");
+             "  --compare-all       compare every tensor the program stores with the reference\n"
+             "  --mxu-report F.csv  per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed\n"
+             "                      form for the whole layer's GEMM (sim columns need --test-input)\n");
 }
 
 static int parse_args(int argc, char **argv, deploy_args *a) {
@@ -51,12 +54,14 @@ static int parse_args(int argc, char **argv, deploy_args *a) {
     else if (!strcmp(s, "--test-input")) {
       int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
       if (rc) return rc;
-    } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference")) {
+    } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference") ||
+               !strcmp(s, "--mxu-report")) {
       if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
       const char *v = argv[++i];
       if (!strcmp(s, "-o")) a->out = v;
       else if (!strcmp(s, "--chip")) a->chip = v;
       else if (!strcmp(s, "--test-reference")) a->ref = v;
+      else if (!strcmp(s, "--mxu-report")) a->mxu = v;
       else if (!ct_lg_strategy_parse(v, &a->opt.strategy))
         return ct_tool_usage(CMD, "--layer-group must be none, greedy, dp or longest, not \"%s\"", v);
     } else if (s[0] == '-' && s[1]) return ct_tool_usage(CMD, "unknown option \"%s\"", s);
@@ -217,11 +222,18 @@ static bool write_groups(const ct_lg_plan *p, const deploy_run *r, FILE *f) {
 }
 
 /* Writes OUT and OUT.groups.csv under temporary names, renamed when both are complete. */
-static ct_status write_outputs(const char *out, const ct_program *prog, const ct_lg_plan *p, const deploy_run *r,
-                               ct_diag *d) {
-  size_t n = strlen(out) + 16;
-  char *tp = malloc(n), *csv = malloc(n), *tc = malloc(n);
-  ct_status st = tp && csv && tc ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+static ct_status write_outputs(const char *out, const char *mxu, const ct_program *prog, const ct_lg_plan *p,
+                               const deploy_run *r, ct_diag *d) {
+  size_t n = strlen(out) + 16, nm = (mxu ? strlen(mxu) : 0) + 8;
+  char *tp = malloc(n), *csv = malloc(n), *tc = malloc(n), *tm = malloc(nm);
+  ct_status st = tp && csv && tc && tm ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (!st && mxu) {
+    snprintf(tm, nm, "%s.tmp", mxu);
+    FILE *f = fopen(tm, "w");
+    bool ok = f && ct_deploy_mxu_report(p, prog, r->simulated ? &r->so.res : NULL, f);
+    if (f && fclose(f)) ok = false;
+    if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", mxu);
+  }
   if (!st) {
     snprintf(tp, n, "%s.tmp", out), snprintf(csv, n, "%s.groups.csv", out), snprintf(tc, n, "%s.tmp", csv);
     st = ct_program_write(prog, tp, d);
@@ -232,10 +244,12 @@ static ct_status write_outputs(const char *out, const ct_program *prog, const ct
     if (f && fclose(f)) ok = false;
     if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", csv);
   }
-  if (!st && (rename(tp, out) || rename(tc, csv))) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", out);
+  if (!st && (rename(tp, out) || rename(tc, csv) || (mxu && rename(tm, mxu))))
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", out);
   if (st && tp) remove(tp);
   if (st && tc) remove(tc);
-  free(tp), free(csv), free(tc);
+  if (st && tm && mxu) remove(tm);
+  free(tp), free(csv), free(tc), free(tm);
   return st;
 }
 
@@ -301,7 +315,7 @@ int ct_cmd_deploy(int argc, char **argv) {
     r.gs = calloc((size_t)p->n_groups + 1, sizeof *r.gs);
     st = r.gs ? test_run(&a, g, &chip, &prog, &r, p->n_groups, &d) : ct_diag_set(&d, CT_ERR_LIMIT, "out of memory");
   }
-  if (!st) st = write_outputs(a.out, &prog, p, &r, &d);
+  if (!st) st = write_outputs(a.out, a.mxu, &prog, p, &r, &d);
   if (!st) summary(&a, p, &prog, &r);
   if (a.n_files) ct_sim_run_output_free(&r.so);
   free(r.gs);
