@@ -77,6 +77,10 @@ typedef struct lg_tiling {
 void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t);
 /* Extents of v's tile under range r into ext[] (v->ndim entries); returns its elements. */
 int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
+/* Bytes of the constant table the codegen loads for op (lg_eval.c): a Conv / Gemm / MatMul
+ * with an integer storage result has a (multiplier, shift) int32 pair per output channel /
+ * feature (8 bytes each), a Lut 256 bytes; 0 otherwise. */
+int64_t lg_table_bytes(const ct_op *op);
 /* Compute cycles of layer li for the ranges in x->rng (lg_eval.c). */
 int64_t lg_layer_cycles(const lg_ctx *x, int li);
 /* Evaluates one tiling: buffers (sizes, kinds, lifetimes), LMEM allocation, costs. Fills
