@@ -1,0 +1,120 @@
+/* cg_convt.c: codegen of ConvTranspose whose kernel equals its stride (k × k, stride k, no
+ * padding, dilation 1, one group: the usual ×k learned upsampling). Each input pixel then
+ * feeds its own k × k block of output pixels, so output pixel (i·k + a, j·k + b) of channel o
+ * is a 1 × 1 convolution of input pixel (i, j) with W[:, o, a, b] (ops/tpu_mac.c
+ * ct_tpu_convtranspose, the scatter form). One CONV computes all k·k·OC such channels into
+ * scratch LMEM (weights reordered at compile time to [(a·k + b)·OC + o][c], bias and requant
+ * pairs repeated per (a, b)); k·k MOVEs scatter them to the output rows and columns. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/backend/cg_int.h"
+
+#define AL(x) (((x) + 63) / 64 * 64)
+
+typedef struct convt_geo {
+  int64_t k, C, OC, Q; /* kernel = stride, input / output channels, Q = k·k·OC */
+} convt_geo;
+
+static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
+  const ct_value *x = op->in[0], *w = op->in[1], *y = op->out[0];
+  int n = 0, ns = 0, nd = 0, np = 0;
+  const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n), *s = ct_op_get_ints(op, "strides", &ns);
+  const int64_t *dl = ct_op_get_ints(op, "dilations", &nd), *p = ct_op_get_ints(op, "pads", &np);
+  const int64_t *op_ = ct_op_get_ints(op, "output_padding", &n);
+  if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || ct_op_get_int(op, "group", 1) != 1)
+    return no_cg(op, "only 2-D ConvTranspose with one group", d);
+  int64_t kk = w->shape[2];
+  bool ok = w->shape[3] == kk && (!s || (ns == 2 && s[0] == kk && s[1] == kk)) && (!dl || (nd == 2 && dl[0] == 1 && dl[1] == 1));
+  for (int i = 0; p && i < np; i++) ok = ok && p[i] == 0;
+  for (int i = 0; op_ && i < n; i++) ok = ok && op_[i] == 0;
+  ok = ok && y->shape[2] == x->shape[2] * kk && y->shape[3] == x->shape[3] * kk && (k == NULL || k[0] == kk);
+  if (!ok) return no_cg(op, "only ConvTranspose with kernel = stride, no padding, dilation 1", d);
+  g->k = kk, g->C = x->shape[1], g->OC = y->shape[1], g->Q = kk * kk * g->OC;
+  if (g->Q > 65535) return no_cg(op, "more than 65535 output channels times kernel taps", d);
+  return need_sym(op, w, d);
+}
+
+/* Byte offsets in the layer's table: requant pairs at 0, bias at *ob, weights at *ow. */
+static int64_t convt_layout(const convt_geo *g, int64_t *ob, int64_t *ow) {
+  *ob = AL(g->Q * 8), *ow = *ob + AL(g->Q * 4);
+  return AL(*ow + g->Q * g->C);
+}
+
+ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
+  convt_geo g;
+  ct_status st = convt_geo_of(op, &g, d);
+  if (st) return st;
+  const ct_value *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL;
+  if (!w->data || (b && !b->data)) return no_cg(op, "weights computed at run time", d);
+  int64_t ob, ow, bytes = convt_layout(&g, &ob, &ow);
+  if (bytes / 64 > 65535) return no_cg(op, "reordered weights above 4 MiB", d);
+  if (w->dtype != CT_I8) return no_cg(op, "ConvTranspose weights not i8", d);
+  uint8_t *t = calloc((size_t)bytes, 1);
+  int32_t *m = malloc((size_t)g.OC * sizeof *m);
+  int *s = malloc((size_t)g.OC * sizeof *s);
+  if (!t || !m || !s) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (!st) st = ct_tq_rq(op, g.OC, m, s, d);
+  const int8_t *wd = w->data ? (const int8_t *)w->data->data : NULL;
+  for (int64_t q = 0; !st && q < g.Q; q++) { /* q = (a·k + b)·OC + o */
+    int64_t o = q % g.OC, ab = q / g.OC;
+    int32_t pair[2] = {m[o], s[o]}, bias = b ? (int32_t)ct_tensor_get_f64(b->data, o) : 0;
+    memcpy(t + q * 8, pair, 8), memcpy(t + ob + q * 4, &bias, 4);
+    for (int64_t ci = 0; ci < g.C; ci++) t[ow + q * g.C + ci] = (uint8_t)wd[(ci * g.OC + o) * g.k * g.k + ab];
+  }
+  if (!st) st = add_table(c, op, li, t, bytes, CT_U8, d);
+  free(t), free(m), free(s);
+  return st;
+}
+
+ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  convt_geo g;
+  ct_status st = convt_geo_of(op, &g, d);
+  if (st) return st;
+  box bx, by;
+  box_of(c, x, &bx), box_of(c, y, &by);
+  if (by.ext[1] != g.OC) return no_cg(op, "ConvTranspose cut along output channels", d);
+  if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype)) return no_cg(op, "ConvTranspose input not 8-bit", d);
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob, ow;
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  convt_layout(&g, &ob, &ow);
+  int64_t IW = x->shape[3], OW = y->shape[3], ih = bx.ext[2], ilo = bx.off[2], olo = by.off[2], ohi = olo + by.ext[2];
+  int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = AL(c->lm_scratch), nb = bx.ext[0];
+  int64_t bytes = nb * g.Q * ih * IW * eb;
+  if (scr + bytes > c->p->chip.lmem_bytes)
+    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte ConvTranspose scratch",
+                       c->gi, nm(op), (long long)bytes);
+  c->lm_scratch = scr + bytes;
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_CONV;
+  struct ct_insn_conv *cv = &in.conv;
+  int64_t tab = c->lm_attr[li];
+  cv->in = lx, cv->out = scr, cv->wt = tab + ow, cv->rq = tab, cv->bias = tab + ob, cv->has_bias = 1;
+  cv->n = nb, cv->ic = g.C, cv->ih = ih, cv->iw = IW, cv->oc = g.Q, cv->oh = ih, cv->ow = IW;
+  cv->kh = cv->kw = 1, cv->stride_h = cv->stride_w = 1, cv->dil_h = cv->dil_w = 1, cv->groups = 1;
+  cv->dt_in = x->dtype, cv->dt_w = op->in[1]->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
+  cv->act = CT_ISA_ACT_NONE, cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
+  if ((st = put(c, &in, nm(op), t, d))) return st;
+  for (int64_t a = 0; a < g.k && !st; a++) {
+    /* input rows i of the tile with olo <= i·k + a < ohi */
+    int64_t ia = (olo - a + g.k - 1) / g.k, ib = (ohi - 1 - a) / g.k + 1;
+    if (olo - a < 0) ia = 0;
+    if (ia < ilo) ia = ilo;
+    if (ib > ilo + ih) ib = ilo + ih;
+    if (ohi - 1 - a < 0 || ib <= ia) continue;
+    for (int64_t b = 0; b < g.k && !st; b++) {
+      memset(&in, 0, sizeof in);
+      in.op = CT_ISA_MOVE;
+      struct ct_insn_move *mv = &in.move;
+      mv->src = scr + (((a * g.k + b) * g.OC) * ih + (ia - ilo)) * IW * eb;
+      mv->dst = ly + ((ia * g.k + a - olo) * OW + b) * eb, mv->dtype = y->dtype;
+      mv->n = nb, mv->c = g.OC, mv->h = ib - ia, mv->w = IW;
+      mv->src_sn = g.Q * ih * IW, mv->src_sc = ih * IW, mv->src_sh = IW, mv->src_sw = 1;
+      mv->dst_sn = g.OC * by.ext[2] * OW, mv->dst_sc = by.ext[2] * OW, mv->dst_sh = g.k * OW, mv->dst_sw = g.k;
+      st = put(c, &in, nm(op), t, d);
+    }
+  }
+  return st;
+}

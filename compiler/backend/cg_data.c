@@ -1,0 +1,212 @@
+/* cg_data.c: codegen of the data-movement layers (cg_int.h), LMEM to LMEM on the load
+ * engine: Resize (nearest, whole factors) as one strided MOVE per tile that repeats rows
+ * and columns; Concat as a REQUANT per input (the Tpu reference rescales every input to
+ * the output's scale, ops/tpu_elt.c) and a MOVE into its block; Transpose and Slice as one
+ * MOVE whose source strides permute or step through the input tile. */
+#include <string.h>
+
+#include "compiler/backend/cg_int.h"
+
+#define AL(x) (((x) + 63) / 64 * 64)
+
+/* Does the nearest-neighbour mapping of op send output index o to input index o / f along
+ * an axis enlarged f times? asymmetric + floor: x = o / f, floor → o / f. half_pixel (and
+ * pytorch_half_pixel, out > 1): x = (o + 0.5) / f − 0.5 lies in (k − 0.5, k + 0.5) for o in
+ * [k·f, (k + 1)·f) and is never a tie, so either round_prefer_* gives k. */
+static bool nearest_is_div(const ct_op *op) {
+  const char *mode = ct_op_get_string(op, "mode", "nearest");
+  const char *ctm = ct_op_get_string(op, "coordinate_transformation_mode", "half_pixel");
+  const char *nm_ = ct_op_get_string(op, "nearest_mode", "round_prefer_floor");
+  if (strcmp(mode, "nearest")) return false;
+  if (!strcmp(ctm, "asymmetric")) return !strcmp(nm_, "floor");
+  if (!strcmp(ctm, "half_pixel") || !strcmp(ctm, "pytorch_half_pixel"))
+    return !strcmp(nm_, "round_prefer_floor") || !strcmp(nm_, "round_prefer_ceil");
+  return false;
+}
+
+/* Resize, nearest, NCHW, H and W enlarged by whole factors fh, fw (N, C unchanged): the
+ * tile's rows r = n·c·IH of the input are copied with a MOVE whose n axis repeats each
+ * element fw times (source stride 0, destination stride 1), c runs over the rows (source IW,
+ * destination fh·OW), h repeats each row fh times (source 0, destination OW) and w runs
+ * over the columns (source 1, destination fw). */
+static ct_status emit_resize(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box bx, by;
+  if (x->ndim != 4 || y->ndim != 4 || !box_of(c, x, &bx) || !box_of(c, y, &by)) return no_cg(op, "Resize of a non-NCHW tensor", d);
+  if (!nearest_is_div(op)) return no_cg(op, "only nearest Resize whose index map is o / factor", d);
+  int64_t ih = x->shape[2], iw = x->shape[3], oh = y->shape[2], ow = y->shape[3];
+  if (x->shape[0] != y->shape[0] || x->shape[1] != y->shape[1] || oh % ih || ow % iw)
+    return no_cg(op, "Resize other than a whole-factor enlargement of H and W", d);
+  if (bx.ext[2] != ih || by.ext[2] != oh || bx.ext[0] != by.ext[0] || bx.ext[1] != by.ext[1])
+    return no_cg(op, "Resize cut along H", d);
+  if (x->dtype != y->dtype) return no_cg(op, "Resize that changes the storage type", d);
+  int64_t fh = oh / ih, fw = ow / iw, lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if (fw > 65535 || fh > 65535 || iw > 65535) return no_cg(op, "Resize dims above 65535", d);
+  int64_t eb = (int64_t)ct_dtype_size(x->dtype), rows = bx.ext[0] * bx.ext[1] * ih;
+  ct_status st = CT_OK;
+  for (int64_t r0 = 0; r0 < rows && !st; r0 += 65535) {
+    int64_t nr = rows - r0 < 65535 ? rows - r0 : 65535;
+    ct_insn in;
+    memset(&in, 0, sizeof in);
+    in.op = CT_ISA_MOVE;
+    struct ct_insn_move *mv = &in.move;
+    mv->src = lx + r0 * iw * eb, mv->dst = ly + r0 * fh * ow * eb, mv->dtype = x->dtype;
+    mv->n = fw, mv->c = nr, mv->h = fh, mv->w = iw;
+    mv->src_sn = 0, mv->src_sc = iw, mv->src_sh = 0, mv->src_sw = 1;
+    mv->dst_sn = 1, mv->dst_sc = fh * ow, mv->dst_sh = ow, mv->dst_sw = fw;
+    st = put(c, &in, nm(op), t, d);
+  }
+  return st;
+}
+
+/* Dense strides (elements) of a box's extents. */
+static void dense_strides(const box *b, int64_t st[4]) {
+  st[3] = 1;
+  for (int i = 2; i >= 0; i--) st[i] = st[i + 1] * b->ext[i + 1];
+}
+
+/* A MOVE of a 4-D block: extents e, source / destination strides (elements). */
+static ct_status move4(mg *c, const ct_op *op, ct_dtype dt, int64_t src, const int64_t ss[4], int64_t dst,
+                       const int64_t ds[4], const int64_t e[4], int64_t t, ct_diag *d) {
+  for (int i = 0; i < 4; i++)
+    if (e[i] > 65535) return no_cg(op, "a tile dimension above 65535", d);
+  if (e[0] * e[1] * e[2] * e[3] == 0) return CT_OK;
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_MOVE;
+  struct ct_insn_move *mv = &in.move;
+  mv->src = src, mv->dst = dst, mv->dtype = dt;
+  mv->n = e[0], mv->c = e[1], mv->h = e[2], mv->w = e[3];
+  mv->src_sn = ss[0], mv->src_sc = ss[1], mv->src_sh = ss[2], mv->src_sw = ss[3];
+  mv->dst_sn = ds[0], mv->dst_sc = ds[1], mv->dst_sh = ds[2], mv->dst_sw = ds[3];
+  return put(c, &in, nm(op), t, d);
+}
+
+/* A tensor-wide REQUANT of `count` dense elements (as 1 × 1 × rows × 64 or 1 × 1 × 1 × count). */
+static ct_status requant_dense(mg *c, const ct_op *op, const ct_value *x, const ct_value *y, int64_t src, int64_t dst,
+                               int64_t count, int32_t m, int s, int64_t t, ct_diag *d) {
+  ct_status st = CT_OK;
+  int64_t ex = (int64_t)ct_dtype_size(x->dtype), ey = (int64_t)ct_dtype_size(y->dtype);
+  for (int64_t o = 0; o < count && !st; o += 65535 * 64) {
+    int64_t k = count - o < 65535 * 64 ? count - o : 65535 * 64, rows = k >= 64 ? k / 64 : 0, rest = k - rows * 64;
+    for (int part = 0; part < 2 && !st; part++) {
+      int64_t h = part ? 1 : rows, w = part ? rest : 64, off = o + (part ? rows * 64 : 0);
+      if (h * w == 0) continue;
+      ct_insn in;
+      memset(&in, 0, sizeof in);
+      in.op = CT_ISA_REQUANT;
+      struct ct_insn_requant *r = &in.requant;
+      r->in = src + off * ex, r->out = dst + off * ey, r->n = 1, r->c = 1, r->h = h, r->w = w;
+      r->rq_mode = CT_ISA_RQ_TENSOR, r->m = m, r->s = s, r->zp_in = ct_tq_zp(x), r->zp_out = ct_tq_zp(y);
+      r->dt_in = x->dtype, r->dt_out = y->dtype;
+      st = put(c, &in, nm(op), t, d);
+    }
+  }
+  return st;
+}
+
+/* Concat along any axis: input k is requantized to the output (ct_tq_rq pair k; skipped
+ * when it is the identity) and moved into its block [c_k, c_k + C_k) of the output tile
+ * along the axis. Input tiles holding more rows along H than the output (another reader's
+ * halo) are gathered first. */
+static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *y = op->out[0];
+  box by;
+  int64_t ax = ct_op_get_int(op, "axis", 0);
+  if (ax < 0) ax += y->ndim;
+  if (!box_of(c, y, &by) || ax < 0 || ax >= y->ndim) return no_cg(op, "rank above 4", d);
+  int cax = (int)ax + 4 - y->ndim;
+  if (op->n_in > 64) return no_cg(op, "more than 64 inputs", d);
+  int32_t m[64];
+  int s[64];
+  ct_status st = ct_tq_rq(op, op->n_in, m, s, d);
+  if (st) return st;
+  int64_t ly = lmem_of(c->gr, y), eb = (int64_t)ct_dtype_size(y->dtype), c0 = 0, ds[4];
+  if (ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if (by.ext[cax] != by.full[cax]) return no_cg(op, "Concat cut along its axis", d);
+  dense_strides(&by, ds);
+  for (int k = 0; k < op->n_in && !st; k++) {
+    const ct_value *x = op->in[k];
+    box bx;
+    int64_t lx = lmem_of(c->gr, x), ss[4];
+    if (x->ndim != y->ndim || !box_of(c, x, &bx) || lx < 0) return no_cg(op, "an input without an LMEM tile", d);
+    if (bx.ext[2] != by.ext[2] && cax != 2 && bx.off[2] <= by.off[2] && bx.off[2] + bx.ext[2] >= by.off[2] + by.ext[2]) {
+      st = gather_rows(c, op, x, &bx, by.off[2], by.off[2] + by.ext[2], &lx, t, d);
+      bx.off[2] = by.off[2], bx.ext[2] = by.ext[2];
+    }
+    for (int i = 0; i < 4 && !st; i++)
+      if (i != cax && bx.ext[i] != by.ext[i]) return no_cg(op, "input and output tiles of different extents", d);
+    int64_t count = bx.ext[0] * bx.ext[1] * bx.ext[2] * bx.ext[3], outer = 1;
+    for (int i = 0; i < cax; i++) outer *= bx.ext[i];
+    bool ident = m[k] == (int32_t)(1u << (s[k] & 31)) && s[k] <= 30 && ct_tq_zp(x) == ct_tq_zp(y);
+    int64_t dst = ly + c0 * ds[cax] * eb, src = lx;
+    if (!st && !(ident && x->dtype == y->dtype)) {
+      if (outer == 1) { /* the block is contiguous: requantize straight into it */
+        st = requant_dense(c, op, x, y, lx, dst, count, m[k], s[k], t, d);
+        c0 += bx.ext[cax];
+        continue;
+      }
+      src = (AL(c->lm_scratch)), c->lm_scratch = src + count * eb;
+      if (c->lm_scratch > c->p->chip.lmem_bytes)
+        return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of Concat scratch", c->gi,
+                           nm(op), (long long)(count * eb));
+      st = requant_dense(c, op, x, y, lx, src, count, m[k], s[k], t, d);
+    }
+    dense_strides(&bx, ss);
+    if (!st) st = move4(c, op, y->dtype, src, ss, dst, ds, bx.ext, t, d);
+    c0 += bx.ext[cax];
+  }
+  return st;
+}
+
+/* Transpose of rank <= 4: one MOVE over the output tile's axes, reading input axis perm[j]
+ * of the input tile for output axis j. */
+static ct_status emit_transpose(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box bx, by;
+  if (!box_of(c, x, &bx) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  int n = 0, pad = 4 - y->ndim;
+  const int64_t *perm = ct_op_get_ints(op, "perm", &n);
+  int64_t xs[4], ss[4], ds[4], lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  dense_strides(&bx, xs), dense_strides(&by, ds);
+  for (int j = 0; j < 4; j++) {
+    int ia = j < pad ? j : (perm && n == y->ndim ? (int)perm[j - pad] : y->ndim - 1 - (j - pad)) + pad;
+    if (ia < 0 || ia > 3 || bx.ext[ia] != by.ext[j] || bx.off[ia] != by.off[j])
+      return no_cg(op, "input and output tiles that do not correspond", d);
+    ss[j] = xs[ia];
+  }
+  return move4(c, op, y->dtype, lx, ss, ly, ds, by.ext, t, d);
+}
+
+/* Slice with constant starts / steps: output index i along an axis reads input index
+ * start + i·step; one MOVE from the input tile. */
+static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box bx, by;
+  if (x->ndim != y->ndim || !box_of(c, x, &bx) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  int pad = 4 - y->ndim;
+  int64_t xs[4], ss[4], ds[4], lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), off = 0;
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  dense_strides(&bx, xs), dense_strides(&by, ds);
+  for (int j = 0; j < 4; j++) {
+    int64_t s0 = 0, step = 1;
+    if (j >= pad && !lg_slice_axis(op, j - pad, &s0, &step)) return no_cg(op, "a Slice with run-time or negative steps", d);
+    int64_t first = s0 + by.off[j] * step - bx.off[j], last = first + (by.ext[j] - 1) * step;
+    if (first < 0 || last >= bx.ext[j]) return no_cg(op, "a Slice tile outside its input tile", d);
+    off += first * xs[j], ss[j] = xs[j] * step;
+  }
+  return move4(c, op, y->dtype, lx + off * (int64_t)ct_dtype_size(x->dtype), ss, ly, ds, by.ext, t, d);
+}
+
+ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+  (void)li;
+  switch (op->kind) {
+  case CT_OP_RESIZE: return emit_resize(c, op, t, d);
+  case CT_OP_CONCAT: return emit_concat(c, op, t, d);
+  case CT_OP_TRANSPOSE: return emit_transpose(c, op, t, d);
+  case CT_OP_SLICE: return emit_slice(c, op, t, d);
+  default: return no_cg(op, NULL, d);
+  }
+}

@@ -1,0 +1,97 @@
+/* cg_int.h: internals of the model codegen shared by compiler/backend/cg_*.c (not a public
+ * API): the codegen context, the tile box of a value, and the helpers every per-op emitter
+ * uses (operand addresses, instruction chaining, DMA boxes, tables, window geometry). */
+#ifndef CT_CG_INT_H
+#define CT_CG_INT_H
+
+#include "compiler/backend/codegen.h"
+#include "compiler/backend/lg_int.h"
+#include "ops/tpu_util.h"
+
+/* The part of a value one tile holds: offsets and extents per canonical NCHW axis (leading
+ * axes of a lower-rank value padded with 1), and the value's full shape. */
+typedef struct box {
+  int64_t off[4], ext[4], full[4]; /* canonical NCHW: leading dims padded with 1 */
+} box;
+
+/* Codegen context of ct_cg_model: the plan, the program being written, the tile ranges of
+ * the current group and tile, the engine of the last instruction, LMEM/GMEM bump pointers. */
+typedef struct mg {
+  const ct_lg_plan *p;
+  ct_program *prog;
+  lg_ctx x;
+  const ct_lg_group *gr;
+  int gi;
+  ct_engine last_eng;
+  bool have_last;
+  int64_t lm_extra, gm_extra;  /* next free LMEM byte of the group, next free GMEM byte */
+  int64_t lm_scratch;          /* next free scratch byte of the current layer (≥ lm_extra) */
+  int64_t *lm_attr;            /* layer index → LMEM address of its requant / LUT table */
+  uint8_t *seen;               /* value id → already loaded in this tile */
+} mg;
+
+/* Window geometry of a CONV/DWCONV/POOL tile along H from the tile's rows. */
+typedef struct win {
+  int64_t kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, ih, oh;
+} win;
+
+/* The layer's name for messages: its location, else its op name. */
+const char *nm(const ct_op *op);
+/* GMEM address the plan gives value v, -1 when it has none. */
+int64_t gmem_of(const ct_lg_plan *p, const ct_value *v);
+/* LMEM address of value v's first buffer copy in group gr, -1 when it has none. */
+int64_t lmem_of(const ct_lg_group *gr, const ct_value *v);
+/* Appends instruction *in (debug record: layer, group, tile), chained after the previous one
+ * by a semaphore when the engine changes. Errors: those of ct_program_add_*. */
+ct_status put(mg *c, ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
+/* Tile box of value v under the current ranges (c->x.rng); false for rank 0 or above 4. */
+bool box_of(const mg *c, const ct_value *v, box *b);
+/* A LOAD (load = true) or STORE of box b between dense LMEM lm and the row-major tensor at
+ * gm (byte addresses, element type dt). */
+void dma_box(ct_insn *in, bool load, ct_dtype dt, int64_t lm, int64_t gm, const box *b);
+/* The ISA activation of a quant activation. */
+ct_isa_act act_of(ct_quant_act a);
+/* Is t an integer storage type (ct_tq_is_storage)? */
+bool is_int(ct_dtype t);
+/* Is op a border Cast (float module input → integer)? Its output is the program input. */
+bool border_cast(const ct_op *op);
+/* Sets CT_ERR_INPUT "layer ... no codegen yet[: why]" and returns it. */
+ct_status no_cg(const ct_op *op, const char *why, ct_diag *d);
+/* GMEM address of a border Cast's integer result (the program input): its own, else the
+ * float input's IO bytes (4 bytes per element, enough for the integer copy). */
+int64_t io_addr(const ct_lg_plan *p, const ct_op *cast);
+/* Places a table (requant pairs or LUT bytes, `bytes` long, element type dt) of layer li
+ * after the group's buffers and in GMEM, loads it, and records its LMEM address in
+ * c->lm_attr[li]. Errors: CT_ERR_LIMIT when LMEM has no room left. */
+ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t bytes, ct_dtype dt, ct_diag *d);
+/* The per-layer tables of the current group: requant pairs of CONV/MATMUL, LUT bytes.
+ * Errors: a float layer, a LUT without 256 entries, CT_ERR_LIMIT. */
+ct_status group_tables(mg *c, ct_diag *d);
+/* Weight zero points must be 0 (CONV and MATMUL have none): CT_ERR_INPUT otherwise. */
+ct_status need_sym(const ct_op *op, const ct_value *w, ct_diag *d);
+/* Is v a weight slice loaded every tile (output-channel / feature cut) in the group? */
+bool is_wslice(const mg *c, const ct_value *v);
+/* Copies rows [ilo, ihi) of the tile box bx (held at *addr) to dense scratch LMEM after the
+ * group's tables; *addr becomes the scratch address. Errors: CT_ERR_LIMIT (no LMEM left). */
+ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, int64_t ilo, int64_t ihi,
+                      int64_t *addr, int64_t t, ct_diag *d);
+/* Window geometry *w of window layer li (kernel kh×kw) for input tile bx and output tile by;
+ * gathers the rows the window reads when the tile holds more. Errors: rows missing from
+ * the tile (CT_ERR_INTERNAL), negative tile padding (no codegen), CT_ERR_LIMIT. */
+ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,
+                    win *w, int64_t *in_addr, int64_t t, ct_diag *d);
+/* Data movement of layer li, tile t (cg_data.c): Resize (nearest, whole factors), Concat
+ * (any axis, inputs requantized), Transpose (rank <= 4), Slice (constant starts / steps).
+ * Errors: a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */
+ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
+/* The table of ConvTranspose layer li (requant pairs, bias and weights reordered for one
+ * 1 × 1 CONV, cg_convt.c) placed like add_table. Errors: no codegen, CT_ERR_LIMIT. */
+ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d);
+/* ConvTranspose (kernel = stride) of layer li, tile t: one CONV into scratch LMEM and k·k
+ * scattering MOVEs. Errors: no codegen (CT_ERR_INPUT), CT_ERR_LIMIT (scratch). */
+ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
+/* Instructions of layer li for tile t (none for border Casts and aliases). Errors: an op or
+ * a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */
+ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d);
+
+#endif

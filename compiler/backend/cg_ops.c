@@ -1,0 +1,254 @@
+/* cg_ops.c: ISA instructions of one layer of one tile (cg_int.h emit_layer): CONV, DWCONV,
+ * POOL, ELTWISE, LUT, REQUANT and MATMUL, and the group's per-layer tables. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/backend/cg_int.h"
+
+/* The per-layer tables of the group: requant pairs of CONV/MATMUL, LUT bytes. */
+ct_status group_tables(mg *c, ct_diag *d) {
+  ct_status st = CT_OK;
+  for (int k = 0; k < c->gr->n_layers && !st; k++) {
+    int li = c->gr->first + k;
+    const ct_op *op = c->p->layers[li].op;
+    if (!border_cast(op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype))
+      return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
+    if (op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) {
+      const ct_value *y = op->out[0];
+      int64_t n = op->kind == CT_OP_CONV ? y->shape[1] : y->shape[y->ndim - 1];
+      int32_t *t = malloc((size_t)n * 2 * sizeof *t), *m = malloc((size_t)n * sizeof *m);
+      int *s = malloc((size_t)n * sizeof *s);
+      if (!t || !m || !s) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+      if (!st) st = ct_tq_rq(op, n, m, s, d);
+      for (int64_t i = 0; !st && i < n; i++) t[2 * i] = m[i], t[2 * i + 1] = s[i];
+      if (!st) st = add_table(c, op, li, t, n * 8, CT_I32, d);
+      free(t), free(m), free(s);
+    } else if (op->kind == CT_OP_CONVTRANSPOSE) {
+      st = cg_convt_tables(c, op, li, d);
+    } else if (op->kind == CT_OP_LUT) {
+      int n = 0;
+      const int64_t *tab = ct_op_get_ints(op, "table", &n);
+      uint8_t b[256];
+      if (n != 256) return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a 256-entry table", nm(op));
+      for (int i = 0; i < 256; i++) b[i] = (uint8_t)tab[i];
+      st = add_table(c, op, li, b, 256, CT_U8, d);
+    }
+  }
+  return st;
+}
+
+static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *wv = op->in[1], *y = op->out[0];
+  const ct_value *bv = op->n_in > 2 ? op->in[2] : NULL;
+  box bx, by;
+  box_of(c, x, &bx), box_of(c, y, &by);
+  int64_t G = ct_op_get_int(op, "group", 1);
+  ct_status st = need_sym(op, wv, d);
+  if (st) return st;
+  if (x->ndim != 4 || (G != 1 && !(G == x->shape[1] && G == y->shape[1])))
+    return no_cg(op, "only group 1 or depthwise NCHW convs", d);
+  int64_t c0 = by.off[1];
+  if (by.ext[1] != y->shape[1] && (G != 1 || bx.ext[1] != x->shape[1]))
+    return no_cg(op, "an output-channel cut of a depthwise conv", d);
+  win w;
+  int64_t xa = lmem_of(c->gr, x);
+  if (xa < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if ((st = window_of(c, op, li, &bx, &by, wv->shape[2], wv->shape[3], &w, &xa, t, d))) return st;
+  ct_quant_act a;
+  int32_t hi;
+  if ((st = ct_tq_act(op, &a, &hi, d))) return st;
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = G == 1 ? CT_ISA_CONV : CT_ISA_DWCONV;
+  struct ct_insn_conv *cv = &in.conv;
+  cv->in = xa, cv->out = lmem_of(c->gr, y), cv->wt = lmem_of(c->gr, wv), cv->rq = c->lm_attr[li] + 8 * c0;
+  cv->bias = bv ? lmem_of(c->gr, bv) : 0, cv->has_bias = bv != NULL;
+  if (bv && !is_wslice(c, bv)) cv->bias += 4 * c0; /* whole bias resident: index the slice */
+  if (!is_wslice(c, wv)) cv->wt += c0 * wv->shape[1] * wv->shape[2] * wv->shape[3];
+  cv->n = bx.ext[0], cv->ic = x->shape[1], cv->ih = w.ih, cv->iw = x->shape[3];
+  cv->oc = by.ext[1], cv->oh = w.oh, cv->ow = y->shape[3];
+  cv->kh = w.kh, cv->kw = w.kw, cv->stride_h = w.sh, cv->stride_w = w.sw;
+  cv->pad_t = w.pt, cv->pad_b = w.pb, cv->pad_l = w.pl, cv->pad_r = w.pr, cv->dil_h = w.dh, cv->dil_w = w.dw;
+  cv->groups = G, cv->dt_in = x->dtype, cv->dt_w = wv->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
+  cv->act = act_of(a), cv->act_hi = a == CT_QUANT_ACT_CLAMP ? hi : 0;
+  cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
+  if (cv->in < 0 || cv->out < 0 || cv->wt < 0 || cv->bias < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  return put(c, &in, nm(op), t, d);
+}
+
+static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box bx, by;
+  box_of(c, x, &bx), box_of(c, y, &by);
+  bool global = op->kind == CT_OP_GLOBALAVERAGEPOOL || op->kind == CT_OP_GLOBALMAXPOOL;
+  bool avg = op->kind == CT_OP_GLOBALAVERAGEPOOL || op->kind == CT_OP_AVERAGEPOOL;
+  if (x->ndim != 4) return no_cg(op, "pooling needs NCHW", d);
+  win w = {.kh = x->shape[2], .kw = x->shape[3], .sh = 1, .sw = 1, .dh = 1, .dw = 1, .ih = bx.ext[2], .oh = 1};
+  ct_status st = CT_OK;
+  int64_t xa = lmem_of(c->gr, x);
+  if (xa < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if (!global) {
+    int n = 0;
+    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n);
+    if (!k || n != 2) return no_cg(op, "needs a 2-D kernel_shape", d);
+    if ((st = window_of(c, op, li, &bx, &by, k[0], k[1], &w, &xa, t, d))) return st;
+    if (w.dh != 1 || w.dw != 1) return no_cg(op, "dilated pooling", d);
+  } else if (bx.ext[2] != x->shape[2]) {
+    return no_cg(op, "global pooling cut along H", d);
+  }
+  int32_t m = 1;
+  int s = 0;
+  if (avg && (st = ct_tq_rq(op, 1, &m, &s, d))) return st;
+  if (m < -32768 || m > 32767) return no_cg(op, "pool multiplier does not fit 16 bits", d);
+  if (!avg && ct_tq_zp(x) != ct_tq_zp(y)) return no_cg(op, "max pooling with different input and output zero points", d);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_POOL;
+  struct ct_insn_pool *pl = &in.pool;
+  pl->in = xa, pl->out = lmem_of(c->gr, y);
+  pl->n = bx.ext[0], pl->c = bx.ext[1], pl->ih = w.ih, pl->iw = x->shape[3], pl->oh = w.oh, pl->ow = y->shape[3];
+  pl->kh = w.kh, pl->kw = w.kw, pl->stride_h = w.sh, pl->stride_w = w.sw;
+  pl->pad_t = w.pt, pl->pad_b = w.pb, pl->pad_l = w.pl, pl->pad_r = w.pr;
+  pl->mode = avg ? CT_ISA_POOL_AVG : CT_ISA_POOL_MAX, pl->dt = x->dtype, pl->m = m, pl->s = s;
+  pl->zp_in = ct_tq_zp(x), pl->zp_out = ct_tq_zp(y);
+  if (x->dtype != y->dtype) return no_cg(op, "pooling that changes the storage type", d);
+  if (pl->in < 0 || pl->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  return put(c, &in, nm(op), t, d);
+}
+
+static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *a = op->in[0], *b = op->in[1], *y = op->out[0];
+  box ba, bb, by;
+  if (!box_of(c, a, &ba) || !box_of(c, b, &bb) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  int nm_ = 0, ns = 0;
+  const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm_), *sv = ct_op_get_ints(op, "rshift", &ns);
+  if (nm_ != 2 || ns != 3) return no_cg(op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]", d);
+  for (int i = 0; i < 2; i++)
+    if (mv[i] < -32768 || mv[i] > 32767) return no_cg(op, "multiplier does not fit 16 bits", d);
+  ct_quant_act act;
+  int32_t hi;
+  ct_status st = ct_tq_act(op, &act, &hi, d);
+  if (st) return st;
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_ELTWISE;
+  struct ct_insn_eltwise *e = &in.eltwise;
+  e->a = lmem_of(c->gr, a), e->b = lmem_of(c->gr, b), e->out = lmem_of(c->gr, y);
+  if (e->a < 0 || e->b < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  /* an operand tile holding more rows than the output (another reader's halo): gather them */
+  box *bo[2] = {&ba, &bb};
+  int64_t *ad[2] = {&e->a, &e->b};
+  for (int k = 0; k < 2 && !st; k++) {
+    box *q = bo[k];
+    if (q->ext[2] > by.ext[2] && by.ext[2] != 1 && q->off[2] <= by.off[2] &&
+        q->off[2] + q->ext[2] >= by.off[2] + by.ext[2]) {
+      st = gather_rows(c, op, op->in[k], q, by.off[2], by.off[2] + by.ext[2], ad[k], t, d);
+      q->off[2] = by.off[2], q->ext[2] = by.ext[2];
+    }
+  }
+  if (st) return st;
+  e->n = by.ext[0], e->c = by.ext[1], e->h = by.ext[2], e->w = by.ext[3];
+  for (int i = 0; i < 4; i++) {
+    if (ba.ext[i] != by.ext[i]) e->bcast_a |= ba.ext[i] == 1 ? 1 << i : 0x10;
+    if (bb.ext[i] != by.ext[i]) e->bcast_b |= bb.ext[i] == 1 ? 1 << i : 0x10;
+  }
+  if (e->bcast_a > 15 || e->bcast_b > 15) return no_cg(op, "operand tiles that do not broadcast", d);
+  e->op = op->kind == CT_OP_ADD ? CT_ISA_ELT_ADD : op->kind == CT_OP_SUB ? CT_ISA_ELT_SUB : CT_ISA_ELT_MUL;
+  e->dt_a = a->dtype, e->dt_b = b->dtype, e->dt_out = y->dtype;
+  e->m_a = mv[0], e->m_b = mv[1], e->s_a = sv[0], e->s_b = sv[1], e->s_out = sv[2];
+  e->zp_a = ct_tq_zp(a), e->zp_b = ct_tq_zp(b), e->zp_out = ct_tq_zp(y);
+  e->act = act_of(act), e->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
+  return put(c, &in, nm(op), t, d);
+}
+
+/* LUT, REQUANT (Requant, integer Cast) and CAST: one input, same tile shape. */
+static ct_status emit_unary(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box by;
+  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  if (op->kind == CT_OP_LUT) {
+    in.op = CT_ISA_LUT;
+    in.lut.in = lx, in.lut.out = ly, in.lut.table = c->lm_attr[li];
+    in.lut.n = by.ext[0], in.lut.c = by.ext[1], in.lut.h = by.ext[2], in.lut.w = by.ext[3];
+    in.lut.dt_in = x->dtype, in.lut.dt_out = y->dtype;
+  } else if (is_int(x->dtype) && is_int(y->dtype)) {
+    int32_t m;
+    int s;
+    ct_status st = ct_tq_rq(op, 1, &m, &s, d);
+    if (st) return st;
+    in.op = CT_ISA_REQUANT;
+    struct ct_insn_requant *r = &in.requant;
+    r->in = lx, r->out = ly, r->n = by.ext[0], r->c = by.ext[1], r->h = by.ext[2], r->w = by.ext[3];
+    r->rq_mode = CT_ISA_RQ_TENSOR, r->m = m, r->s = s, r->zp_in = ct_tq_zp(x), r->zp_out = ct_tq_zp(y);
+    r->dt_in = x->dtype, r->dt_out = y->dtype;
+  } else {
+    return no_cg(op, "float casts inside the model", d);
+  }
+  return put(c, &in, nm(op), t, d);
+}
+
+static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+  const ct_value *a = op->in[0], *b = op->in[1], *y = op->out[0];
+  const ct_value *bias = op->kind == CT_OP_GEMM && op->n_in > 2 ? op->in[2] : NULL;
+  box ba, by;
+  if (!box_of(c, a, &ba) || !box_of(c, y, &by) || b->ndim != 2) return no_cg(op, "only A of rank <= 4 times a 2-D B", d);
+  int64_t f0 = by.off[3], nf = by.ext[3];
+  bool tb = op->kind == CT_OP_GEMM && ct_op_get_int(op, "transB", 0);
+  if (nf != y->shape[y->ndim - 1] && !is_wslice(c, b) && !tb)
+    return no_cg(op, "cut along output features of a resident [K, N] B", d);
+  if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) return no_cg(op, "transA", d);
+  ct_status st = need_sym(op, b, d);
+  ct_quant_act act;
+  int32_t hi;
+  if (!st) st = ct_tq_act(op, &act, &hi, d);
+  if (st) return st;
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_MATMUL;
+  struct ct_insn_matmul *mm = &in.matmul;
+  mm->a = lmem_of(c->gr, a), mm->b = lmem_of(c->gr, b), mm->out = lmem_of(c->gr, y), mm->rq = c->lm_attr[li] + 8 * f0;
+  mm->bias = bias ? lmem_of(c->gr, bias) : 0, mm->has_bias = bias != NULL;
+  if (bias && !is_wslice(c, bias)) mm->bias += 4 * f0;
+  if (!is_wslice(c, b)) mm->b += f0 * ba.ext[3];
+  mm->batch = ba.ext[0] * ba.ext[1], mm->m = ba.ext[2], mm->k = ba.ext[3], mm->n = nf;
+  mm->b_trans = tb, mm->b_bcast = 1;
+  mm->dt_a = a->dtype, mm->dt_b = b->dtype, mm->dt_out = y->dtype, mm->rq_mode = CT_ISA_RQ_CHANNEL;
+  mm->act = act_of(act), mm->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
+  mm->zp_a = ct_tq_zp(a), mm->zp_out = ct_tq_zp(y);
+  if (mm->a < 0 || mm->b < 0 || mm->out < 0 || mm->bias < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  return put(c, &in, nm(op), t, d);
+}
+
+ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
+  const ct_op *op = c->p->layers[li].op;
+  if (border_cast(op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
+  c->lm_scratch = c->lm_extra;
+  for (int i = 0; i < op->n_out; i++)
+    if (!is_int(op->out[i]->dtype)) return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
+  switch (op->kind) {
+  case CT_OP_CONV: return emit_conv(c, op, li, t, d);
+  case CT_OP_ADD:
+  case CT_OP_SUB:
+  case CT_OP_MUL: return emit_eltwise(c, op, t, d);
+  case CT_OP_AVERAGEPOOL:
+  case CT_OP_GLOBALAVERAGEPOOL:
+  case CT_OP_MAXPOOL:
+  case CT_OP_GLOBALMAXPOOL: return emit_pool(c, op, li, t, d);
+  case CT_OP_LUT:
+  case CT_OP_REQUANT:
+  case CT_OP_CAST: return emit_unary(c, op, li, t, d);
+  case CT_OP_GEMM:
+  case CT_OP_MATMUL: return emit_matmul(c, op, li, t, d);
+  case CT_OP_RESIZE:
+  case CT_OP_CONCAT:
+  case CT_OP_TRANSPOSE:
+  case CT_OP_SLICE: return cg_emit_data(c, op, li, t, d);
+  case CT_OP_CONVTRANSPOSE: return cg_emit_convt(c, op, li, t, d);
+  default: return no_cg(op, NULL, d);
+  }
+}
+

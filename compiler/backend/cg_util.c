@@ -1,0 +1,178 @@
+/* cg_util.c: helpers of the model codegen shared by the per-op emitters (cg_int.h):
+ * operand addresses, instruction chaining, DMA boxes, tables and window geometry. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/backend/cg_int.h"
+
+const char *nm(const ct_op *op) { return op->loc ? op->loc : ct_op_name(op->kind); }
+
+int64_t gmem_of(const ct_lg_plan *p, const ct_value *v) {
+  for (int k = 0; k < p->n_gmem; k++)
+    if (p->gmem[k].value == v->id) return p->gmem[k].addr;
+  return -1;
+}
+
+int64_t lmem_of(const ct_lg_group *gr, const ct_value *v) {
+  for (int i = 0; i < gr->n_bufs; i++)
+    if (gr->bufs[i].value == v->id && gr->bufs[i].copy == 0) return gr->bufs[i].addr;
+  return -1;
+}
+
+/* Appends one instruction, chained after the previous one when the engine changes. */
+ct_status put(mg *c, ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
+  ct_engine e = ct_isa_op_engine(in->op);
+  if (c->have_last && e != c->last_eng && e != CT_ENG_CTRL) { /* token for engine e's queue head */
+    c->prog->insns[c->prog->n_insns - 1].signal |= 1u << e;
+    in->wait |= 1u << e;
+  }
+  uint32_t id;
+  ct_status st = ct_program_add_debug(c->prog, layer, c->gi, (int32_t)tile, (int32_t)tile, &id, d);
+  if (st) return st;
+  in->debug_id = id;
+  c->last_eng = e, c->have_last = true;
+  return ct_program_add_insn(c->prog, in, d);
+}
+
+/* Tile box of value v under the current ranges (x.rng). */
+bool box_of(const mg *c, const ct_value *v, box *b) {
+  if (v->ndim < 1 || v->ndim > 4) return false;
+  int pad = 4 - v->ndim;
+  for (int i = 0; i < 4; i++) b->off[i] = 0, b->ext[i] = b->full[i] = i < pad ? 1 : v->shape[i - pad];
+  const lg_rng *r = &c->x.rng[v->id];
+  if (!r->set) return true;
+  if (r->ax >= 0) b->off[r->ax + pad] = r->lo, b->ext[r->ax + pad] = r->hi - r->lo;
+  if (r->nax == 0) b->off[pad] = r->nlo, b->ext[pad] = r->nhi - r->nlo;
+  return true;
+}
+
+/* A LOAD (load = true) or STORE of box b between dense LMEM lm and the row-major tensor at gm. */
+void dma_box(ct_insn *in, bool load, ct_dtype dt, int64_t lm, int64_t gm, const box *b) {
+  int64_t gs[4], ls[4], eb = (int64_t)ct_dtype_size(dt), o = 0;
+  gs[3] = 1, ls[3] = 1;
+  for (int i = 2; i >= 0; i--) gs[i] = gs[i + 1] * b->full[i + 1], ls[i] = ls[i + 1] * b->ext[i + 1];
+  for (int i = 0; i < 4; i++) o += b->off[i] * gs[i];
+  memset(in, 0, sizeof *in);
+  in->op = load ? CT_ISA_LOAD : CT_ISA_STORE;
+  struct ct_insn_load *l = &in->load;
+  if (load) {
+    l->dst = lm, l->src = gm + o * eb, l->dtype = dt;
+    l->n = b->ext[0], l->c = b->ext[1], l->h = b->ext[2], l->w = b->ext[3];
+    l->src_sn = gs[0], l->src_sc = gs[1], l->src_sh = gs[2], l->src_sw = 1;
+    l->dst_sn = ls[0], l->dst_sc = ls[1], l->dst_sh = ls[2], l->dst_sw = 1;
+  } else {
+    struct ct_insn_store *s = &in->store;
+    s->src = lm, s->dst = gm + o * eb, s->dtype = dt;
+    s->n = b->ext[0], s->c = b->ext[1], s->h = b->ext[2], s->w = b->ext[3];
+    s->dst_sn = gs[0], s->dst_sc = gs[1], s->dst_sh = gs[2], s->dst_sw = 1;
+    s->src_sn = ls[0], s->src_sc = ls[1], s->src_sh = ls[2], s->src_sw = 1;
+  }
+}
+
+ct_isa_act act_of(ct_quant_act a) {
+  return a == CT_QUANT_ACT_RELU ? CT_ISA_ACT_RELU : a == CT_QUANT_ACT_CLAMP ? CT_ISA_ACT_CLAMP : CT_ISA_ACT_NONE;
+}
+
+bool is_int(ct_dtype t) { return ct_tq_is_storage(t); }
+
+/* Is layer li a border Cast (float module input → integer)? Its output is the program input. */
+bool border_cast(const ct_op *op) {
+  return op->kind == CT_OP_CAST && op->in[0]->def && op->in[0]->def->kind == CT_OP_INPUT &&
+         ct_dtype_is_float(op->in[0]->dtype) && is_int(op->out[0]->dtype);
+}
+
+ct_status no_cg(const ct_op *op, const char *why, ct_diag *d) {
+  return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (%s): no codegen yet%s%s", nm(op), ct_op_name(op->kind),
+                     why ? ": " : "", why ? why : "");
+}
+
+/* GMEM address of a border Cast's integer result (the program input): its own, else the
+ * float input's IO bytes (4 bytes per element, enough for the integer copy). */
+int64_t io_addr(const ct_lg_plan *p, const ct_op *cast) {
+  int64_t a = gmem_of(p, cast->out[0]);
+  return a >= 0 ? a : gmem_of(p, cast->in[0]);
+}
+
+/* Places a table (requant pairs or LUT bytes) after the group's buffers and in GMEM. */
+ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t bytes, ct_dtype dt, ct_diag *d) {
+  char name[256];
+  snprintf(name, sizeof name, "%s#table", nm(op));
+  int64_t lm = (c->lm_extra + 63) / 64 * 64, gm = (c->gm_extra + 63) / 64 * 64;
+  if (lm + bytes > c->p->chip.lmem_bytes)
+    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte table (the group "
+                       "uses %lld of %lld bytes)", c->gi, nm(op), (long long)bytes, (long long)c->lm_extra,
+                       (long long)c->p->chip.lmem_bytes);
+  ct_status st = ct_program_add_const(c->prog, name, dt, (uint64_t)gm, data, (uint64_t)bytes, d);
+  if (st) return st;
+  c->lm_extra = lm + bytes, c->gm_extra = gm + bytes, c->lm_attr[li] = lm;
+  ct_insn in;
+  int64_t el = bytes / (int64_t)ct_dtype_size(dt), h = el > 65535 && el % 64 == 0 ? el / 64 : 1, w = el / h;
+  box b = {{0, 0, 0, 0}, {1, 1, h, w}, {1, 1, h, w}}; /* rows of 64 when longer than a DMA dim */
+  dma_box(&in, true, dt, lm, gm, &b);
+  return put(c, &in, nm(op), -1, d);
+}
+
+/* Weight zero points must be 0 (CONV and MATMUL have none). */
+ct_status need_sym(const ct_op *op, const ct_value *w, ct_diag *d) {
+  for (int i = 0; i < w->n_scale; i++)
+    if (w->zero_point[i])
+      return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (%s): asymmetric weights (zero point %d) have no codegen", nm(op),
+                         ct_op_name(op->kind), (int)w->zero_point[i]);
+  return CT_OK;
+}
+
+/* Is v a weight slice loaded every tile (output-channel / feature cut) in the group? */
+bool is_wslice(const mg *c, const ct_value *v) {
+  for (int i = 0; i < c->gr->n_bufs; i++)
+    if (c->gr->bufs[i].value == v->id && c->gr->bufs[i].kind == CT_LG_BUF_WSLICE) return true;
+  return false;
+}
+
+
+/* Copies rows [ilo, ihi) of the tile box bx (held at *addr) to dense scratch LMEM after the
+ * group's tables, for a window op whose input buffer holds more rows than it reads (the
+ * hull of several readers); *addr becomes the scratch address. */
+ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, int64_t ilo, int64_t ihi,
+                             int64_t *addr, int64_t t, ct_diag *d) {
+  int64_t eb = (int64_t)ct_dtype_size(x->dtype), rows = ihi - ilo, w = bx->ext[3];
+  int64_t lm = (c->lm_scratch + 63) / 64 * 64, bytes = bx->ext[0] * bx->ext[1] * rows * w * eb;
+  if (lm + bytes > c->p->chip.lmem_bytes)
+    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of input rows", c->gi, nm(op),
+                       (long long)bytes);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_MOVE;
+  struct ct_insn_move *mv = &in.move;
+  mv->src = *addr + (ilo - bx->off[2]) * w * eb, mv->dst = lm, mv->dtype = x->dtype;
+  mv->n = bx->ext[0], mv->c = bx->ext[1], mv->h = rows, mv->w = w;
+  mv->src_sn = bx->ext[1] * bx->ext[2] * w, mv->src_sc = bx->ext[2] * w, mv->src_sh = w, mv->src_sw = 1;
+  mv->dst_sn = bx->ext[1] * rows * w, mv->dst_sc = rows * w, mv->dst_sh = w, mv->dst_sw = 1;
+  *addr = lm;
+  c->lm_scratch = lm + bytes;
+  return put(c, &in, nm(op), t, d);
+}
+
+ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,
+                           win *w, int64_t *in_addr, int64_t t, ct_diag *d) {
+  const ct_lg_layer *l = &c->p->layers[li];
+  int n = 0;
+  const int64_t *pads = ct_op_get_ints(op, "pads", &n), *st = ct_op_get_ints(op, "strides", &n);
+  const int64_t *dl = ct_op_get_ints(op, "dilations", &n);
+  int64_t olo = by->off[2], ohi = olo + by->ext[2], ilo, ihi;
+  w->kh = kh, w->kw = kw, w->sh = l->sh, w->sw = st ? st[1] : 1, w->dh = l->dh, w->dw = dl ? dl[1] : 1;
+  ct_lg_halo_rows(olo, ohi, kh, l->sh, l->dh, l->pad_top, bx->full[2], &ilo, &ihi);
+  if (ilo < bx->off[2] || ihi > bx->off[2] + bx->ext[2])
+    return ct_diag_set(d, CT_ERR_INTERNAL, "layer \"%s\": needs input rows [%lld, %lld), the tile holds [%lld, %lld)", nm(op),
+                       (long long)ilo, (long long)ihi, (long long)bx->off[2], (long long)(bx->off[2] + bx->ext[2]));
+  if (ilo != bx->off[2] || ihi != bx->off[2] + bx->ext[2]) {
+    ct_status st0 = gather_rows(c, op, op->in[0], bx, ilo, ihi, in_addr, t, d);
+    if (st0) return st0;
+  }
+  w->pt = ilo - (olo * l->sh - l->pad_top);
+  w->pb = (ohi - 1) * l->sh - l->pad_top + (kh - 1) * l->dh + 1 - ihi;
+  w->pl = pads ? pads[1] : 0, w->pr = pads ? pads[3] : 0;
+  w->ih = ihi - ilo, w->oh = ohi - olo;
+  if (w->pt < 0 || w->pb < 0) return no_cg(op, "negative padding in a tile", d);
+  return CT_OK;
+}
+
