@@ -194,7 +194,8 @@ static ct_status run(const sim_args *a, ct_diag *d) {
   ct_sim_run_output out;
   memset(&out, 0, sizeof out);
   if (!st) {
-    ct_sim_run_options opt = {a->functional, a->no_race, a->dump != NULL, trace, a->max_cycles, false};
+    ct_sim_run_options opt = {.functional = a->functional, .no_race_check = a->no_race, .dump_all = a->dump != NULL,
+                              .trace = trace, .max_cycles = a->max_cycles};
     st = ct_sim_run(&chip, &prog, &inputs, &opt, &out, d);
     if (st && st != CT_ERR_LIMIT && st != CT_ERR_CHECK) ct_diag_prefix(d, "%s: ", a->prog);
   }
