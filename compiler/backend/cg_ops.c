@@ -234,8 +234,8 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   c->lm_scratch = c->lm_extra;
   for (int i = 0; i < op->n_out; i++)
     if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
-  if (op->kind == CT_OP_SOFTMAX || op->kind == CT_OP_LAYERNORM || (op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype))))
-    return cg_emit_float(c, op, li, t, d);
+  bool float_cast = op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype));
+  if (op->kind == CT_OP_SOFTMAX || op->kind == CT_OP_LAYERNORM || float_cast) return cg_emit_float(c, op, li, t, d);
   switch (op->kind) {
   case CT_OP_CONV: return emit_conv(c, op, li, t, d);
   case CT_OP_ADD:
