@@ -39,8 +39,12 @@ typedef struct cg_sched {
 
 /* Semaphores of the pipeline: 0..3 the compute chain (the receiving engine's index, as in
  * serial order), then per buffer copy b and DMA engine instance e: tile loaded (LD), input
- * copy free (INFREE), output tile computed (DONE), output copy free (OUTFREE). */
-enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, CG_SEM_PIPELINE = 20 };
+ * copy free (INFREE), output tile computed (DONE), output copy free (OUTFREE); then per
+ * ordered pair of different engine instances (e → e'): tile t's transfers on e are done
+ * before tile t + 1's on e' start (LSEQ for loads, SSEQ for stores: the time steps' order,
+ * so a later tile's transfer never takes DDR bandwidth from an earlier one's). */
+enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, CG_SEM_LSEQ = 20, CG_SEM_SSEQ = 22,
+       CG_SEM_PIPELINE = 24 };
 
 /* Appends a copy of *in to s. Errors: CT_ERR_LIMIT when out of memory. */
 ct_status cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
