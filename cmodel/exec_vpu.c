@@ -244,12 +244,12 @@ static ct_status exec_softmax(ct_sim_mem *m, const ct_insn *in, uint32_t index, 
         float v = ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, (a * len + k) * inner + b);
         if (v > mx) mx = v;
       }
-      double sum = 0;
+      double sum = 0; /* in double, as the reference's softmax (ops/math_softmax.c) */
       for (int64_t k = 0; k < len; k++)
-        sum += expf(ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, (a * len + k) * inner + b) - mx);
+        sum += exp((double)ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, (a * len + k) * inner + b) - mx);
       for (int64_t k = 0; k < len; k++) {
         int64_t i = (a * len + k) * inner + b;
-        float e = expf(ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, i) - mx);
+        double e = exp((double)ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, i) - mx);
         ct_elem_setf(mem + S.out, (ct_dtype)S.dt_out, i, (float)(e / sum));
       }
     }

@@ -1,6 +1,8 @@
-/* cmd_deploy.c: `ctpu deploy MODEL.tpu [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu
- * [--test-input F... [--test-reference REF.h5] [--compare-all]] [--mxu-report F.csv]`: plans and generates the
- * program of a whole INT8 Tpu module (compiler/backend: lg.h, codegen.h), optionally runs it
+/* cmd_deploy.c: `ctpu deploy MODEL.onnx|.top|.tpu [--quantize M [--calibration-table T]]
+ * [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input F...
+ * [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]] [--mxu-report F.csv]`: lowers the
+ * model if needed (deploy_load.h), plans and generates the program of a whole INT8 Tpu module
+ * (compiler/backend: lg.h, codegen.h), optionally runs it
  * on the cmodel and compares it with the Tpu reference run in-process (issue 12 item 5,
  * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
 #include <math.h>
@@ -12,9 +14,12 @@
 #include "cmodel/sim.h"
 #include "common/h5io.h"
 #include "compiler/backend/codegen.h"
+#include "common/dequant.h"
+#include "io/compare.h"
 #include "io/inputs.h"
 #include "ir/text.h"
 #include "reference/interp.h"
+#include "tools/deploy_load.h"
 #include "tools/deploy_mxu.h"
 #include "tools/tools.h"
 
@@ -22,24 +27,34 @@
 #define MAX_FILES 16
 
 typedef struct deploy_args {
-  const char *model, *out, *chip, *ref, *mxu;
+  const char *model, *out, *chip, *ref, *quantize, *calib, *input_shapes, *mxu;
   const char *files[MAX_FILES];
   int n_files;
   bool compare_all;
+  ct_compare_tol tol; /* --tolerance for --test-reference */
   ct_lg_options opt;
 } deploy_args;
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: ctpu deploy MODEL.tpu [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
-             "                   [--test-input FILE... [--test-reference REF.h5] [--compare-all]]\n"
+  fprintf(f, "usage: ctpu deploy MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]]\n"
+             "                   [--input-shapes N:DxD..] [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
+             "                   [--test-input FILE... [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]]\n"
              "  plans and generates the program of an INT8 Tpu module; writes OUT.ctpu and\n"
              "  OUT.groups.csv (per group: layers, tile shape, tiles, LMEM bytes, estimated cycles and,\n"
              "  after simulation, simulated cycles, MXU utilization, DDR bytes)\n"
+             "  --quantize M        lower an ONNX model or Top module first (INT8, BF16, F16, F32), as\n"
+             "                      ctpu transform + ctpu lower do (ONNX: no image preprocessing)\n"
+             "  --calibration-table T  INT8 thresholds for a float model (ctpu calibrate)\n"
+             "  --input-shapes S    fix an ONNX model's input shapes (as ctpu transform)\n"
              "  --layer-group S     none, greedy, dp (default), longest\n"
              "  --test-input F...   run the program on the cmodel with these inputs (.h5/.pb/image) and\n"
              "                      compare its outputs with the Tpu reference, bit for bit\n"
-             "  --test-reference R  also compare the outputs (dequantized) with R's tensors\n"
+             "  --test-reference R  also compare the outputs (dequantized) with R's tensors (e.g. the\n"
+             "                      float Top inference) by cosine / euclidean similarity\n"
+             "  --tolerance C,E     minimum cosine and euclidean similarity for --test-reference\n"
+             "                      (default 0.99,0.90, as TPU-MLIR's model_deploy)\n"
              "  --compare-all       compare every tensor the program stores with the reference\n"
+
              "  --mxu-report F.csv  per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed\n"
              "                      form for the whole layer's GEMM (sim columns need --test-input)\n");
 }
@@ -47,18 +62,26 @@ static void usage(FILE *f) {
 static int parse_args(int argc, char **argv, deploy_args *a) {
   memset(a, 0, sizeof *a);
   a->opt.strategy = CT_LG_DP;
+  a->tol = CT_COMPARE_TOL_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
     if (!strcmp(s, "--compare-all")) a->compare_all = true;
-    else if (!strcmp(s, "--test-input")) {
+    else if (!strcmp(s, "--tolerance")) {
+      if (i + 1 >= argc || !ct_tool_parse_tol(argv[++i], &a->tol))
+        return ct_tool_usage(CMD, "--tolerance wants COS,EUC (e.g. 0.99,0.90)");
+    } else if (!strcmp(s, "--test-input")) {
       int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
       if (rc) return rc;
     } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference") ||
+               !strcmp(s, "--quantize") || !strcmp(s, "--calibration-table") || !strcmp(s, "--input-shapes") ||
                !strcmp(s, "--mxu-report")) {
       if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
       const char *v = argv[++i];
       if (!strcmp(s, "-o")) a->out = v;
+      else if (!strcmp(s, "--quantize")) a->quantize = v;
+      else if (!strcmp(s, "--calibration-table")) a->calib = v;
+      else if (!strcmp(s, "--input-shapes")) a->input_shapes = v;
       else if (!strcmp(s, "--chip")) a->chip = v;
       else if (!strcmp(s, "--test-reference")) a->ref = v;
       else if (!strcmp(s, "--mxu-report")) a->mxu = v;
@@ -110,20 +133,28 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
   return CT_OK;
 }
 
-/* Outputs against a file (dequantized program outputs vs float tensors, or bytes). */
-static ct_status check_ref_file(const char *path, const ct_tensor_list *got, int *bad, ct_diag *d) {
+/* The program's outputs (dequantized, common/dequant.h) against the tensors of the same names
+ * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance): one line
+ * per output on stderr; *bad counts the outputs below the tolerance. CT_ERR_INPUT when path
+ * cannot be read or lacks an output; CT_ERR_LIMIT out of memory. */
+static ct_status check_ref_file(const char *path, const ct_tensor_list *got, const ct_compare_tol *tol, int *bad,
+                                ct_diag *d) {
   ct_tensor_list ref;
   ct_tensor_list_init(&ref);
   ct_status st = ct_h5_read(path, &ref, d);
   for (int i = 0; !st && i < got->n; i++) {
-    const ct_tensor *g = got->items[i], *r = ct_tensor_list_find(&ref, g->name);
-    if (!r) { st = ct_diag_set(d, CT_ERR_INPUT, "%s: no tensor \"%s\"", path, g->name); break; }
-    if (ct_tensor_numel(r) != ct_tensor_numel(g)) { (*bad)++; continue; }
-    for (int64_t k = 0; k < ct_tensor_numel(g); k++) {
-      double a = ct_tensor_get_f64(g, k), b = ct_tensor_get_f64(r, k);
-      if (ct_dtype_is_float(r->dtype) && !ct_dtype_is_float(g->dtype) && g->n_scale == 1) a = (a - g->zero_point[0]) * g->scale[0];
-      if (fabs(a - b) > 1e-6 * fmax(1.0, fabs(b))) { (*bad)++; break; }
-    }
+    const ct_tensor *r = ct_tensor_list_find(&ref, got->items[i]->name);
+    ct_tensor *g = NULL;
+    if (!r) st = ct_diag_set(d, CT_ERR_INPUT, "%s: no tensor \"%s\"", path, got->items[i]->name);
+    else st = ct_dequant(got->items[i], &g, d);
+    if (st) break;
+    ct_compare_metrics m;
+    ct_compare_verdict v = ct_compare_tensor(r, g, &m) ? CT_CMP_SHAPE : ct_compare_judge(&m, tol);
+    bool ok = ct_compare_passes(v, &m, tol);
+    fprintf(stderr, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", g->name, path, m.cosine,
+            m.euclid, m.sqnr_db, ok ? ct_compare_verdict_name(v) : "FAIL");
+    *bad += !ok;
+    ct_tensor_free(g);
   }
   ct_tensor_list_free(&ref);
   return st;
@@ -170,7 +201,7 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
       if (!bad++) fprintf(stderr, "deploy: output \"%s\" differs from the Tpu reference\n", s->name);
     }
   }
-  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, &bad, d);
+  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, &a->tol, &bad, d);
   if (!st && a->compare_all)
     fprintf(stderr, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", cc.compared, cc.mismatched,
             cc.mismatched ? "; first: " : "", cc.mismatched ? cc.first : "");
@@ -286,22 +317,24 @@ int ct_cmd_deploy(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   ct_status st = ct_chip_load(a.chip, &chip, &d);
   ct_program_init(&prog, ct_chip_signature(&chip));
-  if (!st) st = ct_ir_load(a.model, &g, &d);
-  if (!st && strcmp(g->dialect, "tpu"))
-    st = ct_diag_set(&d, CT_ERR_INPUT, "%s: a %s module; deploy takes a Tpu module (ctpu lower --quantize INT8)", a.model,
-                     g->dialect);
+  ct_deploy_src src = {a.model, a.quantize, a.calib, a.input_shapes, chip.name};
+  if (!st) st = ct_deploy_load(&src, &g, &d);
   /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
    * they do not fit, plan again with whole banks held back (same bank size), up to 2. */
   int held = 0;
+  ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
+  ct_diag_clear(&first);
   double t0 = now_s();
   for (int k = 0; !st; k++) {
     ct_chip pc = chip;
     pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
     st = ct_lg_plan_graph(g, &pc, &a.opt, &p, &d);
+    if (st == CT_ERR_LIMIT && k > 0) d = first;
     if (st) break;
     p->chip = chip; /* codegen checks against the real LMEM */
     st = ct_cg_model(p, &prog, &d);
     if (st != CT_ERR_LIMIT || k == 2 || chip.lmem_banks - k - 1 < 1) break;
+    if (k == 0) first = d;
     ct_lg_plan_free(p), p = NULL;
     ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
     ct_diag_clear(&d);

@@ -106,6 +106,35 @@ static ct_status requant_dense(mg *c, const ct_op *op, const ct_value *x, const 
   return st;
 }
 
+/* Input k of a Concat whose output block is not contiguous: [outer, row] elements at lx
+ * (dense) go to rows of stride `ostride` elements at dst, requantized. Through scratch LMEM
+ * in chunks of rows (REQUANT, then one MOVE per chunk); when not even one row fits, one
+ * REQUANT per row straight into the output. */
+static ct_status requant_blocks(mg *c, const ct_op *op, const ct_value *x, const ct_value *y, int64_t lx, int64_t dst,
+                                int64_t outer, int64_t row, int64_t ostride, int32_t m, int s, int64_t t, ct_diag *d) {
+  int64_t ex = (int64_t)ct_dtype_size(x->dtype), ey = (int64_t)ct_dtype_size(y->dtype), scr = AL(c->lm_scratch);
+  int64_t fit = scr < c->p->chip.lmem_bytes ? (c->p->chip.lmem_bytes - scr) / (row * ey) : 0;
+  ct_status st = CT_OK;
+  if (fit < 1) {
+    for (int64_t o = 0; o < outer && !st; o++)
+      st = requant_dense(c, op, x, y, lx + o * row * ex, dst + o * ostride * ey, row, m, s, t, d);
+    return st;
+  }
+  if (fit > outer) fit = outer;
+  if (fit > 65535) fit = 65535;
+  int64_t w = row, h = 1; /* a row as h × w with w <= 65535 */
+  while (w > 65535 && w % 2 == 0) w /= 2, h *= 2;
+  if (w > 65535 || h > 65535) return no_cg(op, "a Concat block row above 65535 elements", d);
+  c->lm_scratch = scr + fit * row * ey;
+  for (int64_t o = 0; o < outer && !st; o += fit) {
+    int64_t n = outer - o < fit ? outer - o : fit;
+    st = requant_dense(c, op, x, y, lx + o * row * ex, scr, n * row, m, s, t, d);
+    int64_t e[4] = {1, n, h, w}, ss[4] = {0, row, w, 1}, dd[4] = {0, ostride, w, 1};
+    if (!st) st = move4(c, op, y->dtype, scr, ss, dst + o * ostride * ey, dd, e, t, d);
+  }
+  return st;
+}
+
 /* Concat along any axis: input k is requantized to the output (ct_tq_rq pair k; skipped
  * when it is the identity) and moved into its block [c_k, c_k + C_k) of the output tile
  * along the axis. Input tiles holding more rows along H than the output (another reader's
@@ -147,11 +176,9 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
         c0 += bx.ext[cax];
         continue;
       }
-      src = (AL(c->lm_scratch)), c->lm_scratch = src + count * eb;
-      if (c->lm_scratch > c->p->chip.lmem_bytes)
-        return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of Concat scratch", c->gi,
-                           nm(op), (long long)(count * eb));
-      st = requant_dense(c, op, x, y, lx, src, count, m[k], s[k], t, d);
+      st = requant_blocks(c, op, x, y, lx, dst, outer, count / outer, ds[cax] * by.ext[cax], m[k], s[k], t, d);
+      c0 += bx.ext[cax];
+      continue;
     }
     dense_strides(&bx, ss);
     if (!st) st = move4(c, op, y->dtype, src, ss, dst, ds, bx.ext, t, d);
@@ -197,7 +224,25 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
     if (first < 0 || last >= bx.ext[j]) return no_cg(op, "a Slice tile outside its input tile", d);
     off += first * xs[j], ss[j] = xs[j] * step;
   }
-  return move4(c, op, y->dtype, lx + off * (int64_t)ct_dtype_size(x->dtype), ss, ly, ds, by.ext, t, d);
+  int64_t src = lx + off * (int64_t)ct_dtype_size(x->dtype);
+  if (x->dtype == y->dtype) return move4(c, op, y->dtype, src, ss, ly, ds, by.ext, t, d);
+  /* a float Slice that also rounds (f32 → bf16 / f16, the Tpu reference's storage
+   * rounding): MOVE to scratch, then CAST float → float (nearest even) */
+  if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return no_cg(op, "a Slice that changes an integer type", d);
+  int64_t count = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3], scr = AL(c->lm_scratch);
+  if (scr + count * (int64_t)ct_dtype_size(x->dtype) > c->p->chip.lmem_bytes)
+    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of Slice scratch", c->gi, nm(op),
+                       (long long)(count * (int64_t)ct_dtype_size(x->dtype)));
+  c->lm_scratch = scr + count * (int64_t)ct_dtype_size(x->dtype);
+  ct_status st = move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
+  if (st) return st;
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_CAST;
+  struct ct_insn_cast *k = &in.cast;
+  k->in = scr, k->out = ly, k->n = by.ext[0], k->c = by.ext[1], k->h = by.ext[2], k->w = by.ext[3];
+  k->dt_in = x->dtype, k->dt_out = y->dtype, k->scale = 1;
+  return put(c, &in, nm(op), t, d);
 }
 
 ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {

@@ -51,7 +51,9 @@ int64_t lmem_of(const ct_lg_group *gr, const ct_value *v);
  * `layer` (borrowed: an op location or value name); the group's schedule (cg_sched_group)
  * sets its semaphores and emits it. Errors: CT_ERR_LIMIT (out of memory). */
 ct_status put(mg *c, ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
-/* Tile box of value v under the current ranges (c->x.rng); false for rank 0 or above 4. */
+/* Tile box of value v under the current ranges (c->x.rng). Rank 0 is 1×1×1×1; rank > 4
+ * folds its leading axes into N (false when the tile cuts one of them). Weights are whole:
+ * the planner keeps them resident (a weight slice's loader narrows the box itself). */
 bool box_of(const mg *c, const ct_value *v, box *b);
 /* A LOAD (load = true) or STORE of box b between dense LMEM lm and the row-major tensor at
  * gm (byte addresses, element type dt). */
@@ -98,6 +100,11 @@ ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d);
 /* ConvTranspose (kernel = stride) of layer li, tile t: one CONV into scratch LMEM and k·k
  * scattering MOVEs. Errors: no codegen (CT_ERR_INPUT), CT_ERR_LIMIT (scratch). */
 ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
+/* Is op a layer whose float result has codegen (casts, Softmax, data movement)? */
+bool cg_float_ok(const ct_op *op);
+/* Float layers of layer li, tile t (cg_float.c): int <-> float Casts whose f32 scale field
+ * gives the reference's results, Softmax. Errors: no codegen (CT_ERR_INPUT naming the layer). */
+ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* Instructions of layer li for tile t (none for border Casts and aliases). Errors: an op or
  * a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */
 ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d);

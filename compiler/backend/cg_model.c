@@ -194,12 +194,14 @@ static ct_status model_io(mg *c, ct_diag *d) {
     bool bordered = false;
     for (int j = 0; j < p->n_layers; j++)
       if (border_cast(p->layers[j].op) && p->layers[j].op->in[0] == op->out[0]) bordered = true;
-    if (!bordered && is_int(op->out[0]->dtype)) st = add_io(c, op->out[0], op->out[0]->name, false, gmem_of(p, op->out[0]), d);
-    else if (!bordered) st = ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": a float input must feed an integer Cast", op->out[0]->name);
+    bool stored = is_int(op->out[0]->dtype) || ct_dtype_is_float(op->out[0]->dtype); /* float: read by float layers */
+    if (!bordered && stored) st = add_io(c, op->out[0], op->out[0]->name, false, gmem_of(p, op->out[0]), d);
+    else if (!bordered) st = ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": neither integer nor float storage", op->out[0]->name);
   }
   for (int i = 0; i < p->g->n_outputs && !st; i++) {
     const ct_value *v = p->g->outputs[i];
-    if (!is_int(v->dtype)) return ct_diag_set(d, CT_ERR_INPUT, "output \"%s\" is not integer: no codegen", v->name);
+    if (!is_int(v->dtype) && !ct_dtype_is_float(v->dtype))
+      return ct_diag_set(d, CT_ERR_INPUT, "output \"%s\" has neither integer nor float storage: no codegen", v->name);
     st = add_io(c, v, v->name, true, gmem_of(p, v), d);
   }
   return st;

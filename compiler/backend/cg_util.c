@@ -26,11 +26,13 @@ ct_status put(mg *c, ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
 
 /* Tile box of value v under the current ranges (x.rng). */
 bool box_of(const mg *c, const ct_value *v, box *b) {
-  if (v->ndim < 1 || v->ndim > 4) return false;
-  int pad = 4 - v->ndim;
+  if (v->ndim < 0) return false;
+  int pad = 4 - v->ndim, fold = v->ndim > 4 ? v->ndim - 4 : 0; /* rank > 4: leading axes folded into N */
   for (int i = 0; i < 4; i++) b->off[i] = 0, b->ext[i] = b->full[i] = i < pad ? 1 : v->shape[i - pad];
+  for (int i = 0; i < fold; i++) b->ext[0] *= v->shape[i], b->full[0] = b->ext[0];
   const lg_rng *r = &c->x.rng[v->id];
-  if (!r->set) return true;
+  if (!r->set || ct_lg_is_weight(v)) return true; /* weights: resident whole (the planner's RES) */
+  if (fold && ((r->ax >= 0 && r->ax <= fold) || r->nax == 0)) return false;
   if (r->ax >= 0) b->off[r->ax + pad] = r->lo, b->ext[r->ax + pad] = r->hi - r->lo;
   if (r->nax == 0) b->off[pad] = r->nlo, b->ext[pad] = r->nhi - r->nlo;
   return true;

@@ -1,0 +1,123 @@
+/* cg_float.c: codegen of the float layers the INT8 lowering keeps (cg_int.h): Casts between
+ * integer and float storage (CAST) and Softmax (SOFTMAX) in bf16 / f16 / f32.
+ *
+ * The ISA's CAST carries its scale as f32 while the Tpu reference (ops/tpu_elt.c
+ * ct_tpu_cast) uses the value's double scale. A cast is emitted only when that makes no
+ * difference: the f32 nearest the scale, or one a few ulps away, is taken when every
+ * possible input (all 2^8 / 2^16 integers, or all 2^16 bf16 / f16 bit patterns) converts to
+ * the same result through quant/ with it as with the double; f32 inputs need a scale that
+ * f32 holds exactly. Otherwise the layer fails with "no codegen" naming it. */
+#include <math.h>
+#include <string.h>
+
+#include "compiler/backend/cg_int.h"
+#include "quant/quant.h"
+
+static bool low_float(ct_dtype t) { return t == CT_BF16 || t == CT_F16; }
+
+/* Does int → float with the f32 scale sf give every result the double scale gives? */
+static bool dequant_exact(ct_dtype in, ct_dtype out, double scale, double sf, int32_t zp) {
+  int64_t lo = in == CT_I8 ? -128 : in == CT_U8 ? 0 : in == CT_I16 ? -32768 : in == CT_U16 ? 0 : 1;
+  int64_t hi = in == CT_I8 ? 127 : in == CT_U8 ? 255 : in == CT_I16 ? 32767 : in == CT_U16 ? 65535 : 0;
+  for (int64_t q = lo; q <= hi; q++) {
+    float a = ct_quant_round_float((float)ct_quant_dequantize((int32_t)q, scale, zp), out);
+    float b = ct_quant_round_float((float)ct_quant_dequantize((int32_t)q, sf, zp), out);
+    if (memcmp(&a, &b, sizeof a)) return false;
+  }
+  return lo <= hi;
+}
+
+/* Does float → int with the f32 scale sf give every result the double scale gives? */
+static bool quant_exact(ct_dtype in, ct_dtype out, double scale, double sf, int32_t zp) {
+  if (!low_float(in)) return sf == scale;
+  for (uint32_t h = 0; h < 65536; h++) {
+    float x = in == CT_BF16 ? ct_quant_bf16_to_f32((uint16_t)h) : ct_quant_f16_to_f32((uint16_t)h);
+    if (isnan(x)) continue;
+    if (ct_quant_quantize(x, scale, zp, out) != ct_quant_quantize(x, sf, zp, out)) return false;
+  }
+  return true;
+}
+
+static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box by;
+  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  bool fi = ct_dtype_is_float(x->dtype), fo = ct_dtype_is_float(y->dtype);
+  const ct_value *q = fi ? y : x;
+  double scale = 1;
+  int32_t zp = 0;
+  if (fi != fo) {
+    if (q->n_scale != 1) return no_cg(op, "a cast without per-tensor quant parameters", d);
+    scale = q->scale[0], zp = q->zero_point[0];
+    /* the f32 nearest the scale, else a neighbour a few ulps away, that reproduces every result */
+    float f = (float)scale, cand = f;
+    bool ok = false;
+    for (int k = 0; k < 9 && !ok; k++) {
+      cand = f;
+      for (int j = 0; j < (k + 1) / 2; j++) cand = nextafterf(cand, k % 2 ? INFINITY : 0.0f);
+      ok = cand > 0 && (fi ? quant_exact(x->dtype, y->dtype, scale, cand, zp)
+                           : dequant_exact(x->dtype, y->dtype, scale, cand, zp));
+    }
+    if (!ok) return no_cg(op, "no f32 scale (the CAST field) reproduces every result of its double scale", d);
+    scale = cand;
+  }
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_CAST;
+  struct ct_insn_cast *k = &in.cast;
+  k->in = lx, k->out = ly, k->n = by.ext[0], k->c = by.ext[1], k->h = by.ext[2], k->w = by.ext[3];
+  k->dt_in = x->dtype, k->dt_out = y->dtype, k->scale = (float)scale, k->zp = zp;
+  return put(c, &in, nm(op), t, d);
+}
+
+/* Softmax along `axis` (coerce_2d: over axis..end flattened) as SOFTMAX over the tile viewed
+ * as [outer, len, inner] (axis 2 of n = 1, c = outer, h = len, w = inner). */
+static ct_status emit_softmax(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box by;
+  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  int64_t ax = ct_op_get_int(op, "axis", -1);
+  if (ax < 0) ax += y->ndim;
+  bool coerce = ct_op_get_int(op, "coerce_2d", 0) != 0;
+  int cax = (int)ax + 4 - y->ndim;
+  if (ax < 0 || ax >= y->ndim) return no_cg(op, "bad axis", d);
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int i = 0; i < 4; i++) {
+    if (i < cax) outer *= by.ext[i];
+    else if (i == cax || coerce) len *= by.ext[i];
+    else inner *= by.ext[i];
+    if (i >= cax && (i == cax || coerce) && by.ext[i] != by.full[i]) return no_cg(op, "Softmax cut along its axis", d);
+  }
+  if (outer > 65535 || len > 65535 || inner > 65535) return no_cg(op, "a Softmax view above 65535 along a dim", d);
+  if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return no_cg(op, "integer Softmax", d);
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_SOFTMAX;
+  struct ct_insn_softmax *s = &in.softmax;
+  s->in = lx, s->out = ly, s->n = 1, s->c = outer, s->h = len, s->w = inner, s->axis = 2;
+  s->dt_in = x->dtype, s->dt_out = y->dtype;
+  return put(c, &in, nm(op), t, d);
+}
+
+bool cg_float_ok(const ct_op *op) {
+  switch (op->kind) {
+  case CT_OP_CAST:
+  case CT_OP_SOFTMAX:
+  case CT_OP_TRANSPOSE:
+  case CT_OP_SLICE: return true;
+  default: return false;
+  }
+}
+
+ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+  (void)li;
+  switch (op->kind) {
+  case CT_OP_CAST: return emit_cast(c, op, t, d);
+  case CT_OP_SOFTMAX: return emit_softmax(c, op, t, d);
+  default: return no_cg(op, NULL, d);
+  }
+}

@@ -1,0 +1,156 @@
+/* test_deploy_models.c: `ctpu deploy --compare-all` on the shared detection models lowered to
+ * INT8 — PP-OCRv4 det (160×160: Resize, Concat, ConvTranspose, LUTs), Ultraface-RFB-320
+ * (Transpose, Reshape views, Slice, Concat along other axes, a BF16 Softmax output) and
+ * YOLOX-Nano (float Slices of the f32 input, MaxPool, Resize, Concat, Transpose): every
+ * stored tensor must equal the Tpu reference bit for bit on the default chip and two sweep
+ * chips. Calibration tables are built in-process (tests/lower_calib.c) from one input.
+ * Also: deploy straight from MODEL.onnx and MODEL.top (lowered first), its usage errors, and
+ * a chip whose LMEM is too small (exit 4 naming the layer and the bytes, nothing written).
+ * Needs ../shared. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lower_calib.h"
+#include "tests/testutil.h"
+
+typedef struct model_case {
+  const char *dir, *tag;
+  const char *transform_opts; /* --input-shapes and preprocessing */
+  const char *input;          /* under ../shared: calibration and test input */
+} model_case;
+
+static const model_case cases[] = {
+    {"ppocrv4-det", "det", "--input-shapes x:1x3x160x160 --mean 123.675,116.28,103.53 --scale 0.01712,0.0175,0.01743",
+     "images/misc/skimage_coffee.jpg"},
+    {"ultraface-rfb-320", "uf", "", "models/ultraface-rfb-320/test_data_set_0/input_0.pb"},
+    {"yolox-nano", "yx", "", "models/yolox-nano/test_data_set_0/input_0.pb"},
+};
+
+/* Sweep chips of test_deploy (index k there): 4 = 16×64 WS 256 KiB 4 banks 2 load engines;
+ * 11 = 16×16 OS 1 MiB 8 banks, 2 store engines. */
+static const int sweep[] = {4, 11};
+
+static char top[3][600], tpu[3][600], calib[3][620], input[3][600];
+
+/* Transforms, calibrates (max) and lowers model i to INT8. */
+static void prepare(int i) {
+  const model_case *mc = &cases[i];
+  char out[8192], err[512], name[64];
+  snprintf(name, sizeof name, "%s.top", mc->tag), snprintf(top[i], sizeof top[i], "%s", ct_test_tmp_path(name));
+  snprintf(name, sizeof name, "%s.tpu", mc->tag), snprintf(tpu[i], sizeof tpu[i], "%s", ct_test_tmp_path(name));
+  snprintf(calib[i], sizeof calib[i], "%s.calib", top[i]);
+  snprintf(input[i], sizeof input[i], "%s", ct_test_shared_path("%s", mc->input));
+  int rc = ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s' %s",
+                            ct_test_shared_path("models/%s/model.onnx", mc->dir), top[i], mc->transform_opts);
+  ck_assert_msg(rc == 0, "%s: transform: %s", mc->dir, out);
+  const char *files[1] = {input[i]};
+  ck_assert_msg(ct_test_calibrate(top[i], files, 1, CT_CALIB_MAX, 0, calib[i], err, sizeof err), "%s: %s", mc->dir, err);
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top[i], calib[i],
+                        tpu[i]);
+  ck_assert_msg(rc == 0, "%s: lower: %s", mc->dir, out);
+}
+
+/* Writes sweep chip k (the formula of test_deploy / test_backend_models) and returns its path. */
+static const char *sweep_chip(int k) {
+  static const int mxu[][2] = {{8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}};
+  static const long lmem[] = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20};
+  static const int banks[] = {4, 8, 16, 32}, ddr[] = {8, 16, 32, 64, 128};
+  char json[512], path[64];
+  snprintf(json, sizeof json,
+           "{\"name\": \"sweep%d\", \"mxu.rows\": %d, \"mxu.cols\": %d, \"lmem.bytes\": %ld, \"lmem.banks\": %d, "
+           "\"gmem.bytes_per_cycle\": %d, \"mxu.dataflow\": \"%s\", \"dma.load_engines\": %d, \"dma.store_engines\": %d}",
+           k, mxu[k % 5][0], mxu[k % 5][1], lmem[(k / 2) % 5], banks[(k / 3) % 4], ddr[(k * 3 / 2) % 5], k % 2 ? "os" : "ws",
+           1 + (k / 4) % 2, 1 + (k / 8) % 2);
+  snprintf(path, sizeof path, "dm_sweep%d.json", k);
+  const char *p = ct_test_tmp_path(path);
+  ck_assert(ct_test_write_file(p, json, strlen(json)));
+  return p;
+}
+
+/* Deploys `model opts` with --compare-all; asserts exit 0, at least `min` tensors compared
+ * and none differing; prints the summary line. */
+static void deploy_exact(const char *model, const char *opts, const char *chip, const char *in, const char *tag, int min) {
+  char out[8192], chipopt[700] = "";
+  if (chip) snprintf(chipopt, sizeof chipopt, "--chip '%s'", chip);
+  int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s %s -o '%s' --test-input '%s' --compare-all", model, opts,
+                            chipopt, ct_test_tmp_path(tag), in);
+  int compared = -1, differ = -1;
+  const char *m = strstr(out, "--compare-all: ");
+  ck_assert_msg(rc == 0 && m && sscanf(m, "--compare-all: %d stored tensors compared, %d differ", &compared, &differ) == 2,
+                "%s: deploy exited %d: %s", tag, rc, out);
+  ck_assert_msg(compared >= min && differ == 0, "%s: %s", tag, out);
+  const char *line = strstr(out, "deploy ");
+  printf("%s\n", line ? line : out);
+}
+
+START_TEST(test_models) {
+  int i = _i;
+  prepare(i);
+  char tag[64];
+  snprintf(tag, sizeof tag, "%s.ctpu", cases[i].tag);
+  deploy_exact(tpu[i], "", NULL, input[i], tag, 20);
+  for (size_t k = 0; k < sizeof sweep / sizeof sweep[0]; k++) {
+    snprintf(tag, sizeof tag, "%s_sweep%d.ctpu", cases[i].tag, sweep[k]);
+    deploy_exact(tpu[i], "", sweep_chip(sweep[k]), input[i], tag, 20);
+  }
+  if (i == 0) { /* the same from the Top module, lowered by deploy */
+    char opts[2048];
+    snprintf(opts, sizeof opts, "--quantize INT8 --calibration-table '%s'", calib[i]);
+    deploy_exact(top[i], opts, NULL, input[i], "det_from_top.ctpu", 20);
+  }
+  if (i == 1) { /* straight from the ONNX model (no preprocessing: a tensor input) */
+    char opts[2048];
+    snprintf(opts, sizeof opts, "--quantize INT8 --calibration-table '%s'", calib[i]);
+    deploy_exact(ct_test_shared_path("models/%s/model.onnx", cases[i].dir), opts, NULL, input[i], "uf_from_onnx.ctpu", 20);
+  }
+}
+END_TEST
+
+/* Usage errors of the lowering options and a chip whose LMEM is too small. */
+START_TEST(test_errors) {
+  char out[8192];
+  const char *prog = ct_test_tmp_path("dm_err.ctpu");
+  int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s'", top[0], prog);
+  ck_assert_msg(rc == 3 && strstr(out, "Tpu module"), "Top without --quantize: %d %s", rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --quantize INT8 -o '%s'", top[0], prog);
+  ck_assert_msg(rc == 2 && strstr(out, "calibration table"), "INT8 without a table: %d %s", rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --quantize INT8 -o '%s'", tpu[0], prog);
+  ck_assert_msg(rc == 2 && strstr(out, "already a Tpu module"), "--quantize on a Tpu module: %d %s", rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --quantize INT9 -o '%s'", top[0], prog);
+  ck_assert_msg(rc == 2 && strstr(out, "INT9"), "bad mode: %d %s", rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --input-shapes x:1x3x32x32 -o '%s'", tpu[0], prog);
+  ck_assert_msg(rc == 2 && strstr(out, "ONNX"), "--input-shapes on a Tpu module: %d %s", rc, out);
+  static const char *const tiny[] = {"{\"name\": \"tiny\", \"lmem.bytes\": 16384, \"lmem.banks\": 4}",
+                                     "{\"name\": \"tiny64\", \"lmem.bytes\": 65536, \"lmem.banks\": 4}"};
+  for (int k = 0; k < 2; k++) {
+    const char *chip = ct_test_tmp_path(k ? "dm_tiny64.json" : "dm_tiny.json");
+    ck_assert(ct_test_write_file(chip, tiny[k], strlen(tiny[k])));
+    rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --chip '%s' -o '%s'", tpu[0], chip, prog);
+    ck_assert_msg(rc == 4 && strstr(out, "layer \"") && strstr(out, "bytes") && strstr(out, k ? "65536" : "16384"),
+                  "too small LMEM: %d %s", rc, out);
+    ck_assert_msg(!ct_test_file_exists(prog), "a failed deploy wrote %s", prog);
+  }
+}
+END_TEST
+
+static void setup(void) { prepare(0); }
+
+static Suite *suite(void) {
+  Suite *s = suite_create("deploy_models");
+  TCase *tc = tcase_create("models");
+  tcase_set_timeout(tc, 600);
+  tcase_add_loop_test(tc, test_models, 0, 3);
+  suite_add_tcase(s, tc);
+  TCase *te = tcase_create("errors");
+  tcase_set_timeout(te, 120);
+  tcase_add_unchecked_fixture(te, setup, NULL);
+  tcase_add_test(te, test_errors);
+  suite_add_tcase(s, te);
+  return s;
+}
+
+int main(void) {
+  ct_test_require_shared("test_deploy_models");
+  return ct_test_run_suite(suite());
+}
