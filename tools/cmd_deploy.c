@@ -320,7 +320,7 @@ int ct_cmd_deploy(int argc, char **argv) {
   ct_deploy_src src = {a.model, a.quantize, a.calib, a.input_shapes, chip.name};
   if (!st) st = ct_deploy_load(&src, &g, &d);
   /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
-   * they do not fit, plan again with whole banks held back (same bank size), up to 2. */
+   * they do not fit, plan again with whole banks held back (same bank size), up to half of them. */
   int held = 0;
   ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
   ct_diag_clear(&first);
@@ -333,7 +333,7 @@ int ct_cmd_deploy(int argc, char **argv) {
     if (st) break;
     p->chip = chip; /* codegen checks against the real LMEM */
     st = ct_cg_model(p, &prog, &d);
-    if (st != CT_ERR_LIMIT || k == 2 || chip.lmem_banks - k - 1 < 1) break;
+    if (st != CT_ERR_LIMIT || 2 * (k + 1) > chip.lmem_banks || chip.lmem_banks - k - 1 < 1) break;
     if (k == 0) first = d;
     ct_lg_plan_free(p), p = NULL;
     ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
