@@ -180,8 +180,10 @@ static ct_status pipeline(cg_sched *s, int gi, cg_stage *st, const plan *p, ct_d
   size_t last = 0;
   ct_status rc = CT_OK;
   for (int64_t step = 0; step < T + 2 && !rc; step++) {
-    if (step < T) rc = dma_phase(s, gi, st, p, PH_LOAD, step, step, CG_SEM_INFREE, step >= 2, CG_SEM_LD, true, d);
-    if (!rc && step >= 1 && step - 1 < T) rc = compute_phase(s, gi, st, p, step - 1, step, &last, d);
+    /* compute first: its MOVEs run on load engine 0 and must not queue behind the next
+     * tile's LOADs (every wait's signaller is still emitted in an earlier step) */
+    if (step >= 1 && step - 1 < T) rc = compute_phase(s, gi, st, p, step - 1, step, &last, d);
+    if (!rc && step < T) rc = dma_phase(s, gi, st, p, PH_LOAD, step, step, CG_SEM_INFREE, step >= 2, CG_SEM_LD, true, d);
     if (!rc && step >= 2)
       rc = dma_phase(s, gi, st, p, PH_STORE, step - 2, step, CG_SEM_DONE, true, CG_SEM_OUTFREE, step < T, d);
   }
