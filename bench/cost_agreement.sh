@@ -18,7 +18,7 @@ prepare_models
 # ratios of one deploy run: "tiles ratio" lines (the CSV's 6th and 10th columns; quoted names hold no commas)
 ratios() {
   local out=$tmp/r.ctpu
-  "$ctpu" deploy "$(tpu_of "$1")" --layer-group "$2" ${3:+--chip "$3"} -o "$out" --test-input "$(input_of "$1")" \
+  "$ctpu" deploy "$(tpu_of "$1")" --layer-group "$2" ${3:+--chip "$3"} -o "$out" --test-input "$(input_of "$1")" --compare-all \
     >"$tmp/log" 2>&1 || { echo "  ($1 $2 ${3:-default}: deploy failed: $(tail -c 300 "$tmp/log"))" >&2; return; }
   awk -F, 'NR > 1 && $10 != "" { print $6, $10 }' "$out.groups.csv"
 }

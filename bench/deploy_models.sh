@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # deploy_models.sh: shared helpers of the deploy benchmarks (sourced, not run). Prepares the
 # INT8 Tpu modules of the models `ctpu deploy` covers into $tmp — fmnist-rescnn (calibrated
-# with KLD on the first 8 Fashion-MNIST test images) and the QDQ MobileNetV2 (its own scales)
-# — and writes the 32 sweep chips of tests/test_deploy.c (sweep_json K FILE).
+# with KLD on the first 8 Fashion-MNIST test images), the QDQ MobileNetV2 (its own scales),
+# ultraface-rfb-320 and yolox-nano (max-calibrated on their test input) — and writes the 32 sweep chips of tests/test_deploy.c (sweep_json K FILE).
 # Needs: $ctpu, $tmp, $shared (../shared). Defines: models (names), tpu_of, input_of.
 prepare_models() {
   models=()
@@ -19,12 +19,23 @@ prepare_models() {
       "$ctpu" lower "$tmp/mobilenetv2.top" --quantize INT8 -o "$tmp/mobilenetv2.tpu" >/dev/null 2>&1 &&
       models+=(mobilenetv2)
   fi
+  local m
+  for m in ultraface-rfb-320 yolox-nano; do
+    local dir=$shared/models/$m
+    [ -f "$dir/model.onnx" ] || continue
+    "$ctpu" transform "$dir/model.onnx" -o "$tmp/$m.top" >/dev/null 2>&1 &&
+      "$ctpu" calibrate "$tmp/$m.top" --dataset "$dir/test_data_set_0/input_0.pb" --method minmax -o "$tmp/$m.calib" \
+        >/dev/null 2>&1 &&
+      "$ctpu" lower "$tmp/$m.top" --quantize INT8 --calibration-table "$tmp/$m.calib" -o "$tmp/$m.tpu" >/dev/null 2>&1 &&
+      models+=("$m")
+  done
 }
 tpu_of() { echo "$tmp/$1.tpu"; }
 input_of() {
   case $1 in
     fmnist) echo "$shared/models/fmnist-rescnn/test_data_set_0/input_0.pb" ;;
     mobilenetv2) echo "$shared/models/mobilenetv2-torchvision-qdq-int8/test_data_set_0/input_0.pb" ;;
+    *) echo "$shared/models/$1/test_data_set_0/input_0.pb" ;;
   esac
 }
 # The sweep chip K (0..31) of tests/test_deploy.c as dotted-key JSON into FILE.

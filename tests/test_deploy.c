@@ -60,6 +60,32 @@ static void setup(void) {
   ck_assert_msg(rc == 0, "lower BF16: %s", out);
 }
 
+/* Every group the program ran (OUT.groups.csv rows with sim_cycles) must have its estimated
+ * cycles within 15 % of the simulated ones: the planner's pipeline model (lg_cost.c) and the
+ * schedule the codegen emits (cg_sched.c) agree — a serial schedule of a pipelined group
+ * lands near 0.5-0.7. */
+static void check_agreement(const char *csv, const char *tag) {
+  char *text = ct_test_read_file(csv, NULL);
+  ck_assert_msg(text != NULL, "%s: no groups CSV", tag);
+  int rows = 0;
+  for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+    char *end = strchr(line + 1, '\n'), *f = line + 1;
+    int col = 0;
+    bool quoted = false;
+    for (char *q = f; q < (end ? end : f + strlen(f)) && col < 9; q++) { /* to the 10th column */
+      if (*q == '"') quoted = !quoted;
+      else if (*q == ',' && !quoted && ++col == 9) f = q + 1;
+    }
+    if (col < 9 || *f == ',' || *f == '\n' || !*f) continue; /* not simulated (a view) */
+    double r = strtod(f, NULL);
+    rows++;
+    ck_assert_msg(r >= 0.85 && r <= 1.15, "%s: estimated / simulated cycles %.4f outside [0.85, 1.15]: %.*s", tag, r,
+                  (int)((end ? end : f + strlen(f)) - line - 1), line + 1);
+  }
+  ck_assert_msg(rows > 0, "%s: no simulated groups in %s", tag, csv);
+  free(text);
+}
+
 /* Deploys on chip (NULL = default) with strategy s and input sample i; asserts bit-exact. */
 static void deploy_exact(const char *chip, const char *s, int i, const char *tag) {
   char out[8192], prog[700], chipopt[700] = "";
@@ -78,6 +104,7 @@ static void deploy_exact(const char *chip, const char *s, int i, const char *tag
   char *text = ct_test_read_file(csv, NULL);
   ck_assert_msg(text && strstr(text, "sim_cycles"), "%s: no groups CSV", tag);
   free(text);
+  check_agreement(csv, tag);
   const char *line = strstr(out, "deploy ");
   printf("%s\n", line ? line : out);
 }
@@ -189,6 +216,9 @@ START_TEST(test_mnv2) {
                   compared >= 5 && differ == 0, "mobilenetv2 chip %d: %d %s", k, rc, out);
     const char *line = strstr(out, "deploy ");
     printf("%s\n", line ? line : out);
+    char csv[800];
+    snprintf(csv, sizeof csv, "%s.groups.csv", ct_test_tmp_path(tag));
+    check_agreement(csv, tag);
   }
   /* `ctpu sim` takes the same ONNX TensorProto input as deploy */
   rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --input '%s' -o '%s'", ct_test_tmp_path("mq-1.ctpu"), in,

@@ -73,6 +73,7 @@ static ct_status serial(cg_sched *s, int gi, cg_stage *st, ct_diag *d) {
 /* Per-tile lists of the staged instructions and the DMA engines each tile uses. */
 typedef struct plan {
   int64_t T;
+  bool tiles_serial;       /* one tile at a time (SYNC between tiles): no cross-tile tokens */
   int *off[3], *idx[3];   /* CSR per phase: tile t's instructions idx[ph][off[ph][t] .. off[ph][t+1]) */
   uint32_t *lmask, *smask; /* load / store engine instances used by tile t */
 } plan;
@@ -132,10 +133,12 @@ static int eng_of(const ct_insn *in) { return in->op == CT_ISA_LOAD ? (int)in->l
 static int sem(int base, int64_t b, int e) { return base + 2 * (int)b + e; }
 
 /* The DMA phase ph of tile t at step: the first transfer on engine e waits `wait_base`
- * (when wait_on), the last signals `sig_base` (when sig_on). */
+ * (when wait_on) and the previous tile's transfers on the other engine (seq_base), the last
+ * signals `sig_base` (when sig_on) and the next tile's first transfer on the other engine. */
 static ct_status dma_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int ph, int64_t t, int64_t step, int wait_base,
                            bool wait_on, int sig_base, bool sig_on, ct_diag *d) {
-  int lo = p->off[ph][t], hi = p->off[ph][t + 1];
+  int lo = p->off[ph][t], hi = p->off[ph][t + 1], seq = ph == PH_LOAD ? CG_SEM_LSEQ : CG_SEM_SSEQ;
+  const uint32_t *mask = ph == PH_LOAD ? p->lmask : p->smask;
   ct_status rc = CT_OK;
   for (int k = lo; k < hi && !rc; k++) {
     cg_staged *v = &st->v[p->idx[ph][k]];
@@ -145,6 +148,8 @@ static ct_status dma_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int
     for (int j = k + 1; j < hi; j++) last = last && eng_of(&st->v[p->idx[ph][j]].in) != e;
     if (first && wait_on) v->in.wait |= bit(sem(wait_base, t % 2, e));
     if (last && sig_on) v->in.signal |= bit(sem(sig_base, t % 2, e));
+    if (first && t > 0 && (mask[t - 1] & bit(1 - e))) v->in.wait |= bit(seq + (1 - e)); /* (1 − e) → e */
+    if (last && t + 1 < p->T && (mask[t + 1] & bit(1 - e))) v->in.signal |= bit(seq + e); /* e → 1 − e */
     rc = emit(s, &v->in, v->layer, gi, v->tile, step, d);
   }
   return rc;
@@ -159,10 +164,10 @@ static ct_status compute_phase(cg_sched *s, int gi, cg_stage *st, const plan *p,
     cg_staged *v = &st->v[p->idx[PH_COMPUTE][k]];
     for (int e = 0; e < 2 && k == lo; e++) {
       if (p->lmask[t] & bit(e)) v->in.wait |= bit(sem(CG_SEM_LD, b, e));
-      if (t >= 2 && (p->smask[t - 2] & bit(e))) v->in.wait |= bit(sem(CG_SEM_OUTFREE, b, e));
+      if (!p->tiles_serial && t >= 2 && (p->smask[t - 2] & bit(e))) v->in.wait |= bit(sem(CG_SEM_OUTFREE, b, e));
     }
     for (int e = 0; e < 2 && k == hi - 1; e++) {
-      if (t + 2 < p->T && (p->lmask[t + 2] & bit(e))) v->in.signal |= bit(sem(CG_SEM_INFREE, b, e));
+      if (!p->tiles_serial && t + 2 < p->T && (p->lmask[t + 2] & bit(e))) v->in.signal |= bit(sem(CG_SEM_INFREE, b, e));
       if (p->smask[t] & bit(e)) v->in.signal |= bit(sem(CG_SEM_DONE, b, e));
     }
     rc = link(s, last, &v->in, v->layer, gi, v->tile, step, d);
@@ -175,10 +180,36 @@ static ct_status pipeline(cg_sched *s, int gi, cg_stage *st, const plan *p, ct_d
   size_t last = 0;
   ct_status rc = CT_OK;
   for (int64_t step = 0; step < T + 2 && !rc; step++) {
-    if (step < T) rc = dma_phase(s, gi, st, p, PH_LOAD, step, step, CG_SEM_INFREE, step >= 2, CG_SEM_LD, true, d);
-    if (!rc && step >= 1 && step - 1 < T) rc = compute_phase(s, gi, st, p, step - 1, step, &last, d);
+    /* compute first: its MOVEs run on load engine 0 and must not queue behind the next
+     * tile's LOADs (every wait's signaller is still emitted in an earlier step) */
+    if (step >= 1 && step - 1 < T) rc = compute_phase(s, gi, st, p, step - 1, step, &last, d);
+    if (!rc && step < T) rc = dma_phase(s, gi, st, p, PH_LOAD, step, step, CG_SEM_INFREE, step >= 2, CG_SEM_LD, true, d);
     if (!rc && step >= 2)
       rc = dma_phase(s, gi, st, p, PH_STORE, step - 2, step, CG_SEM_DONE, true, CG_SEM_OUTFREE, step < T, d);
+  }
+  return rc;
+}
+
+static ct_status sync_all(cg_sched *s, int gi, ct_diag *d) {
+  ct_insn sync;
+  memset(&sync, 0, sizeof sync);
+  sync.op = CT_ISA_SYNC, sync.sync.engines = 0xF;
+  return emit(s, &sync, NULL, gi, -1, -1, d);
+}
+
+/* One tile after the other, each with its transfers spread over the DMA engines: LOADs of
+ * tile t (the last on engine e signals LD(b, e), b = t mod 2), its compute (a chain; the
+ * first waits LD, the last signals DONE(b, e)), its STOREs (the first on e waits DONE(b, e)),
+ * then SYNC before the next tile. */
+static ct_status tiles_serial(cg_sched *s, int gi, cg_stage *st, plan *p, ct_diag *d) {
+  size_t last = 0;
+  ct_status rc = CT_OK;
+  p->tiles_serial = true;
+  for (int64_t t = 0; t < p->T && !rc; t++) {
+    if (t > 0) rc = sync_all(s, gi, d), s->have_last = false;
+    if (!rc) rc = dma_phase(s, gi, st, p, PH_LOAD, t, 3 * t, 0, false, CG_SEM_LD, true, d);
+    if (!rc) rc = compute_phase(s, gi, st, p, t, 3 * t + 1, &last, d);
+    if (!rc) rc = dma_phase(s, gi, st, p, PH_STORE, t, 3 * t + 2, CG_SEM_DONE, true, 0, false, d);
   }
   return rc;
 }
@@ -186,21 +217,17 @@ static ct_status pipeline(cg_sched *s, int gi, cg_stage *st, const plan *p, ct_d
 ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, ct_diag *d) {
   if (!st->n) return CT_OK;
   ct_status rc = CT_OK;
-  if (s->any) { /* barrier: the previous group's engines drain before this group touches memory */
-    ct_insn sync;
-    memset(&sync, 0, sizeof sync);
-    sync.op = CT_ISA_SYNC, sync.sync.engines = 0xF;
-    rc = emit(s, &sync, NULL, gi, -1, -1, d);
-  }
+  if (s->any) rc = sync_all(s, gi, d); /* the previous group drains before this one touches memory */
   s->have_last = false;
   if (rc) return rc;
   bool oom = false;
   plan p;
   memset(&p, 0, sizeof p);
-  bool pipe = pipelined && n_tiles >= 2 && s->chip->sem_count >= CG_SEM_PIPELINE && s->chip->dma_load_engines <= 2 &&
-              s->chip->dma_store_engines <= 2 && make_plan(s, st, n_tiles, &p, &oom);
+  bool ok = s->chip->sem_count >= CG_SEM_PIPELINE && s->chip->dma_load_engines <= 2 && s->chip->dma_store_engines <= 2 &&
+            make_plan(s, st, n_tiles, &p, &oom);
   if (oom) rc = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  else if (pipe) rc = pipeline(s, gi, st, &p, d), s->pipelined_groups++;
+  else if (ok && pipelined && n_tiles >= 2) rc = pipeline(s, gi, st, &p, d), s->pipelined_groups++;
+  else if (ok) rc = tiles_serial(s, gi, st, &p, d), s->serial_groups++;
   else rc = serial(s, gi, st, d), s->serial_groups++;
   plan_free(&p);
   s->have_last = false;

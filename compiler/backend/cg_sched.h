@@ -39,8 +39,12 @@ typedef struct cg_sched {
 
 /* Semaphores of the pipeline: 0..3 the compute chain (the receiving engine's index, as in
  * serial order), then per buffer copy b and DMA engine instance e: tile loaded (LD), input
- * copy free (INFREE), output tile computed (DONE), output copy free (OUTFREE). */
-enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, CG_SEM_PIPELINE = 20 };
+ * copy free (INFREE), output tile computed (DONE), output copy free (OUTFREE); then per
+ * ordered pair of different engine instances (e → e'): tile t's transfers on e are done
+ * before tile t + 1's on e' start (LSEQ for loads, SSEQ for stores: the time steps' order,
+ * so a later tile's transfer never takes DDR bandwidth from an earlier one's). */
+enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, CG_SEM_LSEQ = 20, CG_SEM_SSEQ = 22,
+       CG_SEM_PIPELINE = 24 };
 
 /* Appends a copy of *in to s. Errors: CT_ERR_LIMIT when out of memory. */
 ct_status cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
@@ -50,12 +54,13 @@ void cg_stage_free(cg_stage *s);
  * stores, the tables first) into s->prog, after a SYNC of every engine when an earlier group
  * emitted instructions (groups share LMEM and GMEM: the barrier orders them). Pipelined when
  * `pipelined`, n_tiles ≥ 2, every tile has compute and the chip has CG_SEM_PIPELINE
- * semaphores: program order is step s = 0 .. n_tiles + 1: LOADs of tile s (spread over the
- * load engines by bytes; the first on engine e waits INFREE(b, e) from tile s − 2's compute,
- * the last signals LD(b, e); b = s mod 2), the compute of tile s − 1 (a chain: each waits for
- * the previous one when the engine changes; the first waits LD of its tile and OUTFREE of
- * tile s − 3's stores, the last signals INFREE for tile s + 1's loads and DONE for its
- * stores), the STOREs of tile s − 2 (the first on engine e waits DONE(b, e), the last signals
+ * semaphores: program order is step s = 0 .. n_tiles + 1: the compute of tile s − 1 (a
+ * chain: each waits for the previous one when the engine changes; the first waits LD of its
+ * tile and OUTFREE of tile s − 3's stores, the last signals INFREE for tile s + 1's loads and
+ * DONE for its stores; first, so its MOVEs do not queue behind the next LOADs on load engine
+ * 0), LOADs of tile s (spread over the load engines by bytes; the first on engine e waits
+ * INFREE(b, e) from tile s − 2's compute, the last signals LD(b, e); b = s mod 2), the
+ * STOREs of tile s − 2 (the first on engine e waits DONE(b, e), the last signals
  * OUTFREE(b, e) when tile s has compute). Every wait's signaller precedes it in program order
  * and every signal has exactly one waiter, so no deadlock for any queue depth and every
  * semaphore is 0 when the group ends. Otherwise serial: program order, one chain token at

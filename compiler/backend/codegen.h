@@ -51,10 +51,10 @@ ct_status ct_cg_conv_group(const ct_lg_plan *p, int gi, const ct_cg_conv_q *q, c
  * module input), then every group's tiles in order: LOAD of each group input tile (resident
  * constants on the first tile), the layers (Conv → CONV or DWCONV with per-channel requant,
  * Add/Sub/Mul → ELTWISE, pools → POOL, Lut → LUT, Requant and integer Cast → REQUANT,
- * Gemm/MatMul → MATMUL; views emit nothing), STORE of each group output tile; END. The
- * instructions run in program order (at every engine change the previous instruction signals semaphore e, the new engine's
- * index, which the new instruction waits for: only engine e's queue head consumes it);
- * debug entries name the op's location, STOREs the stored value (so `--dump-all` dumps are
+ * Gemm/MatMul → MATMUL; views emit nothing), STORE of each group output tile; END. Each
+ * group is staged and emitted by its schedule (cg_sched.h): the double-buffered load /
+ * compute / store pipeline when the plan pipelines it (semaphores only), else tile by tile;
+ * a SYNC between groups; debug entries name the op's location, STOREs the stored value (so `--dump-all` dumps are
  * named as the reference's values). Errors: CT_ERR_INPUT naming the layer and op when an op
  * or a tiling has no codegen (float ops, channel cuts, asymmetric weights, ...);
  * CT_ERR_LIMIT when the tables do not fit LMEM or GMEM, or out of memory. */

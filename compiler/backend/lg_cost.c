@@ -59,11 +59,14 @@ void ct_lg_dma_cost(const ct_chip *c, int ndim, const int64_t *shape, const int6
   *cycles = m > 0 ? c->gmem_latency_cycles + cdiv(m, rate) : 0;
 }
 
-int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t transfers, int64_t moved, int engines) {
+int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t transfers, int64_t moved, int64_t largest, int engines) {
   if (transfers <= 0) return 0;
   int64_t port = c->lmem_bank_port_bytes * engines;
   int64_t rate = c->gmem_bytes_per_cycle < port ? c->gmem_bytes_per_cycle : port;
-  return cdiv(transfers, engines) * c->gmem_latency_cycles + cdiv(moved, rate);
+  int64_t one = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
+  int64_t spread = cdiv(transfers, engines) * c->gmem_latency_cycles + cdiv(moved, rate);
+  int64_t alone = c->gmem_latency_cycles + cdiv(largest, one); /* one transfer uses one engine's port */
+  return spread > alone ? spread : alone;
 }
 
 static int64_t at(const int64_t *a, int64_t n, int64_t i) { return i < 0 || i >= n ? 0 : a[i]; }

@@ -252,36 +252,38 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
   const ct_chip *c = x->chip;
   lg_tilecost tc[3];
   memset(tc, 0, sizeof tc);
-  int64_t pre_x = 0, pre_m = 0, ldx[3] = {0}, stx[3] = {0};
+  int64_t pre_x = 0, pre_m = 0, pre_big = 0, ldx[3] = {0}, stx[3] = {0}, ldbig[3] = {0}, stbig[3] = {0};
   for (int i = 0; i < nv; i++) {
     gval *g = &gv[i];
     if (g->kind == CT_LG_BUF_IN && !g->varies) g->kind = CT_LG_BUF_RES;
     for (int t = 0; t < 3; t++) {
-      if (!g->moved[t]) continue;
-      if (g->kind == CT_LG_BUF_IN || g->kind == CT_LG_BUF_WSLICE) tc[t].ldm += g->moved[t], ldx[t]++;
-      if (g->kind == CT_LG_BUF_OUT) tc[t].stm += g->moved[t], stx[t]++;
+      int64_t m = g->moved[t];
+      if (!m) continue;
+      if (g->kind == CT_LG_BUF_IN || g->kind == CT_LG_BUF_WSLICE) tc[t].ldm += m, ldx[t]++, ldbig[t] = m > ldbig[t] ? m : ldbig[t];
+      if (g->kind == CT_LG_BUF_OUT) tc[t].stm += m, stx[t]++, stbig[t] = m > stbig[t] ? m : stbig[t];
     }
-    if (g->kind == CT_LG_BUF_RES && g->moved[0]) pre_m += g->moved[0], pre_x++;
+    if (g->kind == CT_LG_BUF_RES && g->moved[0])
+      pre_m += g->moved[0], pre_x++, pre_big = g->moved[0] > pre_big ? g->moved[0] : pre_big;
   }
   int64_t tb = group_table_bytes(x, gr->first, gr->n_layers);
   if (tb) { /* the requant / LUT tables: one resident transfer (codegen: group_tables) */
     int64_t moved, cyc;
     ct_lg_dma_cost(c, 1, &tb, &tb, 1, &moved, &cyc);
-    pre_m += moved, pre_x++;
+    pre_m += moved, pre_x++, pre_big = moved > pre_big ? moved : pre_big;
   }
   int64_t cnt[3] = {tl->nsecs, tl->secs >= 3 ? tl->nsecs * (tl->secs - 2) : 0, tl->secs >= 2 ? tl->nsecs : 0};
   gr->ddr_load_bytes = pre_m, gr->ddr_store_bytes = 0;
   gr->compute_cycles = gr->load_cycles = gr->store_cycles = 0;
   for (int t = 0; t < 3; t++) {
     tc[t].cp = cp[t];
-    tc[t].ld = lg_dma_batch_cycles(c, ldx[t], tc[t].ldm, (int)c->dma_load_engines);
-    tc[t].st = lg_dma_batch_cycles(c, stx[t], tc[t].stm, (int)c->dma_store_engines);
+    tc[t].ld = lg_dma_batch_cycles(c, ldx[t], tc[t].ldm, ldbig[t], (int)c->dma_load_engines);
+    tc[t].st = lg_dma_batch_cycles(c, stx[t], tc[t].stm, stbig[t], (int)c->dma_store_engines);
     gr->ddr_load_bytes += cnt[t] * tc[t].ldm, gr->ddr_store_bytes += cnt[t] * tc[t].stm;
     gr->compute_cycles += cnt[t] * tc[t].cp;
     gr->load_cycles += cnt[t] * tc[t].ld, gr->store_cycles += cnt[t] * tc[t].st;
   }
   if (tl->secs < 3) tc[1] = tc[0];
-  int64_t pre = lg_dma_batch_cycles(c, pre_x, pre_m, (int)c->dma_load_engines);
+  int64_t pre = lg_dma_batch_cycles(c, pre_x, pre_m, pre_big, (int)c->dma_load_engines);
   gr->load_cycles += pre;
   gr->cycles = lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, gr->pipelined);
 }

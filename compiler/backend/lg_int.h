@@ -15,8 +15,11 @@ typedef enum lg_vpu_kind {
 } lg_vpu_kind;
 
 int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes);
-/* Cycles of `transfers` DMA transfers moving `moved` bytes in all over `engines` engines. */
-int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t transfers, int64_t moved, int engines);
+/* Cycles of `transfers` DMA transfers moving `moved` bytes in all (the largest `largest`)
+ * over `engines` engines: max(ceil(transfers / engines) · latency + moved / min(DDR rate,
+ * engines · port), latency + largest / min(DDR rate, port)) — a transfer runs on one engine,
+ * through one bank port. */
+int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t transfers, int64_t moved, int64_t largest, int engines);
 
 /* Per-tile costs: load / compute / store cycles, load / store bytes moved. */
 typedef struct lg_tilecost {
