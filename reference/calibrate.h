@@ -50,7 +50,9 @@ typedef struct ct_calibrate_options {
  * reading T, run with T fake-quantized at th_j and its other activation operands at their
  * KLD thresholds (quantize → dequantize by ct_quant_param_calib's symmetric i8/u8
  * parameters), against the float outputs; a tensor no op reads is scored by
- * ct_calib_qdq_error on itself. The smallest error wins (ct_calib_tune). Results do not
+ * ct_calib_qdq_error on itself. The smallest error wins (ct_calib_tune). Then one
+ * #weight_scale row "<op name>_weight" per named Conv / Gemm (transB = 1) with constant f32
+ * weights: its per-output-channel scales (ct_quant_weight_scales). Results do not
  * depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
  * (bins < 1, < 128 with KLD or tune, percentile outside (0, 1], threads outside 1..64,
  * tune_num or tune_steps < 1); those of the sample callback and of ct_ref_run (prefixed
