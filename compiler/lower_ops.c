@@ -282,10 +282,34 @@ static ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   return st;
 }
 
-/* Concat: every input rescaled to the output's parameters (REQUANT per input). */
+/* True when Concat op should stay float: an input already lowered to float (a float branch
+ * would be re-quantized at the output's scale), or inputs whose scales differ by more than
+ * CT_LOWER_CONCAT_SPREAD (one int8 scale for, e.g., box regressions of ±8 and probabilities
+ * of 0..1 leaves the probabilities a few steps: yolox-nano's head). */
+static ct_status concat_float(ct_lower_ctx *c, const ct_op *op, bool *keep) {
+  double lo = INFINITY, hi = 0;
+  *keep = false;
+  for (int i = 0; i < op->n_in; i++) {
+    const ct_value *v = op->in[i];
+    if (!v || ct_value_is_const(v)) continue;
+    if (!ct_lower_is_q(v) && v->def && v->def->kind != CT_OP_INPUT) return *keep = true, CT_OK;
+    ct_quant_param p;
+    ct_status st = ct_lower_param_of(c, v, &p);
+    if (st) return st;
+    lo = fmin(lo, p.scale), hi = fmax(hi, p.scale);
+  }
+  *keep = hi > CT_LOWER_CONCAT_SPREAD * lo;
+  return CT_OK;
+}
+
+/* Concat: every input rescaled to the output's parameters (REQUANT per input), unless it
+ * stays float (concat_float). */
 static ct_status lower_concat(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_quant_param py, px;
-  ct_status st = ct_lower_param_of(c, op->out[0], &py);
+  bool keep;
+  ct_status st = concat_float(c, op, &keep);
+  if (st || keep) return st;
+  st = ct_lower_param_of(c, op->out[0], &py);
   int n = op->n_in;
   int32_t *m = malloc((size_t)n * sizeof *m);
   int *s = malloc((size_t)n * sizeof *s);
