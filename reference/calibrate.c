@@ -214,7 +214,7 @@ static ct_status tuned(cal_state *c, int64_t n, int s, double *th, ct_diag *d) {
   int steps = c->o->tune_steps;
   double *args = calloc((size_t)steps + 4, sizeof *args);
   if (!args) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  args[0] = c->th[s], args[1] = ct_calib_stats_absmax(&c->stats[s]), args[2] = steps;
+  args[0] = cal_tune_low(c, s), args[1] = ct_calib_stats_absmax(&c->stats[s]), args[2] = steps;
   size_t row = (size_t)(steps + 1), per_sample = (size_t)c->nslots * row;
   for (int64_t i = 0; i < n; i++)
     for (int j = 0; j <= steps; j++) args[3 + j] += c->tune_err[(size_t)i * per_sample + (size_t)s * row + (size_t)j];

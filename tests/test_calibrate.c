@@ -198,6 +198,22 @@ START_TEST(test_tune_between) {
     moved = moved || t.rows[i].threshold != k.rows[i].threshold;
   }
   ck_assert_msg(moved, "tune kept every KLD threshold");
+  /* --tune-low 0.5: every tuned threshold is a candidate lo + j·(max − lo)/20, lo = kld/2 */
+  ct_calib_table_free(&t);
+  ct_calib_table_init(&t);
+  o.tune_low = 0.5;
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &t, &d), CT_OK);
+  int tuned = 0;
+  for (int64_t i = 0; i < t.n; i++) {
+    double lo = 0.5 * k.rows[i].threshold, mx = m.rows[i].threshold, th = t.rows[i].threshold;
+    ck_assert_double_ge(th, lo);
+    ck_assert_double_le(th, mx);
+    if (!(k.rows[i].threshold > 0 && k.rows[i].threshold < mx)) continue;
+    double j = (th - lo) / (mx - lo) * 20;
+    ck_assert_msg(fabs(j - round(j)) < 1e-6, "%s: %g is no candidate from %g", t.rows[i].name, th, lo);
+    tuned++;
+  }
+  ck_assert_int_gt(tuned, 0);
   ct_calib_table_free(&k);
   ct_calib_table_free(&m);
   ct_calib_table_free(&t);
