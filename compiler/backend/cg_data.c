@@ -178,7 +178,7 @@ static ct_status requant_blocks(mg *c, const ct_op *op, const ct_value *x, const
 }
 
 /* Concat along any axis: input k is requantized to the output (ct_tq_rq pair k; skipped
- * when it is the identity) and moved into its block [c_k, c_k + C_k) of the output tile
+ * when it is the identity, and for a float Concat of inputs of its own dtype) and moved into its block [c_k, c_k + C_k) of the output tile
  * along the axis. Input tiles holding more rows along H than the output (another reader's
  * halo) are gathered first. */
 static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
@@ -191,7 +191,12 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (op->n_in > 64) return no_cg(op, "more than 64 inputs", d);
   int32_t m[64];
   int s[64];
-  ct_status st = ct_tq_rq(op, op->n_in, m, s, d);
+  bool fl = !is_int(y->dtype); /* a float Concat (kept float by the lowering) only moves data */
+  for (int k = 0; fl && k < op->n_in; k++) {
+    if (op->in[k]->dtype != y->dtype) return no_cg(op, "a float Concat of inputs of another dtype", d);
+    m[k] = 1 << 30, s[k] = 30;
+  }
+  ct_status st = fl ? CT_OK : ct_tq_rq(op, op->n_in, m, s, d);
   if (st) return st;
   int64_t ly = lmem_of(c->gr, y), eb = (int64_t)ct_dtype_size(y->dtype), c0 = 0, ds[4];
   if (ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
@@ -210,7 +215,7 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
       if (i != cax && bx.ext[i] != by.ext[i]) return no_cg(op, "input and output tiles of different extents", d);
     int64_t count = bx.ext[0] * bx.ext[1] * bx.ext[2] * bx.ext[3], outer = 1;
     for (int i = 0; i < cax; i++) outer *= bx.ext[i];
-    bool ident = m[k] == (int32_t)(1u << (s[k] & 31)) && s[k] <= 30 && ct_tq_zp(x) == ct_tq_zp(y);
+    bool ident = fl || (m[k] == (int32_t)(1u << (s[k] & 31)) && s[k] <= 30 && ct_tq_zp(x) == ct_tq_zp(y));
     int64_t dst = ly + c0 * ds[cax] * eb, src = lx;
     if (!st && !(ident && x->dtype == y->dtype)) {
       if (outer == 1) { /* the block is contiguous: requantize straight into it */

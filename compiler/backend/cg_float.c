@@ -142,6 +142,7 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_SOFTMAX:
   case CT_OP_LAYERNORM:
   case CT_OP_TRANSPOSE:
+  case CT_OP_CONCAT:
   case CT_OP_SLICE: return true;
   default: return false;
   }
