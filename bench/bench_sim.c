@@ -34,7 +34,7 @@ static int bench(const char *name, const ct_chip *chip, const ct_program *p, boo
                  bool timing_only) {
   ct_tensor_list in;
   ct_tensor_list_init(&in);
-  ct_sim_run_options o = {functional, false, false, NULL, 0, timing_only};
+  ct_sim_run_options o = {.functional = functional, .timing_only = timing_only};
   ct_sim_run_output out;
   ct_diag d;
   ct_status st = ct_sim_run(chip, p, &in, &o, &out, &d);

@@ -34,6 +34,8 @@ typedef struct run_ctx {
   int *layer_of_debug;    /* per debug entry */
   shadow *shadows;        /* per layer, when dump_all */
   int extra_shadows;      /* STOREs without debug info: one shadow each, after the layers */
+  const ct_sim_run_options *opt;
+  uint32_t started;       /* instructions started so far (progress) */
 } run_ctx;
 
 ct_status ct_sim_machine_of(const ct_chip *chip, ct_sim_machine *m, ct_diag *d) {
@@ -199,6 +201,8 @@ static ct_status hook_exec(void *ctx, uint32_t i, ct_diag *d) {
   run_ctx *x = ctx;
   ct_status st = ct_sim_exec(&x->mem, &x->p->insns[i], i, d);
   if (!st && x->shadows && x->p->insns[i].op == CT_ISA_STORE) st = shadow_store(x, i, d);
+  if (x->opt->progress && (++x->started & 63) == 0)
+    x->opt->progress(x->opt->progress_user, x->started, (uint32_t)x->p->n_insns);
   return st;
 }
 
@@ -326,6 +330,7 @@ ct_status ct_sim_run(const ct_chip *chip, const ct_program *p, const ct_tensor_l
   run_ctx x = {0};
   x.chip = chip;
   x.p = p;
+  x.opt = opt;
   ct_status st = setup(&x, opt, inputs, d);
   if (!st) {
     ct_sim_hooks hooks = {&x, opt->timing_only ? NULL : hook_exec, hook_describe, hook_debug};

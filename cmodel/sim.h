@@ -21,6 +21,10 @@ typedef struct ct_sim_run_options {
   ct_trace *trace;      /* NULL: no trace */
   uint64_t max_cycles;  /* 0: no limit */
   bool timing_only;     /* skip the functional effects (benchmarks): outputs are garbage */
+  /* Called every 64 instruction starts (not with timing_only): started instructions so far
+   * and the program's instruction count — for a progress line. NULL: none. */
+  void (*progress)(void *user, uint32_t started, uint32_t total);
+  void *progress_user;
 } ct_sim_run_options;
 
 typedef struct ct_sim_run_output {

@@ -205,7 +205,7 @@ ct_status ct_shape_conv(ct_graph *g, ct_op *op, ct_diag *d) {
  * than the natural size pads the end with bias-only positions (total padding clamped at 0,
  * as onnxruntime does; the conformance test convtranspose_output_shape expects this). */
 static ct_status convt_geo(const ct_op *op, const ct_value *x, const ct_value *w, ct_shape_nn_geo *geo,
-                           int64_t *outpad, ct_diag *d) {
+                           int64_t *outpad, bool *keep_os, ct_diag *d) {
   int n = geo->nsp;
   ct_status st;
   if ((st = ct_shape_nn_ints(op, "output_padding", ct_attr_convt_output_padding, n, 0, outpad, d))) return st;
@@ -223,6 +223,8 @@ static ct_status convt_geo(const ct_op *op, const ct_value *x, const ct_value *w
   bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
   if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
     return ct_shape_nn_fail(d, op, "unsupported auto_pad \"%s\"", ap);
+  *keep_os = os && !same;
+  *keep_os = os && !same;
   for (int i = 0; i < n; i++) {
     if (geo->k[i] == 0) geo->k[i] = w->shape[2 + i];
     if (geo->k[i] != w->shape[2 + i])
@@ -236,7 +238,7 @@ static ct_status convt_geo(const ct_op *op, const ct_value *x, const ct_value *w
     int64_t want = os ? os[i] : same ? in * geo->s[i] : -1;
     if (want >= 0) {
       int64_t tot = natural - want;
-      if (tot < 0) tot = 0;
+      if (tot < 0) tot = 0, *keep_os = true; /* bias-only positions: only output_shape says so */
       bool upper = strcmp(ap, "SAME_UPPER") == 0;
       geo->pads[i] = upper ? tot / 2 : tot - tot / 2;
       geo->pads[i + n] = upper ? tot - tot / 2 : tot / 2;
@@ -252,7 +254,10 @@ static ct_status convt_geo(const ct_op *op, const ct_value *x, const ct_value *w
 /* ConvTranspose (ONNX ConvTranspose-11): W is (C, OC/group, k...); out = stride (in - 1) +
  * output_padding + dil (k - 1) + 1 - pads, or output_shape / SAME (out = in * stride) with the
  * total padding split as the spec says (SAME_UPPER: extra at the end). Writes explicit
- * kernel_shape/strides/dilations/pads/group/output_shape/output_padding. CT_ERR_INPUT on
+ * kernel_shape/strides/dilations/pads/group/output_padding, and output_shape only where the
+ * explicit pads cannot say the size (a user's output_shape without SAME, whose split is then
+ * recomputed identically; a size beyond the natural one), so that running the function again
+ * on its own result (verifier, text round trip) is a fixed point. CT_ERR_INPUT on
  * inconsistent shapes or attributes. */
 ct_status ct_shape_convtranspose(ct_graph *g, ct_op *op, ct_diag *d) {
   int64_t group = 1;
@@ -267,11 +272,13 @@ ct_status ct_shape_convtranspose(ct_graph *g, ct_op *op, ct_diag *d) {
     return ct_shape_nn_fail(d, op, "bias must have shape [%lld]", (long long)oc);
   ct_shape_nn_geo geo = {.nsp = x->ndim - 2};
   int64_t outpad[CT_MAX_DIMS];
-  if ((st = convt_geo(op, x, w, &geo, outpad, d))) return st;
+  bool keep_os = false;
+  if ((st = convt_geo(op, x, w, &geo, outpad, &keep_os, d))) return st;
   if ((st = sp_store(g, op, &geo, d))) return st;
   int64_t shape[CT_MAX_DIMS] = {x->shape[0], oc};
   memcpy(shape + 2, geo.out, sizeof(int64_t) * (size_t)geo.nsp);
-  if (!ct_attr_set_conv_group(g, op, group) || !ct_attr_set_convt_output_shape(g, op, geo.nsp, geo.out) ||
+  if (!keep_os) ct_attr_del_convt_output_shape(op);
+  if (!ct_attr_set_conv_group(g, op, group) || (keep_os && !ct_attr_set_convt_output_shape(g, op, geo.nsp, geo.out)) ||
       !ct_attr_set_convt_output_padding(g, op, geo.nsp, outpad))
     return ct_shape_nn_oom(d, op);
   return ct_shape_nn_set_out(op, 0, x->dtype, x->ndim, shape, d);

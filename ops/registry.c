@@ -26,7 +26,15 @@ static const struct {
 #include "ir/ops.def"
 };
 
-ct_shape_fn ct_shape_fn_of(ct_op_kind k) { return (unsigned)k < CT_OP_COUNT ? registry[k].shape : NULL; }
+/* Every op's shape function as handed out: the type constraints first, then the op's own. */
+static ct_status shape_checked(ct_graph *g, ct_op *op, ct_diag *d) {
+  ct_status st = ct_op_check_types(g, op, d);
+  return st != CT_OK ? st : registry[op->kind].shape(g, op, d);
+}
+
+ct_shape_fn ct_shape_fn_of(ct_op_kind k) {
+  return (unsigned)k < CT_OP_COUNT && registry[k].shape ? shape_checked : NULL;
+}
 
 ct_kernel_fn ct_kernel_for(ct_op_kind k, ct_dialect dl) {
   if ((unsigned)k >= CT_OP_COUNT || (dl != CT_DIALECT_TOP && dl != CT_DIALECT_TPU)) return NULL;

@@ -124,14 +124,29 @@ double ct_quant_scale_sym(double threshold, ct_dtype dt) {
   return threshold / (double)ct_quant_max(dt);
 }
 
+/* True if every w[i] / step is within 1e-4 of an integer (the values lie on the grid). */
+static bool on_grid(const float *w, int64_t n, double step) {
+  for (int64_t i = 0; i < n; i++) {
+    double q = (double)w[i] / step;
+    if (fabs(q - nearbyint(q)) > 1e-4) return false;
+  }
+  return true;
+}
+
 void ct_quant_weight_scales(const float *w, int64_t oc, int64_t per_oc, double *scale) {
   for (int64_t o = 0; o < oc; o++) {
+    const float *c = w + o * per_oc;
     double mx = 0;
     for (int64_t i = 0; i < per_oc; i++) {
-      double a = fabs((double)w[o * per_oc + i]);
+      double a = fabs((double)c[i]);
       if (a > mx) mx = a;
     }
     scale[o] = mx > 0 ? mx / 127.0 : 1.0;
+    for (int n = 127; mx > 0 && n >= 1; n--)
+      if (on_grid(c, per_oc, mx / n)) {
+        scale[o] = mx / n;
+        break;
+      }
   }
 }
 

@@ -88,8 +88,10 @@ bool ct_quant_quantize_onnx_row(const float *x, int64_t n, float scale, int32_t 
  * finite (an all-zero tensor has threshold 0) gives scale 1: every value quantizes to the
  * zero point and dequantizes to 0 exactly, and nothing divides by zero. */
 double ct_quant_scale_sym(double threshold, ct_dtype dt);
-/* Per-output-channel weight scales: scale[o] = max|w[o, :]| / 127 over the `per_oc`
- * elements of channel o (OIHW: per_oc = I*H*W); a channel of zeros gets scale 1. */
+/* Per-output-channel weight scales over the `per_oc` elements of channel o (OIHW:
+ * per_oc = I*H*W): scale[o] = max|w[o, :]| / n with the largest n in 127..1 for which every
+ * w / scale is within 1e-4 of an integer (weights already on an 8-bit grid, e.g. a per-tensor
+ * QDQ model's, are then stored exactly), else max / 127; a channel of zeros gets scale 1. */
 void ct_quant_weight_scales(const float *w, int64_t oc, int64_t per_oc, double *scale);
 /* Bias quantization: sat_i32(round_half_away(b / (s_w · s_in))). */
 int32_t ct_quant_bias(double b, double s_w, double s_in);

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "common/dequant.h"
 #include "common/workpool.h"
 #include "reference/interp.h"
 
@@ -39,14 +40,16 @@ typedef struct eval_run {
   atomic_int_fast64_t done;
   atomic_bool failed;
   int8_t *hit1, *hit5, *same; /* by sample */
+  double *cos;                /* by sample: output cosine between the two models */
   ct_status *st;              /* by pool slot */
   int64_t *err_at;
   ct_diag *diag;
 } eval_run;
 
-/* Runs model g on inputs; *cls = top-1 class, and the hits against label (if ≥ 0). */
+/* Runs model g on inputs; *cls = top-1 class, and the hits against label (if ≥ 0); with
+ * real, *real = the first output's real values (dequantized, f32; the caller frees it). */
 static ct_status classify(const ct_graph *g, const ct_tensor_list *in, int64_t label, int64_t *cls, int8_t *h1,
-                          int8_t *h5, ct_diag *d) {
+                          int8_t *h5, ct_tensor **real, ct_diag *d) {
   ct_tensor_list out;
   ct_tensor_list_init(&out);
   ct_ref_options opt = {.threads = 1};
@@ -55,9 +58,22 @@ static ct_status classify(const ct_graph *g, const ct_tensor_list *in, int64_t l
   if (st == CT_OK) {
     *cls = ct_eval_argmax(out.items[0]);
     if (label >= 0) *h1 = *cls == label, *h5 = ct_eval_in_topk(out.items[0], label, 5);
+    if (real) st = ct_dequant(out.items[0], real, d);
   }
   ct_tensor_list_free(&out);
   return st;
+}
+
+double ct_eval_cosine(const ct_tensor *a, const ct_tensor *b) {
+  int64_t n = ct_tensor_numel(a);
+  if (n != ct_tensor_numel(b)) return NAN;
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double x = ct_tensor_get_f64(a, i), y = ct_tensor_get_f64(b, i);
+    ab += x * y, aa += x * x, bb += y * y;
+  }
+  if (aa == 0 && bb == 0) return 1;
+  return aa == 0 || bb == 0 ? 0 : ab / sqrt(aa * bb);
 }
 
 static void eval_sample(void *arg, int64_t lo, int64_t hi, int slot) {
@@ -69,9 +85,12 @@ static void eval_sample(void *arg, int64_t lo, int64_t hi, int slot) {
     int64_t c0 = -1, c1 = -1, label = e->labels ? e->labels[i] : -1;
     int8_t x1, x5;
     ct_status st = e->sample(e->user, i, &in, &d);
-    if (st == CT_OK) st = classify(e->g[0], &in, label, &c0, &e->hit1[i], &e->hit5[i], &d);
-    if (st == CT_OK && e->g[1]) st = classify(e->g[1], &in, -1, &c1, &x1, &x5, &d);
+    ct_tensor *r0 = NULL, *r1 = NULL;
+    if (st == CT_OK) st = classify(e->g[0], &in, label, &c0, &e->hit1[i], &e->hit5[i], e->g[1] ? &r0 : NULL, &d);
+    if (st == CT_OK && e->g[1]) st = classify(e->g[1], &in, -1, &c1, &x1, &x5, &r1, &d);
     e->same[i] = c0 >= 0 && c0 == c1;
+    e->cos[i] = r0 && r1 ? ct_eval_cosine(r0, r1) : 0;
+    ct_tensor_free(r0), ct_tensor_free(r1);
     ct_tensor_list_free(&in);
     if (st && (e->st[slot] == CT_OK || i < e->err_at[slot])) {
       e->st[slot] = st, e->err_at[slot] = i;
@@ -85,7 +104,12 @@ static void eval_sample(void *arg, int64_t lo, int64_t hi, int slot) {
 
 static void count(const eval_run *e, ct_eval_result *r) {
   r->n = e->total;
-  for (int64_t i = 0; i < e->total; i++) r->top1 += e->hit1[i], r->top5 += e->hit5[i], r->agree += e->same[i];
+  double cs = 0;
+  for (int64_t i = 0; i < e->total; i++) {
+    r->top1 += e->hit1[i], r->top5 += e->hit5[i], r->agree += e->same[i];
+    cs += e->cos[i], r->min_cos = i == 0 || e->cos[i] < r->min_cos ? e->cos[i] : r->min_cos;
+  }
+  r->mean_cos = cs / (double)e->total;
 }
 
 ct_status ct_eval(const ct_graph *g, const ct_graph *other, int64_t n, ct_ref_sample_fn sample, void *sample_user,
@@ -100,11 +124,12 @@ ct_status ct_eval(const ct_graph *g, const ct_graph *other, int64_t n, ct_ref_sa
   atomic_init(&e.done, 0);
   atomic_init(&e.failed, false);
   e.hit1 = calloc((size_t)n, 1), e.hit5 = calloc((size_t)n, 1), e.same = calloc((size_t)n, 1);
+  e.cos = calloc((size_t)n, sizeof *e.cos);
   e.st = calloc((size_t)nt, sizeof *e.st), e.err_at = calloc((size_t)nt, sizeof *e.err_at);
   e.diag = calloc((size_t)nt, sizeof *e.diag);
   ct_workpool *pool = nt > 1 ? ct_workpool_new(nt) : NULL;
   ct_status st = CT_OK;
-  if (!e.hit1 || !e.hit5 || !e.same || !e.st || !e.err_at || !e.diag || (nt > 1 && !pool))
+  if (!e.hit1 || !e.hit5 || !e.same || !e.cos || !e.st || !e.err_at || !e.diag || (nt > 1 && !pool))
     st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   if (st == CT_OK) ct_workpool_for(pool, n, n, eval_sample, &e);
   int worst = -1;
@@ -113,6 +138,6 @@ ct_status ct_eval(const ct_graph *g, const ct_graph *other, int64_t n, ct_ref_sa
   if (worst >= 0) *d = e.diag[worst], st = e.st[worst];
   if (st == CT_OK) count(&e, r);
   ct_workpool_free(pool);
-  free(e.hit1), free(e.hit5), free(e.same), free(e.st), free(e.err_at), free(e.diag);
+  free(e.hit1), free(e.hit5), free(e.same), free(e.cos), free(e.st), free(e.err_at), free(e.diag);
   return st;
 }

@@ -17,6 +17,9 @@ typedef struct ct_eval_result {
   int64_t top1;   /* label == the highest score (labels given) */
   int64_t top5;   /* label among the five highest scores */
   int64_t agree;  /* top-1 class equal to the other model's (other given) */
+  double mean_cos; /* mean over samples of the cosine between the two models' first outputs
+                      (real values: quantized outputs dequantized), other given; else 0 */
+  double min_cos;  /* the smallest of those cosines */
 } ct_eval_result;
 
 /* Progress: done of total samples (called from the starting thread). */
@@ -37,9 +40,13 @@ int64_t ct_eval_argmax(const ct_tensor *scores);
  * scores[label] (ties count in its favour). False if label is out of range. */
 bool ct_eval_in_topk(const ct_tensor *scores, int64_t label, int k);
 
+/* Cosine similarity a·b / (|a| |b|) of two tensors' values (ct_tensor_get_f64, double
+ * sums): 1 when both are all zero, 0 when one is, NaN when the element counts differ. */
+double ct_eval_cosine(const ct_tensor *a, const ct_tensor *b);
+
 /* Runs g (and other, if not NULL: a second model with the same inputs) on samples 0..n-1
  * and counts into r: with labels (n class indices, NULL for none) top-1 / top-5 of g's first
- * output, with other the samples whose top-1 classes agree. Results do not depend on threads.
+ * output, with other the samples whose top-1 classes agree and the mean / min output cosine. Results do not depend on threads.
  * Errors: CT_ERR_USAGE n < 1 or a label < 0; errors of the sample callback and of ct_ref_run
  * prefixed with the sample number (`sample 3: ...`); CT_ERR_INPUT a model without outputs;
  * CT_ERR_LIMIT out of memory. */

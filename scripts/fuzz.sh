@@ -16,7 +16,7 @@ while [ $# -gt 0 ]; do
     *) harnesses+=("$1"); shift;;
   esac
 done
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(onnx top h5 pb image asm ctpu chip)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(onnx top h5 pb image asm ctpu chip calib qtable)
 cc=$(command -v clang-14 || command -v clang || true)
 if [ -z "$cc" ] || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
   echo "fuzz: skipped: clang and libclang-rt-dev are needed (bash scripts/deps.sh --fuzz)"; exit 77
@@ -33,6 +33,11 @@ seed() { # seed HARNESS FILE...: copies existing files into the corpus (once)
   [ -n "$(ls -A "$d" 2>/dev/null)" ] && return
   for f in "$@"; do [ -f "$f" ] && cp "$f" "$d/$(basename "$(dirname "$f")")_$(basename "$f")"; done
 }
+seed_text() { # seed_text HARNESS FILE LINE...: writes the lines as one seed file (once)
+  local d=$b/corpus/$1 f=$2; shift 2
+  mkdir -p "$d"
+  [ -n "$(ls -A "$d" 2>/dev/null)" ] || printf '%s\n' "$@" > "$d/$f"
+}
 seed_all() {
   local nt=$shared/onnx-node-tests/node
   seed onnx $(ls -d $nt/*/model.onnx 2>/dev/null | head -300) $shared/bad-inputs/*.onnx
@@ -43,6 +48,9 @@ seed_all() {
   seed asm $(find tests/data -name '*.s') $shared/bad-inputs/*.s
   seed chip isa/../docs/*.json $(find tests/data -name '*.json')
   if [ -z "$(ls -A $b/corpus/chip)" ]; then $b/bin/ctpu chip --dump > $b/corpus/chip/default.json; fi
+  seed_text calib table.calib "# ctpu calibration table" "# op_name threshold min max" "input 2.64 -2.1 2.64" \
+    "conv1 6 0 6" "#weight_scale" "conv1_weight 2 0.01 0.02" "fc_weight 2 0.5 0.25 2 0 -3" "#int8_th" "x 1 -1 1"
+  seed_text qtable table.qtable "# ctpu quantize table" "# op_name quantize_mode" "conv1 BF16" "fc f32" "head F16"
   if [ -z "$(ls -A $b/corpus/ctpu 2>/dev/null)" ]; then
     mkdir -p $b/corpus/ctpu
     for s in $b/corpus/asm/*; do $b/bin/ctpu asm "$s" -o "$b/corpus/ctpu/$(basename "$s").ctpu" >/dev/null 2>&1; done

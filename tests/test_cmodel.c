@@ -83,7 +83,7 @@ static ct_status run(const ct_chip *chip, const ct_program *p, bool functional, 
   ct_chip_default(&def);
   ct_tensor_list in;
   ct_tensor_list_init(&in);
-  ct_sim_run_options o = {functional, false, false, NULL, 0, false};
+  ct_sim_run_options o = {.functional = functional};
   ct_status st = ct_sim_run(chip ? chip : &def, p, &in, &o, out, d);
   ct_tensor_list_free(&in);
   return st;

@@ -127,6 +127,30 @@ START_TEST(test_errors) {
 }
 END_TEST
 
+/* --test-reference: the program's output against the float Top inference by cosine /
+ * euclidean similarity (--tolerance, model_deploy's); an unreachable tolerance fails with exit 1
+ * naming the output and leaves nothing behind. */
+START_TEST(test_reference_tolerance) {
+  char out[8192], ref[700], prog[700];
+  snprintf(ref, sizeof ref, "%s", ct_test_tmp_path("fm_float.h5"));
+  snprintf(prog, sizeof prog, "%s", ct_test_tmp_path("fm_ref.ctpu"));
+  int rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s'", top, sample[0], ref);
+  ck_assert_msg(rc == 0, "infer: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s' --test-input '%s' --test-reference '%s'", tpu, prog, sample[0], ref);
+  double cos = 0;
+  const char *m = strstr(out, "cosine ");
+  ck_assert_msg(rc == 0 && m && sscanf(m, "cosine %lf", &cos) == 1 && cos > 0.99 && cos <= 1.0, "%d %s", rc, out);
+  remove(prog);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s' --test-input '%s' --test-reference '%s' --tolerance 1,1", tpu,
+                        prog, sample[0], ref);
+  ck_assert_msg(rc == 1 && strstr(out, "FAIL") && strstr(out, "1 outputs"), "%d %s", rc, out);
+  ck_assert_msg(!ct_test_file_exists(prog), "a failed deploy wrote %s", prog);
+  rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s' --test-input '%s' --test-reference '%s' --tolerance 2,x", tpu,
+                        prog, sample[0], ref);
+  ck_assert_msg(rc == 2 && strstr(out, "--tolerance"), "%d %s", rc, out);
+}
+END_TEST
+
 /* MobileNetV2 QDQ-INT8 (its own scales) on the default chip and three sweep chips (tight LMEM:
  * banks held back for the tables; 64×64 OS; 16×64). */
 START_TEST(test_mnv2) {
@@ -166,6 +190,10 @@ START_TEST(test_mnv2) {
     const char *line = strstr(out, "deploy ");
     printf("%s\n", line ? line : out);
   }
+  /* `ctpu sim` takes the same ONNX TensorProto input as deploy */
+  rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --input '%s' -o '%s'", ct_test_tmp_path("mq-1.ctpu"), in,
+                        ct_test_tmp_path("mq_sim.h5"));
+  ck_assert_msg(rc == 0 && ct_test_file_exists(ct_test_tmp_path("mq_sim.h5")), "sim .pb: %d %s", rc, out);
 }
 END_TEST
 
@@ -176,6 +204,7 @@ static Suite *suite(void) {
   tcase_add_unchecked_fixture(tc, setup, NULL);
   tcase_add_test(tc, test_default_chip);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_reference_tolerance);
   tcase_add_loop_test(tc, test_sweep_chip, 0, N_SWEEP);
   tcase_add_test(tc, test_mnv2);
   suite_add_tcase(s, tc);

@@ -37,6 +37,18 @@ START_TEST(test_argmax_topk) {
 }
 END_TEST
 
+START_TEST(test_cosine) {
+  const float a[3] = {1, 2, 2}, b[3] = {2, 0, 0}, z[3] = {0, 0, 0}, c[2] = {1, 1};
+  ct_tensor *ta = scores(3, a), *tb = scores(3, b), *tz = scores(3, z), *tc = scores(2, c);
+  ck_assert(fabs(ct_eval_cosine(ta, tb) - 1.0 / 3.0) < 1e-12); /* 2 / (3 · 2) */
+  ck_assert(fabs(ct_eval_cosine(ta, ta) - 1.0) < 1e-12);
+  ck_assert(ct_eval_cosine(ta, tz) == 0);
+  ck_assert(ct_eval_cosine(tz, tz) == 1);
+  ck_assert(isnan(ct_eval_cosine(ta, tc)));
+  ct_tensor_free(ta), ct_tensor_free(tb), ct_tensor_free(tz), ct_tensor_free(tc);
+}
+END_TEST
+
 #define N_EVAL 1000
 
 /* Top-1 hits of the first N_EVAL images computed here, without io/dataset or reference/eval. */
@@ -89,7 +101,7 @@ START_TEST(test_fmnist_top1) {
   ck_assert_int_eq(hits, count_directly(top));
   ck_assert_msg(fabs(acc - 0.9256) < 0.02, "top-1 %g far from the published 0.9256", acc);
   rc = ct_test_run_ctpu(out, sizeof out, "eval '%s' --dataset '%s' --input-num 100 --agreement '%s'", top, h5, top);
-  ck_assert_msg(rc == 0 && strstr(out, "agreement 1.0000 (100)"), "%s", out);
+  ck_assert_msg(rc == 0 && strstr(out, "agreement 1.0000 (100)") && strstr(out, "cosine mean 1.000000 min 1.000000"), "%s", out);
   /* a single unlabeled sample: only agreement works */
   const char *pb = ct_test_shared_path("models/fmnist-rescnn/test_data_set_0/input_0.pb");
   rc = ct_test_run_ctpu(out, sizeof out, "eval '%s' --dataset '%s'", top, pb);
@@ -105,6 +117,7 @@ int main(void) {
   Suite *s = suite_create("eval");
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_argmax_topk);
+  tcase_add_test(tc, test_cosine);
   suite_add_tcase(s, tc);
   if (ct_test_shared()) {
     TCase *m = tcase_create("models");

@@ -265,6 +265,39 @@ START_TEST(test_msg_onnx_graph_errors) {
 }
 END_TEST
 
+/* One node `op` over x (f32 2x2) and an initializer "bad" of the wrong type at operand `at`
+ * (other operands as given): transform must fail naming the node, the operand and the type. */
+static void type_case(const char *op, const char *const *in, int at, int bad_elem, const char *want_type) {
+  char args[1024], want_in[32];
+  const char *m = ct_test_tmp_path("tc.onnx"), *o = ct_test_tmp_path("tc.top");
+  ob_model b;
+  ob_init(&b, 18);
+  int64_t dims[2] = {2, 2};
+  ob_input(&b, "x", T_FLOAT, 2, dims);
+  Onnx__TensorProto *t = ob_tensor(&b, "bad", bad_elem, 1, (int64_t[]){1});
+  ob_raw(&b, t, (uint8_t[8]){0}, (size_t)(bad_elem == T_FLOAT ? 4 : 1));
+  ob_add_init(&b, t);
+  ob_node(&b, op, "n", in, (const char *[]){"y", NULL});
+  ob_output(&b, "y");
+  ck_assert(ob_write(&b, m));
+  ob_free(&b);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  snprintf(want_in, sizeof want_in, "input %d (\"bad\")", at);
+  expect(3, args, "node \"n\"", want_in, want_type, "type constraint", NULL);
+  ck_assert(!ct_test_file_exists(o));
+}
+
+/* ir/op_types.def enforced at import: float indices, a float zero point, a u8 condition, a
+ * bool Conv input, float Reshape shape. */
+START_TEST(test_msg_onnx_type_constraints) {
+  type_case("Gather", (const char *[]){"x", "bad", NULL}, 1, T_FLOAT, "has type f32");
+  type_case("QuantizeLinear", (const char *[]){"x", "x", "bad", NULL}, 2, T_FLOAT, "has type f32");
+  type_case("Where", (const char *[]){"bad", "x", "x", NULL}, 0, ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, "has type u8");
+  type_case("Reshape", (const char *[]){"x", "bad", NULL}, 1, T_FLOAT, "has type f32");
+  type_case("Add", (const char *[]){"x", "bad", NULL}, 1, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, "has type i1");
+}
+END_TEST
+
 START_TEST(test_msg_opt_options) {
   char args[1024];
   const char *m = ct_test_tmp_path("relu.onnx"), *o = ct_test_tmp_path("relu.top");
@@ -425,6 +458,7 @@ Suite *harden_suite(void) {
   tcase_add_test(tc, test_h5_child_round_trip_corrupt_and_cost);
   tcase_add_test(tc, test_h5_budget_names_dataset);
   tcase_add_test(tc, test_msg_onnx_graph_errors);
+  tcase_add_test(tc, test_msg_onnx_type_constraints);
   tcase_add_test(tc, test_msg_opt_options);
   tcase_add_test(tc, test_msg_image_without_preprocessing);
   tcase_add_test(tc, test_msg_chip_json);

@@ -251,10 +251,12 @@ START_TEST(test_lower_small_graph) {
   const ct_op *conv = y->def, *lut = z->def;
   ck_assert_int_eq(conv->in[0]->dtype, CT_I8);
   ck_assert_int_eq(conv->in[1]->dtype, CT_I8);
-  ck_assert_int_eq(conv->in[1]->n_scale, 3); /* per channel: max|w[o]| / 127 */
-  ck_assert_double_eq_tol(conv->in[1]->scale[2], 2.0 / 127, 1e-15);
-  ck_assert_int_eq(conv->in[2]->dtype, CT_I32); /* bias at s_in · s_w: 0.3 / (2/127 · 2/127) */
-  ck_assert_int_eq(((int32_t *)conv->in[2]->data->data)[2], (int32_t)lround(0.3 / (2.0 / 127 * 2.0 / 127)));
+  /* per channel: max|w[o]| / n, the finest exact grid: channel 2 {−2, 0.125} is on the grid
+   * 0.125 = 2/16, so n = 112 (the largest multiple of 16 ≤ 127) */
+  ck_assert_int_eq(conv->in[1]->n_scale, 3);
+  ck_assert_double_eq_tol(conv->in[1]->scale[2], 2.0 / 112, 1e-15);
+  ck_assert_int_eq(conv->in[2]->dtype, CT_I32); /* bias at s_in · s_w: 0.3 / (2/127 · 2/112) */
+  ck_assert_int_eq(((int32_t *)conv->in[2]->data->data)[2], (int32_t)lround(0.3 / (2.0 / 127 * 2.0 / 112)));
   ck_assert_int_eq(lut->kind, CT_OP_LUT);
   ck_assert_str_eq(ct_op_get_string(lut, "fn", ""), "sigmoid");
   ct_graph_free(g);

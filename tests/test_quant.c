@@ -148,8 +148,15 @@ START_TEST(test_scales_bias_and_weights) {
   float w[6] = {1, -2, 0.5, 0, 0, 0};
   double sc[2];
   ct_quant_weight_scales(w, 2, 3, sc);
-  ck_assert_double_eq_tol(sc[0], 2.0 / 127.0, 1e-15);
+  /* 1, −2, 0.5 are multiples of 0.5 = 2/4: the finest exact grid 2/n, n ≤ 127, is n = 124 */
+  ck_assert_double_eq_tol(sc[0], 2.0 / 124.0, 1e-15);
   ck_assert_double_eq(sc[1], 1.0);
+  float off[2] = {1, 0.3141592f}; /* no n ≤ 127 makes 0.3141592·n an integer: max / 127 */
+  ct_quant_weight_scales(off, 1, 2, sc);
+  ck_assert_double_eq_tol(sc[0], 1.0 / 127.0, 1e-15);
+  float grid[3] = {0.3f, -0.1f, 0.2f}; /* multiples of 0.1 = 0.3/3: n = 126 */
+  ct_quant_weight_scales(grid, 1, 3, sc);
+  ck_assert_double_eq_tol(sc[0], 0.3 / 126.0, 1e-9);
   ck_assert_int_eq(ct_quant_bias(1.0, 0.5, 0.25), 8);
   ck_assert_int_eq(ct_quant_bias(-0.3125, 0.5, 0.25), -3); /* -2.5 → -3 */
   ck_assert_int_eq(ct_quant_bias(1e30, 1e-10, 1e-10), INT32_MAX);

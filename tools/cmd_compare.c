@@ -28,19 +28,6 @@ static void help(void) {
          "exit: 0 all passed, 1 a tensor failed or none compared, 2 bad usage, 3 unreadable file\n");
 }
 
-static bool parse_tol(const char *s, ct_compare_tol *tol) {
-  char *end;
-  double c = strtod(s, &end);
-  if (end == s || *end != ',') return false;
-  const char *e2 = end + 1;
-  double e = strtod(e2, &end);
-  if (end == e2 || *end) return false;
-  if (!(c >= -1 && c <= 1) || !(e <= 1)) return false;
-  tol->cos = c;
-  tol->euc = e;
-  return true;
-}
-
 /* Splits a comma list in place into names (malloc'd array). */
 static int split_names(char *s, const char ***out) {
   int n = 1;
@@ -64,7 +51,7 @@ int ct_cmd_compare(int argc, char **argv) {
     if (!strcmp(a, "--exact")) o.tol.exact = true;
     else if (!strcmp(a, "-v")) o.verbose = true;
     else if (!strcmp(a, "--tolerance") && i + 1 < argc) {
-      if (!parse_tol(argv[++i], &o.tol)) return ct_tool_usage("compare", "--tolerance wants COS,EUC, got \"%s\"", argv[i]);
+      if (!ct_tool_parse_tol(argv[++i], &o.tol)) return ct_tool_usage("compare", "--tolerance wants COS,EUC, got \"%s\"", argv[i]);
     } else if (!strcmp(a, "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(a, "--sort") && i + 1 < argc) {
       if (strcmp(argv[++i], "worst") != 0) return ct_tool_usage("compare", "--sort takes \"worst\", not \"%s\"", argv[i]);

@@ -1,38 +1,44 @@
 /* cmd_deploy.c: `ctpu deploy MODEL.onnx|.top|.tpu [--quantize M [--calibration-table T]]
  * [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input F...
- * [--test-reference REF.h5] [--compare-all]]`: lowers the model if needed (deploy_load.h),
- * plans and generates the program of a whole INT8 Tpu module (compiler/backend: lg.h, codegen.h), optionally runs it
+ * [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]] [--mxu-report F.csv]`: lowers the
+ * model if needed (deploy_load.h), plans and generates the program of a whole INT8 Tpu module
+ * (compiler/backend: lg.h, codegen.h), optionally runs it
  * on the cmodel and compares it with the Tpu reference run in-process (issue 12 item 5,
  * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmodel/sim.h"
 #include "common/h5io.h"
 #include "compiler/backend/codegen.h"
+#include "common/dequant.h"
+#include "io/compare.h"
 #include "io/inputs.h"
 #include "ir/text.h"
 #include "reference/interp.h"
 #include "tools/deploy_load.h"
+#include "tools/deploy_mxu.h"
 #include "tools/tools.h"
 
 #define CMD "deploy"
 #define MAX_FILES 16
 
 typedef struct deploy_args {
-  const char *model, *out, *chip, *ref, *quantize, *calib, *input_shapes;
+  const char *model, *out, *chip, *ref, *quantize, *calib, *input_shapes, *mxu;
   const char *files[MAX_FILES];
   int n_files;
   bool compare_all;
+  ct_compare_tol tol; /* --tolerance for --test-reference */
   ct_lg_options opt;
 } deploy_args;
 
 static void usage(FILE *f) {
   fprintf(f, "usage: ctpu deploy MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]]\n"
              "                   [--input-shapes N:DxD..] [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
-             "                   [--test-input FILE... [--test-reference REF.h5] [--compare-all]]\n"
+             "                   [--test-input FILE... [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]]\n"
              "  plans and generates the program of an INT8 Tpu module; writes OUT.ctpu and\n"
              "  OUT.groups.csv (per group: layers, tile shape, tiles, LMEM bytes, estimated cycles and,\n"
              "  after simulation, simulated cycles, MXU utilization, DDR bytes)\n"
@@ -43,22 +49,33 @@ static void usage(FILE *f) {
              "  --layer-group S     none, greedy, dp (default), longest\n"
              "  --test-input F...   run the program on the cmodel with these inputs (.h5/.pb/image) and\n"
              "                      compare its outputs with the Tpu reference, bit for bit\n"
-             "  --test-reference R  also compare the outputs (dequantized) with R's tensors\n"
-             "  --compare-all       compare every tensor the program stores with the reference\n");
+             "  --test-reference R  also compare the outputs (dequantized) with R's tensors (e.g. the\n"
+             "                      float Top inference) by cosine / euclidean similarity\n"
+             "  --tolerance C,E     minimum cosine and euclidean similarity for --test-reference\n"
+             "                      (default 0.99,0.90, as TPU-MLIR's model_deploy)\n"
+             "  --compare-all       compare every tensor the program stores with the reference\n"
+
+             "  --mxu-report F.csv  per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed\n"
+             "                      form for the whole layer's GEMM (sim columns need --test-input)\n");
 }
 
 static int parse_args(int argc, char **argv, deploy_args *a) {
   memset(a, 0, sizeof *a);
   a->opt.strategy = CT_LG_DP;
+  a->tol = CT_COMPARE_TOL_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
     if (!strcmp(s, "--compare-all")) a->compare_all = true;
-    else if (!strcmp(s, "--test-input")) {
+    else if (!strcmp(s, "--tolerance")) {
+      if (i + 1 >= argc || !ct_tool_parse_tol(argv[++i], &a->tol))
+        return ct_tool_usage(CMD, "--tolerance wants COS,EUC (e.g. 0.99,0.90)");
+    } else if (!strcmp(s, "--test-input")) {
       int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
       if (rc) return rc;
     } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference") ||
-               !strcmp(s, "--quantize") || !strcmp(s, "--calibration-table") || !strcmp(s, "--input-shapes")) {
+               !strcmp(s, "--quantize") || !strcmp(s, "--calibration-table") || !strcmp(s, "--input-shapes") ||
+               !strcmp(s, "--mxu-report")) {
       if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
       const char *v = argv[++i];
       if (!strcmp(s, "-o")) a->out = v;
@@ -67,6 +84,7 @@ static int parse_args(int argc, char **argv, deploy_args *a) {
       else if (!strcmp(s, "--input-shapes")) a->input_shapes = v;
       else if (!strcmp(s, "--chip")) a->chip = v;
       else if (!strcmp(s, "--test-reference")) a->ref = v;
+      else if (!strcmp(s, "--mxu-report")) a->mxu = v;
       else if (!ct_lg_strategy_parse(v, &a->opt.strategy))
         return ct_tool_usage(CMD, "--layer-group must be none, greedy, dp or longest, not \"%s\"", v);
     } else if (s[0] == '-' && s[1]) return ct_tool_usage(CMD, "unknown option \"%s\"", s);
@@ -115,20 +133,28 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
   return CT_OK;
 }
 
-/* Outputs against a file (dequantized program outputs vs float tensors, or bytes). */
-static ct_status check_ref_file(const char *path, const ct_tensor_list *got, int *bad, ct_diag *d) {
+/* The program's outputs (dequantized, common/dequant.h) against the tensors of the same names
+ * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance): one line
+ * per output on stderr; *bad counts the outputs below the tolerance. CT_ERR_INPUT when path
+ * cannot be read or lacks an output; CT_ERR_LIMIT out of memory. */
+static ct_status check_ref_file(const char *path, const ct_tensor_list *got, const ct_compare_tol *tol, int *bad,
+                                ct_diag *d) {
   ct_tensor_list ref;
   ct_tensor_list_init(&ref);
   ct_status st = ct_h5_read(path, &ref, d);
   for (int i = 0; !st && i < got->n; i++) {
-    const ct_tensor *g = got->items[i], *r = ct_tensor_list_find(&ref, g->name);
-    if (!r) { st = ct_diag_set(d, CT_ERR_INPUT, "%s: no tensor \"%s\"", path, g->name); break; }
-    if (ct_tensor_numel(r) != ct_tensor_numel(g)) { (*bad)++; continue; }
-    for (int64_t k = 0; k < ct_tensor_numel(g); k++) {
-      double a = ct_tensor_get_f64(g, k), b = ct_tensor_get_f64(r, k);
-      if (ct_dtype_is_float(r->dtype) && !ct_dtype_is_float(g->dtype) && g->n_scale == 1) a = (a - g->zero_point[0]) * g->scale[0];
-      if (fabs(a - b) > 1e-6 * fmax(1.0, fabs(b))) { (*bad)++; break; }
-    }
+    const ct_tensor *r = ct_tensor_list_find(&ref, got->items[i]->name);
+    ct_tensor *g = NULL;
+    if (!r) st = ct_diag_set(d, CT_ERR_INPUT, "%s: no tensor \"%s\"", path, got->items[i]->name);
+    else st = ct_dequant(got->items[i], &g, d);
+    if (st) break;
+    ct_compare_metrics m;
+    ct_compare_verdict v = ct_compare_tensor(r, g, &m) ? CT_CMP_SHAPE : ct_compare_judge(&m, tol);
+    bool ok = ct_compare_passes(v, &m, tol);
+    fprintf(stderr, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", g->name, path, m.cosine,
+            m.euclid, m.sqnr_db, ok ? ct_compare_verdict_name(v) : "FAIL");
+    *bad += !ok;
+    ct_tensor_free(g);
   }
   ct_tensor_list_free(&ref);
   return st;
@@ -138,7 +164,21 @@ typedef struct deploy_run {
   ct_sim_run_output so;
   grp_sim *gs;
   bool simulated;
+  double compile_s;  /* plan + codegen wall seconds (all attempts) */
 } deploy_run;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The progress line while the cmodel runs (a terminal only: ct_tool_isatty). */
+static void sim_progress(void *user, uint32_t started, uint32_t total) {
+  (void)user;
+  fprintf(stderr, "\rdeploy: simulating: %u / %u instructions started (%u %%)", started, total,
+          total ? (unsigned)(100.0 * started / total) : 100u);
+}
 
 /* Simulates the program and compares with the Tpu reference. */
 static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip *chip, const ct_program *prog,
@@ -147,7 +187,9 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
   ct_tensor_list_init(&in), ct_tensor_list_init(&ref_out);
   ct_status st = ct_inputs_load(g, a->files, a->n_files, &in, d);
   ct_sim_run_options so = {.dump_all = a->compare_all};
+  if (ct_tool_isatty()) so.progress = sim_progress;
   if (!st) st = ct_sim_run(chip, prog, &in, &so, &r->so, d);
+  if (so.progress) fprintf(stderr, "\r\033[K");
   cmp_ctx cc = {.dumps = &r->so.dumps};
   ct_ref_options ro = {.threads = 1};
   if (a->compare_all) ro.on_op = on_op, ro.on_op_user = &cc;
@@ -159,7 +201,7 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
       if (!bad++) fprintf(stderr, "deploy: output \"%s\" differs from the Tpu reference\n", s->name);
     }
   }
-  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, &bad, d);
+  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, &a->tol, &bad, d);
   if (!st && a->compare_all)
     fprintf(stderr, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", cc.compared, cc.mismatched,
             cc.mismatched ? "; first: " : "", cc.mismatched ? cc.first : "");
@@ -211,11 +253,18 @@ static bool write_groups(const ct_lg_plan *p, const deploy_run *r, FILE *f) {
 }
 
 /* Writes OUT and OUT.groups.csv under temporary names, renamed when both are complete. */
-static ct_status write_outputs(const char *out, const ct_program *prog, const ct_lg_plan *p, const deploy_run *r,
-                               ct_diag *d) {
-  size_t n = strlen(out) + 16;
-  char *tp = malloc(n), *csv = malloc(n), *tc = malloc(n);
-  ct_status st = tp && csv && tc ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+static ct_status write_outputs(const char *out, const char *mxu, const ct_program *prog, const ct_lg_plan *p,
+                               const deploy_run *r, ct_diag *d) {
+  size_t n = strlen(out) + 16, nm = (mxu ? strlen(mxu) : 0) + 8;
+  char *tp = malloc(n), *csv = malloc(n), *tc = malloc(n), *tm = malloc(nm);
+  ct_status st = tp && csv && tc && tm ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (!st && mxu) {
+    snprintf(tm, nm, "%s.tmp", mxu);
+    FILE *f = fopen(tm, "w");
+    bool ok = f && ct_deploy_mxu_report(p, prog, r->simulated ? &r->so.res : NULL, f);
+    if (f && fclose(f)) ok = false;
+    if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", mxu);
+  }
   if (!st) {
     snprintf(tp, n, "%s.tmp", out), snprintf(csv, n, "%s.groups.csv", out), snprintf(tc, n, "%s.tmp", csv);
     st = ct_program_write(prog, tp, d);
@@ -226,10 +275,12 @@ static ct_status write_outputs(const char *out, const ct_program *prog, const ct
     if (f && fclose(f)) ok = false;
     if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", csv);
   }
-  if (!st && (rename(tp, out) || rename(tc, csv))) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", out);
+  if (!st && (rename(tp, out) || rename(tc, csv) || (mxu && rename(tm, mxu))))
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", out);
   if (st && tp) remove(tp);
   if (st && tc) remove(tc);
-  free(tp), free(csv), free(tc);
+  if (st && tm && mxu) remove(tm);
+  free(tp), free(csv), free(tc), free(tm);
   return st;
 }
 
@@ -242,6 +293,12 @@ static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program 
     fprintf(stderr, ", simulated %llu cycles, MXU utilization %.4f, DDR %llu bytes",
             (unsigned long long)c->total_cycles, c->total_cycles ? (double)c->macs / ((double)c->total_cycles * rc) : 0.0,
             (unsigned long long)(c->ddr_bytes_read + c->ddr_bytes_written));
+  }
+  fprintf(stderr, "\ndeploy: compiled (plan + codegen) in %.3f s", r->compile_s);
+  if (r->simulated) {
+    double w = r->so.res.counters.wall_seconds;
+    fprintf(stderr, "; simulated (timing + functional) in %.3f s, %.3g simulated cycles/s", w,
+            w > 0 ? (double)r->so.res.counters.total_cycles / w : 0.0);
   }
   fprintf(stderr, "\n");
 }
@@ -267,6 +324,7 @@ int ct_cmd_deploy(int argc, char **argv) {
   int held = 0;
   ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
   ct_diag_clear(&first);
+  double t0 = now_s();
   for (int k = 0; !st; k = k ? 2 * k : 1) { /* 0, 1, 2, 4, ... banks held back, up to half */
     ct_chip pc = chip;
     pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
@@ -283,13 +341,14 @@ int ct_cmd_deploy(int argc, char **argv) {
     held = k ? 2 * k : 1;
     st = CT_OK;
   }
+  r.compile_s = now_s() - t0;
   if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
   if (!st) st = ct_program_validate(&prog, &chip, a.out, &d);
   if (!st && a.n_files) {
     r.gs = calloc((size_t)p->n_groups + 1, sizeof *r.gs);
     st = r.gs ? test_run(&a, g, &chip, &prog, &r, p->n_groups, &d) : ct_diag_set(&d, CT_ERR_LIMIT, "out of memory");
   }
-  if (!st) st = write_outputs(a.out, &prog, p, &r, &d);
+  if (!st) st = write_outputs(a.out, a.mxu, &prog, p, &r, &d);
   if (!st) summary(&a, p, &prog, &r);
   if (a.n_files) ct_sim_run_output_free(&r.so);
   free(r.gs);

@@ -94,6 +94,7 @@ static ct_status evaluate(const eval_args *a, const ct_graph *g, const ct_graph 
     printf("top5 %.4f (%lld)\n", (double)r.top5 / (double)r.n, (long long)r.top5);
   }
   if (other) printf("agreement %.4f (%lld)\n", (double)r.agree / (double)r.n, (long long)r.agree);
+  if (other) printf("cosine mean %.6f min %.6f\n", r.mean_cos, r.min_cos);
   return CT_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/limits.h"
+#include "io/compare.h"
 #include "tools/tools.h"
 
 static const struct {
@@ -34,6 +35,19 @@ int ct_tool_usage(const char *cmd, const char *fmt, ...) {
   fprintf(stderr, "; see ctpu %s --help\n", cmd);
   va_end(ap);
   return CT_ERR_USAGE;
+}
+
+bool ct_tool_parse_tol(const char *s, struct ct_compare_tol *tol) {
+  char *end;
+  double c = strtod(s, &end);
+  if (end == s || *end != ',') return false;
+  const char *e2 = end + 1;
+  double e = strtod(e2, &end);
+  if (end == e2 || *end) return false;
+  if (!(c >= -1 && c <= 1) || !(e <= 1)) return false;
+  tol->cos = c;
+  tol->euc = e;
+  return true;
 }
 
 int ct_tool_int_opt(const char *cmd, const char *opt, const char *v, long long lo, long long hi, long long *out) {

@@ -21,6 +21,10 @@ int ct_tool_usage(const char *cmd, const char *fmt, ...) CT_PRINTF(2, 3);
  * "ctpu <cmd>: <opt> needs a number in lo..hi, not "v"" (">= lo" when hi is LLONG_MAX)
  * and returns 2 (bad usage). */
 int ct_tool_int_opt(const char *cmd, const char *opt, const char *v, long long lo, long long hi, long long *out);
+/* Parses "COS,EUC" (--tolerance of compare and deploy: cosine in [-1, 1], euclidean
+ * similarity <= 1) into tol's cos / euc; false on any other text. */
+struct ct_compare_tol;
+bool ct_tool_parse_tol(const char *s, struct ct_compare_tol *tol);
 /* Collects the file arguments after the option at argv[*i] ("--input a.pb b.pb ..."): every
  * following argument up to the next one starting with '-' is appended to files (*n entries so
  * far, at most max), and *i advances past them. Returns 0, or 2 after a usage error

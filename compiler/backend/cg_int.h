@@ -4,6 +4,7 @@
 #ifndef CT_CG_INT_H
 #define CT_CG_INT_H
 
+#include "compiler/backend/cg_sched.h"
 #include "compiler/backend/codegen.h"
 #include "compiler/backend/lg_int.h"
 #include "ops/tpu_util.h"
@@ -15,15 +16,20 @@ typedef struct box {
 } box;
 
 /* Codegen context of ct_cg_model: the plan, the program being written, the tile ranges of
- * the current group and tile, the engine of the last instruction, LMEM/GMEM bump pointers. */
+ * the current group and tile, the staged instructions of the group (cg_sched.h), LMEM/GMEM
+ * bump pointers. gr is the current tile's view of the group: in a pipelined group odd tiles
+ * see the double buffers' copies swapped, so lmem_of (copy 0) gives the tile's own copy. */
 typedef struct mg {
   const ct_lg_plan *p;
   ct_program *prog;
   lg_ctx x;
   const ct_lg_group *gr;
   int gi;
-  ct_engine last_eng;
-  bool have_last;
+  cg_stage stage;              /* the current group's instructions, tile by tile */
+  cg_sched sch;                /* emission state across groups */
+  ct_lg_group view;            /* odd tiles' view of the group (bufs: view_bufs) */
+  ct_lg_buffer *view_bufs;
+  int64_t tab_lm, tab_gm;      /* where the current group's tables start (LMEM, GMEM) */
   int64_t lm_extra, gm_extra;  /* next free LMEM byte of the group, next free GMEM byte */
   int64_t lm_scratch;          /* next free scratch byte of the current layer (≥ lm_extra) */
   int64_t *lm_attr;            /* layer index → LMEM address of its requant / LUT table */
@@ -41,8 +47,9 @@ const char *nm(const ct_op *op);
 int64_t gmem_of(const ct_lg_plan *p, const ct_value *v);
 /* LMEM address of value v's first buffer copy in group gr, -1 when it has none. */
 int64_t lmem_of(const ct_lg_group *gr, const ct_value *v);
-/* Appends instruction *in (debug record: layer, group, tile), chained after the previous one
- * by a semaphore when the engine changes. Errors: those of ct_program_add_*. */
+/* Stages instruction *in of tile `tile` (-1: the group's tables) with debug layer name
+ * `layer` (borrowed: an op location or value name); the group's schedule (cg_sched_group)
+ * sets its semaphores and emits it. Errors: CT_ERR_LIMIT (out of memory). */
 ct_status put(mg *c, ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
 /* Tile box of value v under the current ranges (c->x.rng). Rank 0 is 1×1×1×1; rank > 4
  * folds its leading axes into N (false when the tile cuts one of them). Weights are whole:
@@ -63,7 +70,8 @@ ct_status no_cg(const ct_op *op, const char *why, ct_diag *d);
  * float input's IO bytes (4 bytes per element, enough for the integer copy). */
 int64_t io_addr(const ct_lg_plan *p, const ct_op *cast);
 /* Places a table (requant pairs or LUT bytes, `bytes` long, element type dt) of layer li
- * after the group's buffers and in GMEM, loads it, and records its LMEM address in
+ * after the group's buffers and in GMEM (64-aligned in both, so the group's tables keep the
+ * same layout and load as one block: ct_cg_model), and records its LMEM address in
  * c->lm_attr[li]. Errors: CT_ERR_LIMIT when LMEM has no room left. */
 ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t bytes, ct_dtype dt, ct_diag *d);
 /* The per-layer tables of the current group: requant pairs of CONV/MATMUL, LUT bytes.

@@ -1,9 +1,9 @@
 /* cg_model.c: ISA instructions for a whole planned INT8 Tpu module (codegen.h,
  * ct_cg_model): every group's tiles load their inputs, run their layers (CONV, DWCONV,
- * ELTWISE, LUT, POOL, REQUANT, CAST, MATMUL) with the plan's LMEM buffers and store their
- * outputs at the plan's GMEM addresses. The instructions run strictly in program order: at
- * every engine change the previous instruction signals semaphore e (the next engine's index),
- * which the next waits for (the overlapped pipeline is ct_cg_conv_group's). */
+ * ELTWISE, LUT, POOL, REQUANT, CAST, MATMUL, ...) with the plan's LMEM buffers and store their
+ * outputs at the plan's GMEM addresses. Each group is staged tile by tile and emitted by its
+ * schedule (cg_sched.h): the double-buffered load / compute / store pipeline when the plan
+ * pipelines it, else in program order; a SYNC separates groups. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +38,52 @@ static ct_status load_value(mg *c, const ct_op *op, const ct_value *v, int64_t t
   return put(c, &in, nm(op), t, d);
 }
 
+/* STORE of the rows of escaping value y this tile owns: [st_lo, hi) along the cut axis (the
+ * tile may hold earlier rows for the group's own readers; those were stored by the tile
+ * before, and storing them twice would race between store engines). */
+static ct_status store_value(mg *c, const ct_value *y, int64_t t, ct_diag *d) {
+  box b;
+  box_of(c, y, &b);
+  const lg_rng *r = &c->x.rng[y->id];
+  int a = r->set && r->ax >= 0 ? r->ax + 4 - y->ndim : -1;
+  int64_t skip = a >= 0 && r->st_lo > r->lo ? r->st_lo - r->lo : 0;
+  if (a >= 0 && skip >= r->hi - r->lo) return CT_OK; /* nothing new in this tile */
+  ct_insn in;
+  dma_box(&in, false, y->dtype, lmem_of(c->gr, y), gmem_of(c->p, y), &b);
+  if (skip) {
+    struct ct_insn_store *s = &in.store;
+    int64_t *ext[4] = {&s->n, &s->c, &s->h, &s->w}, ss[4] = {s->src_sn, s->src_sc, s->src_sh, s->src_sw};
+    int64_t ds[4] = {s->dst_sn, s->dst_sc, s->dst_sh, s->dst_sw}, eb = (int64_t)ct_dtype_size(y->dtype);
+    s->src += skip * ss[a] * eb, s->dst += skip * ds[a] * eb, *ext[a] -= skip;
+  }
+  return put(c, &in, y->name, t, d);
+}
+
+/* The view of the group tile t sees: in a pipelined group, odd tiles use copy 1 of every
+ * double buffer (the copies' numbers swapped), so lmem_of's copy 0 is the tile's own. A
+ * border Cast's integer result, which the planner holds in a MID buffer, is loaded from the
+ * program input into the Cast's (float, wider, double-buffered) input buffer instead, so the
+ * next tile's load does not overwrite what this tile computes on. */
+static void tile_view(mg *c, const ct_lg_group *orig, int64_t t) {
+  c->view = *orig, c->view.bufs = c->view_bufs, c->gr = &c->view;
+  bool swap = orig->pipelined && t % 2 == 1;
+  for (int i = 0; i < orig->n_bufs; i++) {
+    ct_lg_buffer *b = &c->view_bufs[i];
+    *b = orig->bufs[i];
+    if (swap && (b->kind == CT_LG_BUF_IN || b->kind == CT_LG_BUF_WSLICE || b->kind == CT_LG_BUF_OUT)) b->copy = 1 - b->copy;
+  }
+  for (int k = 0; k < orig->n_layers; k++) {
+    const ct_op *op = c->p->layers[orig->first + k].op;
+    if (!border_cast(op)) continue;
+    int64_t in = lmem_of(&c->view, op->in[0]);
+    const ct_value *y = op->out[0];
+    for (int i = 0; i < orig->n_bufs && in >= 0; i++)
+      if (c->view_bufs[i].value == y->id && c->view_bufs[i].kind == CT_LG_BUF_MID &&
+          ct_dtype_size(op->in[0]->dtype) >= ct_dtype_size(y->dtype))
+        c->view_bufs[i].addr = in;
+  }
+}
+
 static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
   const ct_lg_group *gr = c->gr;
   lg_tiling tl = {gr->axis, gr->nsecs, gr->secs, gr->pipelined};
@@ -63,13 +109,59 @@ static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
     const ct_value *y = c->p->layers[gr->first + k].op->out[0];
     if (!lg_escapes(&c->x, y, gr->first, gr->n_layers)) continue;
     if (border_cast(c->p->layers[gr->first + k].op)) continue;
-    box b;
-    box_of(c, y, &b);
-    int64_t lm = lmem_of(gr, y), gm = gmem_of(c->p, y);
-    ct_insn in;
-    dma_box(&in, false, y->dtype, lm, gm, &b);
-    st = put(c, &in, y->name, t, d);
+    st = store_value(c, y, t, d);
   }
+  return st;
+}
+
+/* One LOAD (two when the LMEM end is not 64-aligned) of the group's tables, which add_table
+ * laid out identically in GMEM and LMEM from (tab_gm, tab_lm): rows of 64 bytes. */
+static ct_status load_tables(mg *c, ct_diag *d) {
+  int64_t bytes = c->gm_extra - c->tab_gm, rows = bytes / 64, tail = bytes % 64;
+  ct_status st = CT_OK;
+  const char *name = nm(c->p->layers[c->gr->first].op);
+  if (bytes <= 0) return CT_OK;
+  if (bytes <= 65535) rows = 0, tail = bytes; /* one row */
+  ct_insn in;
+  if (rows) {
+    box b = {{0, 0, 0, 0}, {1, 1, rows, 64}, {1, 1, rows, 64}};
+    dma_box(&in, true, CT_U8, c->tab_lm, c->tab_gm, &b);
+    st = put(c, &in, name, -1, d);
+  }
+  if (!st && tail) {
+    box b = {{0, 0, 0, 0}, {1, 1, 1, tail}, {1, 1, 1, tail}};
+    dma_box(&in, true, CT_U8, c->tab_lm + rows * 64, c->tab_gm + rows * 64, &b);
+    st = put(c, &in, name, -1, d);
+  }
+  return st;
+}
+
+static bool group_is_border(const mg *c) {
+  for (int k = 0; k < c->gr->n_layers; k++) {
+    const ct_op *op = c->p->layers[c->gr->first + k].op;
+    if (!border_cast(op) && c->p->layers[c->gr->first + k].trait != CT_LG_ALIAS) return false;
+  }
+  return true;
+}
+
+/* Stages and schedules group gi. */
+static ct_status model_group(mg *c, int gi, ct_diag *d) {
+  const ct_lg_group *gr = &c->p->groups[gi];
+  c->gr = gr, c->gi = gi, c->lm_extra = gr->lmem_bytes, c->stage.n = 0;
+  if (group_is_border(c)) return CT_OK;
+  if (gr->nsecs > 1 && gr->axis >= 0) return no_cg(c->p->layers[gr->first].op, "tiles along N and another axis at once", d);
+  free(c->view_bufs);
+  c->view_bufs = malloc(sizeof *c->view_bufs * ((size_t)gr->n_bufs + 1));
+  if (!c->view_bufs) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  c->tab_lm = (c->lm_extra + 63) / 64 * 64, c->tab_gm = (c->gm_extra + 63) / 64 * 64;
+  ct_status st = group_tables(c, d);
+  if (!st) st = load_tables(c, d);
+  for (int64_t t = 0; t < gr->n_tiles && !st; t++) {
+    tile_view(c, gr, t);
+    st = group_tile(c, t, t == 0, d);
+  }
+  c->gr = gr;
+  if (!st) st = cg_sched_group(&c->sch, gi, &c->stage, gr->n_tiles, gr->pipelined, d);
   return st;
 }
 
@@ -115,45 +207,28 @@ static ct_status model_io(mg *c, ct_diag *d) {
   return st;
 }
 
-static bool group_is_border(const mg *c) {
-  for (int k = 0; k < c->gr->n_layers; k++) {
-    const ct_op *op = c->p->layers[c->gr->first + k].op;
-    if (!border_cast(op) && c->p->layers[c->gr->first + k].trait != CT_LG_ALIAS) return false;
-  }
-  return true;
-}
-
 ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d) {
   mg *c = calloc(1, sizeof *c);
   if (!c) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   c->p = p, c->prog = prog, c->gm_extra = p->gmem_bytes;
+  c->sch.prog = prog, c->sch.chip = &p->chip;
   c->lm_attr = calloc((size_t)(p->n_layers ? p->n_layers : 1), sizeof *c->lm_attr);
   c->seen = calloc((size_t)(p->g->n_values ? p->g->n_values : 1), 1);
   ct_status st = c->lm_attr && c->seen ? lg_ctx_init(&c->x, p->g, &p->chip, &p->opt, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   if (!st && p->chip.sem_count < CT_ENG_CTRL)
     st = ct_diag_set(d, CT_ERR_LIMIT, "the program needs %d semaphores, the chip has %lld", (int)CT_ENG_CTRL,
                      (long long)p->chip.sem_count);
-  for (int gi = 0; gi < p->n_groups && !st; gi++) {
-    c->gr = &p->groups[gi], c->gi = gi, c->lm_extra = c->gr->lmem_bytes;
-    if (group_is_border(c)) continue;
-    if (c->gr->nsecs > 1 && c->gr->axis >= 0)
-      st = no_cg(p->layers[c->gr->first].op, "tiles along N and another axis at once", d);
-    if (!st) st = group_tables(c, d);
-    for (int64_t t = 0; t < c->gr->n_tiles && !st; t++) st = group_tile(c, t, t == 0, d);
-  }
+  for (int gi = 0; gi < p->n_groups && !st; gi++) st = model_group(c, gi, d);
   if (!st) st = model_io(c, d); /* after the layers: an op without codegen is reported first */
-  if (!st) {
-    ct_insn end;
-    memset(&end, 0, sizeof end);
-    end.op = CT_ISA_END;
-    st = put(c, &end, "end", -1, d);
-  }
+  if (!st) st = cg_sched_end(&c->sch, d);
   if (!st && c->gm_extra > p->chip.gmem_bytes)
     st = ct_diag_set(d, CT_ERR_LIMIT, "the program needs %lld bytes of GMEM, the chip has %lld", (long long)c->gm_extra,
                      (long long)p->chip.gmem_bytes);
   lg_ctx_free(&c->x);
   free(c->lm_attr);
   free(c->seen);
+  free(c->view_bufs);
+  cg_stage_free(&c->stage);
   free(c);
   return st;
 }

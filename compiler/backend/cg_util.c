@@ -19,19 +19,9 @@ int64_t lmem_of(const ct_lg_group *gr, const ct_value *v) {
   return -1;
 }
 
-/* Appends one instruction, chained after the previous one when the engine changes. */
+/* Stages one instruction of the current group (cg_sched.h orders and emits it). */
 ct_status put(mg *c, ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
-  ct_engine e = ct_isa_op_engine(in->op);
-  if (c->have_last && e != c->last_eng && e != CT_ENG_CTRL) { /* token for engine e's queue head */
-    c->prog->insns[c->prog->n_insns - 1].signal |= 1u << e;
-    in->wait |= 1u << e;
-  }
-  uint32_t id;
-  ct_status st = ct_program_add_debug(c->prog, layer, c->gi, (int32_t)tile, (int32_t)tile, &id, d);
-  if (st) return st;
-  in->debug_id = id;
-  c->last_eng = e, c->have_last = true;
-  return ct_program_add_insn(c->prog, in, d);
+  return cg_stage_add(&c->stage, in, layer, tile, d);
 }
 
 /* Tile box of value v under the current ranges (x.rng). */
@@ -116,11 +106,7 @@ ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t by
   ct_status st = ct_program_add_const(c->prog, name, dt, (uint64_t)gm, data, (uint64_t)bytes, d);
   if (st) return st;
   c->lm_extra = lm + bytes, c->gm_extra = gm + bytes, c->lm_attr[li] = lm;
-  ct_insn in;
-  int64_t el = bytes / (int64_t)ct_dtype_size(dt), h = el > 65535 && el % 64 == 0 ? el / 64 : 1, w = el / h;
-  box b = {{0, 0, 0, 0}, {1, 1, h, w}, {1, 1, h, w}}; /* rows of 64 when longer than a DMA dim */
-  dma_box(&in, true, dt, lm, gm, &b);
-  return put(c, &in, nm(op), -1, d);
+  return CT_OK;
 }
 
 /* Weight zero points must be 0 (CONV and MATMUL have none). */

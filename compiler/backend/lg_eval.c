@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compiler/backend/lg_int.h"
+#include "ops/tpu_util.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
@@ -148,10 +149,22 @@ static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
   return nv;
 }
 
+/* Element bytes value v moves over DMA: a float module input read only by border Casts
+ * arrives as their integer type (lg_border_cast). */
+static int64_t dma_elem_bytes(const lg_ctx *x, const ct_value *v) {
+  int64_t eb = ct_lg_elem_bytes(x->opt, v), ib = 0;
+  for (int k = x->cons_off[v->id]; k < x->cons_off[v->id + 1]; k++) {
+    const ct_op *op = x->layers[x->cons[k]].op;
+    if (!lg_border_cast(op) || x->opt->assume_bytes) return eb;
+    ib = (int64_t)ct_dtype_size(op->out[0]->dtype);
+  }
+  return ib ? ib : eb;
+}
+
 /* Bytes, moved bytes and DMA transfer of value g in the current tile (x->rng). */
 static void sample_value(lg_ctx *x, const lg_tiling *tl, gval *g, int type, bool first_sample) {
   const ct_value *v = g->v;
-  int64_t eb = ct_lg_elem_bytes(x->opt, v), ext[CT_MAX_DIMS], moved = 0, cyc = 0;
+  int64_t eb = ct_lg_elem_bytes(x->opt, v), deb = dma_elem_bytes(x, v), ext[CT_MAX_DIMS], moved = 0, cyc = 0;
   lg_rng r = x->rng[v->id];
   if (g->kind == CT_LG_BUF_RES && ct_lg_is_weight(v)) r.ax = r.nax = -1;
   if (g->kind == CT_LG_BUF_WSLICE) {
@@ -164,7 +177,7 @@ static void sample_value(lg_ctx *x, const lg_tiling *tl, gval *g, int type, bool
     int64_t se[CT_MAX_DIMS];
     if (lg_tile_extents(v, &s, se) > 0) ct_lg_dma_cost(x->chip, v->ndim, v->shape, se, eb, &moved, &cyc);
   } else if (g->kind != CT_LG_BUF_MID && bytes > 0) {
-    ct_lg_dma_cost(x->chip, v->ndim, v->shape, ext, eb, &moved, &cyc);
+    ct_lg_dma_cost(x->chip, v->ndim, v->shape, ext, deb, &moved, &cyc);
   }
   if (first_sample) g->r0 = r;
   else if (r.ax != g->r0.ax || r.lo != g->r0.lo || r.hi != g->r0.hi) g->varies = true;
@@ -217,6 +230,24 @@ static int samples(const lg_ctx *x, const lg_tiling *tl, int64_t *t, int *type) 
   return k;
 }
 
+int64_t lg_table_bytes(const ct_op *op) {
+  const ct_value *y = op->out[0];
+  if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1) return 0;
+  if (op->kind == CT_OP_CONV && y->ndim >= 2) return y->shape[1] * 8;
+  if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
+  return op->kind == CT_OP_LUT ? 256 : 0;
+}
+
+/* Bytes of the group's tables as the codegen lays them out: each 64-aligned, one transfer. */
+static int64_t group_table_bytes(const lg_ctx *x, int first, int n) {
+  int64_t b = 0;
+  for (int li = first; li < first + n; li++) {
+    int64_t t = lg_table_bytes(x->layers[li].op);
+    if (t) b = (b + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + t;
+  }
+  return b;
+}
+
 static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *gv, int nv, const int64_t cp[3]) {
   const ct_chip *c = x->chip;
   lg_tilecost tc[3];
@@ -231,6 +262,12 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
       if (g->kind == CT_LG_BUF_OUT) tc[t].stm += g->moved[t], stx[t]++;
     }
     if (g->kind == CT_LG_BUF_RES && g->moved[0]) pre_m += g->moved[0], pre_x++;
+  }
+  int64_t tb = group_table_bytes(x, gr->first, gr->n_layers);
+  if (tb) { /* the requant / LUT tables: one resident transfer (codegen: group_tables) */
+    int64_t moved, cyc;
+    ct_lg_dma_cost(c, 1, &tb, &tb, 1, &moved, &cyc);
+    pre_m += moved, pre_x++;
   }
   int64_t cnt[3] = {tl->nsecs, tl->secs >= 3 ? tl->nsecs * (tl->secs - 2) : 0, tl->secs >= 2 ? tl->nsecs : 0};
   gr->ddr_load_bytes = pre_m, gr->ddr_store_bytes = 0;

@@ -64,6 +64,10 @@ bool lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n);
 /* Slice op: start and step along axis a of its input (0 and 1 when a is not sliced); false
  * when the op is not a Slice with constant parameters and a positive step there. */
 bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step);
+/* Is op a border Cast — a float module input cast to an integer storage type? The program
+ * input is that integer tensor (the cmodel quantizes the float data when it loads the input),
+ * so the Cast costs no compute and its input moves at the integer size (codegen: cg_model.c). */
+bool lg_border_cast(const ct_op *op);
 /* Whole-tensor helper: elements. */
 int64_t lg_numel(const ct_value *v);
 
@@ -77,6 +81,10 @@ typedef struct lg_tiling {
 void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t);
 /* Extents of v's tile under range r into ext[] (v->ndim entries); returns its elements. */
 int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
+/* Bytes of the constant table the codegen loads for op (lg_eval.c): a Conv / Gemm / MatMul
+ * with an integer storage result has a (multiplier, shift) int32 pair per output channel /
+ * feature (8 bytes each), a Lut 256 bytes; 0 otherwise. */
+int64_t lg_table_bytes(const ct_op *op);
 /* Compute cycles of layer li for the ranges in x->rng (lg_eval.c). */
 int64_t lg_layer_cycles(const lg_ctx *x, int li);
 /* Evaluates one tiling: buffers (sizes, kinds, lifetimes), LMEM allocation, costs. Fills

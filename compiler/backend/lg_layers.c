@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiler/backend/lg_int.h"
+#include "ops/tpu_util.h"
 
 /* Ops that map output row r along H to input rows r (and C to C): activations, binary ops,
  * per-channel affine, casts. */
@@ -207,13 +208,18 @@ static void classify(const lg_ctx *x, const ct_op *op, ct_lg_layer *l) {
            (op->kind != CT_OP_CONCAT || ct_op_get_int(op, "axis", 0) == 1 || ct_op_get_int(op, "axis", 0) == -3))
     l->trait = CT_LG_ELTWISE;
   else l->trait = CT_LG_WHOLE;
-  l->unit = l->trait == CT_LG_ALIAS ? CT_LG_UNIT_NONE
+  l->unit = l->trait == CT_LG_ALIAS || lg_border_cast(op) ? CT_LG_UNIT_NONE
             : (IN(op->kind, mxu_ops) && !is_depthwise(op)) ? CT_LG_UNIT_MXU : CT_LG_UNIT_VPU;
   for (int i = 0; i < op->n_in; i++)
     if (op->in[i] && ct_lg_is_weight(op->in[i])) l->weight_bytes += lg_numel(op->in[i]) * ct_lg_elem_bytes(x->opt, op->in[i]);
   if (l->trait != CT_LG_ALIAS) slice_axes(op, l);
   if (l->trait == CT_LG_WINDOW && op->kind != CT_OP_CONV) /* pools: N, C, H */
     l->n_axes = 3, l->axes[0] = 0, l->axes[1] = 1, l->axes[2] = 2;
+}
+
+bool lg_border_cast(const ct_op *op) {
+  return op->kind == CT_OP_CAST && op->n_in == 1 && op->in[0] && op->in[0]->def && op->in[0]->def->kind == CT_OP_INPUT &&
+         ct_dtype_is_float(op->in[0]->dtype) && ct_tq_is_storage(op->out[0]->dtype);
 }
 
 static bool is_layer_op(const ct_op *op) {

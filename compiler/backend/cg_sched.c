@@ -1,0 +1,215 @@
+/* cg_sched.c: the time-step schedule of one layer group (cg_sched.h): staged instructions
+ * emitted serially or as the double-buffered load / compute / store pipeline. */
+#include "compiler/backend/cg_sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ct_status cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
+  if (s->n == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 64;
+    cg_staged *v = realloc(s->v, sizeof *v * (size_t)cap);
+    if (!v) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    s->v = v, s->cap = cap;
+  }
+  cg_staged *e = &s->v[s->n++];
+  e->in = *in, e->layer = layer, e->tile = tile;
+  return CT_OK;
+}
+
+void cg_stage_free(cg_stage *s) {
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
+enum { PH_LOAD, PH_COMPUTE, PH_STORE };
+
+static int phase_of(const ct_insn *in) {
+  return in->op == CT_ISA_LOAD ? PH_LOAD : in->op == CT_ISA_STORE ? PH_STORE : PH_COMPUTE;
+}
+
+static uint32_t bit(int k) { return 1u << k; }
+
+/* Bytes a LOAD or STORE moves (for spreading transfers over the engines). */
+static int64_t dma_bytes(const ct_insn *in) {
+  if (in->op == CT_ISA_LOAD) return in->load.n * in->load.c * in->load.h * in->load.w * (int64_t)ct_dtype_size(in->load.dtype);
+  return in->store.n * in->store.c * in->store.h * in->store.w * (int64_t)ct_dtype_size(in->store.dtype);
+}
+
+static ct_status emit(cg_sched *s, ct_insn *in, const char *layer, int gi, int64_t tile, int64_t step, ct_diag *d) {
+  uint32_t id = 0;
+  ct_status st = layer ? ct_program_add_debug(s->prog, layer, gi, (int32_t)tile, (int32_t)step, &id, d) : CT_OK;
+  if (st) return st;
+  in->debug_id = id;
+  s->any = true;
+  return ct_program_add_insn(s->prog, in, d);
+}
+
+/* Emits in as the next link of the chain: when its engine differs from the previous link's,
+ * that one signals semaphore e (the new engine's index) and in waits for it, so only engine
+ * e's queue head can take the token. */
+static ct_status link(cg_sched *s, size_t *last, ct_insn *in, const char *layer, int gi, int64_t tile, int64_t step,
+                      ct_diag *d) {
+  ct_engine e = ct_isa_op_engine(in->op);
+  if (s->have_last && e != s->last_eng && e != CT_ENG_CTRL) {
+    s->prog->insns[*last].signal |= bit(e);
+    in->wait |= bit(e);
+  }
+  s->last_eng = e, s->have_last = true;
+  *last = s->prog->n_insns;
+  return emit(s, in, layer, gi, tile, step, d);
+}
+
+static ct_status serial(cg_sched *s, int gi, cg_stage *st, ct_diag *d) {
+  size_t last = 0;
+  ct_status rc = CT_OK;
+  for (int i = 0; i < st->n && !rc; i++) {
+    cg_staged *v = &st->v[i];
+    rc = link(s, &last, &v->in, v->layer, gi, v->tile, v->tile < 0 ? 0 : v->tile, d);
+  }
+  return rc;
+}
+
+/* Per-tile lists of the staged instructions and the DMA engines each tile uses. */
+typedef struct plan {
+  int64_t T;
+  int *off[3], *idx[3];   /* CSR per phase: tile t's instructions idx[ph][off[ph][t] .. off[ph][t+1]) */
+  uint32_t *lmask, *smask; /* load / store engine instances used by tile t */
+} plan;
+
+static void plan_free(plan *p) {
+  for (int k = 0; k < 3; k++) free(p->off[k]), free(p->idx[k]);
+  free(p->lmask), free(p->smask);
+}
+
+static int64_t tile_of(const cg_staged *v) { return v->tile < 0 ? 0 : v->tile; }
+
+/* Builds the lists and spreads the transfers over the engines (least bytes so far). False
+ * when some tile has no compute or a tile index is out of range (then: serial). */
+static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, plan *p, bool *oom) {
+  memset(p, 0, sizeof *p);
+  p->T = T;
+  for (int k = 0; k < 3; k++) {
+    p->off[k] = calloc((size_t)T + 1, sizeof *p->off[k]);
+    p->idx[k] = malloc(sizeof *p->idx[k] * ((size_t)st->n + 1));
+  }
+  p->lmask = calloc((size_t)T, sizeof *p->lmask), p->smask = calloc((size_t)T, sizeof *p->smask);
+  for (int k = 0; k < 3; k++) *oom = *oom || !p->off[k] || !p->idx[k];
+  if (*oom || !p->lmask || !p->smask) return *oom = true, false;
+  for (int i = 0; i < st->n; i++) {
+    int64_t t = tile_of(&st->v[i]);
+    if (t >= T) return false;
+    p->off[phase_of(&st->v[i].in)][t + 1]++;
+  }
+  for (int k = 0; k < 3; k++)
+    for (int64_t t = 0; t < T; t++) p->off[k][t + 1] += p->off[k][t];
+  for (int64_t t = 0; t < T; t++)
+    if (p->off[PH_COMPUTE][t + 1] == p->off[PH_COMPUTE][t]) return false;
+  int *fill[3];
+  for (int k = 0; k < 3; k++) fill[k] = p->off[k];
+  int64_t lb[2] = {0, 0}, sb[2] = {0, 0};
+  int nl = (int)s->chip->dma_load_engines, ns = (int)s->chip->dma_store_engines;
+  int *pos = calloc((size_t)T * 3 + 1, sizeof *pos);
+  if (!pos) return *oom = true, false;
+  for (int i = 0; i < st->n; i++) {
+    cg_staged *v = &st->v[i];
+    int ph = phase_of(&v->in);
+    int64_t t = tile_of(v);
+    p->idx[ph][fill[ph][t] + pos[3 * t + ph]++] = i;
+    int64_t *b = ph == PH_LOAD ? lb : sb;
+    int n = ph == PH_LOAD ? nl : ns, e = n > 1 && b[1] < b[0] ? 1 : 0;
+    if (ph == PH_LOAD) v->in.load.eng = e, p->lmask[t] |= bit(e), lb[e] += dma_bytes(&v->in);
+    else if (ph == PH_STORE) v->in.store.eng = e, p->smask[t] |= bit(e), sb[e] += dma_bytes(&v->in);
+    else if (v->in.op == CT_ISA_MOVE) v->in.move.eng = 0; /* the compute chain's load-engine link */
+  }
+  free(pos);
+  return true;
+}
+
+static int eng_of(const ct_insn *in) { return in->op == CT_ISA_LOAD ? (int)in->load.eng : (int)in->store.eng; }
+
+/* sem(base, b, e) = base + 2b + e */
+static int sem(int base, int64_t b, int e) { return base + 2 * (int)b + e; }
+
+/* The DMA phase ph of tile t at step: the first transfer on engine e waits `wait_base`
+ * (when wait_on), the last signals `sig_base` (when sig_on). */
+static ct_status dma_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int ph, int64_t t, int64_t step, int wait_base,
+                           bool wait_on, int sig_base, bool sig_on, ct_diag *d) {
+  int lo = p->off[ph][t], hi = p->off[ph][t + 1];
+  ct_status rc = CT_OK;
+  for (int k = lo; k < hi && !rc; k++) {
+    cg_staged *v = &st->v[p->idx[ph][k]];
+    int e = eng_of(&v->in);
+    bool first = true, last = true;
+    for (int j = lo; j < k; j++) first = first && eng_of(&st->v[p->idx[ph][j]].in) != e;
+    for (int j = k + 1; j < hi; j++) last = last && eng_of(&st->v[p->idx[ph][j]].in) != e;
+    if (first && wait_on) v->in.wait |= bit(sem(wait_base, t % 2, e));
+    if (last && sig_on) v->in.signal |= bit(sem(sig_base, t % 2, e));
+    rc = emit(s, &v->in, v->layer, gi, v->tile, step, d);
+  }
+  return rc;
+}
+
+static ct_status compute_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int64_t t, int64_t step, size_t *last,
+                               ct_diag *d) {
+  int lo = p->off[PH_COMPUTE][t], hi = p->off[PH_COMPUTE][t + 1];
+  int64_t b = t % 2;
+  ct_status rc = CT_OK;
+  for (int k = lo; k < hi && !rc; k++) {
+    cg_staged *v = &st->v[p->idx[PH_COMPUTE][k]];
+    for (int e = 0; e < 2 && k == lo; e++) {
+      if (p->lmask[t] & bit(e)) v->in.wait |= bit(sem(CG_SEM_LD, b, e));
+      if (t >= 2 && (p->smask[t - 2] & bit(e))) v->in.wait |= bit(sem(CG_SEM_OUTFREE, b, e));
+    }
+    for (int e = 0; e < 2 && k == hi - 1; e++) {
+      if (t + 2 < p->T && (p->lmask[t + 2] & bit(e))) v->in.signal |= bit(sem(CG_SEM_INFREE, b, e));
+      if (p->smask[t] & bit(e)) v->in.signal |= bit(sem(CG_SEM_DONE, b, e));
+    }
+    rc = link(s, last, &v->in, v->layer, gi, v->tile, step, d);
+  }
+  return rc;
+}
+
+static ct_status pipeline(cg_sched *s, int gi, cg_stage *st, const plan *p, ct_diag *d) {
+  int64_t T = p->T;
+  size_t last = 0;
+  ct_status rc = CT_OK;
+  for (int64_t step = 0; step < T + 2 && !rc; step++) {
+    if (step < T) rc = dma_phase(s, gi, st, p, PH_LOAD, step, step, CG_SEM_INFREE, step >= 2, CG_SEM_LD, true, d);
+    if (!rc && step >= 1 && step - 1 < T) rc = compute_phase(s, gi, st, p, step - 1, step, &last, d);
+    if (!rc && step >= 2)
+      rc = dma_phase(s, gi, st, p, PH_STORE, step - 2, step, CG_SEM_DONE, true, CG_SEM_OUTFREE, step < T, d);
+  }
+  return rc;
+}
+
+ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, ct_diag *d) {
+  if (!st->n) return CT_OK;
+  ct_status rc = CT_OK;
+  if (s->any) { /* barrier: the previous group's engines drain before this group touches memory */
+    ct_insn sync;
+    memset(&sync, 0, sizeof sync);
+    sync.op = CT_ISA_SYNC, sync.sync.engines = 0xF;
+    rc = emit(s, &sync, NULL, gi, -1, -1, d);
+  }
+  s->have_last = false;
+  if (rc) return rc;
+  bool oom = false;
+  plan p;
+  memset(&p, 0, sizeof p);
+  bool pipe = pipelined && n_tiles >= 2 && s->chip->sem_count >= CG_SEM_PIPELINE && s->chip->dma_load_engines <= 2 &&
+              s->chip->dma_store_engines <= 2 && make_plan(s, st, n_tiles, &p, &oom);
+  if (oom) rc = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  else if (pipe) rc = pipeline(s, gi, st, &p, d), s->pipelined_groups++;
+  else rc = serial(s, gi, st, d), s->serial_groups++;
+  plan_free(&p);
+  s->have_last = false;
+  return rc;
+}
+
+ct_status cg_sched_end(cg_sched *s, ct_diag *d) {
+  ct_insn end;
+  memset(&end, 0, sizeof end);
+  end.op = CT_ISA_END;
+  return emit(s, &end, "end", -1, -1, -1, d);
+}

@@ -1,0 +1,69 @@
+/* cg_sched.h: the time-step schedule of one layer group (issue 12 item 2; docs/backend.md
+ * "Pipeline"). The group's instructions are staged tile by tile (its loads, its compute, its
+ * stores) and emitted either in program order (serial) or as the software pipeline the
+ * planner costs (lg_cost.c): time step s runs the LOADs of tile s, the compute of tile s − 1
+ * and the STOREs of tile s − 2 on different engines, with double-buffered LMEM, ordered only
+ * by semaphores. Internal to compiler/backend (TPU-MLIR's GDMA/TIU time steps; VTA's
+ * dependency tokens). */
+#ifndef CT_CG_SCHED_H
+#define CT_CG_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/status.h"
+#include "isa/chip.h"
+#include "isa/program.h"
+
+/* One staged instruction: its phase follows from the opcode (LOAD: load; STORE: store;
+ * MOVE, MXU and VPU ops: compute). */
+typedef struct cg_staged {
+  ct_insn in;          /* wait / signal / DMA engine instance are set by the scheduler */
+  const char *layer;   /* debug-map layer name (borrowed: must outlive the emission) */
+  int64_t tile;        /* tile index; -1 = group tables (loaded with tile 0) */
+} cg_staged;
+
+typedef struct cg_stage {
+  cg_staged *v;
+  int n, cap;
+} cg_stage;
+
+/* The chain state across groups (one per program). */
+typedef struct cg_sched {
+  ct_program *prog;
+  const ct_chip *chip;
+  bool have_last, any;  /* an instruction emitted since the last barrier / at all */
+  ct_engine last_eng;
+  int64_t pipelined_groups, serial_groups; /* how each group was emitted (reports) */
+} cg_sched;
+
+/* Semaphores of the pipeline: 0..3 the compute chain (the receiving engine's index, as in
+ * serial order), then per buffer copy b and DMA engine instance e: tile loaded (LD), input
+ * copy free (INFREE), output tile computed (DONE), output copy free (OUTFREE). */
+enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, CG_SEM_PIPELINE = 20 };
+
+/* Appends a copy of *in to s. Errors: CT_ERR_LIMIT when out of memory. */
+ct_status cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
+void cg_stage_free(cg_stage *s);
+
+/* Emits group gi's staged instructions (tile-major: for each tile its loads, compute and
+ * stores, the tables first) into s->prog, after a SYNC of every engine when an earlier group
+ * emitted instructions (groups share LMEM and GMEM: the barrier orders them). Pipelined when
+ * `pipelined`, n_tiles ≥ 2, every tile has compute and the chip has CG_SEM_PIPELINE
+ * semaphores: program order is step s = 0 .. n_tiles + 1: LOADs of tile s (spread over the
+ * load engines by bytes; the first on engine e waits INFREE(b, e) from tile s − 2's compute,
+ * the last signals LD(b, e); b = s mod 2), the compute of tile s − 1 (a chain: each waits for
+ * the previous one when the engine changes; the first waits LD of its tile and OUTFREE of
+ * tile s − 3's stores, the last signals INFREE for tile s + 1's loads and DONE for its
+ * stores), the STOREs of tile s − 2 (the first on engine e waits DONE(b, e), the last signals
+ * OUTFREE(b, e) when tile s has compute). Every wait's signaller precedes it in program order
+ * and every signal has exactly one waiter, so no deadlock for any queue depth and every
+ * semaphore is 0 when the group ends. Otherwise serial: program order, one chain token at
+ * every engine change. Debug entries: (layer, gi, tile, step). Errors: CT_ERR_LIMIT (out of
+ * memory). */
+ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, ct_diag *d);
+
+/* Appends END (after the chain). */
+ct_status cg_sched_end(cg_sched *s, ct_diag *d);
+
+#endif
