@@ -3,7 +3,8 @@
 # (mobilenetv2-fp32-dequant-from-qdq, the first N images of ../shared/images/imagenet-sample,
 # default 100) for every method on THREADS threads (default 2), then the float Top inference
 # time per image of ctpu (bench_infer) next to onnxruntime-node 1.30.0 (bench/ort, CPU) on
-# the same input (test_data_set_0/input_0.pb), median of RUNS runs, 1 thread, as a ratio.
+# the same input (test_data_set_0/input_0.pb), median of RUNS runs, 1 thread, as a ratio;
+# then the Tpu reference (INT8 from the kld table, BF16) per image against the Top time.
 # usage: bench_calib.sh CTPU BENCH_INFER [N] [THREADS] [RUNS]   (the bench_calib CMake target)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,3 +43,16 @@ o=""
 [ $ort_ok = 1 ] && o=$(node "$here/ort/ort_bench.js" "$model/model.onnx" "$runs" 1 "$in" 2>/dev/null | awk '$1 == 1 { print $2 }')
 printf "\nTop inference per image, 1 thread, median of %s runs (ms): ctpu %s, onnxruntime %s, ratio ctpu/ort %s\n" \
   "$runs" "${c:--}" "${o:--}" "$(awk -v a="$c" -v b="$o" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }')"
+
+# Tpu reference (integer kernels, bf16 rounding) vs the float interpreter on the same model
+# and input, 1 thread, median of RUNS runs: INT8 from the kld table, BF16.
+printf "\nTpu reference per image, 1 thread, median of %s runs (ms): Top %s" "$runs" "${c:--}"
+for q in INT8 BF16; do
+  extra=""
+  [ $q = INT8 ] && extra="--calibration-table $tmp/kld.txt"
+  t=""
+  "$ctpu" lower "$top" --quantize $q $extra -o "$tmp/m_$q.tpu" >/dev/null 2>&1 &&
+    t=$("$bench" "$tmp/m_$q.tpu" "$runs" 1 "$in" 2>/dev/null | awk '$1 == 1 { print $2 }')
+  printf ", %s %s (x%s)" $q "${t:--}" "$(awk -v a="$t" -v b="$c" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }')"
+done
+echo

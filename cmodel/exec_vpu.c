@@ -264,24 +264,23 @@ static ct_status exec_norm(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_
   uint8_t *mem = m->lmem->data;
   int64_t dim[4] = {N.n, N.c, N.h, N.w}, outer = 1, S = 1;
   for (int i = 0; i < 4; i++) *(i < (int)(N.axis & 3) ? &outer : &S) *= dim[i];
-  for (int64_t a = 0; a < outer; a++) {
+  for (int64_t a = 0; a < outer; a++) { /* in double, as the reference's norm_row (ops/nn_norm.c) */
     double s1 = 0, s2 = 0;
     for (int64_t j = 0; j < S; j++) {
       double v = ct_elem_getf(mem + N.in, (ct_dtype)N.dt_in, a * S + j);
       s1 += v;
       s2 += v * v;
     }
-    double mean = N.mode == CT_ISA_NORM_LAYER ? s1 / (double)S : 0;
-    double var = N.mode == CT_ISA_NORM_LAYER ? 0 : s2 / (double)S;
+    double mean = N.mode == CT_ISA_NORM_LAYER ? s1 / (double)S : 0, q = 0;
     for (int64_t j = 0; N.mode == CT_ISA_NORM_LAYER && j < S; j++) {
       double v = ct_elem_getf(mem + N.in, (ct_dtype)N.dt_in, a * S + j) - mean;
-      var += v * v / (double)S;
+      q += v * v;
     }
-    float inv = 1.0f / sqrtf((float)var + N.eps);
+    double is = 1.0 / sqrt((N.mode == CT_ISA_NORM_LAYER ? q : s2) / (double)S + (double)N.eps);
     for (int64_t j = 0; j < S; j++) {
-      float y = (ct_elem_getf(mem + N.in, (ct_dtype)N.dt_in, a * S + j) - (float)mean) * inv;
+      double y = (ct_elem_getf(mem + N.in, (ct_dtype)N.dt_in, a * S + j) - mean) * is;
       if (N.affine) y = y * ct_elem_getf(mem + N.gamma, CT_F32, j) + ct_elem_getf(mem + N.beta, CT_F32, j);
-      ct_elem_setf(mem + N.out, (ct_dtype)N.dt_out, a * S + j, y);
+      ct_elem_setf(mem + N.out, (ct_dtype)N.dt_out, a * S + j, (float)y);
     }
   }
   return CT_OK;

@@ -6,6 +6,9 @@
 #include "compiler/lower.h"
 #include "quant/quant.h"
 
+/* Concat inputs whose scales differ by more than this factor stay float (lower_ops.c). */
+#define CT_LOWER_CONCAT_SPREAD 4.0
+
 typedef struct ct_lower_ctx {
   ct_graph *g;
   const ct_lower_options *o;

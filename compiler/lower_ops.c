@@ -32,7 +32,8 @@ static ct_value *add_const(ct_lower_ctx *c, const char *base, const char *suffix
 /* Per-channel i8 weights of a MAC op along axis 0 of w (oc channels of per_oc elements): the
  * QDQ model's own integers when w is DequantizeLinear(int constant), else quantized from the
  * floats. scale gets oc entries. NULL on failure (not a constant). */
-static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale, ct_value *b, double s_in) {
+static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale, ct_value *b, double s_in,
+                            const ct_calib_wrow *wrow) {
   const ct_op *dq = w->def;
   int64_t per_oc = ct_value_numel(w) / oc, n = 0;
   if (!w->data && dq && dq->kind == CT_OP_DEQUANTIZELINEAR && ct_value_is_const(dq->in[0]) && ct_value_is_const(dq->in[1]) &&
@@ -76,7 +77,8 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
   int64_t nb = 0;
   float *bf = zp && b ? ct_lower_const_f32(b, &nb) : NULL;
   if (zp) {
-    ct_quant_weight_scales(f, oc, per_oc, scale);
+    if (wrow) memcpy(scale, wrow->scale, sizeof *scale * (size_t)oc); /* the table's #weight_scale row */
+    else ct_quant_weight_scales(f, oc, per_oc, scale);
     /* a channel of tiny weights with a large bias: the int32 bias b / (s_in·s_w) must stay
      * below 2^30 (headroom for the products), so s_w gets that floor */
     for (int64_t o = 0; bf && nb == oc && o < oc; o++) scale[o] = fmax(scale[o], fabs(bf[o]) / (s_in * 1073741823.0));
@@ -125,6 +127,27 @@ static bool set_rq(ct_lower_ctx *c, ct_op *op, int64_t n, const int32_t *m, cons
   return ok;
 }
 
+/* The calibration table's #weight_scale row of op ("<op name>_weight"), NULL when absent;
+ * CT_ERR_INPUT when it does not fit: a channel count other than oc, or a zero point ≠ 0
+ * (CONV / MATMUL have no weight zero point). */
+static ct_status weight_row(ct_lower_ctx *c, const ct_op *op, int64_t oc, const ct_calib_wrow **out) {
+  *out = NULL;
+  if (!c->o->calib || !op->loc) return CT_OK;
+  char name[1024];
+  snprintf(name, sizeof name, "%s_weight", op->loc);
+  const ct_calib_wrow *r = ct_calib_table_find_weight(c->o->calib, name);
+  if (!r) return CT_OK;
+  if (r->n != oc)
+    return ct_diag_set(c->d, CT_ERR_INPUT, "calibration table: line %d: weight row \"%s\" has %lld scales, the op has %lld output channels",
+                       r->line, name, (long long)r->n, (long long)oc);
+  for (int64_t i = 0; r->zp && i < r->n; i++)
+    if (r->zp[i])
+      return ct_diag_set(c->d, CT_ERR_INPUT, "calibration table: line %d: weight row \"%s\": zero point %d (weights are symmetric)",
+                         r->line, name, (int)r->zp[i]);
+  *out = r;
+  return CT_OK;
+}
+
 /* Conv and Gemm: x quantized, per-channel weights, int32 bias, requant per channel. */
 static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *x = op->in[0], *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL, *y = op->out[0];
@@ -144,11 +167,13 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   bool tb = gemm && ct_op_get_int(op, "transB", 0);
   int64_t oc = gemm ? (tb ? w->shape[0] : w->shape[1]) : w->shape[0];
   if (gemm && !tb) return CT_OK; /* B [K, N]: per-column weights need transB (canonical form) */
+  const ct_calib_wrow *wrow;
+  if ((st0 = weight_row(c, op, oc, &wrow))) return st0;
   double *sw = malloc((size_t)oc * sizeof *sw);
   int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
   int *s = malloc((size_t)oc * sizeof *s);
   ct_status st = sw && rq && m && s ? CT_OK : oom(c);
-  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, px.scale);
+  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, px.scale, wrow);
   if (!st && wq && ct_quant_mac_requant(px.scale, sw, oc, py.scale, rq)) {
     for (int64_t o = 0; o < oc; o++) m[o] = rq[2 * o], s[o] = rq[2 * o + 1];
     bq = b ? mac_bias(c, wq->name, b, oc, sw, px.scale) : NULL;
@@ -257,10 +282,34 @@ static ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   return st;
 }
 
-/* Concat: every input rescaled to the output's parameters (REQUANT per input). */
+/* True when Concat op should stay float: an input already lowered to float (a float branch
+ * would be re-quantized at the output's scale), or inputs whose scales differ by more than
+ * CT_LOWER_CONCAT_SPREAD (one int8 scale for, e.g., box regressions of ±8 and probabilities
+ * of 0..1 leaves the probabilities a few steps: yolox-nano's head). */
+static ct_status concat_float(ct_lower_ctx *c, const ct_op *op, bool *keep) {
+  double lo = INFINITY, hi = 0;
+  *keep = false;
+  for (int i = 0; i < op->n_in; i++) {
+    const ct_value *v = op->in[i];
+    if (!v || ct_value_is_const(v)) continue;
+    if (!ct_lower_is_q(v) && v->def && v->def->kind != CT_OP_INPUT) return *keep = true, CT_OK;
+    ct_quant_param p;
+    ct_status st = ct_lower_param_of(c, v, &p);
+    if (st) return st;
+    lo = fmin(lo, p.scale), hi = fmax(hi, p.scale);
+  }
+  *keep = hi > CT_LOWER_CONCAT_SPREAD * lo;
+  return CT_OK;
+}
+
+/* Concat: every input rescaled to the output's parameters (REQUANT per input), unless it
+ * stays float (concat_float). */
 static ct_status lower_concat(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_quant_param py, px;
-  ct_status st = ct_lower_param_of(c, op->out[0], &py);
+  bool keep;
+  ct_status st = concat_float(c, op, &keep);
+  if (st || keep) return st;
+  st = ct_lower_param_of(c, op->out[0], &py);
   int n = op->n_in;
   int32_t *m = malloc((size_t)n * sizeof *m);
   int *s = malloc((size_t)n * sizeof *s);

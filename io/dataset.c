@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/textfile.h"
 #include "io/image.h"
 #include "io/inputs.h"
 
@@ -117,31 +118,6 @@ static ct_status add_sample(ct_dataset *ds, const char *dir, char **names, int n
 }
 
 /* Reads a whole text file (malloc, NUL-terminated). */
-static ct_status read_text(const char *path, char **out, ct_diag *d) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - 1 - n, f);
-    if (n < cap - 1) break;
-    char *b = realloc(buf, cap * 2);
-    if (!b) free(buf);
-    buf = b;
-    cap *= 2;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  if (!buf) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
-  if (err) {
-    free(buf);
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: read error", path);
-  }
-  buf[n] = '\0';
-  *out = buf;
-  return CT_OK;
-}
-
 /* Next line of *p (split in place, '\r' stripped); NULL at the end. */
 static char *next_line(char **p) {
   if (!**p) return NULL;
@@ -332,18 +308,18 @@ ct_status ct_dataset_open(const char *path, const ct_graph *g, ct_dataset **out,
   } else if (S_ISDIR(sb.st_mode)) {
     char *tsv = join(path, "labels.tsv");
     if (!tsv) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-    else if (stat(tsv, &sb) == 0) st = read_text(tsv, &text, d), st = st ? st : parse_labels(ds, tsv, text, d);
+    else if (stat(tsv, &sb) == 0) st = ct_text_file_read(tsv, &text, d), st = st ? st : parse_labels(ds, tsv, text, d);
     else st = scan_dir(ds, d);
     free(tsv);
   } else if (ends_with(path, ".tsv")) {
-    st = read_text(path, &text, d);
+    st = ct_text_file_read(path, &text, d);
     if (st == CT_OK) st = parse_labels(ds, path, text, d);
   } else if (is_hdf5(path)) {
     st = open_h5(ds, d);
   } else if (ends_with(path, ".pb") || ct_image_is_image_file(path)) {
     st = add_sample(ds, "", (char **)&path, 1, -1, d);
   } else {
-    st = read_text(path, &text, d);
+    st = ct_text_file_read(path, &text, d);
     if (st == CT_OK) st = parse_list(ds, text, d);
   }
   free(text);

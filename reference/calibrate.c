@@ -7,9 +7,11 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/workpool.h"
+#include "quant/quant.h"
 #include "reference/calibrate_int.h"
 #include "reference/interp.h"
 
@@ -212,7 +214,7 @@ static ct_status tuned(cal_state *c, int64_t n, int s, double *th, ct_diag *d) {
   int steps = c->o->tune_steps;
   double *args = calloc((size_t)steps + 4, sizeof *args);
   if (!args) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  args[0] = c->th[s], args[1] = ct_calib_stats_absmax(&c->stats[s]), args[2] = steps;
+  args[0] = cal_tune_low(c, s), args[1] = ct_calib_stats_absmax(&c->stats[s]), args[2] = steps;
   size_t row = (size_t)(steps + 1), per_sample = (size_t)c->nslots * row;
   for (int64_t i = 0; i < n; i++)
     for (int j = 0; j <= steps; j++) args[3 + j] += c->tune_err[(size_t)i * per_sample + (size_t)s * row + (size_t)j];
@@ -282,6 +284,28 @@ static ct_status append_rows(cal_state *c, ct_calib_table *table, ct_diag *d) {
   return st;
 }
 
+/* TPU-MLIR's #weight_scale block: one row "<op name>_weight" per Conv / Gemm (transB = 1)
+ * with constant f32 weights, the per-output-channel scales the INT8 lowering uses
+ * (ct_quant_weight_scales, channel = axis 0). Ops without a name are skipped. */
+static ct_status append_weight_rows(const ct_graph *g, ct_calib_table *table, ct_diag *d) {
+  ct_status st = CT_OK;
+  for (int i = 0; st == CT_OK && i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    bool mac = op->kind == CT_OP_CONV || (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transB", 0));
+    const ct_value *w = mac && op->n_in > 1 ? op->in[1] : NULL;
+    if (op->dead || !w || !op->loc || !w->data || w->data->dtype != CT_F32 || w->ndim < 2 || w->shape[0] < 1) continue;
+    int64_t oc = w->shape[0], per = ct_value_numel(w) / oc;
+    double *sc = malloc(sizeof *sc * (size_t)oc);
+    char name[1024];
+    snprintf(name, sizeof name, "%s_weight", op->loc);
+    if (!sc) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    ct_quant_weight_scales(w->data->data, oc, per, sc);
+    if (!ct_calib_table_find_weight(table, name)) st = ct_calib_table_add_weight(table, name, oc, sc, NULL, 0, d);
+    free(sc);
+  }
+  return st;
+}
+
 ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, void *sample_user,
                        const ct_calibrate_options *o, ct_calib_table *table, ct_diag *d) {
   ct_status st = check_options(o, n, d);
@@ -304,6 +328,7 @@ ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, vo
   if (st == CT_OK && nw > 1 && !pool) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory starting %d threads", nw);
   if (st == CT_OK) st = passes(&c, pool, w, nw, n, sample, sample_user, d);
   if (st == CT_OK) st = append_rows(&c, table, d);
+  if (st == CT_OK) st = append_weight_rows(g, table, d);
   ct_workpool_free(pool);
   free_workers(w, nw, c.nslots);
   for (int s = 0; c.hist && s < c.nslots; s++) ct_calib_hist_free(&c.hist[s]);

@@ -24,7 +24,7 @@ typedef ct_status (*ct_ref_sample_fn)(void *user, int64_t i, ct_tensor_list *inp
 typedef void (*ct_calibrate_progress_fn)(void *user, const char *phase, int64_t done, int64_t total);
 
 /* Options of ct_calibrate. CT_CALIBRATE_DEFAULTS: KLD, 2048 bins, percentile 0.9999, 1
- * thread, tune on 5 samples in 20 steps. */
+ * thread, tune on 5 samples in 20 steps from the KLD threshold. */
 typedef struct ct_calibrate_options {
   ct_calib_method method; /* threshold method (tune starts from CT_CALIB_KLD) */
   bool tune;              /* refine every threshold between the KLD and the max one */
@@ -35,9 +35,11 @@ typedef struct ct_calibrate_options {
   int tune_steps;         /* candidates − 1 between the KLD and the max threshold */
   ct_calibrate_progress_fn progress;
   void *progress_user;
+  double tune_low;        /* tune's lowest candidate = tune_low · the KLD threshold, in (0, 1]
+                           * (not > 0: 1, TPU-MLIR's range) */
 } ct_calibrate_options;
 
-#define CT_CALIBRATE_DEFAULTS ((ct_calibrate_options){CT_CALIB_KLD, false, 2048, 0.9999, 1, 5, 20, NULL, NULL})
+#define CT_CALIBRATE_DEFAULTS ((ct_calibrate_options){CT_CALIB_KLD, false, 2048, 0.9999, 1, 5, 20, NULL, NULL, 1.0})
 
 /* Calibrates g (a Top module, shape-inferred) on samples 0..n-1 and appends one row per
  * calibrated tensor — every f32 value an op computes or an Input op binds, in graph order,
@@ -45,12 +47,14 @@ typedef struct ct_calibrate_options {
  * KLD histograms leave out exact zeros of non-negative tensors (min ≥ 0: post-ReLU), whose
  * spike at 0 would otherwise pull the threshold to a few bins. Tune (TPU-MLIR
  * run_calibration's tuner): for every tensor T whose KLD threshold is below its max, the
- * candidates th_j = th_kld + j·(th_max − th_kld)/steps are scored on the first tune_num
+ * candidates th_j = lo + j·(th_max − lo)/steps, lo = tune_low·th_kld, are scored on the first tune_num
  * samples by the relative squared error Σ(y − y_ref)² / Σ y_ref² of the outputs of every op
  * reading T, run with T fake-quantized at th_j and its other activation operands at their
  * KLD thresholds (quantize → dequantize by ct_quant_param_calib's symmetric i8/u8
  * parameters), against the float outputs; a tensor no op reads is scored by
- * ct_calib_qdq_error on itself. The smallest error wins (ct_calib_tune). Results do not
+ * ct_calib_qdq_error on itself. The smallest error wins (ct_calib_tune). Then one
+ * #weight_scale row "<op name>_weight" per named Conv / Gemm (transB = 1) with constant f32
+ * weights: its per-output-channel scales (ct_quant_weight_scales). Results do not
  * depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
  * (bins < 1, < 128 with KLD or tune, percentile outside (0, 1], threads outside 1..64,
  * tune_num or tune_steps < 1); those of the sample callback and of ct_ref_run (prefixed

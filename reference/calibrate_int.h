@@ -33,7 +33,9 @@ typedef struct cal_worker {
 
 /* True if slot s takes part in tuning (0 < th < absmax). */
 bool cal_tunable(const cal_state *c, int s);
-/* Candidate j of slot s: th + j·(absmax − th)/steps. */
+/* The lowest tune candidate of slot s: tune_low · th (th when tune_low is not in (0, 1]). */
+double cal_tune_low(const cal_state *c, int s);
+/* Candidate j of slot s: lo + j·(absmax − lo)/steps, lo = cal_tune_low. */
 double cal_candidate(const cal_state *c, int s, int j);
 /* The tune pass's work for op (its float operands in, results out): adds the scores of every
  * candidate of every tunable operand of op, and of op's unread tunable results, to w->err. */

@@ -15,9 +15,14 @@ bool cal_tunable(const cal_state *c, int s) {
   return c->th[s] > 0 && c->th[s] < mx;
 }
 
+double cal_tune_low(const cal_state *c, int s) {
+  double f = c->o->tune_low;
+  return f > 0 && f <= 1 ? f * c->th[s] : c->th[s];
+}
+
 double cal_candidate(const cal_state *c, int s, int j) {
-  double mx = ct_calib_stats_absmax(&c->stats[s]);
-  return c->th[s] + (mx - c->th[s]) * (double)j / (double)c->o->tune_steps;
+  double mx = ct_calib_stats_absmax(&c->stats[s]), lo = cal_tune_low(c, s);
+  return lo + (mx - lo) * (double)j / (double)c->o->tune_steps;
 }
 
 /* y := dequantize(quantize(x)) with the symmetric parameters of threshold th for the tensor's

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/h5io.h"
+#include "compiler/lower.h"
 #include "ir/ir.h"
 #include "quant/calib_table.h"
 #include "reference/calibrate.h"
@@ -102,6 +103,78 @@ START_TEST(test_minmax_by_hand) {
 }
 END_TEST
 
+/* x [1, 2] → y = Gemm(x, W [3, 2], transB = 1) named "fc". */
+static ct_graph *gemm_graph(void) {
+  ct_graph *g = ct_graph_new("t", "top");
+  int64_t xs[2] = {1, 2}, ws[2] = {3, 2}, ys[2] = {1, 3};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 2, xs), *y = ct_graph_add_value(g, "y", CT_F32, 2, ys);
+  ct_tensor *wt = ct_tensor_new(CT_F32, 2, ws, "W");
+  const float wv[6] = {1, -0.5f, 0.3141592f, 1, 0, 0};
+  memcpy(wt->data, wv, sizeof wv);
+  ct_value *w = ct_graph_add_weight(g, "W", wt);
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
+  ct_value *in[2] = {x, w};
+  ct_op *op = ct_graph_add_op(g, CT_OP_GEMM, "fc", 2, in, 1, &y);
+  ck_assert(op && ct_op_set_int(g, op, "transB", 1));
+  ck_assert(ct_graph_set_outputs(g, 1, &y));
+  return g;
+}
+
+static ct_status gemm_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag *d) {
+  (void)user, (void)d;
+  int64_t sh[2] = {1, 2};
+  ct_tensor *x = ct_tensor_new(CT_F32, 2, sh, "x");
+  ((float *)x->data)[0] = (float)i, ((float *)x->data)[1] = -1;
+  ck_assert(ct_tensor_list_push(in, x));
+  return CT_OK;
+}
+
+/* The #weight_scale block: calibrate writes "fc_weight" with the per-channel scales worked
+ * by hand (row {1, −0.5}: multiples of 0.5 → 1/126; {0.3141592, 1}: no exact grid → 1/127;
+ * zeros → 1), it survives a write → read round trip, and the INT8 lowering takes the
+ * weight scales from it (a changed row changes them; a row of another length is an error). */
+START_TEST(test_weight_scale_rows) {
+  ct_graph *g = gemm_graph();
+  ct_calibrate_options o = CT_CALIBRATE_DEFAULTS;
+  o.method = CT_CALIB_MAX;
+  ct_calib_table t, back;
+  ct_calib_table_init(&t);
+  ct_calib_table_init(&back);
+  ct_diag d;
+  ck_assert_msg(ct_calibrate(g, 3, gemm_sample, NULL, &o, &t, &d) == CT_OK, "%s", d.msg);
+  const ct_calib_wrow *wr = ct_calib_table_find_weight(&t, "fc_weight");
+  ck_assert_ptr_nonnull(wr);
+  ck_assert_int_eq(wr->n, 3);
+  ck_assert_double_eq_tol(wr->scale[0], 1.0 / 126, 1e-15);
+  ck_assert_double_eq_tol(wr->scale[1], 1.0 / 127, 1e-15);
+  ck_assert_double_eq(wr->scale[2], 1.0);
+  const char *path = ct_test_tmp_path("wscale.txt");
+  ck_assert_int_eq(ct_calib_table_write(path, &t, NULL, 0, &d), CT_OK);
+  ck_assert_int_eq(ct_calib_table_read(path, &back, &d), CT_OK);
+  ck_assert_int_eq(back.nw, 1);
+  for (int k = 0; k < 3; k++) ck_assert_double_eq(back.w[0].scale[k], wr->scale[k]);
+  remove(path);
+  back.w[0].scale[0] = 1.0 / 100; /* the lowering follows the table */
+  ct_lower_options lo = {.mode = CT_QMODE_INT8, .calib = &back};
+  ck_assert_msg(ct_lower(g, &lo, &d) == CT_OK, "%s", d.msg);
+  const ct_value *wq = NULL;
+  for (int i = 0; i < g->n_ops; i++)
+    if (!g->ops[i]->dead && g->ops[i]->kind == CT_OP_GEMM) wq = g->ops[i]->in[1];
+  ck_assert(wq && wq->dtype == CT_I8 && wq->n_scale == 3);
+  ck_assert_double_eq(wq->scale[0], 1.0 / 100);
+  ck_assert_double_eq(wq->scale[1], 1.0 / 127);
+  ct_graph_free(g);
+  back.w[0].n = 2; /* two scales for three channels */
+  g = gemm_graph();
+  ck_assert_int_eq(ct_lower(g, &lo, &d), CT_ERR_INPUT);
+  ck_assert_msg(strstr(d.msg, "weight row \"fc_weight\" has 2 scales, the op has 3 output channels"), "%s", d.msg);
+  back.w[0].n = 3;
+  ct_graph_free(g);
+  ct_calib_table_free(&t);
+  ct_calib_table_free(&back);
+}
+END_TEST
+
 START_TEST(test_tune_between) {
   ct_graph *g = two_inputs();
   src s = {-1};
@@ -125,6 +198,22 @@ START_TEST(test_tune_between) {
     moved = moved || t.rows[i].threshold != k.rows[i].threshold;
   }
   ck_assert_msg(moved, "tune kept every KLD threshold");
+  /* --tune-low 0.5: every tuned threshold is a candidate lo + j·(max − lo)/20, lo = kld/2 */
+  ct_calib_table_free(&t);
+  ct_calib_table_init(&t);
+  o.tune_low = 0.5;
+  ck_assert_int_eq(ct_calibrate(g, 4, sample, &s, &o, &t, &d), CT_OK);
+  int tuned = 0;
+  for (int64_t i = 0; i < t.n; i++) {
+    double lo = 0.5 * k.rows[i].threshold, mx = m.rows[i].threshold, th = t.rows[i].threshold;
+    ck_assert_double_ge(th, lo);
+    ck_assert_double_le(th, mx);
+    if (!(k.rows[i].threshold > 0 && k.rows[i].threshold < mx)) continue;
+    double j = (th - lo) / (mx - lo) * 20;
+    ck_assert_msg(fabs(j - round(j)) < 1e-6, "%s: %g is no candidate from %g", t.rows[i].name, th, lo);
+    tuned++;
+  }
+  ck_assert_int_gt(tuned, 0);
   ct_calib_table_free(&k);
   ct_calib_table_free(&m);
   ct_calib_table_free(&t);
@@ -344,6 +433,7 @@ int main(void) {
   Suite *s = suite_create("calibrate");
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_minmax_by_hand);
+  tcase_add_test(tc, test_weight_scale_rows);
   tcase_add_test(tc, test_tune_between);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_on_op_hook);

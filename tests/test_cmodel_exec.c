@@ -308,10 +308,10 @@ START_TEST(test_float_exp_softmax_norm) {
     double s = 0, v = 0;
     for (int j = 0; j < 12; j++) s += f32(IN, b * 12 + j);
     double mean = s / 12;
-    for (int j = 0; j < 12; j++) v += (f32(IN, b * 12 + j) - mean) * (f32(IN, b * 12 + j) - mean) / 12;
-    float inv = 1.0f / sqrtf((float)v + 1e-5f);
+    for (int j = 0; j < 12; j++) v += (f32(IN, b * 12 + j) - mean) * (f32(IN, b * 12 + j) - mean);
+    double is = 1.0 / sqrt(v / 12 + (double)1e-5f); /* in double, as ops/nn_norm.c norm_row */
     for (int j = 0; j < 12; j++)
-      ck_assert_float_eq(f32(OUT, b * 12 + j), (f32(IN, b * 12 + j) - (float)mean) * inv * f32(GA, j) + f32(BE, j));
+      ck_assert_float_eq(f32(OUT, b * 12 + j), (float)((f32(IN, b * 12 + j) - mean) * is * f32(GA, j) + f32(BE, j)));
   }
 }
 END_TEST

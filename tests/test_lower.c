@@ -290,6 +290,49 @@ START_TEST(test_lower_small_graph) {
 END_TEST
 
 /* The command line: bad input gets a one-line error, its exit code, and no output file. */
+/* a, b [1, 2] (Input ops; a through Softmax when soft) → Concat(axis 1) → y [1, 4]. */
+static ct_graph *concat_top(bool soft) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t s2[] = {1, 2}, s4[] = {1, 4};
+  ct_value *a = ct_graph_add_value(g, "a", CT_F32, 2, s2), *b = ct_graph_add_value(g, "b", CT_F32, 2, s2);
+  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 2, s4), *sa = a;
+  ck_assert(ct_graph_add_op(g, CT_OP_INPUT, "a", 0, NULL, 1, &a) && ct_graph_add_op(g, CT_OP_INPUT, "b", 0, NULL, 1, &b));
+  if (soft) {
+    sa = ct_graph_add_value(g, "sa", CT_F32, 2, s2);
+    ck_assert(ct_graph_add_op(g, CT_OP_SOFTMAX, "soft", 1, &a, 1, &sa));
+  }
+  ct_value *in[] = {sa, b};
+  ct_op *op = ct_graph_add_op(g, CT_OP_CONCAT, "cat", 2, in, 1, &y);
+  ck_assert(op && ct_op_set_int(g, op, "axis", 1) && ct_graph_set_outputs(g, 1, &y));
+  return g;
+}
+
+/* Concat stays float (BF16) when its inputs' scales differ by more than 4× or an input was
+ * lowered to float; else REQUANT per input at the output's scale (y i8). */
+static ct_dtype concat_type(bool soft, double th_b) {
+  ct_graph *g = concat_top(soft);
+  ct_calib_table t;
+  ct_calib_table_init(&t);
+  ct_diag d;
+  const char *names[] = {"a", "sa", "y"};
+  for (int i = 0; i < 3; i++) ck_assert(ct_calib_table_add(&t, names[i], 1.0, -1.0, 1.0, 0, &d) == CT_OK);
+  ck_assert(ct_calib_table_add(&t, "b", th_b, -th_b, th_b, 0, &d) == CT_OK);
+  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = &t};
+  ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
+  ct_dtype dt = ct_graph_find_value(g, "y")->dtype;
+  ct_graph_free(g);
+  ct_calib_table_free(&t);
+  return dt;
+}
+
+START_TEST(test_lower_concat_float) {
+  ck_assert_int_eq(concat_type(false, 3.9), CT_I8);   /* scales 1/127 and 3.9/127: within 4× */
+  ck_assert_int_eq(concat_type(false, 4.1), CT_BF16); /* 4.1× apart */
+  ck_assert_int_eq(concat_type(false, 0.2), CT_BF16); /* 5× the other way */
+  ck_assert_int_eq(concat_type(true, 1.0), CT_BF16);  /* Softmax output: float */
+}
+END_TEST
+
 START_TEST(test_cli_errors) {
   ct_graph *g = small_top();
   ct_diag d;
@@ -329,6 +372,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_reducemean_kernel_vs_loop);
   tcase_add_test(tc, test_requant_clip_vs_loop);
   tcase_add_test(tc, test_lower_small_graph);
+  tcase_add_test(tc, test_lower_concat_float);
   tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
   return s;

@@ -23,7 +23,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: ctpu calibrate MODEL.top --dataset DIR|LIST|FILE.h5 -o TABLE [--input-num N]\n"
           "         [--method kld|minmax|percentile|mse|tune] [--histogram-bins 2048] [--threads N]\n"
-          "         [--percentile 0.9999] [--tune-num 5] [--tune-steps 20]\n"
+          "         [--percentile 0.9999] [--tune-num 5] [--tune-steps 20] [--tune-low 1]\n"
           "  runs float inference over the data set's samples and writes a TPU-MLIR calibration\n"
           "  table: one line `name threshold min max` per f32 tensor (docs/formats.md section 3)\n"
           "  --dataset D         an image folder (labels.tsv optional), a list file (one sample per\n"
@@ -37,7 +37,8 @@ static void usage(FILE *f) {
           "  --threads N         samples run in parallel (default 1)\n"
           "  --percentile F      fraction for --method percentile (default 0.9999)\n"
           "  --tune-num N        samples the tune pass uses (default 5)\n"
-          "  --tune-steps N      candidates - 1 between the KLD and the max threshold (default 20)\n");
+          "  --tune-steps N      candidates - 1 between the KLD and the max threshold (default 20)\n"
+          "  --tune-low F        tune's lowest candidate is F x the KLD threshold, F in (0, 1] (default 1)\n");
 }
 
 static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
@@ -68,6 +69,11 @@ static int parse_opt(const char *s, const char *val, cal_args *a) {
   } else if (!strcmp(s, "--tune-steps")) {
     if (!parse_int(val, 1, 1000, &v)) return ct_tool_usage(CMD, "--tune-steps needs a number 1..1000, not \"%s\"", val);
     a->o.tune_steps = (int)v;
+  } else if (!strcmp(s, "--tune-low")) {
+    char *end;
+    a->o.tune_low = strtod(val, &end);
+    if (*end || end == val || !(a->o.tune_low > 0 && a->o.tune_low <= 1))
+      return ct_tool_usage(CMD, "--tune-low needs a fraction in (0, 1], not \"%s\"", val);
   } else if (!strcmp(s, "--percentile")) {
     char *end;
     a->o.percentile = strtod(val, &end);

@@ -320,12 +320,12 @@ int ct_cmd_deploy(int argc, char **argv) {
   ct_deploy_src src = {a.model, a.quantize, a.calib, a.input_shapes, chip.name};
   if (!st) st = ct_deploy_load(&src, &g, &d);
   /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
-   * they do not fit, plan again with whole banks held back (same bank size), up to half of them. */
+   * they do not fit, plan again with whole banks held back (same bank size): 1, 2, 4, ... up to half. */
   int held = 0;
   ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
   ct_diag_clear(&first);
   double t0 = now_s();
-  for (int k = 0; !st; k++) {
+  for (int k = 0; !st; k = k ? 2 * k : 1) { /* 0, 1, 2, 4, ... banks held back, up to half */
     ct_chip pc = chip;
     pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
     st = ct_lg_plan_graph(g, &pc, &a.opt, &p, &d);
@@ -333,12 +333,12 @@ int ct_cmd_deploy(int argc, char **argv) {
     if (st) break;
     p->chip = chip; /* codegen checks against the real LMEM */
     st = ct_cg_model(p, &prog, &d);
-    if (st != CT_ERR_LIMIT || 2 * (k + 1) > chip.lmem_banks || chip.lmem_banks - k - 1 < 1) break;
+    if (st != CT_ERR_LIMIT || 2 * (k ? 2 * k : 1) > chip.lmem_banks) break;
     if (k == 0) first = d;
     ct_lg_plan_free(p), p = NULL;
     ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
     ct_diag_clear(&d);
-    held = k + 1;
+    held = k ? 2 * k : 1;
     st = CT_OK;
   }
   r.compile_s = now_s() - t0;

@@ -80,38 +80,42 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   convt_layout(&g, &ob, &ow);
   int64_t IW = x->shape[3], OW = y->shape[3], ih = bx.ext[2], ilo = bx.off[2], olo = by.off[2], ohi = olo + by.ext[2];
-  int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = AL(c->lm_scratch), nb = bx.ext[0];
-  int64_t bytes = nb * g.Q * ih * IW * eb;
-  if (scr + bytes > c->p->chip.lmem_bytes)
+  int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = AL(c->lm_scratch), nb = bx.ext[0], plane = nb * ih * IW * eb;
+  /* the k·k·OC channels in chunks [q0, q0 + nq) whose CONV result fits the free LMEM */
+  int64_t nq = scr < c->p->chip.lmem_bytes ? (c->p->chip.lmem_bytes - scr) / plane : 0;
+  if (nq < 1)
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte ConvTranspose scratch",
-                       c->gi, nm(op), (long long)bytes);
-  c->lm_scratch = scr + bytes;
-  ct_insn in;
-  memset(&in, 0, sizeof in);
-  in.op = CT_ISA_CONV;
-  struct ct_insn_conv *cv = &in.conv;
+                       c->gi, nm(op), (long long)plane);
+  if (nq > g.Q) nq = g.Q;
+  c->lm_scratch = scr + nq * plane;
   int64_t tab = c->lm_attr[li];
-  cv->in = lx, cv->out = scr, cv->wt = tab + ow, cv->rq = tab, cv->bias = tab + ob, cv->has_bias = 1;
-  cv->n = nb, cv->ic = g.C, cv->ih = ih, cv->iw = IW, cv->oc = g.Q, cv->oh = ih, cv->ow = IW;
-  cv->kh = cv->kw = 1, cv->stride_h = cv->stride_w = 1, cv->dil_h = cv->dil_w = 1, cv->groups = 1;
-  cv->dt_in = x->dtype, cv->dt_w = op->in[1]->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
-  cv->act = CT_ISA_ACT_NONE, cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
-  if ((st = put(c, &in, nm(op), t, d))) return st;
-  for (int64_t a = 0; a < g.k && !st; a++) {
-    /* input rows i of the tile with olo <= i·k + a < ohi */
-    int64_t ia = (olo - a + g.k - 1) / g.k, ib = (ohi - 1 - a) / g.k + 1;
-    if (olo - a < 0) ia = 0;
-    if (ia < ilo) ia = ilo;
-    if (ib > ilo + ih) ib = ilo + ih;
-    if (ohi - 1 - a < 0 || ib <= ia) continue;
-    for (int64_t b = 0; b < g.k && !st; b++) {
+  for (int64_t q0 = 0; q0 < g.Q && !st; q0 += nq) {
+    int64_t q1 = q0 + nq < g.Q ? q0 + nq : g.Q;
+    ct_insn in;
+    memset(&in, 0, sizeof in);
+    in.op = CT_ISA_CONV;
+    struct ct_insn_conv *cv = &in.conv;
+    cv->in = lx, cv->out = scr, cv->wt = tab + ow + q0 * g.C, cv->rq = tab + q0 * 8, cv->bias = tab + ob + q0 * 4;
+    cv->has_bias = 1, cv->n = nb, cv->ic = g.C, cv->ih = ih, cv->iw = IW, cv->oc = q1 - q0, cv->oh = ih, cv->ow = IW;
+    cv->kh = cv->kw = 1, cv->stride_h = cv->stride_w = 1, cv->dil_h = cv->dil_w = 1, cv->groups = 1;
+    cv->dt_in = x->dtype, cv->dt_w = op->in[1]->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
+    cv->act = CT_ISA_ACT_NONE, cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
+    if ((st = put(c, &in, nm(op), t, d))) return st;
+    for (int64_t q = q0; q < q1 && !st;) { /* one MOVE per tap (a, b) and run of output channels */
+      int64_t ab = q / g.OC, o0 = q % g.OC, o1 = ab * g.OC + g.OC < q1 ? g.OC : q1 - ab * g.OC, a = ab / g.k, b = ab % g.k;
+      /* input rows i of the tile with olo <= i·k + a < ohi */
+      int64_t ia = olo - a < 0 ? 0 : (olo - a + g.k - 1) / g.k, ib = ohi - 1 - a < 0 ? 0 : (ohi - 1 - a) / g.k + 1;
+      if (ia < ilo) ia = ilo;
+      if (ib > ilo + ih) ib = ilo + ih;
+      q = ab * g.OC + o1;
+      if (ib <= ia) continue;
       memset(&in, 0, sizeof in);
       in.op = CT_ISA_MOVE;
       struct ct_insn_move *mv = &in.move;
-      mv->src = scr + (((a * g.k + b) * g.OC) * ih + (ia - ilo)) * IW * eb;
-      mv->dst = ly + ((ia * g.k + a - olo) * OW + b) * eb, mv->dtype = y->dtype;
-      mv->n = nb, mv->c = g.OC, mv->h = ib - ia, mv->w = IW;
-      mv->src_sn = g.Q * ih * IW, mv->src_sc = ih * IW, mv->src_sh = IW, mv->src_sw = 1;
+      mv->src = scr + (((ab * g.OC + o0 - q0) * ih) + (ia - ilo)) * IW * eb;
+      mv->dst = ly + ((o0 * by.ext[2] + ia * g.k + a - olo) * OW + b) * eb, mv->dtype = y->dtype;
+      mv->n = nb, mv->c = o1 - o0, mv->h = ib - ia, mv->w = IW;
+      mv->src_sn = (q1 - q0) * ih * IW, mv->src_sc = ih * IW, mv->src_sh = IW, mv->src_sw = 1;
       mv->dst_sn = g.OC * by.ext[2] * OW, mv->dst_sc = by.ext[2] * OW, mv->dst_sh = g.k * OW, mv->dst_sw = g.k;
       st = put(c, &in, nm(op), t, d);
     }

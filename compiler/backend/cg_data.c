@@ -83,6 +83,48 @@ static ct_status move4(mg *c, const ct_op *op, ct_dtype dt, int64_t src, const i
   return put(c, &in, nm(op), t, d);
 }
 
+/* A MOVE of an nd-axis block (extents e, strides in elements): axes of extent 1 dropped,
+ * neighbours merged where both sides are contiguous across them; more than 4 axes left: one
+ * MOVE per index of the leading ones. */
+static ct_status move_nd(mg *c, const ct_op *op, ct_dtype dt, int64_t src, const int64_t *ss0, int64_t dst,
+                         const int64_t *ds0, const int64_t *e0, int nd, int64_t t, ct_diag *d) {
+  int64_t e[CT_MAX_DIMS], ss[CT_MAX_DIMS], ds[CT_MAX_DIMS], eb = (int64_t)ct_dtype_size(dt);
+  int n = 0;
+  for (int i = 0; i < nd; i++) {
+    if (e0[i] == 0) return CT_OK;
+    if (e0[i] == 1) continue;
+    if (n > 0 && ss[n - 1] == ss0[i] * e0[i] && ds[n - 1] == ds0[i] * e0[i]) {
+      e[n - 1] *= e0[i], ss[n - 1] = ss0[i], ds[n - 1] = ds0[i];
+      continue;
+    }
+    e[n] = e0[i], ss[n] = ss0[i], ds[n] = ds0[i], n++;
+  }
+  if (n <= 4) {
+    int64_t E[4] = {1, 1, 1, 1}, S[4] = {0, 0, 0, 1}, D[4] = {0, 0, 0, 1};
+    for (int i = 0; i < n; i++) E[4 - n + i] = e[i], S[4 - n + i] = ss[i], D[4 - n + i] = ds[i];
+    return move4(c, op, dt, src, S, dst, D, E, t, d);
+  }
+  ct_status st = CT_OK;
+  for (int64_t i = 0; i < e[0] && !st; i++)
+    st = move_nd(c, op, dt, src + i * ss[0] * eb, ss + 1, dst + i * ds[0] * eb, ds + 1, e + 1, n - 1, t, d);
+  return st;
+}
+
+/* Offsets and extents of value v's tile along each of its axes (any rank). */
+static void tile_of(const mg *c, const ct_value *v, int64_t *off, int64_t *ext) {
+  const lg_rng *r = &c->x.rng[v->id];
+  for (int i = 0; i < v->ndim; i++) off[i] = 0, ext[i] = v->shape[i];
+  if (!r->set || ct_lg_is_weight(v)) return;
+  if (r->ax >= 0 && r->ax < v->ndim) off[r->ax] = r->lo, ext[r->ax] = r->hi - r->lo;
+  if (r->nax == 0 && v->ndim > 0) off[0] = r->nlo, ext[0] = r->nhi - r->nlo;
+}
+
+/* Dense strides (elements) of extents e. */
+static void ext_strides(const int64_t *e, int nd, int64_t *st) {
+  int64_t k = 1;
+  for (int i = nd - 1; i >= 0; i--) st[i] = k, k *= e[i];
+}
+
 /* A tensor-wide REQUANT of `count` dense elements (as 1 × 1 × rows × 64 or 1 × 1 × 1 × count). */
 static ct_status requant_dense(mg *c, const ct_op *op, const ct_value *x, const ct_value *y, int64_t src, int64_t dst,
                                int64_t count, int32_t m, int s, int64_t t, ct_diag *d) {
@@ -136,7 +178,7 @@ static ct_status requant_blocks(mg *c, const ct_op *op, const ct_value *x, const
 }
 
 /* Concat along any axis: input k is requantized to the output (ct_tq_rq pair k; skipped
- * when it is the identity) and moved into its block [c_k, c_k + C_k) of the output tile
+ * when it is the identity, and for a float Concat of inputs of its own dtype) and moved into its block [c_k, c_k + C_k) of the output tile
  * along the axis. Input tiles holding more rows along H than the output (another reader's
  * halo) are gathered first. */
 static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
@@ -149,7 +191,12 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (op->n_in > 64) return no_cg(op, "more than 64 inputs", d);
   int32_t m[64];
   int s[64];
-  ct_status st = ct_tq_rq(op, op->n_in, m, s, d);
+  bool fl = !is_int(y->dtype); /* a float Concat (kept float by the lowering) only moves data */
+  for (int k = 0; fl && k < op->n_in; k++) {
+    if (op->in[k]->dtype != y->dtype) return no_cg(op, "a float Concat of inputs of another dtype", d);
+    m[k] = 1 << 30, s[k] = 30;
+  }
+  ct_status st = fl ? CT_OK : ct_tq_rq(op, op->n_in, m, s, d);
   if (st) return st;
   int64_t ly = lmem_of(c->gr, y), eb = (int64_t)ct_dtype_size(y->dtype), c0 = 0, ds[4];
   if (ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
@@ -168,7 +215,7 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
       if (i != cax && bx.ext[i] != by.ext[i]) return no_cg(op, "input and output tiles of different extents", d);
     int64_t count = bx.ext[0] * bx.ext[1] * bx.ext[2] * bx.ext[3], outer = 1;
     for (int i = 0; i < cax; i++) outer *= bx.ext[i];
-    bool ident = m[k] == (int32_t)(1u << (s[k] & 31)) && s[k] <= 30 && ct_tq_zp(x) == ct_tq_zp(y);
+    bool ident = fl || (m[k] == (int32_t)(1u << (s[k] & 31)) && s[k] <= 30 && ct_tq_zp(x) == ct_tq_zp(y));
     int64_t dst = ly + c0 * ds[cax] * eb, src = lx;
     if (!st && !(ident && x->dtype == y->dtype)) {
       if (outer == 1) { /* the block is contiguous: requantize straight into it */
@@ -192,9 +239,20 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 static ct_status emit_transpose(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box bx, by;
-  if (!box_of(c, x, &bx) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
   int n = 0, pad = 4 - y->ndim;
   const int64_t *perm = ct_op_get_ints(op, "perm", &n);
+  if (y->ndim > 4 || x->ndim > 4) { /* any rank: the tiles' own extents */
+    int64_t xo[CT_MAX_DIMS], xe[CT_MAX_DIMS], yo[CT_MAX_DIMS], ye[CT_MAX_DIMS], xs[CT_MAX_DIMS], ss[CT_MAX_DIMS], ds[CT_MAX_DIMS];
+    int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
+    if (lx < 0 || ly < 0 || !perm || n != y->ndim || x->ndim != y->ndim) return no_cg(op, "a Transpose without a full perm", d);
+    tile_of(c, x, xo, xe), tile_of(c, y, yo, ye), ext_strides(xe, x->ndim, xs), ext_strides(ye, y->ndim, ds);
+    for (int j = 0; j < y->ndim; j++) {
+      if (xe[perm[j]] != ye[j] || xo[perm[j]] != yo[j]) return no_cg(op, "input and output tiles that do not correspond", d);
+      ss[j] = xs[perm[j]];
+    }
+    return move_nd(c, op, y->dtype, lx, ss, ly, ds, ye, y->ndim, t, d);
+  }
+  if (!box_of(c, x, &bx) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
   int64_t xs[4], ss[4], ds[4], lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   dense_strides(&bx, xs), dense_strides(&by, ds);
@@ -212,6 +270,20 @@ static ct_status emit_transpose(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box bx, by;
+  if (y->ndim > 4 && x->ndim == y->ndim && x->dtype == y->dtype) { /* any rank: the tiles' own extents */
+    int64_t xo[CT_MAX_DIMS], xe[CT_MAX_DIMS], yo[CT_MAX_DIMS], ye[CT_MAX_DIMS], xs[CT_MAX_DIMS], ss[CT_MAX_DIMS], ds[CT_MAX_DIMS];
+    int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), off = 0;
+    if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+    tile_of(c, x, xo, xe), tile_of(c, y, yo, ye), ext_strides(xe, x->ndim, xs), ext_strides(ye, y->ndim, ds);
+    for (int j = 0; j < y->ndim; j++) {
+      int64_t s0 = 0, step = 1;
+      if (!lg_slice_axis(op, j, &s0, &step)) return no_cg(op, "a Slice with run-time or negative steps", d);
+      int64_t first = s0 + yo[j] * step - xo[j];
+      if (first < 0 || first + (ye[j] - 1) * step >= xe[j]) return no_cg(op, "a Slice tile outside its input tile", d);
+      off += first * xs[j], ss[j] = xs[j] * step;
+    }
+    return move_nd(c, op, y->dtype, lx + off * (int64_t)ct_dtype_size(x->dtype), ss, ly, ds, ye, y->ndim, t, d);
+  }
   if (x->ndim != y->ndim || !box_of(c, x, &bx) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
   int pad = 4 - y->ndim;
   int64_t xs[4], ss[4], ds[4], lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), off = 0;

@@ -1,5 +1,6 @@
 /* cg_float.c: codegen of the float layers the INT8 lowering keeps (cg_int.h): Casts between
- * integer and float storage (CAST) and Softmax (SOFTMAX) in bf16 / f16 / f32.
+ * integer and float storage (CAST), Softmax (SOFTMAX) and LayerNormalization (NORM) in
+ * bf16 / f16 / f32.
  *
  * The ISA's CAST carries its scale as f32 while the Tpu reference (ops/tpu_elt.c
  * ct_tpu_cast) uses the value's double scale. A cast is emitted only when that makes no
@@ -103,11 +104,45 @@ static ct_status emit_softmax(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   return put(c, &in, nm(op), t, d);
 }
 
+/* LayerNormalization over dims axis..end (whole in the tile) as NORM layer mode with the
+ * f32 Scale and B weights resident in LMEM; epsilon must be an f32 value (the NORM field). */
+static ct_status emit_layernorm(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0], *g = op->n_in > 1 ? op->in[1] : NULL, *b = op->n_in > 2 ? op->in[2] : NULL;
+  box by;
+  if (!box_of(c, y, &by) || y->ndim > 4) return no_cg(op, "rank above 4", d);
+  int64_t ax = ct_op_get_int(op, "axis", -1);
+  if (ax < 0) ax += y->ndim;
+  int cax = (int)ax + 4 - y->ndim;
+  if (ax < 0 || ax >= y->ndim) return no_cg(op, "bad axis", d);
+  int64_t S = 1;
+  for (int i = cax; i < 4; i++) {
+    if (by.ext[i] != by.full[i]) return no_cg(op, "LayerNormalization cut along a normalized axis", d);
+    S *= by.ext[i];
+  }
+  for (int i = 1; i < op->n_out; i++)
+    if (op->out[i]) return no_cg(op, "Mean / InvStdDev outputs", d);
+  if (!g || !b || g->dtype != CT_F32 || b->dtype != CT_F32 || lg_numel(g) != S || lg_numel(b) != S)
+    return no_cg(op, "Scale and B must be f32 with one value per normalized element", d);
+  double eps = ct_op_get_float(op, "epsilon", 1e-5);
+  if ((double)(float)eps != eps) return no_cg(op, "epsilon is not an f32 value (the NORM field)", d);
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), lg = lmem_of(c->gr, g), lb = lmem_of(c->gr, b);
+  if (lx < 0 || ly < 0 || lg < 0 || lb < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_NORM;
+  struct ct_insn_norm *k = &in.norm;
+  k->in = lx, k->out = ly, k->gamma = lg, k->beta = lb, k->n = by.ext[0], k->c = by.ext[1], k->h = by.ext[2], k->w = by.ext[3];
+  k->axis = cax, k->mode = CT_ISA_NORM_LAYER, k->affine = 1, k->eps = (float)eps, k->dt_in = x->dtype, k->dt_out = y->dtype;
+  return put(c, &in, nm(op), t, d);
+}
+
 bool cg_float_ok(const ct_op *op) {
   switch (op->kind) {
   case CT_OP_CAST:
   case CT_OP_SOFTMAX:
+  case CT_OP_LAYERNORM:
   case CT_OP_TRANSPOSE:
+  case CT_OP_CONCAT:
   case CT_OP_SLICE: return true;
   default: return false;
   }
@@ -118,6 +153,7 @@ ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   switch (op->kind) {
   case CT_OP_CAST: return emit_cast(c, op, t, d);
   case CT_OP_SOFTMAX: return emit_softmax(c, op, t, d);
+  case CT_OP_LAYERNORM: return emit_layernorm(c, op, t, d);
   default: return no_cg(op, NULL, d);
   }
 }

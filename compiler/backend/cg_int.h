@@ -103,7 +103,7 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* Is op a layer whose float result has codegen (casts, Softmax, data movement)? */
 bool cg_float_ok(const ct_op *op);
 /* Float layers of layer li, tile t (cg_float.c): int <-> float Casts whose f32 scale field
- * gives the reference's results, Softmax. Errors: no codegen (CT_ERR_INPUT naming the layer). */
+ * gives the reference's results, Softmax, LayerNormalization. Errors: no codegen (CT_ERR_INPUT naming the layer). */
 ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* Instructions of layer li for tile t (none for border Casts and aliases). Errors: an op or
  * a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */

@@ -194,8 +194,13 @@ static ct_status emit_unary(mg *c, const ct_op *op, int li, int64_t t, ct_diag *
 static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   const ct_value *a = op->in[0], *b = op->in[1], *y = op->out[0];
   const ct_value *bias = op->kind == CT_OP_GEMM && op->n_in > 2 ? op->in[2] : NULL;
-  box ba, by;
-  if (!box_of(c, a, &ba) || !box_of(c, y, &by) || b->ndim != 2) return no_cg(op, "only A of rank <= 4 times a 2-D B", d);
+  box ba, bb, by;
+  if (!box_of(c, a, &ba) || !box_of(c, y, &by) || !box_of(c, b, &bb) || b->ndim < 2 || a->ndim > 4)
+    return no_cg(op, "only A of rank <= 4 times a B of rank 2..4", d);
+  bool bbat = b->ndim > 2 && bb.ext[0] * bb.ext[1] > 1; /* a batch of Bs (activations), one per A */
+  if (b->ndim > 2 && (ct_lg_is_weight(b) || (bbat && (bb.ext[0] != ba.ext[0] || bb.ext[1] != ba.ext[1]))))
+    return no_cg(op, "a batched B that is a weight or does not match A's batch", d);
+  if (b->ndim > 2 && by.ext[3] != y->shape[y->ndim - 1]) return no_cg(op, "a batched B cut along output features", d);
   int64_t f0 = by.off[3], nf = by.ext[3];
   bool tb = op->kind == CT_OP_GEMM && ct_op_get_int(op, "transB", 0);
   if (nf != y->shape[y->ndim - 1] && !is_wslice(c, b) && !tb)
@@ -215,7 +220,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   if (bias && !is_wslice(c, bias)) mm->bias += 4 * f0;
   if (!is_wslice(c, b)) mm->b += f0 * ba.ext[3];
   mm->batch = ba.ext[0] * ba.ext[1], mm->m = ba.ext[2], mm->k = ba.ext[3], mm->n = nf;
-  mm->b_trans = tb, mm->b_bcast = 1;
+  mm->b_trans = tb, mm->b_bcast = !bbat;
   mm->dt_a = a->dtype, mm->dt_b = b->dtype, mm->dt_out = y->dtype, mm->rq_mode = CT_ISA_RQ_CHANNEL;
   mm->act = act_of(act), mm->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
   mm->zp_a = ct_tq_zp(a), mm->zp_out = ct_tq_zp(y);
@@ -229,8 +234,8 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   c->lm_scratch = c->lm_extra;
   for (int i = 0; i < op->n_out; i++)
     if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
-  if (op->kind == CT_OP_SOFTMAX || (op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype))))
-    return cg_emit_float(c, op, li, t, d);
+  bool float_cast = op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype));
+  if (op->kind == CT_OP_SOFTMAX || op->kind == CT_OP_LAYERNORM || float_cast) return cg_emit_float(c, op, li, t, d);
   switch (op->kind) {
   case CT_OP_CONV: return emit_conv(c, op, li, t, d);
   case CT_OP_ADD:

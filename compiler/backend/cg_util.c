@@ -32,7 +32,16 @@ bool box_of(const mg *c, const ct_value *v, box *b) {
   for (int i = 0; i < fold; i++) b->ext[0] *= v->shape[i], b->full[0] = b->ext[0];
   const lg_rng *r = &c->x.rng[v->id];
   if (!r->set || ct_lg_is_weight(v)) return true; /* weights: resident whole (the planner's RES) */
-  if (fold && ((r->ax >= 0 && r->ax <= fold) || r->nax == 0)) return false;
+  if (fold) { /* a cut on a folded axis: fine when the other folded axes are 1 */
+    int cut = r->ax >= 0 && r->ax <= fold ? r->ax : -1;
+    for (int i = 0; i <= fold; i++)
+      if (v->shape[i] != 1 && ((cut >= 0 && i != cut) || (r->nax == 0 && i != 0))) return false;
+    if (cut >= 0 && r->nax == 0 && cut != 0) return false;
+    if (cut >= 0) b->off[0] = r->lo, b->ext[0] = r->hi - r->lo;
+    if (r->nax == 0) b->off[0] = r->nlo, b->ext[0] = r->nhi - r->nlo;
+    if (r->ax >= 0 && cut < 0) b->off[r->ax + pad] = r->lo, b->ext[r->ax + pad] = r->hi - r->lo;
+    return true;
+  }
   if (r->ax >= 0) b->off[r->ax + pad] = r->lo, b->ext[r->ax + pad] = r->hi - r->lo;
   if (r->nax == 0) b->off[pad] = r->nlo, b->ext[pad] = r->nhi - r->nlo;
   return true;
