@@ -54,6 +54,18 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
   return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, n, eb);
 }
 
+/* Is op one the codegen moves LMEM → LMEM with MOVEs on load engine 0 (cg_data.c)? */
+static bool moved_in_lmem(const ct_op *op) {
+  return op->kind == CT_OP_RESIZE || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_CONCAT;
+}
+
+int64_t lg_move_cycles(const lg_ctx *x, int li) {
+  const ct_op *op = x->layers[li].op;
+  if (x->layers[li].unit == CT_LG_UNIT_NONE || !moved_in_lmem(op) || !op->in[0]) return 0;
+  int64_t bytes = tile_elems(x, op->out[0]) * ct_lg_elem_bytes(x->opt, op->in[0]);
+  return cdiv(bytes, x->chip->lmem_bank_port_bytes);
+}
+
 int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   const ct_lg_layer *l = &x->layers[li];
   const ct_op *op = l->op;
@@ -71,6 +83,11 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
     for (int i = 0; i < n; i++) win *= k[i];
   }
   bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(op->out[0]->dtype);
+  if (moved_in_lmem(op) && op->kind != CT_OP_CONCAT) /* one MOVE, a CAST when the type changes */
+    return lg_move_cycles(x, li) + (op->in[0] && op->in[0]->dtype != op->out[0]->dtype
+                                        ? lg_vpu_cycles(x->chip, LG_VPU_CAST, out, w) : 0);
+  if (op->kind == CT_OP_CONCAT) /* a REQUANT per input, a MOVE per block */
+    return lg_move_cycles(x, li) + lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w);
   switch (op->kind) {
   case CT_OP_CONV: return lg_vpu_cycles(x->chip, LG_VPU_DWCONV, out * win, w);
   case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: return lg_vpu_cycles(x->chip, LG_VPU_POOL, out * win, w);
@@ -248,7 +265,8 @@ static int64_t group_table_bytes(const lg_ctx *x, int first, int n) {
   return b;
 }
 
-static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *gv, int nv, const int64_t cp[3]) {
+static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *gv, int nv, const int64_t cp[3],
+                        const int64_t mv[3]) {
   const ct_chip *c = x->chip;
   lg_tilecost tc[3];
   memset(tc, 0, sizeof tc);
@@ -277,6 +295,7 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
   for (int t = 0; t < 3; t++) {
     tc[t].cp = cp[t];
     tc[t].ld = lg_dma_batch_cycles(c, ldx[t], tc[t].ldm, ldbig[t], (int)c->dma_load_engines);
+    if (gr->pipelined) tc[t].ld += mv[t]; /* the compute's MOVEs also occupy load engine 0 */
     tc[t].st = lg_dma_batch_cycles(c, stx[t], tc[t].stm, stbig[t], (int)c->dma_store_engines);
     gr->ddr_load_bytes += cnt[t] * tc[t].ldm, gr->ddr_store_bytes += cnt[t] * tc[t].stm;
     gr->compute_cycles += cnt[t] * tc[t].cp;
@@ -299,12 +318,13 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
   gval *gv = malloc(sizeof *gv * (size_t)(cap + 1));
   if (!gv) return *need = INT64_MAX, false;
   int nv = collect(x, first, n, tl, gv);
-  int64_t cp[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
+  int64_t cp[3] = {0, 0, 0}, mv[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
   int *ty = malloc(sizeof *ty * (size_t)(tl->secs + 1)), ns = ts && ty ? samples(x, tl, ts, ty) : 0;
   for (int s = 0; s < ns; s++) {
     lg_tile_ranges(x, first, n, tl, ts[s]);
     for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
-    for (int li = first; li < first + n && ty[s] >= 0; li++) cp[ty[s]] += lg_layer_cycles(x, li);
+    for (int li = first; li < first + n && ty[s] >= 0; li++)
+      cp[ty[s]] += lg_layer_cycles(x, li), mv[ty[s]] += lg_move_cycles(x, li);
     if (s == 0) {
       const ct_value *o = x->layers[first + n - 1].op->out[0];
       gr->tile_ndim = o->ndim;
@@ -312,10 +332,10 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
     }
   }
   free(ts), free(ty);
-  if (tl->secs < 3) cp[1] = cp[0];
+  if (tl->secs < 3) cp[1] = cp[0], mv[1] = mv[0];
   for (int i = 0; i < nv; i++) x->vbuf[gv[i].v->id] = 0;
   if (ns == 0) return free(gv), *need = INT64_MAX, false;
-  group_costs(x, gr, tl, gv, nv, cp);
+  group_costs(x, gr, tl, gv, nv, cp, mv);
   bool ok = make_buffers(gr, gv, nv) && lg_alloc_lmem(x->chip, gr, need);
   free(gv);
   if (!keep || !ok) free(gr->bufs), gr->bufs = NULL, gr->n_bufs = keep ? 0 : gr->n_bufs;

@@ -88,6 +88,10 @@ int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
  * with an integer storage result has a (multiplier, shift) int32 pair per output channel /
  * feature (8 bytes each), a Lut 256 bytes; 0 otherwise. */
 int64_t lg_table_bytes(const ct_op *op);
+/* Cycles of the LMEM → LMEM MOVEs the codegen emits for layer li's tile (Resize, Transpose,
+ * Slice, Concat: cg_data.c): the tile's bytes (source element size) / bank_port_bytes; 0 for
+ * other layers. They run on load engine 0 inside the compute (lg_eval.c). */
+int64_t lg_move_cycles(const lg_ctx *x, int li);
 /* Compute cycles of layer li for the ranges in x->rng (lg_eval.c). */
 int64_t lg_layer_cycles(const lg_ctx *x, int li);
 /* Evaluates one tiling: buffers (sizes, kinds, lifetimes), LMEM allocation, costs. Fills
