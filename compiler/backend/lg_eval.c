@@ -325,8 +325,8 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
   bool ok = make_buffers(gr, gv, nv) && lg_alloc_lmem(x->chip, gr, need);
   if (gr->bufs) { /* the codegen's tables and scratch go after the buffers (lg_reserve.c) */
     int64_t tb = lg_group_table_bytes(x, first, n), end = gr->lmem_bytes;
-    end = (end + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + tb;
-    end = (end + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + scr;
+    if (tb) end = (end + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + tb;
+    if (scr) end = (end + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + scr;
     gr->reserved_bytes = end - gr->lmem_bytes;
     if (end > *need) *need = end;
     if (end > x->chip->lmem_bytes) ok = false;
