@@ -179,7 +179,7 @@ START_TEST(test_reference_tolerance) {
 END_TEST
 
 /* MobileNetV2 QDQ-INT8 (its own scales) on the default chip and three sweep chips (tight LMEM:
- * banks held back for the tables; 64×64 OS; 16×64). */
+ * 256 KiB, 4 banks; 64×64 OS; 16×64). */
 START_TEST(test_mnv2) {
   static const int chips[] = {-1, 0, 3, 22};
   char out[8192], json[512], path[64], tag[64], chipopt[700] = "";

@@ -319,8 +319,9 @@ int ct_cmd_deploy(int argc, char **argv) {
   ct_program_init(&prog, ct_chip_signature(&chip));
   ct_deploy_src src = {a.model, a.quantize, a.calib, a.input_shapes, chip.name};
   if (!st) st = ct_deploy_load(&src, &g, &d);
-  /* The planner does not reserve LMEM for the requant/LUT tables and the row gathers: when
-   * they do not fit, plan again with whole banks held back (same bank size): 1, 2, 4, ... up to half. */
+  /* The planner reserves LMEM for the codegen's tables and scratch (lg_reserve.c); a fallback
+   * should they still not fit: plan again with whole banks held back (same bank size): 1, 2, 4,
+   * ... up to half. */
   int held = 0;
   ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
   ct_diag_clear(&first);

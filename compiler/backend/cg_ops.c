@@ -178,13 +178,17 @@ static ct_status emit_unary(mg *c, const ct_op *op, int li, int64_t t, ct_diag *
   } else if (is_int(x->dtype) && is_int(y->dtype)) {
     int32_t m;
     int s;
+    ct_quant_act act = CT_QUANT_ACT_NONE;
+    int32_t hi = 0;
     ct_status st = ct_tq_rq(op, 1, &m, &s, d);
+    if (!st && op->kind == CT_OP_REQUANT) st = ct_tq_act(op, &act, &hi, d); /* fused relu / clip */
     if (st) return st;
     in.op = CT_ISA_REQUANT;
     struct ct_insn_requant *r = &in.requant;
     r->in = lx, r->out = ly, r->n = by.ext[0], r->c = by.ext[1], r->h = by.ext[2], r->w = by.ext[3];
     r->rq_mode = CT_ISA_RQ_TENSOR, r->m = m, r->s = s, r->zp_in = ct_tq_zp(x), r->zp_out = ct_tq_zp(y);
     r->dt_in = x->dtype, r->dt_out = y->dtype;
+    r->act = act_of(act), r->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
   } else {
     return no_cg(op, "float casts inside the model", d);
   }

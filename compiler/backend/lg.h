@@ -86,6 +86,7 @@ typedef struct ct_lg_group {
   bool pipelined;       /* double-buffered, load/compute/store overlapped */
   int64_t n_steps;      /* time steps: tiles + 2 when pipelined, else 3 · tiles */
   int64_t lmem_bytes;   /* end of the highest buffer */
+  int64_t reserved_bytes; /* LMEM after the buffers kept for the codegen's tables and scratch */
   int64_t cycles;       /* estimated cycles (pipeline cost model) */
   int64_t compute_cycles, load_cycles, store_cycles; /* sums over tiles, without overlap */
   int64_t ddr_load_bytes, ddr_store_bytes;           /* burst-rounded bytes moved */

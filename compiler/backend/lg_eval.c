@@ -247,24 +247,6 @@ static int samples(const lg_ctx *x, const lg_tiling *tl, int64_t *t, int *type) 
   return k;
 }
 
-int64_t lg_table_bytes(const ct_op *op) {
-  const ct_value *y = op->out[0];
-  if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1) return 0;
-  if (op->kind == CT_OP_CONV && y->ndim >= 2) return y->shape[1] * 8;
-  if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
-  return op->kind == CT_OP_LUT ? 256 : 0;
-}
-
-/* Bytes of the group's tables as the codegen lays them out: each 64-aligned, one transfer. */
-static int64_t group_table_bytes(const lg_ctx *x, int first, int n) {
-  int64_t b = 0;
-  for (int li = first; li < first + n; li++) {
-    int64_t t = lg_table_bytes(x->layers[li].op);
-    if (t) b = (b + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + t;
-  }
-  return b;
-}
-
 static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *gv, int nv, const int64_t cp[3],
                         const int64_t mv[3]) {
   const ct_chip *c = x->chip;
@@ -283,7 +265,7 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
     if (g->kind == CT_LG_BUF_RES && g->moved[0])
       pre_m += g->moved[0], pre_x++, pre_big = g->moved[0] > pre_big ? g->moved[0] : pre_big;
   }
-  int64_t tb = group_table_bytes(x, gr->first, gr->n_layers);
+  int64_t tb = lg_group_table_bytes(x, gr->first, gr->n_layers);
   if (tb) { /* the requant / LUT tables: one resident transfer (codegen: group_tables) */
     int64_t moved, cyc;
     ct_lg_dma_cost(c, 1, &tb, &tb, 1, &moved, &cyc);
@@ -318,13 +300,17 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
   gval *gv = malloc(sizeof *gv * (size_t)(cap + 1));
   if (!gv) return *need = INT64_MAX, false;
   int nv = collect(x, first, n, tl, gv);
-  int64_t cp[3] = {0, 0, 0}, mv[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
+  int64_t scr = 0, cp[3] = {0, 0, 0}, mv[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
   int *ty = malloc(sizeof *ty * (size_t)(tl->secs + 1)), ns = ts && ty ? samples(x, tl, ts, ty) : 0;
   for (int s = 0; s < ns; s++) {
     lg_tile_ranges(x, first, n, tl, ts[s]);
     for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
     for (int li = first; li < first + n && ty[s] >= 0; li++)
       cp[ty[s]] += lg_layer_cycles(x, li), mv[ty[s]] += lg_move_cycles(x, li);
+    for (int li = first; li < first + n; li++) {
+      int64_t sb = lg_scratch_bytes(x, first, n, li);
+      if (sb > scr) scr = sb;
+    }
     if (s == 0) {
       const ct_value *o = x->layers[first + n - 1].op->out[0];
       gr->tile_ndim = o->ndim;
@@ -337,6 +323,14 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
   if (ns == 0) return free(gv), *need = INT64_MAX, false;
   group_costs(x, gr, tl, gv, nv, cp, mv);
   bool ok = make_buffers(gr, gv, nv) && lg_alloc_lmem(x->chip, gr, need);
+  if (gr->bufs) { /* the codegen's tables and scratch go after the buffers (lg_reserve.c) */
+    int64_t tb = lg_group_table_bytes(x, first, n), end = gr->lmem_bytes;
+    if (tb) end = (end + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + tb;
+    if (scr) end = (end + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + scr;
+    gr->reserved_bytes = end - gr->lmem_bytes;
+    if (end > *need) *need = end;
+    if (end > x->chip->lmem_bytes) ok = false;
+  }
   free(gv);
   if (!keep || !ok) free(gr->bufs), gr->bufs = NULL, gr->n_bufs = keep ? 0 : gr->n_bufs;
   return ok;

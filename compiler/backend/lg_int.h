@@ -84,10 +84,20 @@ typedef struct lg_tiling {
 void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t);
 /* Extents of v's tile under range r into ext[] (v->ndim entries); returns its elements. */
 int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
-/* Bytes of the constant table the codegen loads for op (lg_eval.c): a Conv / Gemm / MatMul
- * with an integer storage result has a (multiplier, shift) int32 pair per output channel /
- * feature (8 bytes each), a Lut 256 bytes; 0 otherwise. */
+/* lg_reserve.c */
+/* Bytes of the constant table the codegen loads for op: a Conv / Gemm / MatMul with an
+ * integer storage result has a (multiplier, shift) int32 pair per output channel / feature
+ * (8 bytes each), a ConvTranspose its pairs, biases and reordered weights (cg_convt.c), a
+ * Lut 256 bytes; 0 otherwise. */
 int64_t lg_table_bytes(const ct_op *op);
+/* Bytes of the tables of group [first, first+n) as the codegen lays them out after the
+ * group's buffers: each 64-aligned, one transfer. */
+int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n);
+/* Upper bound of the scratch LMEM the codegen uses (after the tables) for layer li of group
+ * [first, first+n) in the tile whose ranges x->rng holds: float Slice staging, one
+ * ConvTranspose output plane, row gathers of activations read by several layers of the
+ * group (each at most the operand's tile), 64-aligned each. */
+int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li);
 /* Cycles of the LMEM → LMEM MOVEs the codegen emits for layer li's tile (Resize, Transpose,
  * Slice, Concat: cg_data.c): the tile's bytes (source element size) / bank_port_bytes; 0 for
  * other layers. They run on load engine 0 inside the compute (lg_eval.c). */

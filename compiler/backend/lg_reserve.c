@@ -1,0 +1,76 @@
+/* lg_reserve.c: the LMEM the codegen adds after a group's buffers, reserved by the planner
+ * so a plan it returns always fits the codegen (docs/backend.md "Tables and scratch"):
+ * the group's constant tables (cg_ops.c group_tables, laid out by add_table: each 64-aligned
+ * after the last buffer) and the largest per-layer scratch (cg_util.c gather_rows, cg_data.c
+ * float Slice, cg_convt.c one output plane; each 64-aligned after the tables). */
+#include "compiler/backend/lg_int.h"
+#include "ops/tpu_util.h"
+
+static int64_t al(int64_t v) { return (v + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN; }
+
+/* ConvTranspose (kernel = stride, cg_convt.c convt_layout): Q = k·k·OC requant pairs (8 B),
+ * Q int32 biases and the Q × C reordered int8 weights, each 64-aligned. */
+static int64_t convt_table_bytes(const ct_op *op) {
+  const ct_value *x = op->in[0], *w = op->n_in > 1 ? op->in[1] : NULL, *y = op->out[0];
+  if (!w || x->ndim != 4 || w->ndim != 4 || y->ndim != 4) return 0;
+  int64_t q = w->shape[2] * w->shape[2] * y->shape[1];
+  return al(al(q * 8) + al(q * 4) + q * x->shape[1]);
+}
+
+int64_t lg_table_bytes(const ct_op *op) {
+  const ct_value *y = op->out[0];
+  if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1) return 0;
+  if (op->kind == CT_OP_CONV && y->ndim >= 2) return y->shape[1] * 8;
+  if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
+  if (op->kind == CT_OP_CONVTRANSPOSE) return convt_table_bytes(op);
+  return op->kind == CT_OP_LUT ? 256 : 0;
+}
+
+int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
+  int64_t b = 0;
+  for (int li = first; li < first + n; li++) {
+    int64_t t = lg_table_bytes(x->layers[li].op);
+    if (t) b = al(b) + t;
+  }
+  return b;
+}
+
+/* Bytes of v's tile under x->rng at its stored element size; 0 when it has no range. */
+static int64_t tile_bytes(const lg_ctx *x, const ct_value *v) {
+  int64_t ext[CT_MAX_DIMS];
+  if (!v || !x->rng[v->id].set) return 0;
+  return lg_tile_extents(v, &x->rng[v->id], ext) * (int64_t)ct_dtype_size(v->dtype);
+}
+
+/* Readers of v inside [first, first+n). */
+static int readers_in(const lg_ctx *x, const ct_value *v, int first, int n) {
+  int k = 0;
+  for (int i = x->cons_off[v->id]; i < x->cons_off[v->id + 1]; i++) k += x->cons[i] >= first && x->cons[i] < first + n;
+  return k;
+}
+
+int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li) {
+  const ct_op *op = x->layers[li].op;
+  const ct_value *y = op->out[0];
+  if (x->layers[li].unit == CT_LG_UNIT_NONE || !y) return 0;
+  int64_t s = 0;
+  if (op->kind == CT_OP_SLICE && op->in[0] && op->in[0]->dtype != y->dtype) { /* MOVE to scratch, then CAST */
+    int64_t ext[CT_MAX_DIMS];
+    if (x->rng[y->id].set) s += al(lg_tile_extents(y, &x->rng[y->id], ext) * (int64_t)ct_dtype_size(op->in[0]->dtype));
+  }
+  if (op->kind == CT_OP_CONVTRANSPOSE && op->in[0] && op->in[0]->ndim == 4 && x->rng[op->in[0]->id].set) {
+    int64_t ext[CT_MAX_DIMS]; /* at least one output-channel plane of the input tile */
+    lg_tile_extents(op->in[0], &x->rng[op->in[0]->id], ext);
+    s += al(ext[0] * ext[2] * ext[3] * (int64_t)ct_dtype_size(y->dtype));
+  }
+  /* row gathers: an activation read by several layers of the group holds their hull, and a
+   * reader that needs fewer rows copies its rows (at most the whole tile) to scratch */
+  for (int i = 0; i < op->n_in; i++) {
+    const ct_value *v = op->in[i];
+    if (!v || ct_lg_is_weight(v) || v->ndim != 4 || readers_in(x, v, first, n) < 2) continue;
+    bool dup = false;
+    for (int j = 0; j < i; j++) dup = dup || op->in[j] == v;
+    if (!dup) s += al(tile_bytes(x, v));
+  }
+  return s;
+}
