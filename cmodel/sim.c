@@ -136,7 +136,7 @@ static ct_status load_image(run_ctx *x, const ct_tensor_list *inputs, ct_diag *d
     if (st) return ct_diag_prefix(d, "constant \"%s\": ", c->name);
   }
   for (size_t i = 0; i < x->p->n_io; i++) {
-    if (x->p->io[i].is_output) continue;
+    if (x->p->io[i].is_output || x->p->io[i].is_tensor) continue;
     ct_status st = place_input(x, &x->p->io[i], inputs, d);
     if (st) return st;
   }
@@ -146,7 +146,7 @@ static ct_status load_image(run_ctx *x, const ct_tensor_list *inputs, ct_diag *d
 static ct_status read_outputs(run_ctx *x, ct_tensor_list *outs, ct_diag *d) {
   for (size_t i = 0; i < x->p->n_io; i++) {
     const ct_prog_io *io = &x->p->io[i];
-    if (!io->is_output) continue;
+    if (!io->is_output || io->is_tensor) continue;
     ct_tensor *t = ct_tensor_new(io->dtype, io->ndim, io->shape, io->name);
     if (!t || (io->scale > 0 && !ct_tensor_set_quant(t, 1, 0, &io->scale, &io->zero_point))) {
       ct_tensor_free(t);
@@ -230,13 +230,38 @@ static void hook_describe(void *ctx, uint32_t i, char *buf, size_t n) {
     snprintf(buf, n, "insn %u (%s)", i, ct_isa_op_name(in->op));
 }
 
-/* One dumped tensor per shadow: the single STORE's 4-D shape, else a flat array. */
+/* The dump of a layer the program describes (an output or a .tensor record of the same
+ * name): its dtype, shape and scale / zero point, the stored bytes at their place in it
+ * (bytes no STORE wrote stay 0). NULL when there is no such record or the stores fall outside
+ * it; *oom on allocation failure. */
+static ct_tensor *described_dump(const run_ctx *x, const shadow *s, const char *name, bool *oom) {
+  const ct_prog_io *io = ct_program_find_io(x->p, name);
+  if (!io || !(io->is_output || io->is_tensor) || s->lo < io->gmem_addr) return NULL;
+  ct_tensor *t = ct_tensor_new(io->dtype, io->ndim, io->shape, name);
+  if (t && io->scale > 0 && !ct_tensor_set_quant(t, 1, 0, &io->scale, &io->zero_point)) ct_tensor_free(t), t = NULL;
+  if (!t) return *oom = true, NULL;
+  if (s->hi - io->gmem_addr > t->nbytes) return ct_tensor_free(t), NULL;
+  memset(t->data, 0, t->nbytes);
+  memcpy((uint8_t *)t->data + (s->lo - io->gmem_addr), s->buf, (size_t)(s->hi - s->lo));
+  return t;
+}
+
+/* One dumped tensor per shadow: as the program describes the layer's tensor (name, dtype,
+ * shape, scale / zero point of `ctpu infer --dump-all`) when it does, else the single STORE's
+ * 4-D shape, else a flat array. */
 static ct_status collect_dumps(run_ctx *x, ct_tensor_list *out, ct_diag *d) {
   for (int k = 0; k < x->n_layers + (int)x->p->n_insns; k++) {
     shadow *s = &x->shadows[k];
     if (!s->stores) continue;
     char name[64];
     if (k >= x->n_layers) snprintf(name, sizeof name, "store@insn%d", k - x->n_layers);
+    bool oom = false;
+    ct_tensor *t = k < x->n_layers ? described_dump(x, s, x->layer_names[k], &oom) : NULL;
+    if (oom) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory for --dump-all");
+    if (t) {
+      if (!ct_tensor_list_push(out, t)) return ct_tensor_free(t), ct_diag_set(d, CT_ERR_LIMIT, "out of memory for --dump-all");
+      continue;
+    }
     const ct_insn *st = NULL;
     ct_dtype dt = CT_U8;
     for (uint32_t i = 0; i < x->p->n_insns && !st; i++)
@@ -248,7 +273,7 @@ static ct_status collect_dumps(run_ctx *x, ct_tensor_list *out, ct_diag *d) {
     bool whole = s->stores == 1 && ct_mem_region_span(&s->first, &lo, &hi) &&
                  (uint64_t)ct_mem_region_numel(&s->first) * eb == hi - lo;
     int64_t flat = (int64_t)((s->hi - s->lo) / eb);
-    ct_tensor *t = whole ? ct_tensor_new(dt, 4, s->first.shape, NULL) : ct_tensor_new(dt, 1, &flat, NULL);
+    t = whole ? ct_tensor_new(dt, 4, s->first.shape, NULL) : ct_tensor_new(dt, 1, &flat, NULL);
     if (!t || !ct_tensor_set_name(t, k < x->n_layers ? x->layer_names[k] : name) ||
         !ct_tensor_list_push(out, t)) {
       ct_tensor_free(t);

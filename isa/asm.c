@@ -143,12 +143,12 @@ static int parse_shape(const char *s, int64_t *shape) {
   return n;
 }
 
-static ct_status directive_io(asm_ctx *c, char **t, int n, bool out) {
+static ct_status directive_io(asm_ctx *c, char **t, int n, bool out, bool tensor) {
   if (n != 7) return ERR(c, "%s: expected name shape dtype gmem_addr scale zero_point", t[0]);
   ct_prog_io io;
   memset(&io, 0, sizeof io);
   io.name = t[1];
-  io.is_output = out;
+  io.is_output = out, io.is_tensor = tensor;
   int64_t addr, zp;
   if ((io.ndim = parse_shape(t[2], io.shape)) < 0) return ERR(c, "%s: bad shape \"%s\"", t[0], t[2]);
   if (!ct_dtype_parse(t[3], &io.dtype)) return ERR(c, "%s: unknown dtype \"%s\"", t[0], t[3]);
@@ -316,7 +316,8 @@ static ct_status directive_debug(asm_ctx *c, char **t, int n) {
 static ct_status directive_pass1(asm_ctx *c, char **t, int n) {
   int64_t v;
   if (!strcmp(t[0], ".const")) return directive_const(c, t, n);
-  if (!strcmp(t[0], ".input") || !strcmp(t[0], ".output")) return directive_io(c, t, n, t[0][1] == 'o');
+  if (!strcmp(t[0], ".input") || !strcmp(t[0], ".output") || !strcmp(t[0], ".tensor"))
+    return directive_io(c, t, n, t[0][1] == 'o', t[0][1] == 't');
   if (!strcmp(t[0], ".chipsig")) {
     if (n != 2 || !parse_u64(t[1], &c->p->chip_sig)) return ERR(c, ".chipsig: expected one unsigned number");
     c->have_sig = true;

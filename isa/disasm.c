@@ -115,7 +115,7 @@ static void put_const(FILE *f, const ct_prog_const *c) {
 
 static void put_io(FILE *f, const ct_prog_io *io) {
   char shape[256];
-  fputs(io->is_output ? ".output " : ".input ", f);
+  fputs(io->is_tensor ? ".tensor " : io->is_output ? ".output " : ".input ", f);
   put_name(f, io->name);
   fprintf(f, " %s %s 0x%llx %.17g %d\n", ct_shape_str(io->ndim, io->shape, shape, sizeof shape),
           ct_dtype_name(io->dtype), (unsigned long long)io->gmem_addr, io->scale, (int)io->zero_point);

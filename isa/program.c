@@ -127,7 +127,7 @@ static ct_status validate_io(const ct_program *p, const ct_chip *chip, size_t *i
   for (size_t i = 0; i < p->n_io; i++) {
     *index = i;
     const ct_prog_io *io = &p->io[i];
-    const char *what = io->is_output ? "output" : "input";
+    const char *what = io->is_tensor ? "tensor" : io->is_output ? "output" : "input";
     if (io->ndim < 0 || io->ndim > CT_PROGRAM_MAX_DIMS)
       return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": %d dimensions (max %d)", what, io->name, io->ndim,
                          CT_PROGRAM_MAX_DIMS);

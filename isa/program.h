@@ -36,6 +36,8 @@ typedef struct ct_prog_io {
   uint64_t gmem_addr; /* bytes */
   double scale;       /* quantization scale (0 when not quantized) */
   int32_t zero_point;
+  bool is_tensor;     /* a tensor the program stores (a layer result), described for --dump-all:
+                       * neither read nor written by the host; is_output is false */
 } ct_prog_io;
 
 /* Debug map entry: instruction → layer/op name, layer group, tile, time step. */

@@ -100,7 +100,7 @@ static void write_tables(uint8_t *b, const ct_program *p, const layout *l) {
     const ct_prog_io *io = &p->io[i];
     uint8_t *e = b + l->io + i * IO_BYTES;
     put32(e, add_str(b, l, &spos, io->name));
-    e[4] = io->is_output ? 1 : 0;
+    e[4] = io->is_tensor ? 2 : io->is_output ? 1 : 0;
     e[5] = (uint8_t)io->dtype;
     e[6] = (uint8_t)io->ndim;
     put32(e + 8, (uint32_t)io->zero_point);

@@ -133,10 +133,11 @@ static ct_status read_io(const reader *r, ct_program *p, ct_diag *d) {
     const uint8_t *e = r->b + at;
     ct_prog_io io;
     memset(&io, 0, sizeof io);
-    if (e[4] > 1 || e[7] != 0 || get32(e + 12) != 0) return BAD(r, at + 4, "IO %llu: bad flags or reserved bytes", (unsigned long long)i);
+    if (e[4] > 2 || e[7] != 0 || get32(e + 12) != 0) return BAD(r, at + 4, "IO %llu: bad flags or reserved bytes", (unsigned long long)i);
     if (e[5] >= CT_DTYPE_COUNT) return BAD(r, at + 5, "IO %llu: invalid dtype %u", (unsigned long long)i, e[5]);
     if (e[6] > CT_PROGRAM_MAX_DIMS) return BAD(r, at + 6, "IO %llu: %u dimensions (max %d)", (unsigned long long)i, e[6], CT_PROGRAM_MAX_DIMS);
     io.is_output = e[4] == 1;
+    io.is_tensor = e[4] == 2;
     io.dtype = (ct_dtype)e[5];
     io.ndim = e[6];
     io.zero_point = (int32_t)get32(e + 8);

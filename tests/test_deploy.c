@@ -178,6 +178,42 @@ START_TEST(test_reference_tolerance) {
 }
 END_TEST
 
+/* `ctpu sim --dump-all` writes every stored tensor under the name, dtype, shape and quant
+ * attributes of `ctpu infer MODEL.tpu --dump-all`: the two files compare directly, exactly
+ * (the program's .tensor records describe them); the asm text round-trips the records. */
+START_TEST(test_sim_dumps_match_infer) {
+  char out[16384], prog[700], sd[700], rd[700], s[700], asmf[700], prog2[700];
+  snprintf(prog, sizeof prog, "%s", ct_test_tmp_path("fm_dump.ctpu"));
+  snprintf(sd, sizeof sd, "%s", ct_test_tmp_path("fm_sim_all.h5"));
+  snprintf(rd, sizeof rd, "%s", ct_test_tmp_path("fm_ref_all.h5"));
+  snprintf(s, sizeof s, "%s", ct_test_tmp_path("fm_dump.s"));
+  snprintf(asmf, sizeof asmf, "%s", ct_test_tmp_path("fm_dump_o.h5"));
+  snprintf(prog2, sizeof prog2, "%s", ct_test_tmp_path("fm_dump2.ctpu"));
+  int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --layer-group none -o '%s'", tpu, prog);
+  ck_assert_msg(rc == 0, "deploy: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --input '%s' -o '%s' --dump-all '%s'", prog, sample[1], asmf, sd);
+  ck_assert_msg(rc == 0, "sim: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s' --dump-all '%s'", tpu, sample[1], asmf, rd);
+  ck_assert_msg(rc == 0, "infer: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s' --exact", rd, sd);
+  int n = -1, passed = -1, failed = -1;
+  const char *m = strstr(out, "compare: ");
+  ck_assert_msg(rc == 0 && m && sscanf(m, "compare: %d tensors, %d passed, %d failed", &n, &passed, &failed) == 3 &&
+                n >= 10 && passed == n && failed == 0, "%d %s", rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "disasm '%s' -o '%s'", prog, s);
+  ck_assert_msg(rc == 0, "disasm: %s", out);
+  char *text = ct_test_read_file(s, NULL);
+  ck_assert_msg(text && strstr(text, "\n.tensor "), "no .tensor record in the disassembly");
+  free(text);
+  rc = ct_test_run_ctpu(out, sizeof out, "asm '%s' -o '%s'", s, prog2);
+  ck_assert_msg(rc == 0, "asm: %s", out);
+  size_t n1 = 0, n2 = 0;
+  char *a = ct_test_read_file(prog, &n1), *b = ct_test_read_file(prog2, &n2);
+  ck_assert_msg(a && b && n1 == n2 && !memcmp(a, b, n1), "asm(disasm(P)) differs from P");
+  free(a), free(b);
+}
+END_TEST
+
 /* MobileNetV2 QDQ-INT8 (its own scales) on the default chip and three sweep chips (tight LMEM:
  * 256 KiB, 4 banks; 64×64 OS; 16×64). */
 START_TEST(test_mnv2) {
@@ -235,6 +271,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_default_chip);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_reference_tolerance);
+  tcase_add_test(tc, test_sim_dumps_match_infer);
   tcase_add_loop_test(tc, test_sweep_chip, 0, N_SWEEP);
   tcase_add_test(tc, test_mnv2);
   suite_add_tcase(s, tc);

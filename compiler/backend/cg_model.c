@@ -165,10 +165,14 @@ static ct_status model_group(mg *c, int gi, ct_diag *d) {
   return st;
 }
 
-static ct_status add_io(mg *c, const ct_value *v, const char *name, bool out, int64_t addr, ct_diag *d) {
+enum { IO_IN, IO_OUT, IO_TENSOR };
+
+/* One IO record of kind IO_IN / IO_OUT / IO_TENSOR (a stored activation, for --dump-all). */
+static ct_status add_io(mg *c, const ct_value *v, const char *name, int kind, int64_t addr, ct_diag *d) {
   ct_prog_io io;
   memset(&io, 0, sizeof io);
-  io.name = (char *)name, io.is_output = out, io.dtype = v->dtype, io.ndim = v->ndim, io.gmem_addr = (uint64_t)addr;
+  io.name = (char *)name, io.is_output = kind == IO_OUT, io.is_tensor = kind == IO_TENSOR;
+  io.dtype = v->dtype, io.ndim = v->ndim, io.gmem_addr = (uint64_t)addr;
   io.scale = v->n_scale == 1 ? v->scale[0] : 0, io.zero_point = ct_tq_zp(v);
   memcpy(io.shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
   return ct_program_add_io(c->prog, &io, d);
@@ -186,7 +190,7 @@ static ct_status model_io(mg *c, ct_diag *d) {
   }
   for (int i = 0; i < p->n_layers && !st; i++) {
     const ct_op *op = p->layers[i].op;
-    if (border_cast(op)) st = add_io(c, op->out[0], op->in[0]->name, false, io_addr(p, op), d);
+    if (border_cast(op)) st = add_io(c, op->out[0], op->in[0]->name, IO_IN, io_addr(p, op), d);
   }
   for (int i = 0; i < p->g->n_ops && !st; i++) {
     const ct_op *op = p->g->ops[i];
@@ -195,14 +199,22 @@ static ct_status model_io(mg *c, ct_diag *d) {
     for (int j = 0; j < p->n_layers; j++)
       if (border_cast(p->layers[j].op) && p->layers[j].op->in[0] == op->out[0]) bordered = true;
     bool stored = is_int(op->out[0]->dtype) || ct_dtype_is_float(op->out[0]->dtype); /* float: read by float layers */
-    if (!bordered && stored) st = add_io(c, op->out[0], op->out[0]->name, false, gmem_of(p, op->out[0]), d);
+    if (!bordered && stored) st = add_io(c, op->out[0], op->out[0]->name, IO_IN, gmem_of(p, op->out[0]), d);
     else if (!bordered) st = ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": neither integer nor float storage", op->out[0]->name);
   }
   for (int i = 0; i < p->g->n_outputs && !st; i++) {
     const ct_value *v = p->g->outputs[i];
     if (!is_int(v->dtype) && !ct_dtype_is_float(v->dtype))
       return ct_diag_set(d, CT_ERR_INPUT, "output \"%s\" has neither integer nor float storage: no codegen", v->name);
-    st = add_io(c, v, v->name, true, gmem_of(p, v), d);
+    st = add_io(c, v, v->name, IO_OUT, gmem_of(p, v), d);
+  }
+  /* every other activation the program stores to GMEM, described for `ctpu sim --dump-all` */
+  for (int k = 0; k < p->n_gmem && !st; k++) {
+    const ct_value *v = p->g->values[p->gmem[k].value];
+    if (p->gmem[k].region != CT_LG_GM_ACT || !v->def || v->def->kind == CT_OP_INPUT ||
+        ct_program_find_io(c->prog, v->name) || ct_program_find_const(c->prog, v->name))
+      continue;
+    st = add_io(c, v, v->name, IO_TENSOR, p->gmem[k].addr, d);
   }
   return st;
 }
