@@ -238,7 +238,12 @@ const ct_attr *ct_op_attr(const ct_op *op, const char *name) {
 int64_t ct_op_get_int(const ct_op *op, const char *name, int64_t dflt) {
   const ct_attr *a = ct_op_attr(op, name);
   if (a && a->kind == CT_ATTR_INT) return a->i;
-  if (a && a->kind == CT_ATTR_FLOAT) return (int64_t)a->f;
+  if (a && a->kind == CT_ATTR_FLOAT) { /* truncated, saturating at the int64 limits; NaN: dflt */
+    if (a->f != a->f) return dflt;
+    if (a->f >= 9223372036854775808.0) return INT64_MAX;
+    if (a->f <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)a->f;
+  }
   return dflt;
 }
 

@@ -178,7 +178,8 @@ bool ct_value_set_quant(ct_graph *g, ct_value *v, int n, const double *scale, co
 /* ---- attributes ---- */
 /* The attribute named name, or NULL. */
 const ct_attr *ct_op_attr(const ct_op *op, const char *name);
-/* Typed getters with a default when absent (or of another kind). */
+/* Typed getters with a default when absent (or of another kind). ct_op_get_int reads a float
+ * attribute truncated toward zero, saturating at the int64 limits (NaN gives dflt). */
 int64_t ct_op_get_int(const ct_op *op, const char *name, int64_t dflt);
 double ct_op_get_float(const ct_op *op, const char *name, double dflt);
 const char *ct_op_get_string(const ct_op *op, const char *name, const char *dflt);

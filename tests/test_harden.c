@@ -287,6 +287,26 @@ static void type_case(const char *op, const char *const *in, int at, int bad_ele
   ck_assert(!ct_test_file_exists(o));
 }
 
+/* Fuzzer find (fuzz_onnx, UBSan): an int attribute given as a huge float (Hardmax axis
+ * -1.05e34) was converted to int64 out of range; now it saturates and the axis is refused. */
+START_TEST(test_msg_float_attr_out_of_range) {
+  char args[1024];
+  const char *m = ct_test_tmp_path("hardmax_axis.onnx"), *o = ct_test_tmp_path("hardmax_axis.top");
+  ob_model b;
+  ob_init(&b, 13);
+  int64_t dims[3] = {3, 4, 5};
+  ob_input(&b, "x", T_FLOAT, 3, dims);
+  Onnx__NodeProto *n = ob_node(&b, "Hardmax", "hm", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+  ob_attr_f(&b, n, "axis", -1.05164e34f);
+  ob_output(&b, "y");
+  ck_assert(ob_write(&b, m));
+  ob_free(&b);
+  snprintf(args, sizeof args, "transform %s -o %s", m, o);
+  expect(3, args, "node \"hm\"", "axis", NULL);
+  ck_assert(!ct_test_file_exists(o));
+}
+END_TEST
+
 /* ir/op_types.def enforced at import: float indices, a float zero point, a u8 condition, a
  * bool Conv input, float Reshape shape. */
 START_TEST(test_msg_onnx_type_constraints) {
@@ -459,6 +479,7 @@ Suite *harden_suite(void) {
   tcase_add_test(tc, test_h5_budget_names_dataset);
   tcase_add_test(tc, test_msg_onnx_graph_errors);
   tcase_add_test(tc, test_msg_onnx_type_constraints);
+  tcase_add_test(tc, test_msg_float_attr_out_of_range);
   tcase_add_test(tc, test_msg_opt_options);
   tcase_add_test(tc, test_msg_image_without_preprocessing);
   tcase_add_test(tc, test_msg_chip_json);
