@@ -121,19 +121,12 @@ END_TEST
 
 /* The sweep of test_backend_models (sweep_chip there), as dotted-key JSON. */
 START_TEST(test_sweep_chip) {
-  static const int mxu[][2] = {{8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}};
-  static const long lmem[] = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20};
-  static const int banks[] = {4, 8, 16, 32}, ddr[] = {8, 16, 32, 64, 128};
   int k = _i;
-  char json[512], path[64], tag[64];
-  snprintf(json, sizeof json,
-           "{\"name\": \"sweep%d\", \"mxu.rows\": %d, \"mxu.cols\": %d, \"lmem.bytes\": %ld, \"lmem.banks\": %d, "
-           "\"gmem.bytes_per_cycle\": %d, \"mxu.dataflow\": \"%s\", \"dma.load_engines\": %d, \"dma.store_engines\": %d}",
-           k, mxu[k % 5][0], mxu[k % 5][1], lmem[(k / 2) % 5], banks[(k / 3) % 4], ddr[(k * 3 / 2) % 5], k % 2 ? "os" : "ws",
-           1 + (k / 4) % 2, 1 + (k / 8) % 2);
-  snprintf(path, sizeof path, "sweep%d.json", k);
-  const char *chip = ct_test_tmp_path(path);
-  ck_assert(ct_test_write_file(chip, json, strlen(json)));
+  char tag[64];
+  char chip[700]; /* ct_test_tmp_path's storage is a ring: copy */
+  const char *p = ct_test_sweep_chip(k, "fm");
+  ck_assert(p);
+  snprintf(chip, sizeof chip, "%s", p);
   snprintf(tag, sizeof tag, "fm_sweep%d.ctpu", k);
   deploy_exact(chip, "dp", k % N_CALIB, tag);
 }
@@ -218,7 +211,7 @@ END_TEST
  * 256 KiB, 4 banks; 64×64 OS; 16×64). */
 START_TEST(test_mnv2) {
   static const int chips[] = {-1, 0, 3, 22};
-  char out[8192], json[512], path[64], tag[64], chipopt[700] = "";
+  char out[8192], tag[64], chipopt[700] = "";
   char mq[600], mt[600], in[600]; /* the path helpers return ring buffers: copy */
   snprintf(mq, sizeof mq, "%s", ct_test_tmp_path("mq.top"));
   snprintf(mt, sizeof mt, "%s", ct_test_tmp_path("mq.tpu"));
@@ -231,17 +224,9 @@ START_TEST(test_mnv2) {
   for (int i = 0; i < 4; i++) {
     int k = chips[i];
     if (k >= 0) {
-      static const int mxu[][2] = {{8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}};
-      static const long lmem[] = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20};
-      static const int banks[] = {4, 8, 16, 32}, ddr[] = {8, 16, 32, 64, 128};
-      snprintf(json, sizeof json,
-               "{\"mxu.rows\": %d, \"mxu.cols\": %d, \"lmem.bytes\": %ld, \"lmem.banks\": %d, \"gmem.bytes_per_cycle\": "
-               "%d, \"mxu.dataflow\": \"%s\", \"dma.load_engines\": %d, \"dma.store_engines\": %d}",
-               mxu[k % 5][0], mxu[k % 5][1], lmem[(k / 2) % 5], banks[(k / 3) % 4], ddr[(k * 3 / 2) % 5],
-               k % 2 ? "os" : "ws", 1 + (k / 4) % 2, 1 + (k / 8) % 2);
-      snprintf(path, sizeof path, "mq_sweep%d.json", k);
-      ck_assert(ct_test_write_file(ct_test_tmp_path(path), json, strlen(json)));
-      snprintf(chipopt, sizeof chipopt, "--chip '%s'", ct_test_tmp_path(path));
+      const char *p = ct_test_sweep_chip(k, "mq");
+      ck_assert(p);
+      snprintf(chipopt, sizeof chipopt, "--chip '%s'", p);
     }
     snprintf(tag, sizeof tag, "mq%d.ctpu", k);
     rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", mt, chipopt,

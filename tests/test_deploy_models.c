@@ -56,20 +56,10 @@ static void prepare(int i) {
   ck_assert_msg(rc == 0, "%s: lower: %s", mc->dir, out);
 }
 
-/* Writes sweep chip k (the formula of test_deploy / test_backend_models) and returns its path. */
+/* Sweep chip k (tests/testutil.h ct_test_sweep_chip). */
 static const char *sweep_chip(int k) {
-  static const int mxu[][2] = {{8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}};
-  static const long lmem[] = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20};
-  static const int banks[] = {4, 8, 16, 32}, ddr[] = {8, 16, 32, 64, 128};
-  char json[512], path[64];
-  snprintf(json, sizeof json,
-           "{\"name\": \"sweep%d\", \"mxu.rows\": %d, \"mxu.cols\": %d, \"lmem.bytes\": %ld, \"lmem.banks\": %d, "
-           "\"gmem.bytes_per_cycle\": %d, \"mxu.dataflow\": \"%s\", \"dma.load_engines\": %d, \"dma.store_engines\": %d}",
-           k, mxu[k % 5][0], mxu[k % 5][1], lmem[(k / 2) % 5], banks[(k / 3) % 4], ddr[(k * 3 / 2) % 5], k % 2 ? "os" : "ws",
-           1 + (k / 4) % 2, 1 + (k / 8) % 2);
-  snprintf(path, sizeof path, "dm_sweep%d.json", k);
-  const char *p = ct_test_tmp_path(path);
-  ck_assert(ct_test_write_file(p, json, strlen(json)));
+  const char *p = ct_test_sweep_chip(k, "dm");
+  ck_assert(p);
   return p;
 }
 
