@@ -78,9 +78,29 @@ static void prepare(int i, char *tpu, size_t n, char *input, size_t ni) {
   ck_assert_msg(rc == 0, "%s: lower: %s", mc->dir, out);
 }
 
+/* Estimated ÷ simulated cycles per group over the chips of one model (OUT.groups.csv). */
+typedef struct agreement {
+  int groups, within; /* within 15 % */
+  double lo, hi;
+  char worst[400];
+} agreement;
+
+static void add_ratios(agreement *a, const char *csv, int k) {
+  double r[1024];
+  char worst[300];
+  int n = ct_test_group_ratios(csv, r, 1024, worst, sizeof worst);
+  for (int i = 0; i < n && i < 1024; i++) {
+    a->groups++, a->within += r[i] >= 0.85 && r[i] <= 1.15;
+    if (a->groups == 1 || r[i] < a->lo) a->lo = r[i];
+    if (a->groups == 1 || r[i] > a->hi) a->hi = r[i];
+    if (r[i] < 0.85 || r[i] > 1.15) snprintf(a->worst, sizeof a->worst, "chip %d: %s", k, worst);
+  }
+}
+
 /* Deploys tpu on chip k (-1: default) with --compare-all; true when it exits 0, compares at
- * least one tensor, none differs and no bank was held back. Prints a line on failure. */
-static bool deploy_exact(const char *tpu, const char *in, const char *tag, int k) {
+ * least one tensor, none differs and no bank was held back. Prints a line on failure. Adds
+ * the groups' estimated / simulated cycles to a. */
+static bool deploy_exact(const char *tpu, const char *in, const char *tag, int k, agreement *a) {
   char out[8192], chipopt[700] = "", prog[64];
   if (k >= 0) snprintf(chipopt, sizeof chipopt, "--chip '%s'", sweep_chip(k));
   snprintf(prog, sizeof prog, "%s_%d.ctpu", tag, k);
@@ -91,6 +111,9 @@ static bool deploy_exact(const char *tpu, const char *in, const char *tag, int k
   bool ok = rc == 0 && m && sscanf(m, "--compare-all: %d stored tensors compared, %d differ", &compared, &differ) == 2 &&
             compared >= 1 && differ == 0 && !strstr(out, "held back");
   if (!ok) printf("%s chip %d: exit %d: %s\n", tag, k, rc, out);
+  char csv[700];
+  snprintf(csv, sizeof csv, "%s.groups.csv", ct_test_tmp_path(prog));
+  if (ok) add_ratios(a, csv, k);
   return ok;
 }
 
@@ -102,13 +125,21 @@ START_TEST(test_sweep) {
   prepare(i, tpu, sizeof tpu, in, sizeof in);
   int ok = 0, n = 0;
   char bad[512] = "";
+  agreement a = {0};
   for (int k = -1; k < N_SWEEP; k += k < 0 ? 1 : SWEEP_STEP, n++) {
-    if (deploy_exact(tpu, in, cases[i].tag, k)) ok++;
+    if (deploy_exact(tpu, in, cases[i].tag, k, &a)) ok++;
     else snprintf(bad + strlen(bad), sizeof bad - strlen(bad), " %d", k);
   }
   printf("deploy sweep %s: %d/%d chips bit-exact (default + sweep step %d)%s%s\n", cases[i].tag, ok, n, SWEEP_STEP,
          *bad ? "; failing chips:" : "", bad);
   ck_assert_msg(ok == n, "%s: %d of %d chips not bit-exact:%s", cases[i].tag, n - ok, n, bad);
+  /* the planner's cost model against the cmodel (docs/pipeline.md): at least 99 % of the
+   * groups within 15 %, none off by more than 30 % */
+  printf("cost agreement %s: %d groups, %d within 15 %%, est/sim %.3f .. %.3f%s%s\n", cases[i].tag, a.groups, a.within,
+         a.lo, a.hi, *a.worst ? "; e.g. " : "", a.worst);
+  ck_assert_msg(a.groups > 0 && a.within >= 0.99 * a.groups && a.lo >= 0.7 && a.hi <= 1.3,
+                "%s: estimated / simulated cycles: %d of %d groups within 15 %%, range %.3f .. %.3f (%s)", cases[i].tag,
+                a.within, a.groups, a.lo, a.hi, a.worst);
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /* testutil.c: helpers shared by the Check suites (see testutil.h). */
 #include "tests/testutil.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,30 @@ char *ct_test_read_file(const char *path, size_t *n) {
     if (n) *n = (size_t)len;
   }
   return buf;
+}
+
+int ct_test_group_ratios(const char *csv, double *r, int max, char *worst, size_t n) {
+  char *text = ct_test_read_file(csv, NULL);
+  if (!text) return -1;
+  int rows = 0;
+  double far = -1;
+  if (n) worst[0] = 0;
+  for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+    char *end = strchr(line + 1, '\n'), *f = line + 1, *stop = end ? end : f + strlen(f);
+    int col = 0;
+    bool quoted = false;
+    for (char *q = f; q < stop && col < 9; q++) { /* to the 10th column; names are quoted */
+      if (*q == '"') quoted = !quoted;
+      else if (*q == ',' && !quoted && ++col == 9) f = q + 1;
+    }
+    if (col < 9 || *f == ',' || *f == '\n' || !*f) continue; /* not simulated (a view) */
+    double v = strtod(f, NULL);
+    if (rows < max) r[rows] = v;
+    rows++;
+    if (fabs(v - 1) > far && n) far = fabs(v - 1), snprintf(worst, n, "%.*s", (int)(stop - line - 1), line + 1);
+  }
+  free(text);
+  return rows;
 }
 
 int ct_test_run_suite(Suite *s) {

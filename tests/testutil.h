@@ -37,6 +37,10 @@ bool ct_test_write_file(const char *path, const void *data, size_t n);
  * dotted-key chip JSON named "<prefix>_sweep<k>.json" in the test's temporary folder and
  * returns its path (ct_test_tmp_path's storage); NULL if it cannot be written. */
 const char *ct_test_sweep_chip(int k, const char *prefix);
+/* The est_over_sim column (the 10th) of the simulated rows of a deploy OUT.groups.csv: up
+ * to max ratios into r, the row text (without newline) of the one farthest from 1 into
+ * worst (n bytes). Returns the number of simulated rows, -1 when the file cannot be read. */
+int ct_test_group_ratios(const char *csv, double *r, int max, char *worst, size_t n);
 /* Reads a whole file (malloc'd, NUL-terminated); NULL on failure. *n gets the size if n. */
 char *ct_test_read_file(const char *path, size_t *n);
 /* Runs a suite with CK_NORMAL output and returns the exit code for main(). */

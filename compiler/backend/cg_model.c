@@ -161,7 +161,7 @@ static ct_status model_group(mg *c, int gi, ct_diag *d) {
     st = group_tile(c, t, t == 0, d);
   }
   c->gr = gr;
-  if (!st) st = cg_sched_group(&c->sch, gi, &c->stage, gr->n_tiles, gr->pipelined, d);
+  if (!st) st = cg_sched_group(&c->sch, gi, &c->stage, gr->n_tiles, gr->pipelined, gr->loads_first, d);
   return st;
 }
 

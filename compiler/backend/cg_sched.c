@@ -30,10 +30,15 @@ static int phase_of(const ct_insn *in) {
 
 static uint32_t bit(int k) { return 1u << k; }
 
-/* Bytes a LOAD or STORE moves (for spreading transfers over the engines). */
-static int64_t dma_bytes(const ct_insn *in) {
-  if (in->op == CT_ISA_LOAD) return in->load.n * in->load.c * in->load.h * in->load.w * (int64_t)ct_dtype_size(in->load.dtype);
-  return in->store.n * in->store.c * in->store.h * in->store.w * (int64_t)ct_dtype_size(in->store.dtype);
+/* Cycles a LOAD or STORE takes alone (for spreading transfers over the engines): the DDR
+ * latency + bytes / min(DDR rate, bank port), as dma/ times it (bursts aside) — small
+ * transfers cost mostly latency, so spreading by bytes alone would queue them on one engine. */
+static int64_t dma_cost(const ct_chip *c, const ct_insn *in) {
+  int64_t bytes = in->op == CT_ISA_LOAD
+                      ? in->load.n * in->load.c * in->load.h * in->load.w * (int64_t)ct_dtype_size(in->load.dtype)
+                      : in->store.n * in->store.c * in->store.h * in->store.w * (int64_t)ct_dtype_size(in->store.dtype);
+  int64_t rate = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
+  return c->gmem_latency_cycles + (rate > 0 ? (bytes + rate - 1) / rate : bytes);
 }
 
 static ct_status emit(cg_sched *s, ct_insn *in, const char *layer, int gi, int64_t tile, int64_t step, ct_diag *d) {
@@ -85,9 +90,11 @@ static void plan_free(plan *p) {
 
 static int64_t tile_of(const cg_staged *v) { return v->tile < 0 ? 0 : v->tile; }
 
-/* Builds the lists and spreads the transfers over the engines (least bytes so far). False
- * when some tile has no compute or a tile index is out of range (then: serial). */
-static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, plan *p, bool *oom) {
+/* Builds the lists and spreads the transfers over the engines (least busy so far; in a
+ * pipelined group whose compute has MOVEs, which run on load engine 0, the LOADs avoid engine
+ * 0 when there is another). False when some tile has no compute or a tile index is out of
+ * range (then: serial). */
+static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, bool pipelined, plan *p, bool *oom) {
   memset(p, 0, sizeof *p);
   p->T = T;
   for (int k = 0; k < 3; k++) {
@@ -110,6 +117,9 @@ static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, plan *p, bool 
   for (int k = 0; k < 3; k++) fill[k] = p->off[k];
   int64_t lb[2] = {0, 0}, sb[2] = {0, 0};
   int nl = (int)s->chip->dma_load_engines, ns = (int)s->chip->dma_store_engines;
+  bool moves = false;
+  for (int i = 0; i < st->n; i++) moves = moves || st->v[i].in.op == CT_ISA_MOVE;
+  bool own0 = pipelined && moves && nl >= 2;
   int *pos = calloc((size_t)T * 3 + 1, sizeof *pos);
   if (!pos) return *oom = true, false;
   for (int i = 0; i < st->n; i++) {
@@ -118,9 +128,9 @@ static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, plan *p, bool 
     int64_t t = tile_of(v);
     p->idx[ph][fill[ph][t] + pos[3 * t + ph]++] = i;
     int64_t *b = ph == PH_LOAD ? lb : sb;
-    int n = ph == PH_LOAD ? nl : ns, e = n > 1 && b[1] < b[0] ? 1 : 0;
-    if (ph == PH_LOAD) v->in.load.eng = e, p->lmask[t] |= bit(e), lb[e] += dma_bytes(&v->in);
-    else if (ph == PH_STORE) v->in.store.eng = e, p->smask[t] |= bit(e), sb[e] += dma_bytes(&v->in);
+    int n = ph == PH_LOAD ? nl : ns, e = (ph == PH_LOAD && own0) || (n > 1 && b[1] < b[0]) ? 1 : 0;
+    if (ph == PH_LOAD) v->in.load.eng = e, p->lmask[t] |= bit(e), lb[e] += dma_cost(s->chip, &v->in);
+    else if (ph == PH_STORE) v->in.store.eng = e, p->smask[t] |= bit(e), sb[e] += dma_cost(s->chip, &v->in);
     else if (v->in.op == CT_ISA_MOVE) v->in.move.eng = 0; /* the compute chain's load-engine link */
   }
   free(pos);
@@ -175,15 +185,18 @@ static ct_status compute_phase(cg_sched *s, int gi, cg_stage *st, const plan *p,
   return rc;
 }
 
-static ct_status pipeline(cg_sched *s, int gi, cg_stage *st, const plan *p, ct_diag *d) {
+static ct_status pipeline(cg_sched *s, int gi, cg_stage *st, const plan *p, bool loads_first, ct_diag *d) {
   int64_t T = p->T;
   size_t last = 0;
   ct_status rc = CT_OK;
   for (int64_t step = 0; step < T + 2 && !rc; step++) {
-    /* compute first: its MOVEs run on load engine 0 and must not queue behind the next
-     * tile's LOADs (every wait's signaller is still emitted in an earlier step) */
-    if (step >= 1 && step - 1 < T) rc = compute_phase(s, gi, st, p, step - 1, step, &last, d);
-    if (!rc && step < T) rc = dma_phase(s, gi, st, p, PH_LOAD, step, step, CG_SEM_INFREE, step >= 2, CG_SEM_LD, true, d);
+    /* the compute's MOVEs run on load engine 0, in program order with the LOADs; either order
+     * keeps every wait's signaller in an earlier step */
+    bool ld = step < T, cp = step >= 1 && step - 1 < T;
+    if (ld && loads_first) rc = dma_phase(s, gi, st, p, PH_LOAD, step, step, CG_SEM_INFREE, step >= 2, CG_SEM_LD, true, d);
+    if (!rc && cp) rc = compute_phase(s, gi, st, p, step - 1, step, &last, d);
+    if (!rc && ld && !loads_first)
+      rc = dma_phase(s, gi, st, p, PH_LOAD, step, step, CG_SEM_INFREE, step >= 2, CG_SEM_LD, true, d);
     if (!rc && step >= 2)
       rc = dma_phase(s, gi, st, p, PH_STORE, step - 2, step, CG_SEM_DONE, true, CG_SEM_OUTFREE, step < T, d);
   }
@@ -214,7 +227,8 @@ static ct_status tiles_serial(cg_sched *s, int gi, cg_stage *st, plan *p, ct_dia
   return rc;
 }
 
-ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, ct_diag *d) {
+ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
+                         ct_diag *d) {
   if (!st->n) return CT_OK;
   ct_status rc = CT_OK;
   if (s->any) rc = sync_all(s, gi, d); /* the previous group drains before this one touches memory */
@@ -224,9 +238,9 @@ ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, boo
   plan p;
   memset(&p, 0, sizeof p);
   bool ok = s->chip->sem_count >= CG_SEM_PIPELINE && s->chip->dma_load_engines <= 2 && s->chip->dma_store_engines <= 2 &&
-            make_plan(s, st, n_tiles, &p, &oom);
+            make_plan(s, st, n_tiles, pipelined && n_tiles >= 2, &p, &oom);
   if (oom) rc = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  else if (ok && pipelined && n_tiles >= 2) rc = pipeline(s, gi, st, &p, d), s->pipelined_groups++;
+  else if (ok && pipelined && n_tiles >= 2) rc = pipeline(s, gi, st, &p, loads_first, d), s->pipelined_groups++;
   else if (ok) rc = tiles_serial(s, gi, st, &p, d), s->serial_groups++;
   else rc = serial(s, gi, st, d), s->serial_groups++;
   plan_free(&p);

@@ -57,16 +57,19 @@ void cg_stage_free(cg_stage *s);
  * semaphores: program order is step s = 0 .. n_tiles + 1: the compute of tile s − 1 (a
  * chain: each waits for the previous one when the engine changes; the first waits LD of its
  * tile and OUTFREE of tile s − 3's stores, the last signals INFREE for tile s + 1's loads and
- * DONE for its stores; first, so its MOVEs do not queue behind the next LOADs on load engine
- * 0), LOADs of tile s (spread over the load engines by bytes; the first on engine e waits
- * INFREE(b, e) from tile s − 2's compute, the last signals LD(b, e); b = s mod 2), the
+ * DONE for its stores), LOADs of tile s (spread over the load engines by time; the first on
+ * engine e waits INFREE(b, e) from tile s − 2's compute, the last signals LD(b, e); b = s mod
+ * 2) — or, with `loads_first`, these LOADs before that compute (the compute's MOVEs share
+ * load engine 0 with them: first the compute when its MOVEs come early in its chain, first
+ * the LOADs when they come late; the planner chooses, lg_eval.c group_costs), the
  * STOREs of tile s − 2 (the first on engine e waits DONE(b, e), the last signals
  * OUTFREE(b, e) when tile s has compute). Every wait's signaller precedes it in program order
  * and every signal has exactly one waiter, so no deadlock for any queue depth and every
  * semaphore is 0 when the group ends. Otherwise serial: program order, one chain token at
  * every engine change. Debug entries: (layer, gi, tile, step). Errors: CT_ERR_LIMIT (out of
  * memory). */
-ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, ct_diag *d);
+ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
+                         ct_diag *d);
 
 /* Appends END (after the chain). */
 ct_status cg_sched_end(cg_sched *s, ct_diag *d);

@@ -100,6 +100,21 @@ static ct_status check_chain(cg *c, ct_diag *d) {
   return CT_OK;
 }
 
+/* Lowest 64-aligned LMEM offset with `bytes` bytes that no buffer of the group uses (after
+ * the buffers when they are packed, in a gap when the planner spread them over the banks:
+ * lg_spread_banks); -1 when there is none below `lmem`. */
+static int64_t free_lmem(const ct_lg_group *gr, int64_t bytes, int64_t lmem) {
+  int64_t best = -1;
+  for (int i = -1; i < gr->n_bufs; i++) {
+    int64_t a = i < 0 ? 0 : (gr->bufs[i].addr + gr->bufs[i].bytes + 63) / 64 * 64;
+    bool ok = a + bytes <= lmem && (best < 0 || a < best);
+    for (int j = 0; j < gr->n_bufs && ok; j++)
+      ok = gr->bufs[j].addr >= a + bytes || gr->bufs[j].addr + gr->bufs[j].bytes <= a;
+    if (ok) best = a;
+  }
+  return best;
+}
+
 /* Finds the buffers and addresses of every operand. */
 static ct_status setup(cg *c, ct_diag *d) {
   const ct_lg_group *gr = c->gr;
@@ -116,10 +131,9 @@ static ct_status setup(cg *c, ct_diag *d) {
     ok = ok && c->lm_w[k] >= 0 && c->gm_w[k] >= 0 && (k == c->n - 1 || c->lm_mid[k] >= 0);
   }
   if (!ok) return ct_diag_set(d, CT_ERR_INPUT, "group %d: the plan has no buffer or GMEM address for a conv operand", c->gi);
-  c->lm_rq = (gr->lmem_bytes + 63) / 64 * 64, c->gm_rq = (c->p->gmem_bytes + 63) / 64 * 64;
-  if (c->lm_rq + 64 * c->n > c->p->chip.lmem_bytes)
-    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: no LMEM left for the requant tables (%d bytes at %lld)", c->gi, 64 * c->n,
-                       (long long)c->lm_rq);
+  c->lm_rq = free_lmem(gr, 64 * c->n, c->p->chip.lmem_bytes), c->gm_rq = (c->p->gmem_bytes + 63) / 64 * 64;
+  if (c->lm_rq < 0)
+    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: no LMEM left for the requant tables (%d bytes)", c->gi, 64 * c->n);
   if (c->p->chip.sem_count < CT_CG_SEM_COUNT)
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: the conv pipeline needs %d semaphores, the chip has %lld", c->gi,
                        CT_CG_SEM_COUNT, (long long)c->p->chip.sem_count);

@@ -84,6 +84,9 @@ typedef struct ct_lg_group {
   int64_t tile_shape[CT_MAX_DIMS]; /* largest tile of the last layer's output */
   int tile_ndim;
   bool pipelined;       /* double-buffered, load/compute/store overlapped */
+  bool loads_first;     /* pipelined: each step issues the next tile's LOADs before the
+                         * compute (whose MOVEs then queue behind them on load engine 0);
+                         * else the compute first (docs/pipeline.md "Order within a step") */
   int64_t n_steps;      /* time steps: tiles + 2 when pipelined, else 3 · tiles */
   int64_t lmem_bytes;   /* end of the highest buffer */
   int64_t reserved_bytes; /* LMEM after the buffers kept for the codegen's tables and scratch */

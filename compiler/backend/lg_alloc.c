@@ -110,6 +110,46 @@ bool lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
   return nb <= c->lmem_banks;
 }
 
+int64_t lg_reserve_end(int64_t end, int64_t tables, int64_t scratch) {
+  if (tables) end = align_up(end, LG_ALIGN) + tables;
+  if (scratch) end = align_up(end, LG_ALIGN) + scratch;
+  return end;
+}
+
+/* Addresses of the spread layout (lg_spread_banks) into addr[]; returns its end. The
+ * largest buffers (by idx order) each start a bank range of their own; when there are more
+ * buffers than banks, the rest share the last range, packed. */
+static int64_t spread_layout(const ct_chip *c, const ct_lg_group *gr, const int *idx, int64_t *addr) {
+  int64_t bank = c->lmem_bytes / c->lmem_banks, nb = 0, end = 0;
+  int own = gr->n_bufs <= c->lmem_banks ? gr->n_bufs : (int)c->lmem_banks - 1;
+  for (int k = 0; k < gr->n_bufs; k++) {
+    int64_t b = gr->bufs[idx[k]].bytes;
+    addr[k] = k <= own ? nb * bank : align_up(end, LG_ALIGN);
+    end = addr[k] + b;
+    if (k < own) nb += (b + bank - 1) / bank;
+  }
+  return end;
+}
+
+bool lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch) {
+  if (gr->pipelined || gr->n_bufs < 2 || c->lmem_banks < 2) return false;
+  int *idx = malloc(sizeof *idx * (size_t)gr->n_bufs);
+  int64_t *addr = malloc(sizeof *addr * (size_t)gr->n_bufs);
+  span *key = malloc(sizeof *key * (size_t)gr->n_bufs);
+  bool ok = idx && addr && key;
+  if (ok) { /* largest first, stable: (−bytes, index) */
+    for (int k = 0; k < gr->n_bufs; k++) key[k].lo = -gr->bufs[k].bytes, key[k].hi = k;
+    qsort(key, (size_t)gr->n_bufs, sizeof *key, by_lo_hi);
+    for (int k = 0; k < gr->n_bufs; k++) idx[k] = (int)key[k].hi;
+    int64_t end = spread_layout(c, gr, idx, addr);
+    ok = lg_reserve_end(end, tables, scratch) <= c->lmem_bytes;
+    for (int k = 0; ok && k < gr->n_bufs; k++) gr->bufs[idx[k]].addr = addr[k];
+    if (ok) gr->lmem_bytes = end;
+  }
+  free(idx), free(addr), free(key);
+  return ok;
+}
+
 int64_t lg_first_fit(ct_lg_buffer *bufs, int n) {
   int *idx = malloc(sizeof *idx * ((size_t)n + 1));
   if (!idx) return -1;

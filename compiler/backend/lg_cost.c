@@ -3,6 +3,7 @@
  * bursts and latency, and the double-buffered time-step pipeline (TPU-MLIR's LayerGroup
  * software pipeline: load tile i+1 ‖ compute tile i ‖ store tile i−1). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "compiler/backend/lg_int.h"
 
@@ -59,14 +60,29 @@ void ct_lg_dma_cost(const ct_chip *c, int ndim, const int64_t *shape, const int6
   *cycles = m > 0 ? c->gmem_latency_cycles + cdiv(m, rate) : 0;
 }
 
-int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t transfers, int64_t moved, int64_t largest, int engines) {
-  if (transfers <= 0) return 0;
+static int by_size_desc(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x > y ? -1 : x < y;
+}
+
+int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines) {
+  if (n <= 0) return 0;
+  if (engines < 1) engines = 1;
+  if (engines > 8) engines = 8;
+  qsort(moved, (size_t)n, sizeof *moved, by_size_desc);
+  int64_t busy[8] = {0}, total = 0, end = 0;
+  int64_t one = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
+  for (int i = 0; i < n; i++) {
+    int e = 0;
+    for (int k = 1; k < engines; k++)
+      if (busy[k] < busy[e]) e = k;
+    busy[e] += c->gmem_latency_cycles + cdiv(moved[i], one), total += moved[i];
+    if (busy[e] > end) end = busy[e];
+  }
   int64_t port = c->lmem_bank_port_bytes * engines;
   int64_t rate = c->gmem_bytes_per_cycle < port ? c->gmem_bytes_per_cycle : port;
-  int64_t one = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
-  int64_t spread = cdiv(transfers, engines) * c->gmem_latency_cycles + cdiv(moved, rate);
-  int64_t alone = c->gmem_latency_cycles + cdiv(largest, one); /* one transfer uses one engine's port */
-  return spread > alone ? spread : alone;
+  int64_t shared = c->gmem_latency_cycles + cdiv(total, rate);
+  return shared > end ? shared : end;
 }
 
 static int64_t at(const int64_t *a, int64_t n, int64_t i) { return i < 0 || i >= n ? 0 : a[i]; }
@@ -93,17 +109,31 @@ static int tile_type(int64_t i, int64_t secs) {
   return a == 0 ? 0 : a == secs - 1 ? 2 : 1;
 }
 
-static int64_t step_time(const ct_chip *c, const lg_tilecost *l, const lg_tilecost *p, const lg_tilecost *s) {
-  int64_t t = l ? l->ld : 0;
+static int64_t step_time(const ct_chip *c, const lg_tilecost *l, const lg_tilecost *p, const lg_tilecost *s,
+                         bool loads_first) {
+  /* the load engine(s): this step's LOADs and the MOVEs of the tile it computes — after each
+   * other with one load engine, on engines of their own with two (cg_sched.c make_plan) */
+  int64_t t = l ? l->ldd : 0, mv = p ? p->mv : 0;
+  if (c->dma_load_engines == 1) t += mv;
+  else if (mv > t) t = mv;
   if (p && p->cp > t) t = p->cp;
   if (s && s->st > t) t = s->st;
   /* load and store engines share the DDR bandwidth */
   int64_t ddr = cdiv((l ? l->ldm : 0) + (s ? s->stm : 0), c->gmem_bytes_per_cycle);
-  return ddr > t ? ddr : t;
+  if (ddr > t) t = ddr;
+  if (l && p && p->mv && c->dma_load_engines == 1) { /* the load engine: the next tile's LOADs and this
+      * tile's MOVEs, one after the other in program order (with two engines the MOVEs have
+      * engine 0 to themselves, cg_sched.c make_plan). Compute first: the LOADs start when the
+      * MOVEs end, as the computed tile's STOREs do — they share the DDR */
+    int64_t sh = loads_first ? ddr : cdiv(l->ldm + p->stm, c->gmem_bytes_per_cycle);
+    int64_t e0 = (l->ldd > sh ? l->ldd : sh) + (loads_first ? p->mvb : p->mva);
+    if (e0 > t) t = e0;
+  }
+  return t;
 }
 
 int64_t lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
-                          bool pipelined) {
+                          bool pipelined, bool loads_first) {
   int64_t total = pre;
   if (!pipelined) {
     for (int64_t i = 0; i < n_tiles; i++) {
@@ -116,7 +146,7 @@ int64_t lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const
     const lg_tilecost *l = s < n_tiles ? &tc[tile_type(s, secs)] : NULL;
     const lg_tilecost *p = s >= 1 && s - 1 < n_tiles ? &tc[tile_type(s - 1, secs)] : NULL;
     const lg_tilecost *st = s >= 2 && s - 2 < n_tiles ? &tc[tile_type(s - 2, secs)] : NULL;
-    total += step_time(c, l, p, st);
+    total += step_time(c, l, p, st, loads_first);
   }
   return total;
 }

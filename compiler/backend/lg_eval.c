@@ -54,15 +54,61 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
   return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, n, eb);
 }
 
-/* Is op one the codegen moves LMEM → LMEM with MOVEs on load engine 0 (cg_data.c)? */
+/* Is op one the codegen moves LMEM → LMEM with MOVEs on load engine 0 (cg_data.c; a
+ * ConvTranspose scatters its CONV's result to the output with one MOVE per tap, cg_convt.c)? */
 static bool moved_in_lmem(const ct_op *op) {
-  return op->kind == CT_OP_RESIZE || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_CONCAT;
+  return op->kind == CT_OP_RESIZE || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_CONCAT ||
+         op->kind == CT_OP_CONVTRANSPOSE;
+}
+
+/* A Concat's tile as the codegen emits it (cg_data.c emit_concat): input k's block of the
+ * output tile is MOVEd when it needs no rescale (a float Concat, or an identity requant of
+ * the same dtype), else REQUANTed — straight into the block when the block is contiguous
+ * (nothing outside the axis is cut), else into scratch and then MOVEd. An input tile with
+ * other rows than the output's (another reader's halo) is first gathered by a MOVE. Returns
+ * the VPU cycles; *move gets the MOVE cycles (LMEM port bytes per cycle). */
+static int64_t concat_cycles(const lg_ctx *x, const ct_op *op, int64_t *move) {
+  const ct_value *y = op->out[0];
+  int64_t oe[CT_MAX_DIMS], out = lg_tile_extents(y, &x->rng[y->id], oe), ax = ct_op_get_int(op, "axis", 0);
+  if (ax < 0) ax += y->ndim;
+  *move = 0;
+  if (ax < 0 || ax >= y->ndim || op->n_in > 64 || y->shape[ax] <= 0) return 0;
+  int32_t m[64];
+  int s[64];
+  bool fl = !ct_tq_is_storage(y->dtype);
+  if (fl || ct_tq_rq(op, op->n_in, m, s, NULL)) /* float: moves only */
+    for (int k = 0; k < op->n_in; k++) m[k] = 1 << 30, s[k] = 30;
+  int64_t outer = 1, vpu = 0, port = x->chip->lmem_bank_port_bytes;
+  for (int d = 0; d < ax; d++) outer *= oe[d];
+  for (int k = 0; k < op->n_in; k++) {
+    const ct_value *v = op->in[k];
+    if (!v || v->ndim != y->ndim) continue;
+    int64_t blk = out / y->shape[ax] * v->shape[ax], eb = ct_lg_elem_bytes(x->opt, y);
+    int64_t w = ct_lg_elem_bytes(x->opt, v) > eb ? ct_lg_elem_bytes(x->opt, v) : eb;
+    if (tile_elems(x, v) > blk) *move += cdiv(blk * ct_lg_elem_bytes(x->opt, v), port); /* row gather */
+    bool ident = m[k] == (int32_t)(1u << (s[k] & 31)) && s[k] <= 30 && ct_tq_zp(v) == ct_tq_zp(y);
+    if (ident && v->dtype == y->dtype) {
+      *move += cdiv(blk * eb, port);
+      continue;
+    }
+    int64_t rows = blk / 64, rest = blk - rows * 64; /* requant_dense: rows × 64, then the rest */
+    vpu += (rows ? lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, rows * 64, w) : 0) +
+           (rest ? lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, rest, w) : 0);
+    if (outer > 1) *move += cdiv(blk * eb, port);
+  }
+  return vpu;
 }
 
 int64_t lg_move_cycles(const lg_ctx *x, int li) {
   const ct_op *op = x->layers[li].op;
   if (x->layers[li].unit == CT_LG_UNIT_NONE || !moved_in_lmem(op) || !op->in[0]) return 0;
-  int64_t bytes = tile_elems(x, op->out[0]) * ct_lg_elem_bytes(x->opt, op->in[0]);
+  if (op->kind == CT_OP_CONCAT) {
+    int64_t mv;
+    concat_cycles(x, op, &mv);
+    return mv;
+  }
+  const ct_value *v = op->kind == CT_OP_CONVTRANSPOSE ? op->out[0] : op->in[0];
+  int64_t bytes = tile_elems(x, op->out[0]) * ct_lg_elem_bytes(x->opt, v);
   return cdiv(bytes, x->chip->lmem_bank_port_bytes);
 }
 
@@ -73,7 +119,7 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   int64_t oe[CT_MAX_DIMS];
   int64_t out = lg_tile_extents(op->out[0], &x->rng[op->out[0]->id], oe);
   for (int j = 1; j < op->n_out; j++) out += tile_elems(x, op->out[j]);
-  if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe);
+  if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe) + (op->kind == CT_OP_CONVTRANSPOSE ? lg_move_cycles(x, li) : 0);
   int64_t w = widest(x, op), in = op->n_in && op->in[0] ? tile_elems(x, op->in[0]) : out;
   int64_t win = 1;
   if (op->kind == CT_OP_CONV && op->in[1]->ndim == 4) win = op->in[1]->shape[2] * op->in[1]->shape[3];
@@ -86,8 +132,10 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   if (moved_in_lmem(op) && op->kind != CT_OP_CONCAT) /* one MOVE, a CAST when the type changes */
     return lg_move_cycles(x, li) + (op->in[0] && op->in[0]->dtype != op->out[0]->dtype
                                         ? lg_vpu_cycles(x->chip, LG_VPU_CAST, out, w) : 0);
-  if (op->kind == CT_OP_CONCAT) /* a REQUANT per input, a MOVE per block */
-    return lg_move_cycles(x, li) + lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w);
+  if (op->kind == CT_OP_CONCAT) {
+    int64_t mv, vpu = concat_cycles(x, op, &mv);
+    return vpu + mv;
+  }
   switch (op->kind) {
   case CT_OP_CONV: return lg_vpu_cycles(x->chip, LG_VPU_DWCONV, out * win, w);
   case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: return lg_vpu_cycles(x->chip, LG_VPU_POOL, out * win, w);
@@ -247,46 +295,88 @@ static int samples(const lg_ctx *x, const lg_tiling *tl, int64_t *t, int *type) 
   return k;
 }
 
-static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *gv, int nv, const int64_t cp[3],
+/* Compute cycles of one tile (x->rng) of layers [first, first + n) into tc (cp, mva, mvb);
+ * returns the cycles of its MOVEs. */
+static int64_t tile_compute(const lg_ctx *x, int first, int n, lg_tilecost *tc) {
+  int64_t acc = 0, mv = 0, first_mv = -1, last_mv = 0;
+  for (int li = first; li < first + n; li++) {
+    int64_t lc = lg_layer_cycles(x, li), m = lg_move_cycles(x, li);
+    if (m > 0) { /* Concat's and ConvTranspose's MOVEs end them; other moved ops MOVE, then maybe CAST */
+      ct_op_kind k = x->layers[li].op->kind;
+      if (first_mv < 0) first_mv = acc + (k == CT_OP_CONVTRANSPOSE ? lc - m : 0);
+      last_mv = acc + (k == CT_OP_CONCAT || k == CT_OP_CONVTRANSPOSE ? lc : m);
+    }
+    acc += lc, mv += m;
+  }
+  tc->cp = acc, tc->mva = last_mv, tc->mvb = first_mv < 0 ? 0 : acc - first_mv;
+  return mv;
+}
+
+/* Estimated cycles, load/compute/store sums and DDR bytes of the group from its values and
+ * the per-tile-type compute in tc (cp, mva, mvb) and MOVE cycles mv; chooses the order
+ * within a step (gr->loads_first) that the model prefers. */
+static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *gv, int nv, lg_tilecost tc[3],
                         const int64_t mv[3]) {
   const ct_chip *c = x->chip;
-  lg_tilecost tc[3];
-  memset(tc, 0, sizeof tc);
-  int64_t pre_x = 0, pre_m = 0, pre_big = 0, ldx[3] = {0}, stx[3] = {0}, ldbig[3] = {0}, stbig[3] = {0};
+  for (int t = 0; t < 3; t++) tc[t].ld = tc[t].st = tc[t].ldm = tc[t].stm = tc[t].ldd = 0;
+  /* the transfers: per tile type its LOADs and STOREs, the resident ones (issued with tile
+   * 0's LOADs: first = resident + tile 0's) */
+  int64_t *buf = malloc(sizeof *buf * (size_t)(8 * (nv + 2))), *ldv[3], *stv[3], *pre_v, *first;
+  if (!buf) {
+    gr->cycles = INT64_MAX / 4;
+    return;
+  }
+  for (int t = 0; t < 3; t++) ldv[t] = buf + t * (nv + 2), stv[t] = buf + (3 + t) * (nv + 2);
+  pre_v = buf + 6 * (nv + 2), first = buf + 7 * (nv + 2);
+  int pre_x = 0, ldx[3] = {0}, stx[3] = {0};
+  int64_t pre_m = 0;
   for (int i = 0; i < nv; i++) {
     gval *g = &gv[i];
     if (g->kind == CT_LG_BUF_IN && !g->varies) g->kind = CT_LG_BUF_RES;
     for (int t = 0; t < 3; t++) {
       int64_t m = g->moved[t];
       if (!m) continue;
-      if (g->kind == CT_LG_BUF_IN || g->kind == CT_LG_BUF_WSLICE) tc[t].ldm += m, ldx[t]++, ldbig[t] = m > ldbig[t] ? m : ldbig[t];
-      if (g->kind == CT_LG_BUF_OUT) tc[t].stm += m, stx[t]++, stbig[t] = m > stbig[t] ? m : stbig[t];
+      if (g->kind == CT_LG_BUF_IN || g->kind == CT_LG_BUF_WSLICE) tc[t].ldm += m, ldv[t][ldx[t]++] = m;
+      if (g->kind == CT_LG_BUF_OUT) tc[t].stm += m, stv[t][stx[t]++] = m;
     }
-    if (g->kind == CT_LG_BUF_RES && g->moved[0])
-      pre_m += g->moved[0], pre_x++, pre_big = g->moved[0] > pre_big ? g->moved[0] : pre_big;
+    if (g->kind == CT_LG_BUF_RES && g->moved[0]) pre_m += g->moved[0], pre_v[pre_x++] = g->moved[0];
   }
   int64_t tb = lg_group_table_bytes(x, gr->first, gr->n_layers);
   if (tb) { /* the requant / LUT tables: one resident transfer (codegen: group_tables) */
     int64_t moved, cyc;
     ct_lg_dma_cost(c, 1, &tb, &tb, 1, &moved, &cyc);
-    pre_m += moved, pre_x++, pre_big = moved > pre_big ? moved : pre_big;
+    pre_m += moved, pre_v[pre_x++] = moved;
   }
+  int nfirst = pre_x + ldx[0];
+  memcpy(first, pre_v, sizeof *first * (size_t)pre_x), memcpy(first + pre_x, ldv[0], sizeof *first * (size_t)ldx[0]);
   int64_t cnt[3] = {tl->nsecs, tl->secs >= 3 ? tl->nsecs * (tl->secs - 2) : 0, tl->secs >= 2 ? tl->nsecs : 0};
   gr->ddr_load_bytes = pre_m, gr->ddr_store_bytes = 0;
   gr->compute_cycles = gr->load_cycles = gr->store_cycles = 0;
+  /* a pipelined group's MOVEs run on load engine 0: alone there when there are two engines
+   * (cg_sched.c make_plan), else between the LOADs */
+  int le = (int)c->dma_load_engines;
+  bool own0 = gr->pipelined && le >= 2 && (mv[0] || mv[1] || mv[2]);
   for (int t = 0; t < 3; t++) {
-    tc[t].cp = cp[t];
-    tc[t].ld = lg_dma_batch_cycles(c, ldx[t], tc[t].ldm, ldbig[t], (int)c->dma_load_engines);
-    if (gr->pipelined) tc[t].ld += mv[t]; /* the compute's MOVEs also occupy load engine 0 */
-    tc[t].st = lg_dma_batch_cycles(c, stx[t], tc[t].stm, stbig[t], (int)c->dma_store_engines);
+    tc[t].ld = tc[t].ldd = lg_dma_batch_cycles(c, ldv[t], ldx[t], own0 ? le - 1 : le);
+    tc[t].mv = gr->pipelined ? mv[t] : 0;
+    if (gr->pipelined) tc[t].ld = own0 ? (mv[t] > tc[t].ldd ? mv[t] : tc[t].ldd) : tc[t].ldd + mv[t];
+    tc[t].st = lg_dma_batch_cycles(c, stv[t], stx[t], (int)c->dma_store_engines);
     gr->ddr_load_bytes += cnt[t] * tc[t].ldm, gr->ddr_store_bytes += cnt[t] * tc[t].stm;
     gr->compute_cycles += cnt[t] * tc[t].cp;
     gr->load_cycles += cnt[t] * tc[t].ld, gr->store_cycles += cnt[t] * tc[t].st;
   }
   if (tl->secs < 3) tc[1] = tc[0];
-  int64_t pre = lg_dma_batch_cycles(c, pre_x, pre_m, pre_big, (int)c->dma_load_engines);
+  /* resident loads run beside tile 0's: pre = what they add to its loads */
+  int64_t pre = lg_dma_batch_cycles(c, first, nfirst, own0 ? le - 1 : le) - tc[0].ldd;
+  if (pre < 0) pre = 0;
+  free(buf);
   gr->load_cycles += pre;
-  gr->cycles = lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, gr->pipelined);
+  gr->loads_first = false;
+  gr->cycles = lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, gr->pipelined, false);
+  if (gr->pipelined && (mv[0] || mv[1] || mv[2])) {
+    int64_t lf = lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, true, true);
+    if (lf < gr->cycles) gr->cycles = lf, gr->loads_first = true;
+  }
 }
 
 bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need) {
@@ -300,13 +390,14 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
   gval *gv = malloc(sizeof *gv * (size_t)(cap + 1));
   if (!gv) return *need = INT64_MAX, false;
   int nv = collect(x, first, n, tl, gv);
-  int64_t scr = 0, cp[3] = {0, 0, 0}, mv[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
+  lg_tilecost tc[3];
+  memset(tc, 0, sizeof tc);
+  int64_t scr = 0, mv[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
   int *ty = malloc(sizeof *ty * (size_t)(tl->secs + 1)), ns = ts && ty ? samples(x, tl, ts, ty) : 0;
   for (int s = 0; s < ns; s++) {
     lg_tile_ranges(x, first, n, tl, ts[s]);
     for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
-    for (int li = first; li < first + n && ty[s] >= 0; li++)
-      cp[ty[s]] += lg_layer_cycles(x, li), mv[ty[s]] += lg_move_cycles(x, li);
+    if (ty[s] >= 0) mv[ty[s]] = tile_compute(x, first, n, &tc[ty[s]]);
     for (int li = first; li < first + n; li++) {
       int64_t sb = lg_scratch_bytes(x, first, n, li);
       if (sb > scr) scr = sb;
@@ -318,15 +409,15 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
     }
   }
   free(ts), free(ty);
-  if (tl->secs < 3) cp[1] = cp[0], mv[1] = mv[0];
+  if (tl->secs < 3) tc[1] = tc[0], mv[1] = mv[0];
   for (int i = 0; i < nv; i++) x->vbuf[gv[i].v->id] = 0;
   if (ns == 0) return free(gv), *need = INT64_MAX, false;
-  group_costs(x, gr, tl, gv, nv, cp, mv);
+  group_costs(x, gr, tl, gv, nv, tc, mv);
   bool ok = make_buffers(gr, gv, nv) && lg_alloc_lmem(x->chip, gr, need);
   if (gr->bufs) { /* the codegen's tables and scratch go after the buffers (lg_reserve.c) */
-    int64_t tb = lg_group_table_bytes(x, first, n), end = gr->lmem_bytes;
-    if (tb) end = (end + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + tb;
-    if (scr) end = (end + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN + scr;
+    int64_t tb = lg_group_table_bytes(x, first, n);
+    if (ok && keep) lg_spread_banks(x->chip, gr, tb, scr);
+    int64_t end = lg_reserve_end(gr->lmem_bytes, tb, scr);
     gr->reserved_bytes = end - gr->lmem_bytes;
     if (end > *need) *need = end;
     if (end > x->chip->lmem_bytes) ok = false;

@@ -15,21 +15,27 @@ typedef enum lg_vpu_kind {
 } lg_vpu_kind;
 
 int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes);
-/* Cycles of `transfers` DMA transfers moving `moved` bytes in all (the largest `largest`)
- * over `engines` engines: max(ceil(transfers / engines) · latency + moved / min(DDR rate,
- * engines · port), latency + largest / min(DDR rate, port)) — a transfer runs on one engine,
- * through one bank port. */
-int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t transfers, int64_t moved, int64_t largest, int engines);
+/* Cycles of n DMA transfers moving moved[0..n) bytes (burst-rounded) over `engines` engines:
+ * each alone takes latency + moved / min(DDR rate, port) on one engine (one bank port); the
+ * transfers go largest first to the engine free soonest (LPT list scheduling, as cg_sched.c
+ * spreads them by time); at least latency + Σ moved / min(DDR rate, engines · port) (the
+ * engines share the DDR). Sorts moved in place. */
+int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines);
 
-/* Per-tile costs: load / compute / store cycles, load / store bytes moved. */
+/* Per-tile costs: load / compute / store cycles, load / store bytes moved. The compute's
+ * MOVEs (mv cycles) run on load engine 0 (in ld too): ldd is the LOADs alone; mva the
+ * compute chain up to the end of its last MOVE layer, mvb the chain from its first MOVE
+ * layer on (0 without MOVEs) — what the next tile's LOADs wait for (compute first) or delay
+ * (loads first). */
 typedef struct lg_tilecost {
-  int64_t ld, cp, st, ldm, stm;
+  int64_t ld, cp, st, ldm, stm, ldd, mv, mva, mvb;
 } lg_tilecost;
 
 /* The pipeline over n_tiles tiles whose costs depend on their type along the axis (first,
- * middle, last: tc[0..2]); adds the DDR-sharing bound per step. */
+ * middle, last: tc[0..2]); adds the DDR-sharing bound per step and the load engine 0 the
+ * next tile's LOADs share with the compute's MOVEs, in the order loads_first gives. */
 int64_t lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
-                          bool pipelined);
+                          bool pipelined, bool loads_first);
 
 /* The range of one value in one tile: along axis ax (-1 = whole) rows [lo, hi), along N
  * (nax 0, or -1 = whole) [nlo, nhi). st_lo: first row this tile stores (escaping values). */
@@ -119,6 +125,20 @@ bool lg_group_legal(const lg_ctx *x, int first, int n);
 /* Places gr->bufs in LMEM (bank classes when pipelined); false when they do not fit;
  * *need = bytes needed (bank-rounded when pipelined). */
 bool lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need);
+
+/* End of the LMEM a group uses when `tables` bytes (requant / LUT tables) and `scratch`
+ * bytes follow its buffers, which end at `end` (each 64-byte aligned, as the codegen puts
+ * them: cg_model.c group_tables, lg_reserve.c). */
+int64_t lg_reserve_end(int64_t end, int64_t tables, int64_t scratch);
+
+/* A group that is not pipelined: moves its buffers to bank boundaries, each on banks of its
+ * own, when they and the reserve (lg_reserve_end) still fit in LMEM, so that no two operands
+ * of an instruction share a bank port (the cmodel's per-bank bound: a VPU instruction takes
+ * at least max over banks ceil(bytes in the bank / bank_port_bytes) cycles, docs/cmodel.md;
+ * two loads into one bank share its port). Updates addr and lmem_bytes; false (nothing
+ * moved) when they do not fit or the group is pipelined (its classes already use separate
+ * banks). */
+bool lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch);
 
 /* First fit of n buffers over their lifetimes from offset 0 (decreasing size); returns the
  * end of the highest one, -1 when out of memory. */
