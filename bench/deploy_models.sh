@@ -2,7 +2,9 @@
 # deploy_models.sh: shared helpers of the deploy benchmarks (sourced, not run). Prepares the
 # INT8 Tpu modules of the models `ctpu deploy` covers into $tmp — fmnist-rescnn (calibrated
 # with KLD on the first 8 Fashion-MNIST test images), the QDQ MobileNetV2 (its own scales),
-# ultraface-rfb-320 and yolox-nano (max-calibrated on their test input) — and writes the 32 sweep chips of tests/test_deploy.c (sweep_json K FILE).
+# ultraface-rfb-320, yolox-nano and ppocrv4-rec (max-calibrated on their test input),
+# ppocrv4-det at 320×320 (max-calibrated on images/misc/skimage_coffee.jpg, its test input) —
+# and writes the 32 sweep chips of tests/test_deploy.c (sweep_json K FILE).
 # Needs: $ctpu, $tmp, $shared (../shared). Defines: models (names), tpu_of, input_of.
 prepare_models() {
   models=()
@@ -20,7 +22,15 @@ prepare_models() {
       models+=(mobilenetv2)
   fi
   local m
-  for m in ultraface-rfb-320 yolox-nano; do
+  local det=$shared/models/ppocrv4-det img=$shared/images/misc/skimage_coffee.jpg
+  if [ -f "$det/model.onnx" ] && [ -f "$img" ]; then
+    "$ctpu" transform "$det/model.onnx" -o "$tmp/ppocrv4-det.top" --input-shapes x:1x3x320x320 \
+      --mean 123.675,116.28,103.53 --scale 0.01712,0.0175,0.01743 >/dev/null 2>&1 &&
+      "$ctpu" calibrate "$tmp/ppocrv4-det.top" --dataset "$img" --method minmax -o "$tmp/ppocrv4-det.calib" >/dev/null 2>&1 &&
+      "$ctpu" lower "$tmp/ppocrv4-det.top" --quantize INT8 --calibration-table "$tmp/ppocrv4-det.calib" \
+        -o "$tmp/ppocrv4-det.tpu" >/dev/null 2>&1 && models+=(ppocrv4-det)
+  fi
+  for m in ultraface-rfb-320 yolox-nano ppocrv4-rec; do
     local dir=$shared/models/$m
     [ -f "$dir/model.onnx" ] || continue
     "$ctpu" transform "$dir/model.onnx" -o "$tmp/$m.top" >/dev/null 2>&1 &&
@@ -35,6 +45,7 @@ input_of() {
   case $1 in
     fmnist) echo "$shared/models/fmnist-rescnn/test_data_set_0/input_0.pb" ;;
     mobilenetv2) echo "$shared/models/mobilenetv2-torchvision-qdq-int8/test_data_set_0/input_0.pb" ;;
+    ppocrv4-det) echo "$shared/images/misc/skimage_coffee.jpg" ;;
     *) echo "$shared/models/$1/test_data_set_0/input_0.pb" ;;
   esac
 }
