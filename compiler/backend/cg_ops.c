@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "compiler/backend/cg_int.h"
+#include "ops/ops_util.h"
 
 /* The per-layer tables of the group: requant pairs of CONV/MATMUL, LUT bytes. */
 ct_status group_tables(mg *c, ct_diag *d) {
@@ -45,11 +46,11 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   int64_t G = ct_op_get_int(op, "group", 1);
   ct_status st = need_sym(op, wv, d);
   if (st) return st;
-  if (x->ndim != 4 || (G != 1 && !(G == x->shape[1] && G == y->shape[1])))
-    return no_cg(op, "only group 1 or depthwise NCHW convs", d);
+  bool dw = G != 1 && G == x->shape[1] && G == y->shape[1];
+  if (x->ndim != 4 || G < 1 || x->shape[1] % G || y->shape[1] % G) return no_cg(op, "a conv whose groups do not divide its NCHW channels", d);
   int64_t c0 = by.off[1];
   if (by.ext[1] != y->shape[1] && (G != 1 || bx.ext[1] != x->shape[1]))
-    return no_cg(op, "an output-channel cut of a depthwise conv", d);
+    return no_cg(op, dw ? "an output-channel cut of a depthwise conv" : "an output-channel cut of a grouped conv", d);
   win w;
   int64_t xa = lmem_of(c->gr, x);
   if (xa < 0) return no_cg(op, "the plan has no buffer for an operand", d);
@@ -59,7 +60,7 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   if ((st = ct_tq_act(op, &a, &hi, d))) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
-  in.op = G == 1 ? CT_ISA_CONV : CT_ISA_DWCONV;
+  in.op = dw ? CT_ISA_DWCONV : CT_ISA_CONV; /* grouped: one CONV with `groups` (cmodel/exec_mxu.c) */
   struct ct_insn_conv *cv = &in.conv;
   cv->in = xa, cv->out = lmem_of(c->gr, y), cv->wt = lmem_of(c->gr, wv), cv->rq = c->lm_attr[li] + 8 * c0;
   cv->bias = bv ? lmem_of(c->gr, bv) : 0, cv->has_bias = bv != NULL;
@@ -76,12 +77,25 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   return put(c, &in, nm(op), t, d);
 }
 
+/* Is op a ReduceMean of an NCHW tensor over exactly H and W? Its integer form (Tpu
+ * ReduceMean: Σ (x − zp) requantized, ops/tpu_elt.c) is then GlobalAveragePool's, whatever
+ * keepdims (the [N, C] result has the bytes of [N, C, 1, 1]). */
+static bool spatial_mean(const ct_op *op) {
+  bool red[CT_MAX_DIMS] = {false}, noop = false;
+  const ct_tensor *axes = op->n_in > 1 && op->in[1] ? op->in[1]->data : NULL;
+  if (op->in[0]->ndim != 4 || (op->n_in > 1 && op->in[1] && !axes) || ct_km_reduce_axes(op, 4, axes, red, &noop, NULL))
+    return false;
+  return !noop && !red[0] && !red[1] && red[2] && red[3];
+}
+
 static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box bx, by;
   box_of(c, x, &bx), box_of(c, y, &by);
-  bool global = op->kind == CT_OP_GLOBALAVERAGEPOOL || op->kind == CT_OP_GLOBALMAXPOOL;
-  bool avg = op->kind == CT_OP_GLOBALAVERAGEPOOL || op->kind == CT_OP_AVERAGEPOOL;
+  bool mean = op->kind == CT_OP_REDUCEMEAN;
+  if (mean && !spatial_mean(op)) return no_cg(op, "ReduceMean other than over H and W of an NCHW tensor", d);
+  bool global = op->kind == CT_OP_GLOBALAVERAGEPOOL || op->kind == CT_OP_GLOBALMAXPOOL || mean;
+  bool avg = op->kind == CT_OP_GLOBALAVERAGEPOOL || op->kind == CT_OP_AVERAGEPOOL || mean;
   if (x->ndim != 4) return no_cg(op, "pooling needs NCHW", d);
   win w = {.kh = x->shape[2], .kw = x->shape[3], .sh = 1, .sw = 1, .dh = 1, .dw = 1, .ih = bx.ext[2], .oh = 1};
   ct_status st = CT_OK;
@@ -106,7 +120,7 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   in.op = CT_ISA_POOL;
   struct ct_insn_pool *pl = &in.pool;
   pl->in = xa, pl->out = lmem_of(c->gr, y);
-  pl->n = bx.ext[0], pl->c = bx.ext[1], pl->ih = w.ih, pl->iw = x->shape[3], pl->oh = w.oh, pl->ow = y->shape[3];
+  pl->n = bx.ext[0], pl->c = bx.ext[1], pl->ih = w.ih, pl->iw = x->shape[3], pl->oh = w.oh, pl->ow = global ? 1 : y->shape[3];
   pl->kh = w.kh, pl->kw = w.kw, pl->stride_h = w.sh, pl->stride_w = w.sw;
   pl->pad_t = w.pt, pl->pad_b = w.pb, pl->pad_l = w.pl, pl->pad_r = w.pr;
   pl->mode = avg ? CT_ISA_POOL_AVG : CT_ISA_POOL_MAX, pl->dt = x->dtype, pl->m = m, pl->s = s;
@@ -248,6 +262,7 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   case CT_OP_AVERAGEPOOL:
   case CT_OP_GLOBALAVERAGEPOOL:
   case CT_OP_MAXPOOL:
+  case CT_OP_REDUCEMEAN:
   case CT_OP_GLOBALMAXPOOL: return emit_pool(c, op, li, t, d);
   case CT_OP_LUT:
   case CT_OP_REQUANT:
