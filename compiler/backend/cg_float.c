@@ -143,7 +143,9 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_LAYERNORM:
   case CT_OP_TRANSPOSE:
   case CT_OP_CONCAT:
-  case CT_OP_SLICE: return true;
+  case CT_OP_SLICE:
+  case CT_OP_MAXPOOL: /* a float POOL (max: a selection, exact in any float type) */
+  case CT_OP_GLOBALMAXPOOL: return true;
   default: return false;
   }
 }

@@ -168,6 +168,10 @@ ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by
   w->pt = ilo - (olo * l->sh - l->pad_top);
   w->pb = (ohi - 1) * l->sh - l->pad_top + (kh - 1) * l->dh + 1 - ihi;
   w->pl = pads ? pads[1] : 0, w->pr = pads ? pads[3] : 0;
+  /* ceil_mode pooling: the last column's window reaches past the right padding (those
+   * positions count as padding: excluded from max and average, as ONNX) */
+  int64_t iw = op->in[0]->shape[3], ow = op->out[0]->shape[3], need = (ow - 1) * w->sw + (kw - 1) * w->dw + 1 - iw - w->pl;
+  if (need > w->pr) w->pr = need;
   w->ih = ihi - ilo, w->oh = ohi - olo;
   if (w->pt < 0 || w->pb < 0) return no_cg(op, "negative padding in a tile", d);
   return CT_OK;
