@@ -1,0 +1,109 @@
+/* test_deploy_ops.c: patterns of real networks outside ../shared, on a model built here
+ * (tests/onnx_build.c) — a grouped conv (RegNet, ResNeXt), a BatchNormalization after a
+ * Concat (DenseNet: canonicalize's bn-to-conv), a ceil_mode MaxPool (GoogLeNet), a
+ * ReduceMean over H and W (ShuffleNet, MnasNet) — transformed, calibrated, lowered to INT8
+ * and deployed with --compare-all on the default chip and on small-LMEM sweep chips (tiles):
+ * every stored tensor bit-exact against the Tpu reference. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/onnx_build.h"
+#include "tests/testutil.h"
+
+#define T_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+
+static float lcgf(uint32_t *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (float)(*s >> 8) / (float)(1u << 24) * 2.0f - 1.0f; /* [-1, 1) */
+}
+
+static void init_rand(ob_model *b, const char *name, int ndim, const int64_t *dims, uint32_t *seed, float lo) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= dims[i];
+  float *v = malloc(sizeof *v * (size_t)n);
+  ck_assert_ptr_nonnull(v);
+  for (int64_t i = 0; i < n; i++) v[i] = lo > 0 ? lo + (lcgf(seed) + 1) * 0.5f : lcgf(seed) * 0.5f;
+  ob_init_f32(b, name, ndim, dims, v);
+  free(v);
+}
+
+/* x[1,8,16,16] → Conv(group 4, 16 out, 3×3 pad 1) → Relu → Concat(·, x) → BatchNormalization
+ * → Relu → MaxPool(3×3, stride 2, ceil_mode) → ReduceMean(axes 2, 3, keepdims 0) → y[1,24]. */
+static void write_model(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 12345;
+  int64_t xs[4] = {1, 8, 16, 16}, ws[4] = {16, 2, 3, 3}, c16 = 16, c24 = 24;
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c16, &seed, 0);
+  init_rand(&b, "gamma", 1, &c24, &seed, 0.5f), init_rand(&b, "beta", 1, &c24, &seed, 0);
+  init_rand(&b, "mean", 1, &c24, &seed, 0), init_rand(&b, "var", 1, &c24, &seed, 0.5f);
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "gconv", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"c", NULL});
+  ob_attr_i(&b, n, "group", 4), ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3});
+  ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  ob_node(&b, "Relu", "relu1", (const char *[]){"c", NULL}, (const char *[]){"r", NULL});
+  n = ob_node(&b, "Concat", "cat", (const char *[]){"r", "x", NULL}, (const char *[]){"k", NULL});
+  ob_attr_i(&b, n, "axis", 1);
+  ob_node(&b, "BatchNormalization", "bn", (const char *[]){"k", "gamma", "beta", "mean", "var", NULL},
+          (const char *[]){"n", NULL});
+  ob_node(&b, "Relu", "relu2", (const char *[]){"n", NULL}, (const char *[]){"q", NULL});
+  n = ob_node(&b, "MaxPool", "pool", (const char *[]){"q", NULL}, (const char *[]){"p", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "strides", 2, (int64_t[]){2, 2});
+  ob_attr_i(&b, n, "ceil_mode", 1);
+  n = ob_node(&b, "ReduceMean", "mean_hw", (const char *[]){"p", NULL}, (const char *[]){"y", NULL});
+  ob_attr_ints(&b, n, "axes", 2, (int64_t[]){2, 3}), ob_attr_i(&b, n, "keepdims", 0);
+  ob_output(&b, "y");
+  ck_assert(ob_write(&b, path));
+  Onnx__TensorProto *t = ob_tensor(&b, "x", T_FLOAT, 4, xs);
+  float v[8 * 16 * 16];
+  for (int i = 0; i < 8 * 16 * 16; i++) v[i] = 2 * lcgf(&seed);
+  ob_raw(&b, t, v, sizeof v);
+  ck_assert(ob_write_tensor(t, input));
+  ob_free(&b);
+}
+
+START_TEST(test_patterns_bit_exact) {
+  char model[700], input[700], top[700], calib[700], tpu[700], out[8192];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("patterns.onnx"));
+  snprintf(input, sizeof input, "%s", ct_test_tmp_path("patterns_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("patterns.top"));
+  snprintf(calib, sizeof calib, "%s", ct_test_tmp_path("patterns.calib"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("patterns.tpu"));
+  write_model(model, input);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  char *text = ct_test_read_file(top, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_msg(!strstr(text, "BatchNormalization") && strstr(text, "group = 24"), "bn-to-conv did not fire:\n%s", text);
+  free(text);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0,
+                "calibrate: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, calib,
+                                 tpu) == 0,
+                "lower: %s", out);
+  for (int k = -1; k < 32; k += k < 0 ? 1 : 5) { /* default, then sweep chips 0, 5, …, 30 */
+    char chip[700] = "", prog[64];
+    if (k >= 0) snprintf(chip, sizeof chip, "--chip '%s'", ct_test_sweep_chip(k, "ops"));
+    snprintf(prog, sizeof prog, "patterns_%d.ctpu", k);
+    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", tpu, chip,
+                              ct_test_tmp_path(prog), input);
+    int compared = -1, differ = -1;
+    const char *m = strstr(out, "--compare-all: ");
+    ck_assert_msg(rc == 0 && m && sscanf(m, "--compare-all: %d stored tensors compared, %d differ", &compared, &differ) == 2,
+                  "chip %d: deploy exited %d: %s", k, rc, out);
+    ck_assert_msg(compared >= 1 && differ == 0, "chip %d: %s", k, out);
+  }
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("deploy_ops");
+  TCase *tc = tcase_create("patterns");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_patterns_bit_exact);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return ct_test_run_suite(suite()); }
