@@ -213,15 +213,27 @@ static bool is_mac(ct_op_kind k) {
   return k == CT_OP_CONV || k == CT_OP_CONVTRANSPOSE || k == CT_OP_GEMM || k == CT_OP_MATMUL;
 }
 
+/* Is operand k of op data that op only moves (a constant there is stored like the result:
+ * a ViT's class token concatenated with the patch embeddings)? */
+static bool moved_operand(const ct_op *op, int k) {
+  switch (op->kind) {
+  case CT_OP_CONCAT: return true;
+  case CT_OP_SLICE: case CT_OP_TRANSPOSE: case CT_OP_RESHAPE: case CT_OP_FLATTEN: case CT_OP_SQUEEZE:
+  case CT_OP_UNSQUEEZE: return k == 0;
+  default: return false;
+  }
+}
+
 /* Float form of op in type ft: quantized operands are dequantized by Casts, f32 results
- * become ft, and the constant MAC operands (weights, bias) are stored as ft. */
+ * become ft, and the constant MAC operands (weights, bias) and constant data a move op
+ * moves are stored as ft (rounded once, as the result would be). */
 static ct_status lower_float(ct_lower_ctx *c, ct_op *op, ct_dtype ft) {
   for (int k = 0; k < op->n_in; k++) {
     ct_value *v = op->in[k], *nv;
     if (!v) continue;
     ct_status st = ct_lower_ensure_float(c, v, &nv);
     if (st) return st;
-    if (ft != CT_F32 && is_mac(op->kind) && k >= 1 && v->data && v->data->dtype == CT_F32) {
+    if (ft != CT_F32 && ((is_mac(op->kind) && k >= 1) || moved_operand(op, k)) && v->data && v->data->dtype == CT_F32) {
       ct_tensor *t = ct_tensor_cast(v->data, ft);
       char name[512];
       snprintf(name, sizeof name, "%s_%s", v->name, ct_dtype_name(ft));

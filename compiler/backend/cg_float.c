@@ -106,7 +106,7 @@ static ct_status emit_softmax(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 
 /* LayerNormalization over dims axis..end (whole in the tile) as NORM layer mode with the
  * f32 Scale and B weights resident in LMEM; epsilon must be an f32 value (the NORM field). */
-static ct_status emit_layernorm(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+static ct_status emit_layernorm(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0], *g = op->n_in > 1 ? op->in[1] : NULL, *b = op->n_in > 2 ? op->in[2] : NULL;
   box by;
   if (!box_of(c, y, &by) || y->ndim > 4) return no_cg(op, "rank above 4", d);
@@ -121,11 +121,12 @@ static ct_status emit_layernorm(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   }
   for (int i = 1; i < op->n_out; i++)
     if (op->out[i]) return no_cg(op, "Mean / InvStdDev outputs", d);
-  if (!g || !b || g->dtype != CT_F32 || b->dtype != CT_F32 || lg_numel(g) != S || lg_numel(b) != S)
+  if (!g || g->dtype != CT_F32 || lg_numel(g) != S || (b && (b->dtype != CT_F32 || lg_numel(b) != S)))
     return no_cg(op, "Scale and B must be f32 with one value per normalized element", d);
   double eps = ct_op_get_float(op, "epsilon", 1e-5);
   if ((double)(float)eps != eps) return no_cg(op, "epsilon is not an f32 value (the NORM field)", d);
-  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), lg = lmem_of(c->gr, g), lb = lmem_of(c->gr, b);
+  /* without B: the zero table group_tables put at the layer's table (+0.0 as the reference's) */
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), lg = lmem_of(c->gr, g), lb = b ? lmem_of(c->gr, b) : c->lm_attr[li];
   if (lx < 0 || ly < 0 || lg < 0 || lb < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   ct_insn in;
   memset(&in, 0, sizeof in);
@@ -155,7 +156,7 @@ ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   switch (op->kind) {
   case CT_OP_CAST: return emit_cast(c, op, t, d);
   case CT_OP_SOFTMAX: return emit_softmax(c, op, t, d);
-  case CT_OP_LAYERNORM: return emit_layernorm(c, op, t, d);
+  case CT_OP_LAYERNORM: return emit_layernorm(c, op, li, t, d);
   default: return no_cg(op, NULL, d);
   }
 }

@@ -26,6 +26,10 @@ ct_status group_tables(mg *c, ct_diag *d) {
       free(t), free(m), free(s);
     } else if (op->kind == CT_OP_CONVTRANSPOSE) {
       st = cg_convt_tables(c, op, li, d);
+    } else if (op->kind == CT_OP_LAYERNORM && lg_table_bytes(op) > 0) { /* the zero B of a LayerNorm without B */
+      void *z = calloc((size_t)lg_table_bytes(op), 1);
+      st = z ? add_table(c, op, li, z, lg_table_bytes(op), CT_F32, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+      free(z);
     } else if (op->kind == CT_OP_LUT) {
       int n = 0;
       const int64_t *tab = ct_op_get_ints(op, "table", &n);
@@ -55,6 +59,8 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   int64_t xa = lmem_of(c->gr, x);
   if (xa < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   if ((st = window_of(c, op, li, &bx, &by, wv->shape[2], wv->shape[3], &w, &xa, t, d))) return st;
+  if (w.sh > 15 || w.sw > 15 || w.dh > 15 || w.dw > 15) /* a ViT's 16×16 patch embedding */
+    return no_cg(op, "stride or dilation above 15 (the CONV fields are 4 bits)", d);
   ct_quant_act a;
   int32_t hi;
   if ((st = ct_tq_act(op, &a, &hi, d))) return st;

@@ -1,6 +1,7 @@
 /* lg_reserve.c: the LMEM the codegen adds after a group's buffers, reserved by the planner
  * so a plan it returns always fits the codegen (docs/backend.md "Tables and scratch"):
- * the group's constant tables (cg_ops.c group_tables, laid out by add_table: each 64-aligned
+ * the group's constant tables (cg_ops.c group_tables — requant pairs, LUTs, ConvTranspose's
+ * reordered weights, a zero B for a LayerNormalization without one — laid out by add_table: each 64-aligned
  * after the last buffer) and the largest per-layer scratch (cg_util.c gather_rows, cg_data.c
  * float Slice, cg_convt.c one output plane; each 64-aligned after the tables). */
 #include "compiler/backend/lg_int.h"
@@ -17,8 +18,20 @@ static int64_t convt_table_bytes(const ct_op *op) {
   return al(al(q * 8) + al(q * 4) + q * x->shape[1]);
 }
 
+/* LayerNormalization without B (cg_float.c emit_layernorm): NORM reads a zero B table, f32
+ * per normalized element. */
+static int64_t layernorm_table_bytes(const ct_op *op) {
+  const ct_value *y = op->out[0];
+  if ((op->n_in > 2 && op->in[2]) || !y || y->ndim < 1) return 0;
+  int64_t ax = ct_op_get_int(op, "axis", -1), s = 4;
+  if (ax < 0) ax += y->ndim;
+  for (int64_t i = ax < 0 ? 0 : ax; i < y->ndim; i++) s *= y->shape[i];
+  return s;
+}
+
 int64_t lg_table_bytes(const ct_op *op) {
   const ct_value *y = op->out[0];
+  if (op->kind == CT_OP_LAYERNORM) return layernorm_table_bytes(op);
   if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1) return 0;
   if (op->kind == CT_OP_CONV && y->ndim >= 2) return y->shape[1] * 8;
   if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
