@@ -1,7 +1,8 @@
 /* test_deploy_ops.c: patterns of real networks outside ../shared, on a model built here
  * (tests/onnx_build.c) — a grouped conv (RegNet, ResNeXt), a BatchNormalization after a
  * Concat (DenseNet: canonicalize's bn-to-conv), a ceil_mode MaxPool (GoogLeNet), a
- * ReduceMean over H and W (ShuffleNet, MnasNet) — transformed, calibrated, lowered to INT8
+ * ReduceMean over H and W (ShuffleNet, MnasNet); a ViT's 16×16 patch embedding (a stride the
+ * CONV fields cannot hold: space-to-depth MOVEs + a 1×1 CONV) and its class-token Gather — transformed, calibrated, lowered to INT8
  * and deployed with --compare-all on the default chip and on small-LMEM sweep chips (tiles):
  * every stored tensor bit-exact against the Tpu reference. */
 #include <check.h>
@@ -64,18 +65,50 @@ static void write_model(const char *path, const char *input) {
   ob_free(&b);
 }
 
+/* x[1,3,48,32] → Conv(16×16, stride 16, 12 out) → [1,12,3,2] → Gather(axis 2, index 0) →
+ * [1,12,2] (a ViT's patch embedding and class-token pick, in NCHW). */
+static void write_patches(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 777;
+  int64_t xs[4] = {1, 3, 48, 32}, ws[4] = {12, 3, 16, 16}, c12 = 12;
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c12, &seed, 0);
+  ob_init_i64(&b, "idx", 1, (int64_t[]){0});
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "patch", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"p", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){16, 16}), ob_attr_ints(&b, n, "strides", 2, (int64_t[]){16, 16});
+  n = ob_node(&b, "Gather", "cls", (const char *[]){"p", "idx", NULL}, (const char *[]){"y", NULL});
+  ob_attr_i(&b, n, "axis", 2);
+  ob_output(&b, "y");
+  ck_assert(ob_write(&b, path));
+  Onnx__TensorProto *t = ob_tensor(&b, "x", T_FLOAT, 4, xs);
+  float v[3 * 48 * 32];
+  for (int i = 0; i < 3 * 48 * 32; i++) v[i] = 2 * lcgf(&seed);
+  ob_raw(&b, t, v, sizeof v);
+  ck_assert(ob_write_tensor(t, input));
+  ob_free(&b);
+}
+
+typedef void (*writer_fn)(const char *path, const char *input);
+static const struct {
+  const char *name, *must, *must_not; /* the transformed .top holds must, not must_not */
+  writer_fn write;
+} models[] = {
+    {"patterns", "group = 24", "BatchNormalization", write_model},
+    {"patches", "top.Slice", "top.Gather", write_patches},
+};
+
 START_TEST(test_patterns_bit_exact) {
-  char model[700], input[700], top[700], calib[700], tpu[700], out[8192];
-  snprintf(model, sizeof model, "%s", ct_test_tmp_path("patterns.onnx"));
-  snprintf(input, sizeof input, "%s", ct_test_tmp_path("patterns_in.pb"));
-  snprintf(top, sizeof top, "%s", ct_test_tmp_path("patterns.top"));
-  snprintf(calib, sizeof calib, "%s", ct_test_tmp_path("patterns.calib"));
-  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("patterns.tpu"));
-  write_model(model, input);
+  char model[700], input[700], top[700], calib[700], tpu[700], out[8192], name[100];
+  const char *m0 = models[_i].name;
+#define TMP(buf, fmt) (snprintf(name, sizeof name, fmt, m0), snprintf(buf, sizeof buf, "%s", ct_test_tmp_path(name)))
+  TMP(model, "%s.onnx"), TMP(input, "%s_in.pb"), TMP(top, "%s.top"), TMP(calib, "%s.calib"), TMP(tpu, "%s.tpu");
+#undef TMP
+  models[_i].write(model, input);
   ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
   char *text = ct_test_read_file(top, NULL);
   ck_assert_ptr_nonnull(text);
-  ck_assert_msg(!strstr(text, "BatchNormalization") && strstr(text, "group = 24"), "bn-to-conv did not fire:\n%s", text);
+  ck_assert_msg(!strstr(text, models[_i].must_not) && strstr(text, models[_i].must), "%s: canonicalize:\n%s", m0, text);
   free(text);
   ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0,
                 "calibrate: %s", out);
@@ -85,7 +118,7 @@ START_TEST(test_patterns_bit_exact) {
   for (int k = -1; k < 32; k += k < 0 ? 1 : 5) { /* default, then sweep chips 0, 5, …, 30 */
     char chip[700] = "", prog[64];
     if (k >= 0) snprintf(chip, sizeof chip, "--chip '%s'", ct_test_sweep_chip(k, "ops"));
-    snprintf(prog, sizeof prog, "patterns_%d.ctpu", k);
+    snprintf(prog, sizeof prog, "%s_%d.ctpu", m0, k);
     int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", tpu, chip,
                               ct_test_tmp_path(prog), input);
     int compared = -1, differ = -1;
@@ -101,7 +134,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("deploy_ops");
   TCase *tc = tcase_create("patterns");
   tcase_set_timeout(tc, 300);
-  tcase_add_test(tc, test_patterns_bit_exact);
+  tcase_add_loop_test(tc, test_patterns_bit_exact, 0, (int)(sizeof models / sizeof models[0]));
   suite_add_tcase(s, tc);
   return s;
 }

@@ -66,8 +66,7 @@ static void dense_strides(const box *b, int64_t st[4]) {
   for (int i = 2; i >= 0; i--) st[i] = st[i + 1] * b->ext[i + 1];
 }
 
-/* A MOVE of a 4-D block: extents e, source / destination strides (elements). */
-static ct_status move4(mg *c, const ct_op *op, ct_dtype dt, int64_t src, const int64_t ss[4], int64_t dst,
+ct_status cg_move4(mg *c, const ct_op *op, ct_dtype dt, int64_t src, const int64_t ss[4], int64_t dst,
                        const int64_t ds[4], const int64_t e[4], int64_t t, ct_diag *d) {
   for (int i = 0; i < 4; i++)
     if (e[i] > 65535) return no_cg(op, "a tile dimension above 65535", d);
@@ -102,7 +101,7 @@ static ct_status move_nd(mg *c, const ct_op *op, ct_dtype dt, int64_t src, const
   if (n <= 4) {
     int64_t E[4] = {1, 1, 1, 1}, S[4] = {0, 0, 0, 1}, D[4] = {0, 0, 0, 1};
     for (int i = 0; i < n; i++) E[4 - n + i] = e[i], S[4 - n + i] = ss[i], D[4 - n + i] = ds[i];
-    return move4(c, op, dt, src, S, dst, D, E, t, d);
+    return cg_move4(c, op, dt, src, S, dst, D, E, t, d);
   }
   ct_status st = CT_OK;
   for (int64_t i = 0; i < e[0] && !st; i++)
@@ -172,7 +171,7 @@ static ct_status requant_blocks(mg *c, const ct_op *op, const ct_value *x, const
     int64_t n = outer - o < fit ? outer - o : fit;
     st = requant_dense(c, op, x, y, lx + o * row * ex, scr, n * row, m, s, t, d);
     int64_t e[4] = {1, n, h, w}, ss[4] = {0, row, w, 1}, dd[4] = {0, ostride, w, 1};
-    if (!st) st = move4(c, op, y->dtype, scr, ss, dst + o * ostride * ey, dd, e, t, d);
+    if (!st) st = cg_move4(c, op, y->dtype, scr, ss, dst + o * ostride * ey, dd, e, t, d);
   }
   return st;
 }
@@ -228,7 +227,7 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
       continue;
     }
     dense_strides(&bx, ss);
-    if (!st) st = move4(c, op, y->dtype, src, ss, dst, ds, bx.ext, t, d);
+    if (!st) st = cg_move4(c, op, y->dtype, src, ss, dst, ds, bx.ext, t, d);
     c0 += bx.ext[cax];
   }
   return st;
@@ -262,7 +261,7 @@ static ct_status emit_transpose(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
       return no_cg(op, "input and output tiles that do not correspond", d);
     ss[j] = xs[ia];
   }
-  return move4(c, op, y->dtype, lx, ss, ly, ds, by.ext, t, d);
+  return cg_move4(c, op, y->dtype, lx, ss, ly, ds, by.ext, t, d);
 }
 
 /* Slice with constant starts / steps: output index i along an axis reads input index
@@ -297,7 +296,7 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
     off += first * xs[j], ss[j] = xs[j] * step;
   }
   int64_t src = lx + off * (int64_t)ct_dtype_size(x->dtype);
-  if (x->dtype == y->dtype) return move4(c, op, y->dtype, src, ss, ly, ds, by.ext, t, d);
+  if (x->dtype == y->dtype) return cg_move4(c, op, y->dtype, src, ss, ly, ds, by.ext, t, d);
   /* a float Slice that also rounds (f32 → bf16 / f16, the Tpu reference's storage
    * rounding): MOVE to scratch, then CAST float → float (nearest even) */
   if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return no_cg(op, "a Slice that changes an integer type", d);
@@ -306,7 +305,7 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of Slice scratch", c->gi, nm(op),
                        (long long)(count * (int64_t)ct_dtype_size(x->dtype)));
   c->lm_scratch = scr + count * (int64_t)ct_dtype_size(x->dtype);
-  ct_status st = move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
+  ct_status st = cg_move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);

@@ -102,6 +102,11 @@ ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d);
 ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* Is op a layer whose float result has codegen (casts, Softmax, data movement)? */
 bool cg_float_ok(const ct_op *op);
+/* A MOVE of a 4-D block of dtype dt: extents e, source / destination LMEM byte addresses and
+ * strides (elements). Errors: no codegen (an extent above 65535), CT_ERR_LIMIT. */
+ct_status cg_move4(mg *c, const ct_op *op, ct_dtype dt, int64_t src, const int64_t ss[4], int64_t dst, const int64_t ds[4],
+                   const int64_t e[4], int64_t t, ct_diag *d);
+
 /* Float layers of layer li, tile t (cg_float.c): int <-> float Casts whose f32 scale field
  * gives the reference's results, Softmax, LayerNormalization. Errors: no codegen (CT_ERR_INPUT naming the layer). */
 ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);

@@ -42,6 +42,29 @@ ct_status group_tables(mg *c, ct_diag *d) {
   return st;
 }
 
+/* The space-to-depth of a patchify conv's tile (lg_patchify): input rows [olo·k, ohi·k) at xa
+ * → scratch [n, C·k·k, oh, ow], channel (c·k + a)·k + b = pixel (a, b) of each patch; one
+ * MOVE per (n, c, a). Returns the scratch address in *scr. */
+static ct_status space_to_depth(mg *c, const ct_op *op, const box *bx, int64_t xa, int64_t oh, int64_t *scr, int64_t t,
+                                ct_diag *d) {
+  const ct_value *x = op->in[0];
+  int64_t k = op->in[1]->shape[2], C = x->shape[1], IW = x->shape[3], ow = op->out[0]->shape[3];
+  int64_t eb = (int64_t)ct_dtype_size(x->dtype), ih = bx->ext[2];
+  *scr = (c->lm_scratch + 63) / 64 * 64;
+  int64_t bytes = bx->ext[0] * C * k * k * oh * ow * eb;
+  if (*scr + bytes > c->p->chip.lmem_bytes) return ct_diag_set(d, CT_ERR_LIMIT, "layer \"%s\": no LMEM left for its %lld-byte patch scratch", nm(op), (long long)bytes);
+  c->lm_scratch = *scr + bytes;
+  ct_status st = CT_OK;
+  for (int64_t n = 0; n < bx->ext[0] && !st; n++)
+    for (int64_t ch = 0; ch < C && !st; ch++)
+      for (int64_t a = 0; a < k && !st; a++) {
+        int64_t src = xa + ((n * C + ch) * ih + a) * IW * eb, dst = *scr + ((n * C + ch) * k + a) * k * oh * ow * eb;
+        int64_t e[4] = {1, k, oh, ow}, ss[4] = {0, 1, k * IW, k}, ds[4] = {0, oh * ow, ow, 1};
+        st = cg_move4(c, op, x->dtype, src, ss, dst, ds, e, t, d);
+      }
+  return st;
+}
+
 static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *wv = op->in[1], *y = op->out[0];
   const ct_value *bv = op->n_in > 2 ? op->in[2] : NULL;
@@ -59,7 +82,12 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   int64_t xa = lmem_of(c->gr, x);
   if (xa < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   if ((st = window_of(c, op, li, &bx, &by, wv->shape[2], wv->shape[3], &w, &xa, t, d))) return st;
-  if (w.sh > 15 || w.sw > 15 || w.dh > 15 || w.dw > 15) /* a ViT's 16×16 patch embedding */
+  bool patches = lg_patchify(op);
+  if (patches) { /* patches → channels, then a 1 × 1 CONV */
+    if ((st = space_to_depth(c, op, &bx, xa, w.oh, &xa, t, d))) return st;
+    bx.ext[2] = w.ih = w.oh, w.kh = w.kw = w.sh = w.sw = 1, w.pt = w.pb = w.pl = w.pr = 0;
+  }
+  if (w.sh > 15 || w.sw > 15 || w.dh > 15 || w.dw > 15)
     return no_cg(op, "stride or dilation above 15 (the CONV fields are 4 bits)", d);
   ct_quant_act a;
   int32_t hi;
@@ -72,7 +100,8 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   cv->bias = bv ? lmem_of(c->gr, bv) : 0, cv->has_bias = bv != NULL;
   if (bv && !is_wslice(c, bv)) cv->bias += 4 * c0; /* whole bias resident: index the slice */
   if (!is_wslice(c, wv)) cv->wt += c0 * wv->shape[1] * wv->shape[2] * wv->shape[3];
-  cv->n = bx.ext[0], cv->ic = x->shape[1], cv->ih = w.ih, cv->iw = x->shape[3];
+  cv->n = bx.ext[0], cv->ic = patches ? wv->shape[1] * wv->shape[2] * wv->shape[3] : x->shape[1], cv->ih = w.ih;
+  cv->iw = patches ? y->shape[3] : x->shape[3];
   cv->oc = by.ext[1], cv->oh = w.oh, cv->ow = y->shape[3];
   cv->kh = w.kh, cv->kw = w.kw, cv->stride_h = w.sh, cv->stride_w = w.sw;
   cv->pad_t = w.pt, cv->pad_b = w.pb, cv->pad_l = w.pl, cv->pad_r = w.pr, cv->dil_h = w.dh, cv->dil_w = w.dw;

@@ -58,7 +58,7 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
  * ConvTranspose scatters its CONV's result to the output with one MOVE per tap, cg_convt.c)? */
 static bool moved_in_lmem(const ct_op *op) {
   return op->kind == CT_OP_RESIZE || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_CONCAT ||
-         op->kind == CT_OP_CONVTRANSPOSE;
+         op->kind == CT_OP_CONVTRANSPOSE || lg_patchify(op);
 }
 
 /* A Concat's tile as the codegen emits it (cg_data.c emit_concat): input k's block of the
@@ -109,6 +109,8 @@ int64_t lg_move_cycles(const lg_ctx *x, int li) {
   }
   const ct_value *v = op->kind == CT_OP_CONVTRANSPOSE ? op->out[0] : op->in[0];
   int64_t bytes = tile_elems(x, op->out[0]) * ct_lg_elem_bytes(x->opt, v);
+  if (lg_patchify(op)) /* the output tile's patches: C·k·k input elements per output pixel of one channel */
+    bytes = bytes / op->out[0]->shape[1] * op->in[1]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[3];
   return cdiv(bytes, x->chip->lmem_bank_port_bytes);
 }
 
@@ -119,7 +121,7 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   int64_t oe[CT_MAX_DIMS];
   int64_t out = lg_tile_extents(op->out[0], &x->rng[op->out[0]->id], oe);
   for (int j = 1; j < op->n_out; j++) out += tile_elems(x, op->out[j]);
-  if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe) + (op->kind == CT_OP_CONVTRANSPOSE ? lg_move_cycles(x, li) : 0);
+  if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe) + lg_move_cycles(x, li);
   int64_t w = widest(x, op), in = op->n_in && op->in[0] ? tile_elems(x, op->in[0]) : out;
   int64_t win = 1;
   if (op->kind == CT_OP_CONV && op->in[1]->ndim == 4) win = op->in[1]->shape[2] * op->in[1]->shape[3];

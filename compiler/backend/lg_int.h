@@ -126,6 +126,13 @@ bool lg_group_legal(const lg_ctx *x, int first, int n);
  * *need = bytes needed (bank-rounded when pipelined). */
 bool lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need);
 
+/* Is op a patch embedding the CONV fields cannot express — a Conv with kernel = stride = k
+ * above 15, no padding, dilation 1, one group (ViT's 16×16 patches)? Its codegen first
+ * rearranges each tile's k × k patches into channels (space-to-depth: MOVEs into scratch,
+ * cg_ops.c), then runs a 1 × 1 CONV whose C·k·k input channels read the OIHW weights as
+ * they are; the planner reserves the scratch and costs the MOVEs. */
+bool lg_patchify(const ct_op *op);
+
 /* End of the LMEM a group uses when `tables` bytes (requant / LUT tables) and `scratch`
  * bytes follow its buffers, which end at `end` (each 64-byte aligned, as the codegen puts
  * them: cg_model.c group_tables, lg_reserve.c). */

@@ -62,6 +62,17 @@ static int readers_in(const lg_ctx *x, const ct_value *v, int first, int n) {
   return k;
 }
 
+bool lg_patchify(const ct_op *op) {
+  if (op->kind != CT_OP_CONV || op->n_in < 2 || !op->in[1] || op->in[1]->ndim != 4 || op->in[0]->ndim != 4) return false;
+  int n = 0;
+  const int64_t *st = ct_op_get_ints(op, "strides", &n), *p = ct_op_get_ints(op, "pads", &n), *dl = ct_op_get_ints(op, "dilations", &n);
+  int64_t k = op->in[1]->shape[2];
+  bool ok = k > 15 && op->in[1]->shape[3] == k && st && st[0] == k && st[1] == k && ct_op_get_int(op, "group", 1) == 1;
+  for (int i = 0; ok && p && i < 4; i++) ok = p[i] == 0;
+  for (int i = 0; ok && dl && i < 2; i++) ok = dl[i] == 1;
+  return ok;
+}
+
 int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li) {
   const ct_op *op = x->layers[li].op;
   const ct_value *y = op->out[0];
@@ -70,6 +81,11 @@ int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li) {
   if (op->kind == CT_OP_SLICE && op->in[0] && op->in[0]->dtype != y->dtype) { /* MOVE to scratch, then CAST */
     int64_t ext[CT_MAX_DIMS];
     if (x->rng[y->id].set) s += al(lg_tile_extents(y, &x->rng[y->id], ext) * (int64_t)ct_dtype_size(op->in[0]->dtype));
+  }
+  if (lg_patchify(op) && x->rng[y->id].set) { /* the tile's patches as channels */
+    int64_t ext[CT_MAX_DIMS], k = op->in[1]->shape[2];
+    lg_tile_extents(y, &x->rng[y->id], ext);
+    s += al(ext[0] * op->in[0]->shape[1] * k * k * ext[2] * ext[3] * (int64_t)ct_dtype_size(op->in[0]->dtype));
   }
   if (op->kind == CT_OP_CONVTRANSPOSE && op->in[0] && op->in[0]->ndim == 4 && x->rng[op->in[0]->id].set) {
     int64_t ext[CT_MAX_DIMS]; /* at least one output-channel plane of the input tile */
