@@ -321,13 +321,15 @@ ct_status ct_kern_clip(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   return CT_OK;
 }
 
-/* Dropout-13 in inference: y = x; the optional mask output is all true. training_mode
- * given as a true constant is unsupported. */
+/* Dropout-13 in inference: y = x; the optional mask output is all true. training_mode true
+ * is supported only with ratio 0 (every element kept, scale 1/(1 − 0) = 1: y = x again, as
+ * torchvision's Swin exports its attention dropout); otherwise the output is random. */
 ct_status ct_kern_dropout(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                           ct_diag *d) {
   (void)ctx;
-  if (op->n_in > 2 && in[2] && ct_tensor_numel(in[2]) == 1 && ct_tensor_get_f64(in[2], 0) != 0)
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: training_mode = true");
+  bool zero_ratio = op->n_in > 1 && in[1] && ct_tensor_numel(in[1]) == 1 && ct_tensor_get_f64(in[1], 0) == 0;
+  if (op->n_in > 2 && in[2] && ct_tensor_numel(in[2]) == 1 && ct_tensor_get_f64(in[2], 0) != 0 && !zero_ratio)
+    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: training_mode = true with a ratio other than 0 (random output)");
   if (out[0]->nbytes != in[0]->nbytes) return ct_km_err(d, CT_ERR_INTERNAL, op, "output size mismatch");
   memcpy(out[0]->data, in[0]->data, in[0]->nbytes);
   if (op->n_out > 1 && out[1]) memset(out[1]->data, 1, out[1]->nbytes);

@@ -25,6 +25,30 @@ ct_status put(mg *c, ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
 }
 
 /* Tile box of value v under the current ranges (x.rng). */
+/* Rank > 4 cut on an axis the N fold cannot hold: [axis 0, axes 1 .. ax − 1, axis ax, the
+ * rest] (a cut on axis 0: [axis 0, 1, 1, the rest]) — adjacent whole axes merged, so the
+ * dense order of the tile is unchanged. */
+static bool box_regroup(const ct_value *v, const lg_rng *r, box *b) {
+  int ax = r->ax, nd = v->ndim;
+  if (ax == 0 && r->nax < 0) {
+    int64_t post = 1;
+    for (int i = 1; i < nd; i++) post *= v->shape[i];
+    int64_t full[4] = {v->shape[0], 1, 1, post};
+    for (int i = 0; i < 4; i++) b->off[i] = 0, b->ext[i] = b->full[i] = full[i];
+    b->off[0] = r->lo, b->ext[0] = r->hi - r->lo;
+    return true;
+  }
+  if (ax < 1 || ax >= nd || (r->nax >= 0 && r->nax != 0)) return false;
+  int64_t mid = 1, post = 1;
+  for (int i = 1; i < ax; i++) mid *= v->shape[i];
+  for (int i = ax + 1; i < nd; i++) post *= v->shape[i];
+  int64_t full[4] = {v->shape[0], mid, v->shape[ax], post};
+  for (int i = 0; i < 4; i++) b->off[i] = 0, b->ext[i] = b->full[i] = full[i];
+  b->off[2] = r->lo, b->ext[2] = r->hi - r->lo;
+  if (r->nax == 0) b->off[0] = r->nlo, b->ext[0] = r->nhi - r->nlo;
+  return true;
+}
+
 bool box_of(const mg *c, const ct_value *v, box *b) {
   if (v->ndim < 0) return false;
   int pad = 4 - v->ndim, fold = v->ndim > 4 ? v->ndim - 4 : 0; /* rank > 4: leading axes folded into N */
@@ -35,8 +59,8 @@ bool box_of(const mg *c, const ct_value *v, box *b) {
   if (fold) { /* a cut on a folded axis: fine when the other folded axes are 1 */
     int cut = r->ax >= 0 && r->ax <= fold ? r->ax : -1;
     for (int i = 0; i <= fold; i++)
-      if (v->shape[i] != 1 && ((cut >= 0 && i != cut) || (r->nax == 0 && i != 0))) return false;
-    if (cut >= 0 && r->nax == 0 && cut != 0) return false;
+      if (v->shape[i] != 1 && ((cut >= 0 && i != cut) || (r->nax == 0 && i != 0))) return box_regroup(v, r, b);
+    if (cut >= 0 && r->nax == 0 && cut != 0) return box_regroup(v, r, b);
     if (cut >= 0) b->off[0] = r->lo, b->ext[0] = r->hi - r->lo;
     if (r->nax == 0) b->off[0] = r->nlo, b->ext[0] = r->nhi - r->nlo;
     if (r->ax >= 0 && cut < 0) b->off[r->ax + pad] = r->lo, b->ext[r->ax + pad] = r->hi - r->lo;

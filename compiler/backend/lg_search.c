@@ -57,7 +57,7 @@ static bool best_once(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, i
   const ct_value *o = l->op->out[0];
   if (n > 1) {
     search_axis(x, first, n, 2, 1, &b, need);
-    if (o->shape[0] > 1) search_axis(x, first, n, 0, 1, &b, need), search_axis(x, first, n, 2, o->shape[0], &b, need);
+    if (o->shape[0] > 1) search_axis(x, first, n, 0, 1, &b, need); /* not N and H at once: the codegen has one cut axis */
   } else {
     for (int i = 0; i < l->n_axes; i++) search_axis(x, first, n, l->axes[i], 1, &b, need);
   }

@@ -15,10 +15,10 @@ static bool is_noop(ct_rw *rw, const ct_op *op) {
       return op->n_in == 1;
     case CT_OP_SPLIT:
       return op->n_out == 1;
-    case CT_OP_DROPOUT: { /* mask result unused; training_mode absent or constant false */
-      const ct_value *tm = op->n_in > 2 ? op->in[2] : NULL;
+    case CT_OP_DROPOUT: { /* mask result unused; training_mode absent or constant false, or ratio constant 0 */
+      const ct_value *tm = op->n_in > 2 ? op->in[2] : NULL, *ratio = op->n_in > 1 ? op->in[1] : NULL;
       if (op->n_out > 1 && op->out[1] && ct_rw_num_uses(rw, op->out[1]) > 0) return false;
-      return !tm || ct_rw_const_all(tm, 0.0);
+      return !tm || ct_rw_const_all(tm, 0.0) || (ratio && ct_rw_const_all(ratio, 0.0));
     }
     case CT_OP_SLICE: { /* same shape with unit steps = the whole range */
       const ct_value *st = op->n_in > 4 ? op->in[4] : NULL;
