@@ -442,11 +442,12 @@ static void print_skips(const skip_table *s) {
   for (int i = 0; i < s->n; i++) printf("  %-28s %d\n", s->name[order[i]], s->count[order[i]]);
 }
 
-/* Tests that passed when this floor was last raised (964 at the module restructuring). With
+/* Tests that passed when this floor was last raised (966: + the two training-mode Dropouts with
+ * ratio 0, 2026-11-26; 964 at the module restructuring). With
  * ../shared present, fewer passes is a failure: a missing or emptied test folder, or a
  * regression turning passes into "unsupported" skips, cannot go unnoticed. Raise it when
  * support grows; never lower it to make a change pass. */
-#define MIN_PASSED 964
+#define MIN_PASSED 966
 
 int main(int argc, char **argv) {
   ct_test_require_shared("test_conformance");
