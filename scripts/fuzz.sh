@@ -64,8 +64,11 @@ bad=0
 for h in "${harnesses[@]}"; do
   [ -x $b/bin/fuzz_$h ] || { echo "fuzz: no harness \"$h\""; bad=1; continue; }
   log=$b/logs/$h.log
-  $b/bin/fuzz_$h -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+  # run a copy: a rebuild during a long run (another fuzz.sh, a GLOB change) must not replace it
+  bin=$(mktemp "${TMPDIR:-/tmp}/fuzz_$h.XXXXXX") && cp $b/bin/fuzz_$h "$bin" || { echo "fuzz: cannot copy fuzz_$h"; bad=1; continue; }
+  "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix=$b/artifacts/$h- $b/corpus/$h >"$log" 2>&1; rc=$?
+  rm -f "$bin"
   execs=$(grep -a -m1 -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
   found=$(grep -a -cE '^==[0-9]+==ERROR|^SUMMARY: (Address|Undefined|Leak)Sanitizer|deadly signal|ERROR: libFuzzer' "$log")
   printf "fuzz_%-6s %10s executions in %ss, corpus %5d files, rc %d%s\n" "$h" "${execs:-?}" "$secs" \
