@@ -65,7 +65,7 @@ for h in "${harnesses[@]}"; do
   [ -x $b/bin/fuzz_$h ] || { echo "fuzz: no harness \"$h\""; bad=1; continue; }
   log=$b/logs/$h.log
   # run a copy: a rebuild during a long run (another fuzz.sh, a GLOB change) must not replace it
-  bin=$(mktemp "${TMPDIR:-/tmp}/fuzz_$h.XXXXXX") && cp $b/bin/fuzz_$h "$bin" || { echo "fuzz: cannot copy fuzz_$h"; bad=1; continue; }
+  bin=$(mktemp "${TMPDIR:-/tmp}/fuzz_$h.XXXXXX") && cp $b/bin/fuzz_$h "$bin" && chmod 700 "$bin" || { echo "fuzz: cannot copy fuzz_$h"; bad=1; continue; }
   "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix=$b/artifacts/$h- $b/corpus/$h >"$log" 2>&1; rc=$?
   rm -f "$bin"
