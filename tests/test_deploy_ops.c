@@ -1,7 +1,7 @@
 /* test_deploy_ops.c: patterns of real networks outside ../shared, on a model built here
  * (tests/onnx_build.c) — a grouped conv (RegNet, ResNeXt), a BatchNormalization after a
  * Concat (DenseNet: canonicalize's bn-to-conv), a ceil_mode MaxPool (GoogLeNet), a
- * ReduceMean over H and W (ShuffleNet, MnasNet); a ViT's 16×16 patch embedding (a stride the
+ * ReduceMean over H and W (ShuffleNet, MnasNet); an explicit Pad; a ViT's 16×16 patch embedding (a stride the
  * CONV fields cannot hold: space-to-depth MOVEs + a 1×1 CONV) and its class-token Gather — transformed, calibrated, lowered to INT8
  * and deployed with --compare-all on the default chip and on small-LMEM sweep chips (tiles):
  * every stored tensor bit-exact against the Tpu reference. */
@@ -65,8 +65,9 @@ static void write_model(const char *path, const char *input) {
   ob_free(&b);
 }
 
-/* x[1,3,48,32] → Conv(16×16, stride 16, 12 out) → [1,12,3,2] → Gather(axis 2, index 0) →
- * [1,12,2] (a ViT's patch embedding and class-token pick, in NCHW). */
+/* x[1,3,48,32] → Conv(16×16, stride 16, 12 out) → [1,12,3,2] → Pad(1 row / column on each
+ * side, nothing to fold it into) → [1,12,5,4] → Gather(axis 2, index 1) → [1,12,4] (a ViT's
+ * patch embedding and class-token pick in NCHW, an explicit Pad). */
 static void write_patches(const char *path, const char *input) {
   ob_model b;
   ob_init(&b, 13);
@@ -74,10 +75,12 @@ static void write_patches(const char *path, const char *input) {
   int64_t xs[4] = {1, 3, 48, 32}, ws[4] = {12, 3, 16, 16}, c12 = 12;
   ob_input(&b, "x", T_FLOAT, 4, xs);
   init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c12, &seed, 0);
-  ob_init_i64(&b, "idx", 1, (int64_t[]){0});
+  ob_init_i64(&b, "idx", 1, (int64_t[]){1});
+  ob_init_i64(&b, "pads", 8, (int64_t[]){0, 0, 1, 1, 0, 0, 1, 1});
   Onnx__NodeProto *n = ob_node(&b, "Conv", "patch", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"p", NULL});
   ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){16, 16}), ob_attr_ints(&b, n, "strides", 2, (int64_t[]){16, 16});
-  n = ob_node(&b, "Gather", "cls", (const char *[]){"p", "idx", NULL}, (const char *[]){"y", NULL});
+  ob_node(&b, "Pad", "pad", (const char *[]){"p", "pads", NULL}, (const char *[]){"pp", NULL});
+  n = ob_node(&b, "Gather", "cls", (const char *[]){"pp", "idx", NULL}, (const char *[]){"y", NULL});
   ob_attr_i(&b, n, "axis", 2);
   ob_output(&b, "y");
   ck_assert(ob_write(&b, path));
@@ -95,7 +98,7 @@ static const struct {
   writer_fn write;
 } models[] = {
     {"patterns", "group = 24", "BatchNormalization", write_model},
-    {"patches", "top.Slice", "top.Gather", write_patches},
+    {"patches", "top.Pad", "top.Gather", write_patches},
 };
 
 START_TEST(test_patterns_bit_exact) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compiler/backend/cg_int.h"
+#include "ops/ops_util.h"
 
 #define AL(x) (((x) + 63) / 64 * 64)
 
@@ -316,9 +317,37 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   return put(c, &in, nm(op), t, d);
 }
 
+/* Constant Pad (integer, rank ≤ 4; the lowering pads with the zero point, ops/tpu_*): the
+ * output tile is filled with the pad value by a REQUANT with multiplier 0 (out = zp_out for
+ * any input; it reads the tile itself), then one MOVE puts the input tile at its offsets.
+ * A dim the tile cuts must have no padding. */
+static ct_status emit_pad(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box bx, by;
+  if (y->ndim > 4 || x->ndim != y->ndim || !box_of(c, x, &bx) || !box_of(c, y, &by) || x->dtype != y->dtype || !is_int(y->dtype))
+    return no_cg(op, "a Pad other than integer, rank ≤ 4, same type", d);
+  int64_t bef[CT_MAX_DIMS], aft[CT_MAX_DIMS], b4[4] = {0, 0, 0, 0};
+  const ct_tensor *pads = op->n_in > 1 && op->in[1] ? op->in[1]->data : NULL, *axes = op->n_in > 3 && op->in[3] ? op->in[3]->data : NULL;
+  if (!pads || ct_km_pads(op, x->ndim, x->shape, pads, axes, bef, aft, NULL)) return no_cg(op, "pads computed at run time", d);
+  for (int i = 0; i < x->ndim; i++) {
+    int k = i + 4 - x->ndim;
+    if (bef[i] < 0 || aft[i] < 0) return no_cg(op, "negative pads (cropping)", d);
+    if ((bef[i] || aft[i]) && by.ext[k] != by.full[k]) return no_cg(op, "a Pad cut along a padded axis", d);
+    b4[k] = bef[i];
+  }
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), n = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3];
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  ct_status st = requant_dense(c, op, y, y, ly, ly, n, 0, 0, t, d);
+  int64_t ss[4], ds[4], eb = (int64_t)ct_dtype_size(y->dtype), dst = ly;
+  dense_strides(&bx, ss), dense_strides(&by, ds);
+  for (int k = 0; k < 4; k++) dst += b4[k] * ds[k] * eb;
+  return st ? st : cg_move4(c, op, y->dtype, lx, ss, dst, ds, bx.ext, t, d);
+}
+
 ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   (void)li;
   switch (op->kind) {
+  case CT_OP_PAD: return emit_pad(c, op, t, d);
   case CT_OP_RESIZE: return emit_resize(c, op, t, d);
   case CT_OP_CONCAT: return emit_concat(c, op, t, d);
   case CT_OP_TRANSPOSE: return emit_transpose(c, op, t, d);

@@ -196,6 +196,20 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
     }
   }
   if (st) return st;
+  /* a resident constant operand whole along the output's cut dim: its slice of the tile, when
+   * that slice is contiguous (every outer dim 1) — Swin's shifted-window mask */
+  for (int k = 0; k < 2; k++) {
+    box *q = bo[k];
+    if (!ct_lg_is_weight(op->in[k])) continue;
+    for (int i = 0; i < 4; i++) {
+      bool outer1 = true;
+      for (int j = 0; j < i; j++) outer1 = outer1 && q->ext[j] == 1;
+      if (q->ext[i] != by.full[i] || by.ext[i] == by.full[i] || !outer1) continue;
+      int64_t stride = (int64_t)ct_dtype_size(op->in[k]->dtype);
+      for (int j = i + 1; j < 4; j++) stride *= q->ext[j];
+      *ad[k] += by.off[i] * stride, q->off[i] = by.off[i], q->ext[i] = by.ext[i];
+    }
+  }
   e->n = by.ext[0], e->c = by.ext[1], e->h = by.ext[2], e->w = by.ext[3];
   for (int i = 0; i < 4; i++) {
     if (ba.ext[i] != by.ext[i]) e->bcast_a |= ba.ext[i] == 1 ? 1 << i : 0x10;
@@ -305,6 +319,7 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   case CT_OP_GEMM:
   case CT_OP_MATMUL: return emit_matmul(c, op, li, t, d);
   case CT_OP_RESIZE:
+  case CT_OP_PAD:
   case CT_OP_CONCAT:
   case CT_OP_TRANSPOSE:
   case CT_OP_SLICE: return cg_emit_data(c, op, li, t, d);

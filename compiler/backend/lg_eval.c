@@ -58,7 +58,7 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
  * ConvTranspose scatters its CONV's result to the output with one MOVE per tap, cg_convt.c)? */
 static bool moved_in_lmem(const ct_op *op) {
   return op->kind == CT_OP_RESIZE || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_CONCAT ||
-         op->kind == CT_OP_CONVTRANSPOSE || lg_patchify(op);
+         op->kind == CT_OP_CONVTRANSPOSE || op->kind == CT_OP_PAD || lg_patchify(op);
 }
 
 /* A Concat's tile as the codegen emits it (cg_data.c emit_concat): input k's block of the
@@ -131,6 +131,8 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
     for (int i = 0; i < n; i++) win *= k[i];
   }
   bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(op->out[0]->dtype);
+  if (op->kind == CT_OP_PAD) /* a REQUANT fills the tile, a MOVE places the input (cg_data.c) */
+    return lg_move_cycles(x, li) + lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w);
   if (moved_in_lmem(op) && op->kind != CT_OP_CONCAT) /* one MOVE, a CAST when the type changes */
     return lg_move_cycles(x, li) + (op->in[0] && op->in[0]->dtype != op->out[0]->dtype
                                         ? lg_vpu_cycles(x->chip, LG_VPU_CAST, out, w) : 0);
