@@ -490,12 +490,14 @@ static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
     bool zero = !cv || (n == 1 && cv[0] == 0);
     free(cv);
     if (strcmp(ct_op_get_string(op, "mode", "constant"), "constant") || !zero || (op->n_in > 2 && op->in[2] && !n)) return CT_OK;
-    bool has_cv = op->n_in > 2 && op->in[2];
-    if (!has_cv && p.zp != 0) return CT_OK; /* would pad with 0, not the zero point: stays float */
+    /* the real 0 is the zero point: given as the pad value (an absent value would pad with the
+     * integer 0); an op without the value slot keeps the float form when zp != 0 */
+    bool has_cv = op->n_in > 2 && op->in[2], need = has_cv || (p.zp != 0 && op->n_in > 2);
+    if (!need && p.zp != 0) return CT_OK;
     uint8_t byte = (uint8_t)p.zp;
-    ct_value *pv = has_cv ? add_const(c, x->name, "pad_value", p.dt, 0, NULL, &byte, 0, NULL, NULL) : NULL;
-    if (has_cv && !pv) return oom(c);
-    if (has_cv) op->in[2] = pv;
+    ct_value *pv = need ? add_const(c, x->name, "pad_value", p.dt, 0, NULL, &byte, 0, NULL, NULL) : NULL;
+    if (need && !pv) return oom(c);
+    if (need) op->in[2] = pv;
   }
   for (int k = 0; k < op->n_out; k++) {
     ct_status st = op->out[k] ? ct_lower_set_q(c, op->out[k], p) : CT_OK;

@@ -3,6 +3,7 @@
  * and columns; Concat as a REQUANT per input (the Tpu reference rescales every input to
  * the output's scale, ops/tpu_elt.c) and a MOVE into its block; Transpose and Slice as one
  * MOVE whose source strides permute or step through the input tile. */
+#include <math.h>
 #include <string.h>
 
 #include "compiler/backend/cg_int.h"
@@ -125,11 +126,17 @@ static void ext_strides(const int64_t *e, int nd, int64_t *st) {
   for (int i = nd - 1; i >= 0; i--) st[i] = k, k *= e[i];
 }
 
+/* Storage type and zero point of one side of a REQUANT. */
+typedef struct rq_side {
+  ct_dtype dt;
+  int32_t zp;
+} rq_side;
+
 /* A tensor-wide REQUANT of `count` dense elements (as 1 × 1 × rows × 64 or 1 × 1 × 1 × count). */
-static ct_status requant_dense(mg *c, const ct_op *op, const ct_value *x, const ct_value *y, int64_t src, int64_t dst,
-                               int64_t count, int32_t m, int s, int64_t t, ct_diag *d) {
+static ct_status requant_raw(mg *c, const ct_op *op, rq_side x, rq_side y, int64_t src, int64_t dst, int64_t count, int32_t m,
+                             int s, int64_t t, ct_diag *d) {
   ct_status st = CT_OK;
-  int64_t ex = (int64_t)ct_dtype_size(x->dtype), ey = (int64_t)ct_dtype_size(y->dtype);
+  int64_t ex = (int64_t)ct_dtype_size(x.dt), ey = (int64_t)ct_dtype_size(y.dt);
   for (int64_t o = 0; o < count && !st; o += 65535 * 64) {
     int64_t k = count - o < 65535 * 64 ? count - o : 65535 * 64, rows = k >= 64 ? k / 64 : 0, rest = k - rows * 64;
     for (int part = 0; part < 2 && !st; part++) {
@@ -140,12 +147,18 @@ static ct_status requant_dense(mg *c, const ct_op *op, const ct_value *x, const 
       in.op = CT_ISA_REQUANT;
       struct ct_insn_requant *r = &in.requant;
       r->in = src + off * ex, r->out = dst + off * ey, r->n = 1, r->c = 1, r->h = h, r->w = w;
-      r->rq_mode = CT_ISA_RQ_TENSOR, r->m = m, r->s = s, r->zp_in = ct_tq_zp(x), r->zp_out = ct_tq_zp(y);
-      r->dt_in = x->dtype, r->dt_out = y->dtype;
+      r->rq_mode = CT_ISA_RQ_TENSOR, r->m = m, r->s = s, r->zp_in = x.zp, r->zp_out = y.zp;
+      r->dt_in = x.dt, r->dt_out = y.dt;
       st = put(c, &in, nm(op), t, d);
     }
   }
   return st;
+}
+
+static ct_status requant_dense(mg *c, const ct_op *op, const ct_value *x, const ct_value *y, int64_t src, int64_t dst,
+                               int64_t count, int32_t m, int s, int64_t t, ct_diag *d) {
+  rq_side a = {x->dtype, ct_tq_zp(x)}, b = {y->dtype, ct_tq_zp(y)};
+  return requant_raw(c, op, a, b, src, dst, count, m, s, t, d);
 }
 
 /* Input k of a Concat whose output block is not contiguous: [outer, row] elements at lx
@@ -317,27 +330,37 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   return put(c, &in, nm(op), t, d);
 }
 
-/* Constant Pad (integer, rank ≤ 4; the lowering pads with the zero point, ops/tpu_*): the
+/* Constant Pad (rank ≤ 4; the lowering pads an integer tensor with the zero point): the
  * output tile is filled with the pad value by a REQUANT with multiplier 0 (out = zp_out for
- * any input; it reads the tile itself), then one MOVE puts the input tile at its offsets.
- * A dim the tile cuts must have no padding. */
+ * any input; it reads the tile itself), then one MOVE puts the input tile at its offsets. A
+ * dim the tile cuts must have no padding. A float Pad (zeros) fills the tile's bytes as i8
+ * zeros: +0.0 in every float type. */
 static ct_status emit_pad(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box bx, by;
-  if (y->ndim > 4 || x->ndim != y->ndim || !box_of(c, x, &bx) || !box_of(c, y, &by) || x->dtype != y->dtype || !is_int(y->dtype))
-    return no_cg(op, "a Pad other than integer, rank ≤ 4, same type", d);
+  if (y->ndim > 4 || x->ndim != y->ndim || !box_of(c, x, &bx) || !box_of(c, y, &by) || x->dtype != y->dtype)
+    return no_cg(op, "a Pad other than rank ≤ 4, same type", d);
   int64_t bef[CT_MAX_DIMS], aft[CT_MAX_DIMS], b4[4] = {0, 0, 0, 0};
+  bool padded = false;
   const ct_tensor *pads = op->n_in > 1 && op->in[1] ? op->in[1]->data : NULL, *axes = op->n_in > 3 && op->in[3] ? op->in[3]->data : NULL;
   if (!pads || ct_km_pads(op, x->ndim, x->shape, pads, axes, bef, aft, NULL)) return no_cg(op, "pads computed at run time", d);
   for (int i = 0; i < x->ndim; i++) {
     int k = i + 4 - x->ndim;
     if (bef[i] < 0 || aft[i] < 0) return no_cg(op, "negative pads (cropping)", d);
     if ((bef[i] || aft[i]) && by.ext[k] != by.full[k]) return no_cg(op, "a Pad cut along a padded axis", d);
-    b4[k] = bef[i];
+    b4[k] = bef[i], padded = padded || bef[i] || aft[i];
   }
+  if (strcmp(ct_op_get_string(op, "mode", "constant"), "constant")) return no_cg(op, "a Pad mode other than constant", d);
+  const ct_value *pv = op->n_in > 2 ? op->in[2] : NULL;
+  bool zero_value = !pv || (pv->data && ct_tensor_numel(pv->data) == 1 && ct_tensor_get_f64(pv->data, 0) == 0 &&
+                            !signbit(ct_tensor_get_f64(pv->data, 0)));
+  if (padded && !is_int(y->dtype) && !zero_value) return no_cg(op, "a float Pad with a value other than +0", d);
   int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), n = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3];
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
-  ct_status st = requant_dense(c, op, y, y, ly, ly, n, 0, 0, t, d);
+  /* float: the tile's bytes as i8 set to 0 — +0.0, the value a float Pad pads with */
+  rq_side fill = is_int(y->dtype) ? (rq_side){y->dtype, ct_tq_zp(y)} : (rq_side){CT_I8, 0};
+  int64_t cnt = is_int(y->dtype) ? n : n * (int64_t)ct_dtype_size(y->dtype);
+  ct_status st = padded ? requant_raw(c, op, fill, fill, ly, ly, cnt, 0, 0, t, d) : CT_OK;
   int64_t ss[4], ds[4], eb = (int64_t)ct_dtype_size(y->dtype), dst = ly;
   dense_strides(&bx, ss), dense_strides(&by, ds);
   for (int k = 0; k < 4; k++) dst += b4[k] * ds[k] * eb;
