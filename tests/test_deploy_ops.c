@@ -1,7 +1,7 @@
 /* test_deploy_ops.c: patterns of real networks outside ../shared, on a model built here
  * (tests/onnx_build.c) — a grouped conv (RegNet, ResNeXt), a BatchNormalization after a
  * Concat (DenseNet: canonicalize's bn-to-conv), a ceil_mode MaxPool (GoogLeNet), a
- * ReduceMean over H and W (ShuffleNet, MnasNet); an explicit Pad; a ViT's 16×16 patch embedding (a stride the
+ * ReduceMean over H and W (ShuffleNet, MnasNet); an explicit Pad, integer and float (Swin); a ViT's 16×16 patch embedding (a stride the
  * CONV fields cannot hold: space-to-depth MOVEs + a 1×1 CONV) and its class-token Gather — transformed, calibrated, lowered to INT8
  * and deployed with --compare-all on the default chip and on small-LMEM sweep chips (tiles):
  * every stored tensor bit-exact against the Tpu reference. */
@@ -92,6 +92,28 @@ static void write_patches(const char *path, const char *input) {
   ob_free(&b);
 }
 
+/* x[1,2,4,6] → Softmax(axis −1, kept BF16 by the INT8 lowering) → Pad(1 on each side of H
+ * and W) → y[1,2,6,8]: a float zero Pad (Swin's window padding). */
+static void write_float_pad(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 99;
+  int64_t xs[4] = {1, 2, 4, 6};
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  ob_init_i64(&b, "pads", 8, (int64_t[]){0, 0, 1, 1, 0, 0, 1, 1});
+  Onnx__NodeProto *n = ob_node(&b, "Softmax", "sm", (const char *[]){"x", NULL}, (const char *[]){"s", NULL});
+  ob_attr_i(&b, n, "axis", -1);
+  ob_node(&b, "Pad", "fpad", (const char *[]){"s", "pads", NULL}, (const char *[]){"y", NULL});
+  ob_output(&b, "y");
+  ck_assert(ob_write(&b, path));
+  Onnx__TensorProto *t = ob_tensor(&b, "x", T_FLOAT, 4, xs);
+  float v[2 * 4 * 6];
+  for (int i = 0; i < 2 * 4 * 6; i++) v[i] = 3 * lcgf(&seed);
+  ob_raw(&b, t, v, sizeof v);
+  ck_assert(ob_write_tensor(t, input));
+  ob_free(&b);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name, *must, *must_not; /* the transformed .top holds must, not must_not */
@@ -99,6 +121,7 @@ static const struct {
 } models[] = {
     {"patterns", "group = 24", "BatchNormalization", write_model},
     {"patches", "top.Pad", "top.Gather", write_patches},
+    {"float_pad", "top.Pad", "top.Gather", write_float_pad},
 };
 
 START_TEST(test_patterns_bit_exact) {
