@@ -30,6 +30,22 @@ static void init_rand(ob_model *b, const char *name, int ndim, const int64_t *di
   free(v);
 }
 
+/* Writes the model with output "y" to path and a random input "x" of shape xs (values
+ * amp · [-1, 1)) to input, then frees the builder. */
+static void finish(ob_model *b, const char *path, const char *input, const int64_t xs[4], uint32_t *seed, float amp) {
+  ob_output(b, "y");
+  ck_assert(ob_write(b, path));
+  Onnx__TensorProto *t = ob_tensor(b, "x", T_FLOAT, 4, xs);
+  int64_t n = xs[0] * xs[1] * xs[2] * xs[3];
+  float *v = malloc(sizeof *v * (size_t)n);
+  ck_assert_ptr_nonnull(v);
+  for (int64_t i = 0; i < n; i++) v[i] = amp * lcgf(seed);
+  ob_raw(b, t, v, sizeof *v * (size_t)n);
+  free(v);
+  ck_assert(ob_write_tensor(t, input));
+  ob_free(b);
+}
+
 /* x[1,8,16,16] → Conv(group 4, 16 out, 3×3 pad 1) → Relu → Concat(·, x) → BatchNormalization
  * → Relu → MaxPool(3×3, stride 2, ceil_mode) → ReduceMean(axes 2, 3, keepdims 0) → y[1,24]. */
 static void write_model(const char *path, const char *input) {
@@ -55,14 +71,7 @@ static void write_model(const char *path, const char *input) {
   ob_attr_i(&b, n, "ceil_mode", 1);
   n = ob_node(&b, "ReduceMean", "mean_hw", (const char *[]){"p", NULL}, (const char *[]){"y", NULL});
   ob_attr_ints(&b, n, "axes", 2, (int64_t[]){2, 3}), ob_attr_i(&b, n, "keepdims", 0);
-  ob_output(&b, "y");
-  ck_assert(ob_write(&b, path));
-  Onnx__TensorProto *t = ob_tensor(&b, "x", T_FLOAT, 4, xs);
-  float v[8 * 16 * 16];
-  for (int i = 0; i < 8 * 16 * 16; i++) v[i] = 2 * lcgf(&seed);
-  ob_raw(&b, t, v, sizeof v);
-  ck_assert(ob_write_tensor(t, input));
-  ob_free(&b);
+  finish(&b, path, input, xs, &seed, 2);
 }
 
 /* x[1,3,48,32] → Conv(16×16, stride 16, 12 out) → [1,12,3,2] → Pad(1 row / column on each
@@ -82,14 +91,7 @@ static void write_patches(const char *path, const char *input) {
   ob_node(&b, "Pad", "pad", (const char *[]){"p", "pads", NULL}, (const char *[]){"pp", NULL});
   n = ob_node(&b, "Gather", "cls", (const char *[]){"pp", "idx", NULL}, (const char *[]){"y", NULL});
   ob_attr_i(&b, n, "axis", 2);
-  ob_output(&b, "y");
-  ck_assert(ob_write(&b, path));
-  Onnx__TensorProto *t = ob_tensor(&b, "x", T_FLOAT, 4, xs);
-  float v[3 * 48 * 32];
-  for (int i = 0; i < 3 * 48 * 32; i++) v[i] = 2 * lcgf(&seed);
-  ob_raw(&b, t, v, sizeof v);
-  ck_assert(ob_write_tensor(t, input));
-  ob_free(&b);
+  finish(&b, path, input, xs, &seed, 2);
 }
 
 /* x[1,2,4,6] → Softmax(axis −1, kept BF16 by the INT8 lowering) → Pad(1 on each side of H
@@ -104,14 +106,7 @@ static void write_float_pad(const char *path, const char *input) {
   Onnx__NodeProto *n = ob_node(&b, "Softmax", "sm", (const char *[]){"x", NULL}, (const char *[]){"s", NULL});
   ob_attr_i(&b, n, "axis", -1);
   ob_node(&b, "Pad", "fpad", (const char *[]){"s", "pads", NULL}, (const char *[]){"y", NULL});
-  ob_output(&b, "y");
-  ck_assert(ob_write(&b, path));
-  Onnx__TensorProto *t = ob_tensor(&b, "x", T_FLOAT, 4, xs);
-  float v[2 * 4 * 6];
-  for (int i = 0; i < 2 * 4 * 6; i++) v[i] = 3 * lcgf(&seed);
-  ob_raw(&b, t, v, sizeof v);
-  ck_assert(ob_write_tensor(t, input));
-  ob_free(&b);
+  finish(&b, path, input, xs, &seed, 3);
 }
 
 typedef void (*writer_fn)(const char *path, const char *input);
