@@ -76,7 +76,15 @@ static bool send_tensor(int fd, const ct_tensor *t) {
          write_all(fd, t->zero_point, (size_t)t->n_scale * sizeof(int32_t)) && write_all(fd, t->data, t->nbytes);
 }
 
+/* Set by the sanitizer runtime when one is linked (libFuzzer registers its crash reporter
+ * there); absent otherwise. */
+void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
 static void limit_child(void) {
+  /* the child is not the process under test: a sanitizer report inside libhdf5 must not run
+   * a fuzzer's crash reporter inherited through fork (it wrote one "crash" artifact per
+   * libhdf5 failure the parent had already turned into a clean error) */
+  if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(NULL);
   struct rlimit cpu = {CHILD_CPU_SECONDS, CHILD_CPU_SECONDS}, core = {0, 0};
   setrlimit(RLIMIT_CPU, &cpu);
   setrlimit(RLIMIT_CORE, &core);
