@@ -36,6 +36,13 @@ static inline void ct_tq_set(ct_tensor *t, int64_t i, int32_t v) {
 /* Zero point of value v (per-tensor; 0 without quant params). */
 static inline int32_t ct_tq_zp(const ct_value *v) { return v && v->n_scale > 0 ? v->zero_point[0] : 0; }
 
+/* Is requantizing x to y with multiplier m and right shift s (2^-s · m, quant/) the identity:
+ * m = 2^s (s ≤ 30) and equal zero points? Then a Concat input only moves (the codegen emits
+ * a MOVE, the planner costs one: cg_data.c, lg_eval.c). */
+static inline bool ct_tq_rq_identity(const ct_value *x, const ct_value *y, int32_t m, int s) {
+  return s >= 0 && s <= 30 && m == (int32_t)(1u << s) && ct_tq_zp(x) == ct_tq_zp(y);
+}
+
 /* True for the integer storage types the Tpu kernels accept (i8, u8, i16, u16, i32). */
 bool ct_tq_is_storage(ct_dtype dt);
 /* Fused activation of a Tpu op from its `act` attribute ("none", "relu", "clip"/"relu6" →

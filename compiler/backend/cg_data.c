@@ -228,7 +228,7 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
       if (i != cax && bx.ext[i] != by.ext[i]) return no_cg(op, "input and output tiles of different extents", d);
     int64_t count = bx.ext[0] * bx.ext[1] * bx.ext[2] * bx.ext[3], outer = 1;
     for (int i = 0; i < cax; i++) outer *= bx.ext[i];
-    bool ident = fl || (m[k] == (int32_t)(1u << (s[k] & 31)) && s[k] <= 30 && ct_tq_zp(x) == ct_tq_zp(y));
+    bool ident = fl || ct_tq_rq_identity(x, y, m[k], s[k]);
     int64_t dst = ly + c0 * ds[cax] * eb, src = lx;
     if (!st && !(ident && x->dtype == y->dtype)) {
       if (outer == 1) { /* the block is contiguous: requantize straight into it */

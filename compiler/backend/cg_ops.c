@@ -27,8 +27,9 @@ ct_status group_tables(mg *c, ct_diag *d) {
     } else if (op->kind == CT_OP_CONVTRANSPOSE) {
       st = cg_convt_tables(c, op, li, d);
     } else if (op->kind == CT_OP_LAYERNORM && lg_table_bytes(op) > 0) { /* the zero B of a LayerNorm without B */
-      void *z = calloc((size_t)lg_table_bytes(op), 1);
-      st = z ? add_table(c, op, li, z, lg_table_bytes(op), CT_F32, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+      int64_t bytes = lg_table_bytes(op);
+      void *z = calloc((size_t)bytes, 1);
+      st = z ? add_table(c, op, li, z, bytes, CT_F32, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
       free(z);
     } else if (op->kind == CT_OP_LUT) {
       int n = 0;

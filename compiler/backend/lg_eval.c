@@ -86,7 +86,7 @@ static int64_t concat_cycles(const lg_ctx *x, const ct_op *op, int64_t *move) {
     int64_t blk = out / y->shape[ax] * v->shape[ax], eb = ct_lg_elem_bytes(x->opt, y);
     int64_t w = ct_lg_elem_bytes(x->opt, v) > eb ? ct_lg_elem_bytes(x->opt, v) : eb;
     if (tile_elems(x, v) > blk) *move += cdiv(blk * ct_lg_elem_bytes(x->opt, v), port); /* row gather */
-    bool ident = m[k] == (int32_t)(1u << (s[k] & 31)) && s[k] <= 30 && ct_tq_zp(v) == ct_tq_zp(y);
+    bool ident = ct_tq_rq_identity(v, y, m[k], s[k]);
     if (ident && v->dtype == y->dtype) {
       *move += cdiv(blk * eb, port);
       continue;
