@@ -109,6 +109,8 @@ ct_status ct_lower_ensure_int(ct_lower_ctx *c, ct_value *v, ct_value **out) {
 ct_status ct_lower_ensure_float(ct_lower_ctx *c, ct_value *v, ct_value **out) {
   *out = NULL;
   if (!ct_lower_is_q(v)) return *out = v, CT_OK;
+  if (v->n_scale > 1 && v->ndim > 0 && v->def && v->def->kind != CT_OP_WEIGHT) /* ct_tq_channel_act rules it out */
+    return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: the per-channel activation \"%s\" would need a float Cast", v->name);
   if (v->id < c->n0 && c->to_float[v->id]) return *out = c->to_float[v->id], CT_OK;
   ct_value *nv = add_cast(c, v, c->ftype);
   if (!nv) return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory");
@@ -186,9 +188,7 @@ static ct_dtype mode_dtype(ct_qmode m) {
   return m == CT_QMODE_BF16 ? CT_BF16 : m == CT_QMODE_F16 ? CT_F16 : CT_F32;
 }
 
-/* The mode of op: a quantize-table row naming the op (its loc) or one of its results, else
- * the module's mode. */
-static ct_qmode op_mode(const ct_lower_ctx *c, const ct_op *op) {
+ct_qmode ct_lower_op_mode(const ct_lower_ctx *c, const ct_op *op) {
   const ct_qtable *q = c->o->qtable;
   const ct_qtable_row *r = q && op->loc ? ct_qtable_find(q, op->loc) : NULL;
   for (int k = 0; q && !r && k < op->n_out; k++)
@@ -259,7 +259,7 @@ static ct_status lower_ops(ct_lower_ctx *c) {
   for (int i = 0; i < n; i++) {
     ct_op *op = c->g->ops[i];
     if (op->dead || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || !any_result_used(c->g, op)) continue;
-    ct_qmode m = op_mode(c, op);
+    ct_qmode m = ct_lower_op_mode(c, op);
     bool done = false;
     ct_status st = m == CT_QMODE_INT8 ? ct_lower_op_int8(c, op, &done) : CT_OK;
     if (!st && !done) st = lower_float(c, op, m == CT_QMODE_INT8 ? c->ftype : mode_dtype(m));

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compiler/lower_int.h"
+#include "ops/tpu_util.h"
 
 static ct_status oom(ct_lower_ctx *c) { return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory"); }
 
@@ -32,8 +33,8 @@ static ct_value *add_const(ct_lower_ctx *c, const char *base, const char *suffix
 /* Per-channel i8 weights of a MAC op along axis 0 of w (oc channels of per_oc elements): the
  * QDQ model's own integers when w is DequantizeLinear(int constant), else quantized from the
  * floats. scale gets oc entries. NULL on failure (not a constant). */
-static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale, ct_value *b, double s_in,
-                            const ct_calib_wrow *wrow) {
+static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale, ct_value *b, const double *s_in,
+                            int64_t n_in, const ct_calib_wrow *wrow) {
   const ct_op *dq = w->def;
   int64_t per_oc = ct_value_numel(w) / oc, n = 0;
   if (!w->data && dq && dq->kind == CT_OP_DEQUANTIZELINEAR && ct_value_is_const(dq->in[0]) && ct_value_is_const(dq->in[1]) &&
@@ -81,7 +82,8 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
     else ct_quant_weight_scales(f, oc, per_oc, scale);
     /* a channel of tiny weights with a large bias: the int32 bias b / (s_in·s_w) must stay
      * below 2^30 (headroom for the products), so s_w gets that floor */
-    for (int64_t o = 0; bf && nb == oc && o < oc; o++) scale[o] = fmax(scale[o], fabs(bf[o]) / (s_in * 1073741823.0));
+    for (int64_t o = 0; bf && nb == oc && o < oc; o++)
+      scale[o] = fmax(scale[o], fabs(bf[o]) / (s_in[n_in == 1 ? 0 : o] * 1073741823.0));
     ct_quant_weight_quantize(f, oc, per_oc, scale, q);
     v = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, q, (int)oc, scale, zp);
   }
@@ -89,14 +91,16 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
   return v;
 }
 
-/* int32 bias [oc] at s_in·s_w[o] from a constant float bias (NULL b: zeros). */
-static ct_value *mac_bias(ct_lower_ctx *c, const char *base, ct_value *b, int64_t oc, const double *s_w, double s_in) {
+/* int32 bias [oc] at s_in·s_w[o] from a constant float bias (NULL b: zeros); s_in per tensor
+ * (n_in 1) or per channel (n_in oc). */
+static ct_value *mac_bias(ct_lower_ctx *c, const char *base, ct_value *b, int64_t oc, const double *s_w,
+                          const double *s_in, int64_t n_in) {
   int64_t n = 0;
   float *f = b ? ct_lower_const_f32(b, &n) : calloc((size_t)oc, sizeof *f);
   int32_t *bq = f && (!b || n == oc) ? malloc((size_t)oc * sizeof *bq) : NULL;
   ct_value *v = NULL;
   if (bq) {
-    ct_quant_bias_channels(f, oc, s_w, s_in, bq);
+    ct_quant_bias_channels_pc(f, oc, s_w, s_in, n_in, bq);
     v = add_const(c, base, "bias_q", CT_I32, 1, &oc, bq, 0, NULL, NULL);
   }
   free(f), free(bq);
@@ -105,15 +109,16 @@ static ct_value *mac_bias(ct_lower_ctx *c, const char *base, ct_value *b, int64_
 
 /* Fused activation of a Conv/Gemm in the output's integer domain: none, relu, or clip
  * [0, act_max] (relu6). False when the activation has no integer form (leaky, clip with a
- * lower bound ≠ 0). */
-static bool mac_act(ct_lower_ctx *c, ct_op *op, ct_quant_param py, bool apply) {
+ * lower bound ≠ 0). A per-channel output (per_channel) clips at the storage maximum: its
+ * channel thresholds are at most the tensor's, which is at most act_max. */
+static bool mac_act(ct_lower_ctx *c, ct_op *op, ct_quant_param py, bool apply, bool per_channel) {
   const char *a = ct_op_get_string(op, "act", "none");
   double lo = ct_op_get_float(op, "act_min", 0), hi = !strcmp(a, "relu6") ? 6.0 : ct_op_get_float(op, "act_max", 6);
   bool clip = !strcmp(a, "relu6") || !strcmp(a, "clip");
   if (strcmp(a, "none") && strcmp(a, "relu") && !(clip && lo == 0)) return false;
   if (apply && clip) {
     ct_op_set_string(c->g, op, "act", "clip");
-    ct_op_set_int(c->g, op, "qact_hi", ct_quant_quantize(hi, py.scale, py.zp, py.dt));
+    ct_op_set_int(c->g, op, "qact_hi", per_channel ? ct_quant_max(py.dt) : ct_quant_quantize(hi, py.scale, py.zp, py.dt));
   }
   return true;
 }
@@ -148,46 +153,116 @@ static ct_status weight_row(ct_lower_ctx *c, const ct_op *op, int64_t oc, const 
   return CT_OK;
 }
 
-/* Conv and Gemm: x quantized, per-channel weights, int32 bias, requant per channel. */
+/* Can op (a Conv or Gemm) take the INT8 form: canonical Gemm, constant (or QDQ) weights and
+ * bias, an activation with an integer form? */
+static bool mac_int8_ok(ct_lower_ctx *c, ct_op *op) {
+  ct_value *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL;
+  if (op->kind == CT_OP_GEMM && (ct_op_get_int(op, "transA", 0) || ct_op_get_float(op, "alpha", 1) != 1 ||
+                                 ct_op_get_float(op, "beta", 1) != 1 || w->ndim != 2 || !ct_op_get_int(op, "transB", 0)))
+    return false;
+  if (!ct_value_is_const(w) && !(w->def && w->def->kind == CT_OP_DEQUANTIZELINEAR)) return false;
+  if (b && !ct_value_is_const(b) && !(b->def && b->def->kind == CT_OP_DEQUANTIZELINEAR)) return false;
+  return mac_act(c, op, (ct_quant_param){1, 0, CT_I8}, false, false);
+}
+
+/* Per-channel scales of y, the result of Conv op with oc channels (docs/quant.md
+ * "Per-channel activations"), or NULL for per-tensor py: y is a channel activation
+ * (ct_tq_channel_act), the table has its #channel_threshold row, activations are symmetric
+ * and every reader is lowered to INT8. Each channel threshold is capped by py's. */
+static double *channel_scales(ct_lower_ctx *c, ct_op *op, ct_value *y, int64_t oc, ct_quant_param py) {
+  const ct_calib_wrow *r = c->o->calib ? ct_calib_table_find_channel(c->o->calib, y->name) : NULL;
+  if (!r || r->n != oc || c->o->asymmetric || py.zp != 0 || (py.dt != CT_I8 && py.dt != CT_U8) ||
+      (y->id < c->n0 && c->has_forced[y->id]) || op->kind != CT_OP_CONV || !ct_tq_channel_act(c->g, y))
+    return NULL;
+  for (int i = 0; i < c->g->n_ops; i++) {
+    ct_op *u = c->g->ops[i];
+    for (int k = 0; !u->dead && k < u->n_in; k++)
+      if (u->in[k] == y && (ct_lower_op_mode(c, u) != CT_QMODE_INT8 || !mac_int8_ok(c, u))) return NULL;
+  }
+  double th = py.scale * ct_quant_max(py.dt), *th_c = malloc(sizeof *th_c * (size_t)oc),
+         *sy = malloc(sizeof *sy * (size_t)oc);
+  for (int64_t o = 0; th_c && sy && o < oc; o++) th_c[o] = fmin(r->scale[o], th);
+  if (th_c && sy) ct_quant_channel_scales(th_c, oc, th, py.dt, sy);
+  free(th_c);
+  if (!th_c) free(sy), sy = NULL;
+  return sy;
+}
+
+/* Input scales of a MAC op: x's one scale, or its per-channel scales when op is the
+ * depthwise reader of a channel activation (n_in = C). CT_ERR_INTERNAL for a per-channel x
+ * that another kind of op reads (ct_tq_channel_act rules that out). */
+static ct_status mac_in_scales(ct_lower_ctx *c, const ct_op *op, const ct_value *xq, const double **s_in,
+                               int64_t *n_in) {
+  *s_in = xq->scale, *n_in = 1;
+  if (xq->n_scale <= 1) return CT_OK;
+  if (op->kind != CT_OP_CONV || xq->quant_axis != 1 || ct_op_get_int(op, "group", 1) != xq->n_scale ||
+      op->out[0]->shape[1] != xq->n_scale)
+    return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: op \"%s\" reads the per-channel activation \"%s\" but is not its depthwise Conv",
+                       op->loc ? op->loc : "?", xq->name);
+  *n_in = xq->n_scale;
+  return CT_OK;
+}
+
+/* Requant pairs of a MAC op into m, s: per channel of y (sy, oc scales) when sy is given,
+ * else per tensor (py). False when a multiplier is out of range. */
+static bool mac_requant(const double *s_in, int64_t n_in, const double *sw, int64_t oc, const double *sy,
+                        ct_quant_param py, int32_t *rq, int32_t *m, int *s) {
+  if (!ct_quant_mac_requant_pc(s_in, n_in, sw, oc, sy ? sy : &py.scale, sy ? oc : 1, rq)) return false;
+  for (int64_t o = 0; o < oc; o++) m[o] = rq[2 * o], s[o] = rq[2 * o + 1];
+  return true;
+}
+
+/* Retypes y as quantized storage: per channel along axis 1 (sy, oc scales, zero points 0)
+ * or per tensor. */
+static ct_status set_mac_out(ct_lower_ctx *c, ct_value *y, const double *sy, int64_t oc, ct_quant_param py) {
+  if (!sy) return ct_lower_set_q(c, y, py);
+  int32_t *zp = calloc((size_t)oc, sizeof *zp);
+  ct_value_set_type(y, py.dt, y->ndim, y->shape);
+  bool ok = zp && ct_value_set_quant(c->g, y, (int)oc, sy, zp, 1);
+  free(zp);
+  return ok ? CT_OK : oom(c);
+}
+
+/* Conv and Gemm: x quantized, per-channel weights, int32 bias, requant per channel; the
+ * result per channel when channel_scales allows it. */
 static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *x = op->in[0], *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL, *y = op->out[0];
   bool gemm = op->kind == CT_OP_GEMM;
-  if (gemm && (ct_op_get_int(op, "transA", 0) || ct_op_get_float(op, "alpha", 1) != 1 || ct_op_get_float(op, "beta", 1) != 1 ||
-               w->ndim != 2))
-    return CT_OK;
-  if (!ct_value_is_const(w) && !(w->def && w->def->kind == CT_OP_DEQUANTIZELINEAR)) return CT_OK;
-  if (b && !ct_value_is_const(b) && !(b->def && b->def->kind == CT_OP_DEQUANTIZELINEAR)) return CT_OK;
-  ct_quant_param px, py;
+  if (!mac_int8_ok(c, op)) return CT_OK;
+  ct_quant_param py;
   ct_value *xq = NULL, *bq = NULL;
+  const double *s_in = NULL;
+  int64_t n_in = 1;
   ct_status st0 = ct_lower_ensure_int(c, x, &xq); /* an unused Cast dies when the op stays float */
-  if (!st0) st0 = ct_lower_param_of(c, xq, &px);
+  if (!st0) st0 = mac_in_scales(c, op, xq, &s_in, &n_in);
   if (!st0) st0 = ct_lower_param_of(c, y, &py);
   if (st0) return st0;
-  if (!mac_act(c, op, py, false)) return CT_OK;
-  bool tb = gemm && ct_op_get_int(op, "transB", 0);
-  int64_t oc = gemm ? (tb ? w->shape[0] : w->shape[1]) : w->shape[0];
-  if (gemm && !tb) return CT_OK; /* B [K, N]: per-column weights need transB (canonical form) */
+  int64_t oc = w->shape[0]; /* Conv [OC, C/g, kh, kw]; Gemm B [N, K] (transB) */
   const ct_calib_wrow *wrow;
   if ((st0 = weight_row(c, op, oc, &wrow))) return st0;
-  double *sw = malloc((size_t)oc * sizeof *sw);
+  double *sw = malloc((size_t)oc * sizeof *sw), *sy = gemm ? NULL : channel_scales(c, op, y, oc, py);
   int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
   int *s = malloc((size_t)oc * sizeof *s);
   ct_status st = sw && rq && m && s ? CT_OK : oom(c);
-  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, px.scale, wrow);
-  if (!st && wq && ct_quant_mac_requant(px.scale, sw, oc, py.scale, rq)) {
-    for (int64_t o = 0; o < oc; o++) m[o] = rq[2 * o], s[o] = rq[2 * o + 1];
-    bq = b ? mac_bias(c, wq->name, b, oc, sw, px.scale) : NULL;
+  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, s_in, n_in, wrow);
+  bool ok = wq && mac_requant(s_in, n_in, sw, oc, sy, py, rq, m, s);
+  if (wq && !ok && sy) free(sy), sy = NULL, ok = mac_requant(s_in, n_in, sw, oc, NULL, py, rq, m, s);
+  if (!st && ok) {
+    bq = b ? mac_bias(c, wq->name, b, oc, sw, s_in, n_in) : NULL;
     if (b && !bq) st = oom(c);
     if (!st && !set_rq(c, op, oc, m, s)) st = oom(c);
     if (!st) {
-      mac_act(c, op, py, true);
+      mac_act(c, op, py, true, sy != NULL);
       op->in[0] = xq, op->in[1] = wq;
       if (op->n_in > 2) op->in[2] = bq;
-      st = ct_lower_set_q(c, y, py);
+      st = set_mac_out(c, y, sy, oc, py);
       *done = !st;
     }
   }
-  free(sw), free(rq), free(m), free(s);
+  if (!st && !*done && n_in > 1)
+    st = ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: depthwise Conv \"%s\" of a per-channel activation has no INT8 form",
+                     op->loc ? op->loc : "?");
+  free(sw), free(sy), free(rq), free(m), free(s);
   return st;
 }
 
@@ -214,7 +289,7 @@ static ct_status lower_convt(ct_lower_ctx *c, ct_op *op, bool *done) {
   }
   if (!st && ct_quant_mac_requant(px.scale, sw, 1, py.scale, rq)) {
     ct_value *wq = add_const(c, w->name, "q", CT_I8, w->ndim, w->shape, q, 1, sw, &zp0);
-    ct_value *bq = b ? mac_bias(c, w->name, b, oc, sw, px.scale) : NULL;
+    ct_value *bq = b ? mac_bias(c, w->name, b, oc, sw, &px.scale, 1) : NULL;
     int sh = rq[1];
     if (!wq || (b && !bq) || !set_rq(c, op, 1, &rq[0], &sh)) st = oom(c);
     if (!st) {

@@ -47,3 +47,27 @@ ct_status ct_tq_need_int(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
                        ct_dtype_name(out[i]->dtype));
   return CT_OK;
 }
+
+/* A depthwise Conv reading v as its data input only: group = C_in = C_out. */
+static bool dw_reader(const ct_op *op, const ct_value *v) {
+  if (op->kind != CT_OP_CONV || op->in[0] != v || op->out[0]->ndim != 4) return false;
+  for (int k = 1; k < op->n_in; k++)
+    if (op->in[k] == v) return false;
+  int64_t c = v->shape[1];
+  return ct_op_get_int(op, "group", 1) == c && op->out[0]->shape[1] == c && c > 1;
+}
+
+bool ct_tq_channel_act(const ct_graph *g, const ct_value *v) {
+  if (!v || v->ndim != 4 || !v->def || v->def->kind != CT_OP_CONV || v->def->out[0] != v) return false;
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == v) return false;
+  int readers = 0;
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *op = g->ops[i];
+    bool reads = false;
+    for (int k = 0; !op->dead && k < op->n_in; k++) reads = reads || op->in[k] == v;
+    if (reads && !dw_reader(op, v)) return false;
+    readers += reads;
+  }
+  return readers > 0;
+}

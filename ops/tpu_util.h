@@ -51,6 +51,14 @@ ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d)
 /* Reads n multiplier/rshift pairs: the attributes must hold n entries, or 1 (broadcast).
  * CT_ERR_INPUT naming op when absent, of another count, or a shift is outside 0..63. */
 ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d);
+/* Can activation v carry per-channel quant params (scale per channel along axis 1, zero
+ * point 0; docs/quant.md "Per-channel activations")? True when v is a 4-D NCHW value computed
+ * by a Conv (whose requant is per output channel anyway), is not a module output, and every
+ * live reader is a depthwise Conv (group = C_in = C_out) taking v as its input 0: that
+ * reader folds channel c's input scale into its own multiplier of channel c, so no
+ * instruction ever combines two channels of different scales. The same test in calibration
+ * (which tensors get per-channel thresholds) and lowering (which may use them). */
+bool ct_tq_channel_act(const ct_graph *g, const ct_value *v);
 /* Checks that every present input and output of op has integer storage. */
 ct_status ct_tq_need_int(const ct_op *op, ct_tensor *const *in, ct_tensor **out, int n_in, ct_diag *d);
 

@@ -170,6 +170,20 @@ void ct_quant_bias_channels(const float *b, int64_t oc, const double *s_w, doubl
  * (oc = 1 with one s_w for rq_mode=tensor). Returns false if a scale is not > 0 or a
  * multiplier is not representable (≥ 2^31); rq is then partly written. */
 bool ct_quant_mac_requant(double s_in, const double *s_w, int64_t oc, double s_out, int32_t *rq);
+/* ct_quant_mac_requant with per-channel activations (docs/quant.md "Per-channel
+ * activations"): s_in has n_in entries and s_out n_out, each 1 (per tensor) or oc (one per
+ * output channel: a depthwise CONV's input channel o is its output channel o). rq as above. */
+bool ct_quant_mac_requant_pc(const double *s_in, int64_t n_in, const double *s_w, int64_t oc, const double *s_out,
+                             int64_t n_out, int32_t *rq);
+/* int32 biases bq[o] = ct_quant_bias(b[o], s_w[o], s_in[n_in == 1 ? 0 : o]), o < oc. */
+void ct_quant_bias_channels_pc(const float *b, int64_t oc, const double *s_w, const double *s_in, int64_t n_in,
+                               int32_t *bq);
+/* Scales of a per-channel symmetric activation of storage dt (i8 / u8; zero point 0) from its
+ * channel thresholds th[c] and the tensor's threshold th_tensor: scale[c] =
+ * ct_quant_scale_sym(max(th[c], th_tensor / CT_QUANT_CHANNEL_FLOOR), dt), so no channel's
+ * range is below 1/256 of the tensor's (a dead channel keeps a usable scale). */
+#define CT_QUANT_CHANNEL_FLOOR 256.0
+void ct_quant_channel_scales(const double *th, int64_t n, double th_tensor, ct_dtype dt, double *scale);
 
 /* Rescaling of an 8/16-bit tensor to another scale by REQUANT (rq_mode=tensor, 32-bit
  * multiplier): out = sat(rshift_round((in − zp_in) · m, s) + zp_out), (m, s) =

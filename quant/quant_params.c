@@ -50,6 +50,24 @@ void ct_quant_bias_channels(const float *b, int64_t oc, const double *s_w, doubl
   for (int64_t o = 0; o < oc; o++) bq[o] = ct_quant_bias(b[o], s_w[o], s_in);
 }
 
+bool ct_quant_mac_requant_pc(const double *s_in, int64_t n_in, const double *s_w, int64_t oc, const double *s_out,
+                             int64_t n_out, int32_t *rq) {
+  for (int64_t o = 0; o < oc; o++) {
+    double si = s_in[n_in == 1 ? 0 : o], so = s_out[n_out == 1 ? 0 : o];
+    if (!ct_quant_mac_requant(si, &s_w[o], 1, so, &rq[2 * o])) return false;
+  }
+  return true;
+}
+
+void ct_quant_bias_channels_pc(const float *b, int64_t oc, const double *s_w, const double *s_in, int64_t n_in,
+                               int32_t *bq) {
+  for (int64_t o = 0; o < oc; o++) bq[o] = ct_quant_bias(b[o], s_w[o], s_in[n_in == 1 ? 0 : o]);
+}
+
+void ct_quant_channel_scales(const double *th, int64_t n, double th_tensor, ct_dtype dt, double *scale) {
+  for (int64_t c = 0; c < n; c++) scale[c] = ct_quant_scale_sym(fmax(th[c], th_tensor / CT_QUANT_CHANNEL_FLOOR), dt);
+}
+
 bool ct_quant_mac_requant(double s_in, const double *s_w, int64_t oc, double s_out, int32_t *rq) {
   if (!(s_in > 0) || !(s_out > 0)) return false;
   for (int64_t o = 0; o < oc; o++) {

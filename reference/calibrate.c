@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/workpool.h"
+#include "ops/tpu_util.h"
 #include "quant/quant.h"
 #include "reference/calibrate_int.h"
 #include "reference/interp.h"
@@ -42,7 +43,27 @@ static ct_status make_slots(cal_state *c, ct_diag *d) {
       if (op->in[k] && !ct_value_is_const(op->in[k]) && c->slot_of[op->in[k]->id] >= 0) c->readers[c->slot_of[op->in[k]->id]]++;
   }
   if (c->nslots == 0) return ct_diag_set(d, CT_ERR_INPUT, "module \"%s\" has no f32 tensor to calibrate", g->name ? g->name : "");
+  c->nch = calloc((size_t)c->nslots, sizeof *c->nch);
+  if (!c->nch) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (int s = 0; s < c->nslots; s++) c->nch[s] = ct_tq_channel_act(g, c->vals[s]) ? c->vals[s]->shape[1] : 0;
   return CT_OK;
+}
+
+/* Per-channel arrays (nch[s] doubles, zeroed) for every per-channel slot. */
+static double **alloc_chmax(const cal_state *c) {
+  double **m = calloc((size_t)c->nslots + 1, sizeof *m);
+  for (int s = 0; m && s < c->nslots; s++)
+    if (c->nch[s] && !(m[s] = calloc((size_t)c->nch[s], sizeof **m))) {
+      while (s-- > 0) free(m[s]);
+      free(m);
+      return NULL;
+    }
+  return m;
+}
+
+static void free_chmax(double **m, int nslots) {
+  for (int s = 0; m && s < nslots; s++) free(m[s]);
+  free(m);
 }
 
 /* ---- the hook ---- */
@@ -51,6 +72,14 @@ static int64_t count_zeros(const float *x, int64_t n) {
   int64_t z = 0;
   for (int64_t i = 0; i < n; i++) z += x[i] == 0.0f;
   return z;
+}
+
+/* mx[c] = max(mx[c], |x|) over channel c of an NCHW tensor of shape sh. */
+static void channel_absmax(const float *x, const int64_t *sh, double *mx) {
+  int64_t inner = sh[2] * sh[3];
+  for (int64_t n = 0; n < sh[0]; n++)
+    for (int64_t ch = 0; ch < sh[1]; ch++, x += inner)
+      for (int64_t i = 0; i < inner; i++) mx[ch] = fmax(mx[ch], fabs((double)x[i]));
 }
 
 static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
@@ -64,6 +93,7 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
     int64_t n = ct_tensor_numel(out[k]);
     if (w->phase == 1) {
       ct_calib_stats_add(&w->stats[s], x, n);
+      if (c->nch[s] && out[k]->ndim == 4) channel_absmax(x, out[k]->shape, w->chmax[s]);
     } else {
       ct_calib_hist_add(&w->hist[s], x, n);
       w->zeros[s] += count_zeros(x, n);
@@ -144,6 +174,7 @@ static void free_workers(cal_worker *w, int nw, int nslots) {
   for (int i = 0; w && i < nw; i++) {
     for (int s = 0; w[i].hist && s < nslots; s++) ct_calib_hist_free(&w[i].hist[s]);
     free(w[i].stats), free(w[i].hist), free(w[i].zeros);
+    free_chmax(w[i].chmax, nslots);
   }
   free(w);
 }
@@ -155,7 +186,8 @@ static ct_status alloc_workers(cal_state *c, cal_worker *w, int nw, ct_diag *d) 
     w[i].stats = malloc(sizeof *w[i].stats * ns);
     w[i].hist = calloc(ns, sizeof *w[i].hist);
     w[i].zeros = calloc(ns, sizeof *w[i].zeros);
-    if (!w[i].stats || !w[i].hist || !w[i].zeros) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    w[i].chmax = alloc_chmax(c);
+    if (!w[i].stats || !w[i].hist || !w[i].zeros || !w[i].chmax) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
     for (size_t s = 0; s < ns; s++) w[i].stats[s] = ct_calib_stats_init();
   }
   return CT_OK;
@@ -243,6 +275,8 @@ static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, 
   ct_status st = run_pass(c, pool, w, nw, 1, n, sample, user, d);
   for (int s = 0; st == CT_OK && s < c->nslots; s++) {
     for (int i = 0; i < nw; i++) ct_calib_stats_merge(&c->stats[s], &w[i].stats[s]);
+    for (int i = 0; i < nw; i++)
+      for (int64_t k = 0; k < c->nch[s]; k++) c->chmax[s][k] = fmax(c->chmax[s][k], w[i].chmax[s][k]);
   }
   bool need_hist = o->tune || o->method != CT_CALIB_MAX;
   if (st == CT_OK && need_hist) st = init_hists(c, w, nw, d);
@@ -306,6 +340,22 @@ static ct_status append_weight_rows(const ct_graph *g, ct_calib_table *table, ct
   return st;
 }
 
+/* The #channel_threshold block: per channel of a per-channel activation, its own max |x|
+ * capped by the tensor's threshold (a channel never gets a larger range than the tensor;
+ * one of small range gets its own). */
+static ct_status append_channel_rows(cal_state *c, ct_calib_table *table, ct_diag *d) {
+  ct_status st = CT_OK;
+  for (int s = 0; st == CT_OK && s < c->nslots; s++) {
+    if (!c->nch[s] || c->stats[s].count == 0) continue;
+    double *th = malloc(sizeof *th * (size_t)c->nch[s]);
+    if (!th) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    for (int64_t k = 0; k < c->nch[s]; k++) th[k] = fmin(c->chmax[s][k], c->th[s]);
+    st = ct_calib_table_add_channel(table, c->vals[s]->name, c->nch[s], th, 0, d);
+    free(th);
+  }
+  return st;
+}
+
 ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, void *sample_user,
                        const ct_calibrate_options *o, ct_calib_table *table, ct_diag *d) {
   ct_status st = check_options(o, n, d);
@@ -320,7 +370,8 @@ ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, vo
     c.hist = calloc(ns, sizeof *c.hist);
     c.zeros = calloc(ns, sizeof *c.zeros);
     c.th = calloc(ns, sizeof *c.th);
-    if (!c.stats || !c.hist || !c.zeros || !c.th) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    c.chmax = alloc_chmax(&c);
+    if (!c.stats || !c.hist || !c.zeros || !c.th || !c.chmax) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
     for (int s = 0; st == CT_OK && s < c.nslots; s++) c.stats[s] = ct_calib_stats_init();
   }
   if (st == CT_OK) st = alloc_workers(&c, w, nw, d);
@@ -329,9 +380,12 @@ ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, vo
   if (st == CT_OK) st = passes(&c, pool, w, nw, n, sample, sample_user, d);
   if (st == CT_OK) st = append_rows(&c, table, d);
   if (st == CT_OK) st = append_weight_rows(g, table, d);
+  if (st == CT_OK) st = append_channel_rows(&c, table, d);
   ct_workpool_free(pool);
   free_workers(w, nw, c.nslots);
   for (int s = 0; c.hist && s < c.nslots; s++) ct_calib_hist_free(&c.hist[s]);
+  free_chmax(c.chmax, c.nslots);
+  free(c.nch);
   free(c.slot_of), free(c.vals), free(c.readers), free(c.stats), free(c.hist), free(c.zeros), free(c.th), free(c.tune_err);
   return st;
 }

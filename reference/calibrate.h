@@ -54,8 +54,10 @@ typedef struct ct_calibrate_options {
  * parameters), against the float outputs; a tensor no op reads is scored by
  * ct_calib_qdq_error on itself. The smallest error wins (ct_calib_tune). Then one
  * #weight_scale row "<op name>_weight" per named Conv / Gemm (transB = 1) with constant f32
- * weights: its per-output-channel scales (ct_quant_weight_scales). Results do not
- * depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
+ * weights: its per-output-channel scales (ct_quant_weight_scales). Then one
+ * #channel_threshold row per channel activation (ct_tq_channel_act: a Conv's result read only
+ * by depthwise Convs): per channel c, min(max |x_c| over the samples, the tensor's
+ * threshold). Results do not depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
  * (bins < 1, < 128 with KLD or tune, percentile outside (0, 1], threads outside 1..64,
  * tune_num or tune_steps < 1); those of the sample callback and of ct_ref_run (prefixed
  * with the sample number: `sample 3: ...`); CT_ERR_INPUT a graph with no f32 tensor to

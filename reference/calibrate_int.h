@@ -17,6 +17,8 @@ typedef struct cal_state {
   ct_calib_hist *hist;     /* by slot, merged after pass 2 */
   int64_t *zeros;          /* by slot: exact zeros seen in pass 2 */
   double *th;              /* by slot: threshold of the method (KLD when tuning) */
+  int64_t *nch;            /* by slot: channels of a per-channel activation (ct_tq_channel_act), else 0 */
+  double **chmax;          /* by slot: max |x| per channel (nch entries), merged after pass 1 */
   double *tune_err;        /* by tune sample × slot × (tune_steps + 1): scores, summed in
                             * sample order afterwards (independent of the thread count) */
 } cal_state;
@@ -28,6 +30,7 @@ typedef struct cal_worker {
   ct_calib_stats *stats;
   ct_calib_hist *hist;
   int64_t *zeros;
+  double **chmax;          /* by slot: this thread's max |x| per channel (c->nch entries) */
   double *err;             /* the current tune sample's scores (slot × (tune_steps + 1)) */
 } cal_worker;
 

@@ -65,12 +65,15 @@ START_TEST(test_calib_table_round_trip_exact) {
   int32_t zp[3] = {0, -3, 7};
   ck_assert_int_eq(ct_calib_table_add_weight(&t, "conv_weight", 3, sc, NULL, 0, NULL), CT_OK);
   ck_assert_int_eq(ct_calib_table_add_weight(&t, "fc_weight", 3, sc, zp, 0, NULL), CT_OK);
+  double th[2] = {0, 5.9999999999999991};
+  ck_assert_int_eq(ct_calib_table_add_channel(&t, "/conv/Conv_output_0", 2, th, 0, NULL), CT_OK);
   const char *path = ct_test_tmp_path("cali_rt.txt"), *notes[] = {"sample number: 4"};
   ck_assert_int_eq(ct_calib_table_write(path, &t, notes, 1, NULL), CT_OK);
   char *text = ct_test_read_file(path, NULL);
   ck_assert_ptr_nonnull(strstr(text, "# sample number: 4\n# op_name threshold min max\ninput 1.000008 0 1.000008\n"));
   ck_assert_ptr_nonnull(strstr(text, "\ntiny 1e-20 -1e-20 1e20\n"));
-  ck_assert_ptr_nonnull(strstr(text, "\n#weight_scale\nconv_weight 3 0.1 0.25 3e-05\nfc_weight 3 0.1 0.25 3e-05 3 0 -3 7\n"));
+  ck_assert_ptr_nonnull(strstr(text, "\n#weight_scale\nconv_weight 3 0.1 0.25 3e-05\nfc_weight 3 0.1 0.25 3e-05 3 0 -3 7\n"
+                                     "#channel_threshold\n/conv/Conv_output_0 2 0 5.999999999999999\n"));
   free(text);
   ct_calib_table_init(&u);
   ck_assert_int_eq(ct_calib_table_read(path, &u, NULL), CT_OK);
@@ -83,6 +86,9 @@ START_TEST(test_calib_table_round_trip_exact) {
   ck_assert_int_eq(u.nw, 2);
   ck_assert(memcmp(u.w[1].scale, sc, sizeof sc) == 0 && memcmp(u.w[1].zp, zp, sizeof zp) == 0);
   ck_assert_ptr_null(u.w[0].zp);
+  const ct_calib_wrow *ch = ct_calib_table_find_channel(&u, "/conv/Conv_output_0");
+  ck_assert(ch && ch->n == 2 && memcmp(ch->scale, th, sizeof th) == 0 && !ch->zp);
+  ck_assert_ptr_null(ct_calib_table_find_channel(&u, "input"));
   ct_calib_table_free(&t);
   ct_calib_table_free(&u);
 }
@@ -107,8 +113,13 @@ START_TEST(test_calib_table_malformed_messages) {
   expect_cali_error("#weight_scale\nw 2 0.5 1 3 0 0\n", "cali.txt:2: zero point count \"3\" differs from channel count 2");
   expect_cali_error("#weight_scale\nw 1 0.5 1 0.5\n", "cali.txt:2: bad zero point \"0.5\"");
   expect_cali_error("#weight_scale\nw 1 0.5\nw 1 0.25\n", "cali.txt:3: duplicate name \"w\" (first on line 2)");
+  expect_cali_error("#channel_threshold\nx 2 0.5 0 1\n", "cali.txt:2: expected 2 + 2 fields (name, count, 2 thresholds), got 5");
+  expect_cali_error("#channel_threshold\nx 2 0.5 -1\n", "cali.txt:2: channel 1: threshold -1 is not a finite number >= 0");
+  expect_cali_error("#channel_threshold\nx 1 q\n", "cali.txt:2: bad number \"q\" for threshold");
+  expect_cali_error("#channel_threshold\nx 1 1\n#weight_scale\nx 1 1\n#channel_threshold\nx 1 2\n",
+                    "cali.txt:6: duplicate name \"x\" (first on line 2)");
   expect_cali_error("a 1 0 1\n#int4_th\nb 1 0 1\n",
-                    "cali.txt:2: block \"#int4_th\" is not supported (thresholds and #weight_scale only)");
+                    "cali.txt:2: block \"#int4_th\" is not supported (thresholds, #weight_scale and #channel_threshold only)");
 }
 END_TEST
 

@@ -10,6 +10,8 @@
 #include "ir/text.h"
 #include "ops/kernel.h"
 #include "quant/quant.h"
+#include "reference/calibrate.h"
+#include "reference/interp.h"
 #include "tests/testutil.h"
 
 /* Plain rounding right shift, ties toward +inf, as docs/quant.md defines it. */
@@ -289,6 +291,91 @@ START_TEST(test_lower_small_graph) {
 }
 END_TEST
 
+/* x [1,1,4,4] → Conv 1×1 (weights {5, 0.02}: channel ranges 250× apart) → y [1,2,4,4] →
+ * depthwise Conv 1×1 (weights {0.5, 100}) → z: z = {2.5·x, 2·x}. */
+static ct_graph *channel_top(void) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t xs[] = {1, 1, 4, 4}, ws[] = {2, 1, 1, 1}, ys[] = {1, 2, 4, 4};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 4, xs);
+  ck_assert(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
+  ct_tensor *w1 = ct_tensor_new(CT_F32, 4, ws, "w1"), *w2 = ct_tensor_new(CT_F32, 4, ws, "w2");
+  float v1[] = {5.0f, 0.02f}, v2[] = {0.5f, 100.0f};
+  memcpy(w1->data, v1, sizeof v1), memcpy(w2->data, v2, sizeof v2);
+  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, ys), *z = ct_graph_add_value(g, "z", CT_F32, 4, ys);
+  ct_value *in1[] = {x, ct_graph_add_weight(g, NULL, w1)}, *in2[] = {y, ct_graph_add_weight(g, NULL, w2)};
+  ct_op *c1 = ct_graph_add_op(g, CT_OP_CONV, "conv", 2, in1, 1, &y), *c2 = ct_graph_add_op(g, CT_OP_CONV, "dw", 2, in2, 1, &z);
+  int64_t k[] = {1, 1}, pads[] = {0, 0, 0, 0};
+  for (ct_op *op = c1; op; op = op == c1 ? c2 : NULL)
+    ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, k) &&
+              ct_op_set_ints(g, op, "dilations", 2, k) && ct_op_set_ints(g, op, "pads", 4, pads) &&
+              ct_op_set_string(g, op, "act", "relu"));
+  ck_assert(ct_op_set_int(g, c2, "group", 2) && ct_graph_set_outputs(g, 1, &z));
+  return g;
+}
+
+/* Sample i: x = (k + i) / 20 over the 16 elements, in [0, 1). */
+static ct_status ramp_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag *d) {
+  (void)user, (void)d;
+  int64_t xs[] = {1, 1, 4, 4};
+  ct_tensor *x = ct_tensor_new(CT_F32, 4, xs, "x");
+  for (int k = 0; k < 16; k++) ((float *)x->data)[k] = (float)(k + i) / 20.0f;
+  ck_assert(ct_tensor_list_push(in, x));
+  return CT_OK;
+}
+
+/* Max |z − z_float| of channel ch after lowering channel_top with table t (qtable q). */
+static double channel_error(const ct_calib_table *t, const ct_qtable *q, int ch, int *n_scale_y) {
+  ct_graph *g = channel_top();
+  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = t, .qtable = q};
+  ct_diag d;
+  ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
+  *n_scale_y = ct_graph_find_value(g, "y")->n_scale;
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in), ct_tensor_list_init(&out);
+  ramp_sample(NULL, 1, &in, &d); /* within the calibrated range */
+  ct_ref_options ro = {.threads = 1};
+  ck_assert_msg(ct_ref_run(g, &ro, &in, &out, &d) == CT_OK, "%s", d.msg);
+  ct_tensor *z = ct_quant_dequant_tensor(out.items[0]);
+  double err = 0, wz = ch == 0 ? 2.5 : 2.0;
+  for (int k = 0; k < 16; k++) err = fmax(err, fabs(ct_tensor_get_f64(z, 16 * ch + k) - wz * ct_tensor_get_f64(in.items[0], k)));
+  ct_tensor_free(z), ct_tensor_list_free(&in), ct_tensor_list_free(&out), ct_graph_free(g);
+  return err;
+}
+
+/* A Conv result read only by a depthwise Conv gets per-channel thresholds from calibration
+ * and per-channel scales from the lowering: its small channel keeps its precision (the
+ * per-tensor form loses it: step 5/255 against a range of 0.02). */
+START_TEST(test_lower_channel_activation) {
+  ct_graph *g = channel_top();
+  ct_calibrate_options co = CT_CALIBRATE_DEFAULTS;
+  co.method = CT_CALIB_MAX;
+  ct_calib_table t;
+  ct_calib_table_init(&t);
+  ct_diag d;
+  ck_assert_msg(ct_calibrate(g, 2, ramp_sample, NULL, &co, &t, &d) == CT_OK, "%s", d.msg);
+  ct_graph_free(g);
+  const ct_calib_wrow *r = ct_calib_table_find_channel(&t, "y");
+  ck_assert(r && r->n == 2 && t.nch == 1); /* x and z have no depthwise reader */
+  ck_assert_double_eq_tol(r->scale[0], 5.0 * 16 / 20, 1e-6);  /* max x = 16/20 */
+  ck_assert_double_eq_tol(r->scale[1], 0.02 * 16 / 20, 1e-6);
+  int ns;
+  double e1 = channel_error(&t, NULL, 1, &ns);
+  ck_assert_int_eq(ns, 2);
+  ck_assert_double_le(e1, 0.02);          /* z step 2.5·0.8/255 ≈ 0.008, y step 0.016/255 ·100 */
+  ck_assert_double_le(channel_error(&t, NULL, 0, &ns), 0.02);
+  /* the depthwise Conv forced to F32: y stays per tensor, channel 1 is lost */
+  ct_qtable q;
+  ct_qtable_init(&q);
+  ck_assert(ct_qtable_add(&q, "dw", CT_QMODE_F32, 1, &d) == CT_OK);
+  double e2 = channel_error(&t, &q, 1, &ns);
+  ck_assert_int_eq(ns, 1);
+  ck_assert_msg(e2 > 0.3, "per-tensor error %g", e2);
+  fprintf(stderr, "channel activation: error %g per channel, %g per tensor\n", e1, e2);
+  ct_qtable_free(&q);
+  ct_calib_table_free(&t);
+}
+END_TEST
+
 /* The command line: bad input gets a one-line error, its exit code, and no output file. */
 /* a, b [1, 2] (Input ops; a through Softmax when soft) → Concat(axis 1) → y [1, 4]. */
 static ct_graph *concat_top(bool soft) {
@@ -373,6 +460,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_requant_clip_vs_loop);
   tcase_add_test(tc, test_lower_small_graph);
   tcase_add_test(tc, test_lower_concat_float);
+  tcase_add_test(tc, test_lower_channel_activation);
   tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
   return s;
