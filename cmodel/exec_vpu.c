@@ -67,10 +67,11 @@ static ct_status exec_lut(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_d
   (void)index;
   (void)d;
   uint8_t *mem = m->lmem->data;
-  int64_t n = L.n * L.c * L.h * L.w;
+  int64_t n = L.n * L.c * L.h * L.w, plane = L.h * L.w;
   for (int64_t i = 0; i < n; i++) {
     int idx = ct_quant_lut_index((int32_t)ct_elem_geti(mem + L.in, (ct_dtype)L.dt_in, i), (ct_dtype)L.dt_in);
-    uint8_t t = mem[L.table + (uint64_t)idx];
+    uint64_t tab = L.table + (L.per_channel ? (uint64_t)((i / plane) % L.c) * 256 : 0);
+    uint8_t t = mem[tab + (uint64_t)idx];
     ct_elem_seti(mem + L.out, (ct_dtype)L.dt_out, i, L.dt_out == CT_I8 ? (int8_t)t : t);
   }
   return CT_OK;

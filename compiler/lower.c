@@ -55,6 +55,8 @@ static bool consumers_range(const ct_graph *g, const ct_value *v, double *lo, do
 }
 
 ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p) {
+  if (ct_lower_is_q(v) && v->n_scale > 1 && !ct_value_is_const(v)) /* ct_tq_channel_act's readers never ask */
+    return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: per-tensor parameters asked of the per-channel activation \"%s\"", v->name);
   if (ct_lower_is_q(v)) {
     *p = (ct_quant_param){v->scale[0], v->zero_point[0], v->dtype};
     return CT_OK;

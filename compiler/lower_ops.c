@@ -165,19 +165,22 @@ static bool mac_int8_ok(ct_lower_ctx *c, ct_op *op) {
   return mac_act(c, op, (ct_quant_param){1, 0, CT_I8}, false, false);
 }
 
-/* Per-channel scales of y, the result of Conv op with oc channels (docs/quant.md
- * "Per-channel activations"), or NULL for per-tensor py: y is a channel activation
- * (ct_tq_channel_act), the table has its #channel_threshold row, activations are symmetric
- * and every reader is lowered to INT8. Each channel threshold is capped by py's. */
-static double *channel_scales(ct_lower_ctx *c, ct_op *op, ct_value *y, int64_t oc, ct_quant_param py) {
+/* Per-channel scales of y, op's result of oc channels (docs/quant.md "Per-channel
+ * activations"), or NULL for per-tensor py: y is a channel activation (ct_tq_channel_act), the
+ * table has its #channel_threshold row, activations are symmetric and every reader is lowered
+ * to INT8 in a form that takes it per channel (a depthwise Conv, a LUT). Each channel
+ * threshold is capped by py's. */
+static double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant_param py) {
   const ct_calib_wrow *r = c->o->calib ? ct_calib_table_find_channel(c->o->calib, y->name) : NULL;
   if (!r || r->n != oc || c->o->asymmetric || py.zp != 0 || (py.dt != CT_I8 && py.dt != CT_U8) ||
-      (y->id < c->n0 && c->has_forced[y->id]) || op->kind != CT_OP_CONV || !ct_tq_channel_act(c->g, y))
+      (y->id < c->n0 && c->has_forced[y->id]) || !ct_tq_channel_act(c->g, y))
     return NULL;
+  ct_quant_lut_spec sp;
   for (int i = 0; i < c->g->n_ops; i++) {
     ct_op *u = c->g->ops[i];
     for (int k = 0; !u->dead && k < u->n_in; k++)
-      if (u->in[k] == y && (ct_lower_op_mode(c, u) != CT_QMODE_INT8 || !mac_int8_ok(c, u))) return NULL;
+      if (u->in[k] == y && (ct_lower_op_mode(c, u) != CT_QMODE_INT8 || (u->kind == CT_OP_CONV ? !mac_int8_ok(c, u) : !ct_tq_lut_spec(u, &sp))))
+        return NULL;
   }
   double th = py.scale * ct_quant_max(py.dt), *th_c = malloc(sizeof *th_c * (size_t)oc),
          *sy = malloc(sizeof *sy * (size_t)oc);
@@ -214,7 +217,7 @@ static bool mac_requant(const double *s_in, int64_t n_in, const double *sw, int6
 
 /* Retypes y as quantized storage: per channel along axis 1 (sy, oc scales, zero points 0)
  * or per tensor. */
-static ct_status set_mac_out(ct_lower_ctx *c, ct_value *y, const double *sy, int64_t oc, ct_quant_param py) {
+static ct_status set_out_q(ct_lower_ctx *c, ct_value *y, const double *sy, int64_t oc, ct_quant_param py) {
   if (!sy) return ct_lower_set_q(c, y, py);
   int32_t *zp = calloc((size_t)oc, sizeof *zp);
   ct_value_set_type(y, py.dt, y->ndim, y->shape);
@@ -240,7 +243,7 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   int64_t oc = w->shape[0]; /* Conv [OC, C/g, kh, kw]; Gemm B [N, K] (transB) */
   const ct_calib_wrow *wrow;
   if ((st0 = weight_row(c, op, oc, &wrow))) return st0;
-  double *sw = malloc((size_t)oc * sizeof *sw), *sy = gemm ? NULL : channel_scales(c, op, y, oc, py);
+  double *sw = malloc((size_t)oc * sizeof *sw), *sy = gemm ? NULL : channel_scales(c, y, oc, py);
   int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
   int *s = malloc((size_t)oc * sizeof *s);
   ct_status st = sw && rq && m && s ? CT_OK : oom(c);
@@ -255,7 +258,7 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
       mac_act(c, op, py, true, sy != NULL);
       op->in[0] = xq, op->in[1] = wq;
       if (op->n_in > 2) op->in[2] = bq;
-      st = set_mac_out(c, y, sy, oc, py);
+      st = set_out_q(c, y, sy, oc, py);
       *done = !st;
     }
   }
@@ -509,45 +512,104 @@ static ct_status lower_matmul(ct_lower_ctx *c, ct_op *op, bool *done) {
 }
 
 /* The tabulated function of an activation op; false if op has no LUT form. */
-static bool lut_spec(const ct_op *op, ct_quant_lut_spec *sp) {
-  static const struct { ct_op_kind k; ct_quant_lut_fn fn; } map[] = {
-    {CT_OP_SIGMOID, CT_QUANT_LUT_SIGMOID}, {CT_OP_TANH, CT_QUANT_LUT_TANH}, {CT_OP_SILU, CT_QUANT_LUT_SILU},
-    {CT_OP_HARDSIGMOID, CT_QUANT_LUT_HARDSIGMOID}, {CT_OP_HARDSWISH, CT_QUANT_LUT_HARDSWISH}, {CT_OP_GELU, CT_QUANT_LUT_GELU},
-    {CT_OP_EXP, CT_QUANT_LUT_EXP}, {CT_OP_LOG, CT_QUANT_LUT_LOG}, {CT_OP_SQRT, CT_QUANT_LUT_SQRT},
-    {CT_OP_RECIPROCAL, CT_QUANT_LUT_RECIPROCAL}, {CT_OP_LEAKYRELU, CT_QUANT_LUT_LEAKYRELU}, {CT_OP_ELU, CT_QUANT_LUT_ELU},
-    {CT_OP_SOFTPLUS, CT_QUANT_LUT_SOFTPLUS}, {CT_OP_MISH, CT_QUANT_LUT_MISH}, {CT_OP_ABS, CT_QUANT_LUT_ABS},
-    {CT_OP_RELU, CT_QUANT_LUT_LEAKYRELU},
-  };
-  for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
-    if (map[i].k != op->kind) continue;
-    *sp = ct_quant_lut_default(map[i].fn);
-    if (op->kind == CT_OP_RELU) sp->alpha = 0;
-    else if (op->kind == CT_OP_HARDSIGMOID) sp->alpha = ct_op_get_float(op, "alpha", 0.2), sp->beta = ct_op_get_float(op, "beta", 0.5);
-    else if (op->kind == CT_OP_LEAKYRELU) sp->alpha = ct_op_get_float(op, "alpha", 0.01);
-    else if (op->kind == CT_OP_ELU) sp->alpha = ct_op_get_float(op, "alpha", 1.0);
-    else if (op->kind == CT_OP_GELU && !strcmp(ct_op_get_string(op, "approximate", "none"), "tanh")) sp->fn = CT_QUANT_LUT_GELU_TANH;
-    return true;
-  }
-  return false;
+/* The op reading v, when v's only use is one input of one live op (not a module output). */
+static ct_op *sole_reader(const ct_graph *g, const ct_value *v) {
+  if (ct_graph_count_uses(g, v) != 1) return NULL;
+  for (int i = 0; i < g->n_ops; i++)
+    for (int k = 0; !g->ops[i]->dead && k < g->ops[i]->n_in; k++)
+      if (g->ops[i]->in[k] == v) return g->ops[i];
+  return NULL;
 }
 
-/* An activation as a 256-entry LUT between the input's and the output's parameters. */
-static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *sp, bool *done) {
-  ct_quant_param px, py;
+/* Folds u = v ∘ k (Mul, Div, Add, Sub with a finite constant scalar k ≠ 0 for Mul / Div,
+ * v's shape kept) into sp's affine map; false when u is not such an op. */
+static bool absorb_one(ct_lower_ctx *c, const ct_op *u, const ct_value *v, ct_quant_lut_spec *sp) {
+  bool mul = u->kind == CT_OP_MUL, div = u->kind == CT_OP_DIV, add = u->kind == CT_OP_ADD, sub = u->kind == CT_OP_SUB;
+  if (!(mul || div || add || sub) || u->n_in != 2 || u->n_out != 1 || ct_lower_op_mode(c, u) != CT_QMODE_INT8 ||
+      u->out[0]->ndim != v->ndim || memcmp(u->out[0]->shape, v->shape, sizeof *v->shape * (size_t)(v->ndim > 0 ? v->ndim : 0)))
+    return false;
+  int kv = u->in[0] == v ? 0 : 1;
+  int64_t n = 0;
+  float *kf = u->in[1 - kv] != v ? ct_lower_const_f32(u->in[1 - kv], &n) : NULL;
+  double k = kf && n == 1 ? kf[0] : NAN;
+  free(kf);
+  if (!isfinite(k) || ((mul || div) && k == 0) || (div && kv == 1)) return false;
+  if (mul || div) sp->post_mul *= mul ? k : 1 / k, sp->post_add *= mul ? k : 1 / k;
+  else if (add || kv == 0) sp->post_add += add ? k : -k; /* v + k, v − k */
+  else sp->post_mul = -sp->post_mul, sp->post_add = k - sp->post_add; /* k − v */
+  return true;
+}
+
+#define LUT_CHAIN_MAX 8
+
+/* The chain op → u_1 → … → u_n (n ≤ LUT_CHAIN_MAX) of scalar affine ops that the LUT of op
+ * can absorb, each the previous result's only use: u written to chain, sp updated; returns
+ * n (0: none). One table instead of a requant per op: PP-LCNet's hardswish · w + b. */
+static int absorb_affine(ct_lower_ctx *c, ct_op *op, ct_quant_lut_spec *sp, ct_op **chain) {
+  int n = 0;
+  ct_op *last = op, *u;
+  while (n < LUT_CHAIN_MAX && (u = sole_reader(c->g, last->out[0])) && absorb_one(c, u, last->out[0], sp))
+    chain[n++] = last = u;
+  return n;
+}
+
+/* The absorbed ops (chain, n > 0) die; the uses of the last one's result read op's result,
+ * which takes its name (dumps and module outputs keep the names the Top module has). */
+static void take_result(ct_lower_ctx *c, ct_op *op, ct_op *const *chain, int n) {
+  ct_value *y0 = op->out[0], *yl = chain[n - 1]->out[0];
+  for (int i = 0; i < n; i++) ct_graph_erase_op(c->g, chain[i]);
+  ct_graph_replace_uses(c->g, yl, y0);
+  const char *nm = y0->name;
+  y0->name = yl->name, yl->name = nm;
+}
+
+/* The LUT bytes of sp from x (xq: per tensor, or per channel along axis 1) to y (py, or
+ * per-channel scales sy with zero point 0): 256 entries, or 256 per channel (tab holds
+ * 256·C) when either side is per channel. Returns the entry count, 0 when a table cannot be
+ * built (ct_quant_lut_build's limits). */
+static int lut_tables(const ct_quant_lut_spec *sp, const ct_value *xq, ct_quant_param py, const double *sy, uint8_t *tab) {
+  bool pcx = xq->n_scale > 1;
+  int64_t C = pcx || sy ? xq->shape[1] : 1;
+  for (int64_t ch = 0; ch < C; ch++) {
+    ct_quant_param px = {xq->scale[pcx ? ch : 0], xq->zero_point[pcx ? ch : 0], xq->dtype};
+    ct_quant_param pyc = sy ? (ct_quant_param){sy[ch], 0, py.dt} : py;
+    if (!ct_quant_lut_make(sp, px, pyc, tab + 256 * ch)) return 0;
+  }
+  return (int)(256 * C);
+}
+
+/* An activation as a 256-entry LUT between the input's and the output's parameters, with the
+ * scalar affine ops after it folded in (absorb_affine); one table per channel when its input
+ * or its result is a per-channel activation. */
+static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *sp0, bool *done) {
+  ct_quant_param py;
   ct_value *xq;
+  ct_quant_lut_spec spec = *sp0, *sp = &spec;
+  ct_op *chain[LUT_CHAIN_MAX];
+  int n = absorb_affine(c, op, sp, chain);
+  ct_value *y = n ? chain[n - 1]->out[0] : op->out[0];
   ct_status st = ct_lower_ensure_int(c, op->in[0], &xq);
-  if (!st) st = ct_lower_param_of(c, xq, &px);
-  if (!st) st = ct_lower_param_of(c, op->out[0], &py);
-  uint8_t tab[256];
-  if (st || !ct_quant_lut_make(sp, px, py, tab)) return st;
-  int64_t t[256];
-  for (int i = 0; i < 256; i++) t[i] = tab[i];
-  op->in[0] = xq;
-  while (op->n_attr > 0) ct_op_del_attr(op, op->attrs[0].name);
-  op->kind = CT_OP_LUT;
-  if (!ct_op_set_ints(c->g, op, "table", 256, t) || !ct_op_set_string(c->g, op, "fn", ct_quant_lut_name(sp->fn))) return oom(c);
-  st = ct_lower_set_q(c, op->out[0], py);
-  *done = !st;
+  if (!st) st = ct_lower_param_of(c, y, &py);
+  if (st) return st;
+  int64_t C = xq->ndim == 4 ? xq->shape[1] : 1, nt = 0;
+  double *sy = n == 0 && xq->ndim == 4 ? channel_scales(c, y, C, py) : NULL;
+  uint8_t *tab = malloc((size_t)(256 * C));
+  int64_t *t = malloc(sizeof *t * (size_t)(256 * C));
+  if (!tab || !t) st = oom(c);
+  if (!st && !(nt = lut_tables(sp, xq, py, sy, tab)) && sy) free(sy), sy = NULL, nt = lut_tables(sp, xq, py, NULL, tab);
+  if (!st && !nt && xq->n_scale > 1)
+    st = ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: no LUT for \"%s\" from its per-channel input", op->loc ? op->loc : "?");
+  if (!st && nt) {
+    for (int64_t i = 0; i < nt; i++) t[i] = tab[i];
+    if (n) take_result(c, op, chain, n);
+    op->in[0] = xq;
+    while (op->n_attr > 0) ct_op_del_attr(op, op->attrs[0].name);
+    op->kind = CT_OP_LUT;
+    if (!ct_op_set_ints(c->g, op, "table", (int)nt, t) || !ct_op_set_string(c->g, op, "fn", ct_quant_lut_name(sp->fn))) st = oom(c);
+    if (!st) st = set_out_q(c, op->out[0], sy, C, py);
+    *done = !st;
+  }
+  free(sy), free(tab), free(t);
   return st;
 }
 
@@ -604,6 +666,6 @@ ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   case CT_OP_RESHAPE: case CT_OP_FLATTEN: case CT_OP_SQUEEZE: case CT_OP_UNSQUEEZE: case CT_OP_TRANSPOSE:
   case CT_OP_SLICE: case CT_OP_SPLIT: case CT_OP_PAD: case CT_OP_MAXPOOL: case CT_OP_GLOBALMAXPOOL:
   case CT_OP_RESIZE: case CT_OP_DEPTHTOSPACE: case CT_OP_SPACETODEPTH: return lower_move(c, op, done);
-  default: return lut_spec(op, &sp) ? lower_lut(c, op, &sp, done) : CT_OK;
+  default: return ct_tq_lut_spec(op, &sp) ? lower_lut(c, op, &sp, done) : CT_OK;
   }
 }

@@ -154,11 +154,14 @@ ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, con
   int n = 0;
   const int64_t *tab = ct_op_get_ints(op, "table", &n);
   ct_dtype it = in[0]->dtype, ot = out[0]->dtype;
-  if (n != 256 || (it != CT_I8 && it != CT_U8) || (ot != CT_I8 && ot != CT_U8))
-    return ct_km_err(d, CT_ERR_INPUT, op, "needs a 256-entry table and 8-bit input and output");
-  int64_t cnt = ct_tensor_numel(in[0]);
+  int64_t C = in[0]->ndim >= 2 ? in[0]->shape[1] : 1, cnt = ct_tensor_numel(in[0]);
+  bool per_channel = n != 256 && in[0]->ndim >= 2 && n == 256 * C;
+  if ((n != 256 && !per_channel) || (it != CT_I8 && it != CT_U8) || (ot != CT_I8 && ot != CT_U8))
+    return ct_km_err(d, CT_ERR_INPUT, op, "needs a 256-entry table (or 256 per channel) and 8-bit input and output");
+  int64_t plane = per_channel && cnt > 0 ? cnt / in[0]->shape[0] / C : 1;
   uint8_t *y = out[0]->data;
-  for (int64_t i = 0; i < cnt; i++) y[i] = (uint8_t)tab[ct_quant_lut_index(ct_tq_get(in[0], i), it)];
+  for (int64_t i = 0; i < cnt; i++)
+    y[i] = (uint8_t)tab[(per_channel ? (i / plane) % C * 256 : 0) + ct_quant_lut_index(ct_tq_get(in[0], i), it)];
   return CT_OK;
 }
 

@@ -48,9 +48,23 @@ ct_status ct_tq_need_int(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   return CT_OK;
 }
 
-/* A depthwise Conv reading v as its data input only: group = C_in = C_out. */
-static bool dw_reader(const ct_op *op, const ct_value *v) {
-  if (op->kind != CT_OP_CONV || op->in[0] != v || op->out[0]->ndim != 4) return false;
+/* Per-channel LUT tables are read whole by every LUT instruction (256 bytes per channel):
+ * worth it only where a channel has at least as many elements per image. */
+#define CHANNEL_LUT_MIN_PLANE 256
+
+/* Is op a LUT activation that may use one table per channel of its 4-D input v? */
+static bool channel_lut(const ct_op *op, const ct_value *v) {
+  ct_quant_lut_spec sp;
+  return op->n_in == 1 && op->n_out == 1 && op->in[0] == v && v->shape[2] * v->shape[3] >= CHANNEL_LUT_MIN_PLANE &&
+         ct_tq_lut_spec(op, &sp);
+}
+
+/* A reader of v that takes it per channel: a depthwise Conv reading v as its data input
+ * only (group = C_in = C_out), or a LUT activation of v (one table per channel). */
+static bool channel_reader(const ct_op *op, const ct_value *v) {
+  if (op->in[0] != v || op->out[0]->ndim != 4) return false;
+  if (channel_lut(op, v)) return true;
+  if (op->kind != CT_OP_CONV) return false;
   for (int k = 1; k < op->n_in; k++)
     if (op->in[k] == v) return false;
   int64_t c = v->shape[1];
@@ -58,7 +72,10 @@ static bool dw_reader(const ct_op *op, const ct_value *v) {
 }
 
 bool ct_tq_channel_act(const ct_graph *g, const ct_value *v) {
-  if (!v || v->ndim != 4 || !v->def || v->def->kind != CT_OP_CONV || v->def->out[0] != v) return false;
+  const ct_op *p = v ? v->def : NULL;
+  if (!p || v->ndim != 4 || p->out[0] != v) return false;
+  if (p->kind != CT_OP_CONV && !(p->in[0] && p->in[0]->ndim == 4 && channel_lut(p, p->in[0]) && ct_tq_channel_act(g, p->in[0])))
+    return false;
   for (int i = 0; i < g->n_outputs; i++)
     if (g->outputs[i] == v) return false;
   int readers = 0;
@@ -66,8 +83,31 @@ bool ct_tq_channel_act(const ct_graph *g, const ct_value *v) {
     const ct_op *op = g->ops[i];
     bool reads = false;
     for (int k = 0; !op->dead && k < op->n_in; k++) reads = reads || op->in[k] == v;
-    if (reads && !dw_reader(op, v)) return false;
+    if (reads && !channel_reader(op, v)) return false;
     readers += reads;
   }
   return readers > 0;
 }
+
+bool ct_tq_lut_spec(const ct_op *op, ct_quant_lut_spec *sp) {
+  static const struct { ct_op_kind k; ct_quant_lut_fn fn; } map[] = {
+    {CT_OP_SIGMOID, CT_QUANT_LUT_SIGMOID}, {CT_OP_TANH, CT_QUANT_LUT_TANH}, {CT_OP_SILU, CT_QUANT_LUT_SILU},
+    {CT_OP_HARDSIGMOID, CT_QUANT_LUT_HARDSIGMOID}, {CT_OP_HARDSWISH, CT_QUANT_LUT_HARDSWISH}, {CT_OP_GELU, CT_QUANT_LUT_GELU},
+    {CT_OP_EXP, CT_QUANT_LUT_EXP}, {CT_OP_LOG, CT_QUANT_LUT_LOG}, {CT_OP_SQRT, CT_QUANT_LUT_SQRT},
+    {CT_OP_RECIPROCAL, CT_QUANT_LUT_RECIPROCAL}, {CT_OP_LEAKYRELU, CT_QUANT_LUT_LEAKYRELU}, {CT_OP_ELU, CT_QUANT_LUT_ELU},
+    {CT_OP_SOFTPLUS, CT_QUANT_LUT_SOFTPLUS}, {CT_OP_MISH, CT_QUANT_LUT_MISH}, {CT_OP_ABS, CT_QUANT_LUT_ABS},
+    {CT_OP_RELU, CT_QUANT_LUT_LEAKYRELU},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+    if (map[i].k != op->kind) continue;
+    *sp = ct_quant_lut_default(map[i].fn);
+    if (op->kind == CT_OP_RELU) sp->alpha = 0;
+    else if (op->kind == CT_OP_HARDSIGMOID) sp->alpha = ct_op_get_float(op, "alpha", 0.2), sp->beta = ct_op_get_float(op, "beta", 0.5);
+    else if (op->kind == CT_OP_LEAKYRELU) sp->alpha = ct_op_get_float(op, "alpha", 0.01);
+    else if (op->kind == CT_OP_ELU) sp->alpha = ct_op_get_float(op, "alpha", 1.0);
+    else if (op->kind == CT_OP_GELU && !strcmp(ct_op_get_string(op, "approximate", "none"), "tanh")) sp->fn = CT_QUANT_LUT_GELU_TANH;
+    return true;
+  }
+  return false;
+}
+

@@ -240,17 +240,19 @@ typedef enum ct_quant_lut_fn {
   CT_QUANT_LUT_COUNT
 } ct_quant_lut_fn;
 
-/* One tabulated function with its ONNX attributes. */
+/* One tabulated function with its ONNX attributes, followed by a scalar affine map the
+ * lowering folded in: the table holds f(x)·post_mul + post_add. */
 typedef struct ct_quant_lut_spec {
   ct_quant_lut_fn fn;
   double alpha, beta;
+  double post_mul, post_add;
 } ct_quant_lut_spec;
 
 /* The spec with ONNX's default attributes for fn (HardSigmoid 0.2 / 0.5, LeakyRelu 0.01,
- * Elu 1; others 0). */
+ * Elu 1; others 0) and no affine map (post_mul 1, post_add 0). */
 ct_quant_lut_spec ct_quant_lut_default(ct_quant_lut_fn fn);
 /* Evaluates the function of spec (a const ct_quant_lut_spec *, passed as void * so that it
- * fits ct_quant_lut_build's callback) at x, in double. */
+ * fits ct_quant_lut_build's callback) at x, in double: f(x)·post_mul + post_add. */
 double ct_quant_lut_eval(double x, void *spec);
 /* Name of fn ("sigmoid", "hardswish", ...), NULL if out of range. */
 const char *ct_quant_lut_name(ct_quant_lut_fn fn);

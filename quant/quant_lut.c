@@ -14,7 +14,7 @@ const char *ct_quant_lut_name(ct_quant_lut_fn fn) {
 }
 
 ct_quant_lut_spec ct_quant_lut_default(ct_quant_lut_fn fn) {
-  ct_quant_lut_spec s = {fn, 0, 0};
+  ct_quant_lut_spec s = {fn, 0, 0, 1, 0};
   if (fn == CT_QUANT_LUT_HARDSIGMOID) s.alpha = 0.2, s.beta = 0.5;
   if (fn == CT_QUANT_LUT_LEAKYRELU) s.alpha = 0.01;
   if (fn == CT_QUANT_LUT_ELU) s.alpha = 1.0;
@@ -28,8 +28,16 @@ static double softplus(double x) { return x > 30 ? x + log1p(exp(-x)) : log1p(ex
 
 static double clamp01(double v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
 
+static double lut_fn(double x, const ct_quant_lut_spec *s);
+
 double ct_quant_lut_eval(double x, void *spec) {
   const ct_quant_lut_spec *s = spec;
+  double y = lut_fn(x, s);
+  return s->post_mul == 1 && s->post_add == 0 ? y : y * s->post_mul + s->post_add;
+}
+
+/* The tabulated function itself. */
+static double lut_fn(double x, const ct_quant_lut_spec *s) {
   switch (s->fn) {
     case CT_QUANT_LUT_SIGMOID: return sigmoid(x);
     case CT_QUANT_LUT_TANH: return tanh(x);

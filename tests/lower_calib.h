@@ -1,6 +1,7 @@
-/* lower_calib.h: in-process calibration for the lowering tests (`ctpu calibrate` is written
- * elsewhere): Top inference over real inputs with every value kept, per-tensor min/max and
- * |x| histograms, thresholds by quant/calib.h, the table written by quant/calib_table. */
+/* lower_calib.h: in-process calibration for the lowering and deploy tests: ct_calibrate
+ * (reference/calibrate.h, what `ctpu calibrate` runs) over a list of input files, the table
+ * written by quant/calib_table — per-tensor thresholds, weight scales and the per-channel
+ * thresholds of channel activations. */
 #ifndef CT_TEST_LOWER_CALIB_H
 #define CT_TEST_LOWER_CALIB_H
 
@@ -9,10 +10,9 @@
 
 #include "quant/calib.h"
 
-/* Runs the Top module at top_path on each of n input files (one file = all inputs of one
- * run: .pb, .h5 or an image) and writes a calibration table to table_path with thresholds
- * by method m (param: percentile fraction). Histograms drop the exact-zero count (post-ReLU
- * tensors: KLD/MSE would otherwise collapse). false with a message in err on failure. */
+/* Calibrates the Top module at top_path on n input files (one file = all inputs of one run:
+ * .pb, .h5 or an image) with method m (param: percentile fraction; default options
+ * otherwise) and writes the table to table_path. false with a message in err on failure. */
 bool ct_test_calibrate(const char *top_path, const char *const *files, int n, ct_calib_method m, double param,
                        const char *table_path, char *err, size_t errn);
 

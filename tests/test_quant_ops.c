@@ -224,7 +224,7 @@ START_TEST(test_lut_sigmoid_tanh_spot_values) {
   ck_assert_int_eq((int8_t)t[128 + 8], 59);
   ck_assert_int_eq((int8_t)t[128 - 8], -59);
   ck_assert_int_eq((int8_t)t[128], 0);
-  ct_quant_lut_spec bad = {CT_QUANT_LUT_COUNT, 0, 0};
+  ct_quant_lut_spec bad = {CT_QUANT_LUT_COUNT, 0, 0, 1, 0};
   ck_assert(!ct_quant_lut_make(&bad, in, o8, t));
 }
 END_TEST

@@ -34,10 +34,12 @@ ct_status group_tables(mg *c, ct_diag *d) {
     } else if (op->kind == CT_OP_LUT) {
       int n = 0;
       const int64_t *tab = ct_op_get_ints(op, "table", &n);
-      uint8_t b[256];
-      if (n != 256) return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a 256-entry table", nm(op));
-      for (int i = 0; i < 256; i++) b[i] = (uint8_t)tab[i];
-      st = add_table(c, op, li, b, 256, CT_U8, d);
+      if (n != lg_table_bytes(op) || n < 256)
+        return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a 256-entry table (or 256 per channel)", nm(op));
+      uint8_t *b = malloc((size_t)n);
+      for (int i = 0; b && i < n; i++) b[i] = (uint8_t)tab[i];
+      st = b ? add_table(c, op, li, b, n, CT_U8, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+      free(b);
     }
   }
   return st;
@@ -236,9 +238,10 @@ static ct_status emit_unary(mg *c, const ct_op *op, int li, int64_t t, ct_diag *
   memset(&in, 0, sizeof in);
   if (op->kind == CT_OP_LUT) {
     in.op = CT_ISA_LUT;
-    in.lut.in = lx, in.lut.out = ly, in.lut.table = c->lm_attr[li];
+    bool pc = lg_table_bytes(op) > 256; /* one table per channel: this tile's channels' tables */
+    in.lut.in = lx, in.lut.out = ly, in.lut.table = c->lm_attr[li] + (pc ? 256 * by.off[1] : 0);
     in.lut.n = by.ext[0], in.lut.c = by.ext[1], in.lut.h = by.ext[2], in.lut.w = by.ext[3];
-    in.lut.dt_in = x->dtype, in.lut.dt_out = y->dtype;
+    in.lut.dt_in = x->dtype, in.lut.dt_out = y->dtype, in.lut.per_channel = pc;
   } else if (is_int(x->dtype) && is_int(y->dtype)) {
     int32_t m;
     int s;

@@ -156,7 +156,13 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   case CT_OP_MISH: case CT_OP_ELU: case CT_OP_SELU: case CT_OP_CELU: case CT_OP_RECIPROCAL: case CT_OP_POW:
   case CT_OP_DIV: case CT_OP_SIN: case CT_OP_COS:
     return fl ? lg_vpu_cycles(x->chip, LG_VPU_EXP, out, w) : lg_vpu_cycles(x->chip, LG_VPU_LUT, out, 1);
-  case CT_OP_LUT: return lg_vpu_cycles(x->chip, LG_VPU_LUT, out, 1);
+  case CT_OP_LUT: { /* per-channel tables: the VPU reads this tile's channels' 256 bytes each, at most a bank's
+                     * worth from any one bank (cmodel port limit: busiest bank / port bytes) */
+    int64_t cy = lg_vpu_cycles(x->chip, LG_VPU_LUT, out, 1), bank = x->chip->lmem_bytes / x->chip->lmem_banks;
+    int64_t tb = lg_table_bytes(op) > 256 && op->out[0]->ndim == 4 ? 256 * oe[1] : 0;
+    tb = cdiv(tb < bank ? tb : bank, x->chip->lmem_bank_port_bytes);
+    return cy > tb ? cy : tb;
+  }
   case CT_OP_CAST: case CT_OP_CASTLIKE: case CT_OP_QUANTIZELINEAR: case CT_OP_DEQUANTIZELINEAR:
     return lg_vpu_cycles(x->chip, LG_VPU_CAST, out, w);
   default: return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w); /* REQUANT costs the same */

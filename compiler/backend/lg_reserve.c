@@ -36,7 +36,10 @@ int64_t lg_table_bytes(const ct_op *op) {
   if (op->kind == CT_OP_CONV && y->ndim >= 2) return y->shape[1] * 8;
   if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
   if (op->kind == CT_OP_CONVTRANSPOSE) return convt_table_bytes(op);
-  return op->kind == CT_OP_LUT ? 256 : 0;
+  if (op->kind != CT_OP_LUT) return 0;
+  int n = 0; /* 256 bytes, or 256 per channel (per-channel activations) */
+  ct_op_get_ints(op, "table", &n);
+  return n == 256 || (y->ndim >= 2 && n == 256 * y->shape[1]) ? n : 256;
 }
 
 int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
