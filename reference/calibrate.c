@@ -45,7 +45,7 @@ static ct_status make_slots(cal_state *c, ct_diag *d) {
   if (c->nslots == 0) return ct_diag_set(d, CT_ERR_INPUT, "module \"%s\" has no f32 tensor to calibrate", g->name ? g->name : "");
   c->nch = calloc((size_t)c->nslots, sizeof *c->nch);
   if (!c->nch) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  for (int s = 0; s < c->nslots; s++) c->nch[s] = ct_tq_channel_act(g, c->vals[s]) ? c->vals[s]->shape[1] : 0;
+  for (int s = 0; s < c->nslots && !c->o->no_channel; s++) c->nch[s] = ct_tq_channel_act(g, c->vals[s]) ? c->vals[s]->shape[1] : 0;
   return CT_OK;
 }
 
@@ -93,7 +93,7 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
     int64_t n = ct_tensor_numel(out[k]);
     if (w->phase == 1) {
       ct_calib_stats_add(&w->stats[s], x, n);
-      if (c->nch[s] && out[k]->ndim == 4) channel_absmax(x, out[k]->shape, w->chmax[s]);
+      if (c->nch[s] && out[k]->ndim == 4 && out[k]->shape[1] == c->nch[s]) channel_absmax(x, out[k]->shape, w->chmax[s]);
     } else {
       ct_calib_hist_add(&w->hist[s], x, n);
       w->zeros[s] += count_zeros(x, n);

@@ -37,9 +37,10 @@ typedef struct ct_calibrate_options {
   void *progress_user;
   double tune_low;        /* tune's lowest candidate = tune_low · the KLD threshold, in (0, 1]
                            * (not > 0: 1, TPU-MLIR's range) */
+  bool no_channel;        /* no #channel_threshold rows (a table TPU-MLIR reads) */
 } ct_calibrate_options;
 
-#define CT_CALIBRATE_DEFAULTS ((ct_calibrate_options){CT_CALIB_KLD, false, 2048, 0.9999, 1, 5, 20, NULL, NULL, 1.0})
+#define CT_CALIBRATE_DEFAULTS ((ct_calibrate_options){CT_CALIB_KLD, false, 2048, 0.9999, 1, 5, 20, NULL, NULL, 1.0, false})
 
 /* Calibrates g (a Top module, shape-inferred) on samples 0..n-1 and appends one row per
  * calibrated tensor — every f32 value an op computes or an Input op binds, in graph order,
@@ -57,7 +58,7 @@ typedef struct ct_calibrate_options {
  * weights: its per-output-channel scales (ct_quant_weight_scales). Then one
  * #channel_threshold row per channel activation (ct_tq_channel_act: a Conv's result read only
  * by depthwise Convs): per channel c, min(max |x_c| over the samples, the tensor's
- * threshold). Results do not depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
+ * threshold), unless o->no_channel. Results do not depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
  * (bins < 1, < 128 with KLD or tune, percentile outside (0, 1], threads outside 1..64,
  * tune_num or tune_steps < 1); those of the sample callback and of ct_ref_run (prefixed
  * with the sample number: `sample 3: ...`); CT_ERR_INPUT a graph with no f32 tensor to

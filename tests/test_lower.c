@@ -353,6 +353,11 @@ START_TEST(test_lower_channel_activation) {
   ct_calib_table_init(&t);
   ct_diag d;
   ck_assert_msg(ct_calibrate(g, 2, ramp_sample, NULL, &co, &t, &d) == CT_OK, "%s", d.msg);
+  ct_calib_table t2; /* --no-channel-thresholds: the same table without the block */
+  ct_calib_table_init(&t2);
+  co.no_channel = true;
+  ck_assert(ct_calibrate(g, 2, ramp_sample, NULL, &co, &t2, &d) == CT_OK && t2.nch == 0 && t2.n == t.n);
+  ct_calib_table_free(&t2);
   ct_graph_free(g);
   const ct_calib_wrow *r = ct_calib_table_find_channel(&t, "y");
   ck_assert(r && r->n == 2 && t.nch == 1); /* x and z have no depthwise reader */

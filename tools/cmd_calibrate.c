@@ -24,6 +24,7 @@ static void usage(FILE *f) {
           "usage: ctpu calibrate MODEL.top --dataset DIR|LIST|FILE.h5 -o TABLE [--input-num N]\n"
           "         [--method kld|minmax|percentile|mse|tune] [--histogram-bins 2048] [--threads N]\n"
           "         [--percentile 0.9999] [--tune-num 5] [--tune-steps 20] [--tune-low 1]\n"
+          "         [--no-channel-thresholds]\n"
           "  runs float inference over the data set's samples and writes a TPU-MLIR calibration\n"
           "  table: one line `name threshold min max` per f32 tensor (docs/formats.md section 3)\n"
           "  --dataset D         an image folder (labels.tsv optional), a list file (one sample per\n"
@@ -38,7 +39,9 @@ static void usage(FILE *f) {
           "  --percentile F      fraction for --method percentile (default 0.9999)\n"
           "  --tune-num N        samples the tune pass uses (default 5)\n"
           "  --tune-steps N      candidates - 1 between the KLD and the max threshold (default 20)\n"
-          "  --tune-low F        tune's lowest candidate is F x the KLD threshold, F in (0, 1] (default 1)\n");
+          "  --tune-low F        tune's lowest candidate is F x the KLD threshold, F in (0, 1] (default 1)\n"
+          "  --no-channel-thresholds  no #channel_threshold block (per-channel activations, docs/quant.md):\n"
+          "                      a table TPU-MLIR reads; the lowering then uses per-tensor scales only\n");
 }
 
 static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
@@ -105,7 +108,9 @@ static int parse_args(int argc, char **argv, cal_args *a) {
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (s[0] == '-') {
+    if (!strcmp(s, "--no-channel-thresholds")) {
+      a->o.no_channel = true;
+    } else if (s[0] == '-') {
       if (i + 1 >= argc) return ct_tool_usage(CMD, "option \"%s\" needs a value", s);
       int rc = parse_opt(s, argv[++i], a);
       if (rc) return rc;
