@@ -84,6 +84,20 @@ static int layer_of(const run_ctx *x, uint32_t debug_id) {
   return debug_id && debug_id <= x->p->n_debug ? x->layer_of_debug[debug_id - 1] : -1;
 }
 
+/* The quant params of IO entry io on tensor t (per tensor, per channel, or none). */
+static bool io_quant(ct_tensor *t, const ct_prog_io *io) {
+  if (io->n_scale > 1) return ct_tensor_set_quant(t, io->n_scale, io->quant_axis, io->scales, io->zero_points);
+  return !(io->scale > 0) || ct_tensor_set_quant(t, 1, 0, &io->scale, &io->zero_point);
+}
+
+/* Channel of element i of IO entry io along its quant axis (0 per tensor). */
+static int io_channel(const ct_prog_io *io, int64_t i) {
+  if (io->n_scale <= 1) return 0;
+  int64_t inner = 1;
+  for (int k = io->quant_axis + 1; k < io->ndim; k++) inner *= io->shape[k];
+  return (int)((i / (inner > 0 ? inner : 1)) % io->n_scale);
+}
+
 /* Converts input tensor t to the IO entry's dtype into buf (numel elements). */
 static ct_status convert_input(const ct_prog_io *io, const ct_tensor *t, uint8_t *buf, ct_diag *d) {
   int64_t n = ct_tensor_numel(t);
@@ -92,13 +106,15 @@ static ct_status convert_input(const ct_prog_io *io, const ct_tensor *t, uint8_t
     memcpy(buf, t->data, t->nbytes);
     return CT_OK;
   }
-  if (fi && !fo && !(io->scale > 0))
+  if (fi && !fo && !(io->scale > 0) && io->n_scale <= 1)
     return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": float data for a %s input without a scale",
                        io->name, ct_dtype_name(io->dtype));
   for (int64_t i = 0; i < n; i++) {
     double v = ct_tensor_get_f64(t, i);
+    int c = io_channel(io, i);
     if (fi && !fo)
-      ct_elem_seti(buf, io->dtype, i, ct_quant_quantize(v, io->scale, io->zero_point, io->dtype));
+      ct_elem_seti(buf, io->dtype, i, io->n_scale > 1 ? ct_quant_quantize(v, io->scales[c], io->zero_points[c], io->dtype)
+                                                       : ct_quant_quantize(v, io->scale, io->zero_point, io->dtype));
     else if (fo)
       ct_elem_setf(buf, io->dtype, i, (float)v);
     else
@@ -148,7 +164,7 @@ static ct_status read_outputs(run_ctx *x, ct_tensor_list *outs, ct_diag *d) {
     const ct_prog_io *io = &x->p->io[i];
     if (!io->is_output || io->is_tensor) continue;
     ct_tensor *t = ct_tensor_new(io->dtype, io->ndim, io->shape, io->name);
-    if (!t || (io->scale > 0 && !ct_tensor_set_quant(t, 1, 0, &io->scale, &io->zero_point))) {
+    if (!t || !io_quant(t, io)) {
       ct_tensor_free(t);
       return ct_diag_set(d, CT_ERR_LIMIT, "out of memory for output \"%s\"", io->name);
     }
@@ -238,7 +254,7 @@ static ct_tensor *described_dump(const run_ctx *x, const shadow *s, const char *
   const ct_prog_io *io = ct_program_find_io(x->p, name);
   if (!io || !(io->is_output || io->is_tensor) || s->lo < io->gmem_addr) return NULL;
   ct_tensor *t = ct_tensor_new(io->dtype, io->ndim, io->shape, name);
-  if (t && io->scale > 0 && !ct_tensor_set_quant(t, 1, 0, &io->scale, &io->zero_point)) ct_tensor_free(t), t = NULL;
+  if (t && !io_quant(t, io)) ct_tensor_free(t), t = NULL;
   if (!t) return *oom = true, NULL;
   if (s->hi - io->gmem_addr > t->nbytes) return ct_tensor_free(t), NULL;
   memset(t->data, 0, t->nbytes);

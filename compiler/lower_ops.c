@@ -226,8 +226,35 @@ static ct_status set_out_q(ct_lower_ctx *c, ct_value *y, const double *sy, int64
   return ok ? CT_OK : oom(c);
 }
 
+/* Is y used only as module outputs (no op reads it)? */
+static bool only_output(const ct_graph *g, const ct_value *y) {
+  int n = 0;
+  for (int i = 0; i < g->n_outputs; i++) n += g->outputs[i] == y;
+  return n > 0 && ct_graph_count_uses(g, y) == n;
+}
+
+/* A Gemm whose result only leaves the module, without a fused activation and not a QDQ
+ * model's tensor, keeps its int32 accumulator: y i32 at scale s_in·s_w[o] per column, no
+ * requant (MATMUL rq_mode none) — logits without an 8-bit rounding (ties decide top-1). */
+static ct_status gemm_raw_out(ct_lower_ctx *c, ct_op *op, ct_value *y, double s_in, const double *sw, int64_t oc,
+                              bool *raw) {
+  *raw = false;
+  if (op->kind != CT_OP_GEMM || y->ndim != 2 || strcmp(ct_op_get_string(op, "act", "none"), "none") ||
+      (y->id < c->n0 && c->has_forced[y->id]) || !only_output(c->g, y))
+    return CT_OK;
+  double *sy = malloc(sizeof *sy * (size_t)oc);
+  int32_t *zp = calloc((size_t)oc, sizeof *zp);
+  for (int64_t o = 0; sy && o < oc; o++) sy[o] = s_in * sw[o];
+  ct_value_set_type(y, CT_I32, y->ndim, y->shape);
+  bool ok = sy && zp && ct_value_set_quant(c->g, y, (int)oc, sy, zp, 1);
+  free(sy), free(zp);
+  *raw = ok;
+  return ok ? CT_OK : oom(c);
+}
+
 /* Conv and Gemm: x quantized, per-channel weights, int32 bias, requant per channel; the
- * result per channel when channel_scales allows it. */
+ * result per channel when channel_scales allows it, the raw accumulator for a Gemm result
+ * that only leaves the module (gemm_raw_out). */
 static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *x = op->in[0], *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL, *y = op->out[0];
   bool gemm = op->kind == CT_OP_GEMM;
@@ -250,15 +277,17 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, s_in, n_in, wrow);
   bool ok = wq && mac_requant(s_in, n_in, sw, oc, sy, py, rq, m, s);
   if (wq && !ok && sy) free(sy), sy = NULL, ok = mac_requant(s_in, n_in, sw, oc, NULL, py, rq, m, s);
+  bool raw = false;
   if (!st && ok) {
     bq = b ? mac_bias(c, wq->name, b, oc, sw, s_in, n_in) : NULL;
     if (b && !bq) st = oom(c);
-    if (!st && !set_rq(c, op, oc, m, s)) st = oom(c);
+    if (!st && n_in == 1) st = gemm_raw_out(c, op, y, s_in[0], sw, oc, &raw);
+    if (!st && !raw && !set_rq(c, op, oc, m, s)) st = oom(c);
     if (!st) {
       mac_act(c, op, py, true, sy != NULL);
       op->in[0] = xq, op->in[1] = wq;
       if (op->n_in > 2) op->in[2] = bq;
-      st = set_out_q(c, y, sy, oc, py);
+      if (!raw) st = set_out_q(c, y, sy, oc, py);
       *done = !st;
     }
   }

@@ -143,6 +143,34 @@ static int parse_shape(const char *s, int64_t *shape) {
   return n;
 }
 
+/* Per-channel parameters `@AXIS:s_0,s_1,...` (scale field) and `z_0,z_1,...` (zero-point
+ * field) into io: as many entries as io's dimension AXIS. False on any malformed part. */
+static bool parse_channels(char *sc, char *zp, ct_prog_io *io) {
+  char *colon = strchr(sc, ':');
+  int64_t axis;
+  if (!colon) return false;
+  *colon = '\0';
+  if (!parse_int(sc + 1, &axis) || axis < 0 || axis >= io->ndim) return false;
+  int64_t n = 1, nz = 1;
+  for (const char *q = colon + 1; *q; q++) n += *q == ',';
+  for (const char *q = zp; *q; q++) nz += *q == ',';
+  if (n < 2 || n != nz || n != io->shape[axis]) return false;
+  io->n_scale = (int)n, io->quant_axis = (int)axis;
+  io->scales = malloc(sizeof *io->scales * (size_t)n), io->zero_points = malloc(sizeof *io->zero_points * (size_t)n);
+  if (!io->scales || !io->zero_points) return false;
+  char *a = colon + 1, *b = zp;
+  for (int64_t k = 0; k < n; k++) {
+    char *ea = strchr(a, ','), *eb = strchr(b, ',');
+    if (ea) *ea = '\0';
+    if (eb) *eb = '\0';
+    int64_t z;
+    if (!parse_f64(a, &io->scales[k]) || !parse_int(b, &z) || z < INT32_MIN || z > INT32_MAX) return false;
+    io->zero_points[k] = (int32_t)z;
+    a = ea ? ea + 1 : a, b = eb ? eb + 1 : b;
+  }
+  return true;
+}
+
 static ct_status directive_io(asm_ctx *c, char **t, int n, bool out, bool tensor) {
   if (n != 7) return ERR(c, "%s: expected name shape dtype gmem_addr scale zero_point", t[0]);
   ct_prog_io io;
@@ -153,9 +181,18 @@ static ct_status directive_io(asm_ctx *c, char **t, int n, bool out, bool tensor
   if ((io.ndim = parse_shape(t[2], io.shape)) < 0) return ERR(c, "%s: bad shape \"%s\"", t[0], t[2]);
   if (!ct_dtype_parse(t[3], &io.dtype)) return ERR(c, "%s: unknown dtype \"%s\"", t[0], t[3]);
   if (!parse_int(t[4], &addr) || addr < 0) return ERR(c, "%s: bad gmem address \"%s\"", t[0], t[4]);
+  io.gmem_addr = (uint64_t)addr;
+  if (t[5][0] == '@') { /* per channel */
+    bool ok = parse_channels(t[5], t[6], &io);
+    ct_status st = ok ? CT_OK : ERR(c, "%s: bad per-channel parameters (@AXIS:s,s,... and z,z,..., one per channel)", t[0]);
+    if (!st && (ct_program_find_io(c->p, io.name) || ct_program_find_const(c->p, io.name)))
+      st = ERR(c, "%s: name \"%s\" is already defined", t[0], io.name);
+    if (!st) st = AT(c, ct_program_add_io(c->p, &io, c->d));
+    free(io.scales), free(io.zero_points);
+    return st;
+  }
   if (!parse_f64(t[5], &io.scale)) return ERR(c, "%s: bad scale \"%s\"", t[0], t[5]);
   if (!parse_int(t[6], &zp) || zp < INT32_MIN || zp > INT32_MAX) return ERR(c, "%s: bad zero point \"%s\"", t[0], t[6]);
-  io.gmem_addr = (uint64_t)addr;
   io.zero_point = (int32_t)zp;
   if (ct_program_find_io(c->p, io.name) || ct_program_find_const(c->p, io.name))
     return ERR(c, "%s: name \"%s\" is already defined", t[0], io.name);

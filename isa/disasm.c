@@ -117,8 +117,16 @@ static void put_io(FILE *f, const ct_prog_io *io) {
   char shape[256];
   fputs(io->is_tensor ? ".tensor " : io->is_output ? ".output " : ".input ", f);
   put_name(f, io->name);
-  fprintf(f, " %s %s 0x%llx %.17g %d\n", ct_shape_str(io->ndim, io->shape, shape, sizeof shape),
-          ct_dtype_name(io->dtype), (unsigned long long)io->gmem_addr, io->scale, (int)io->zero_point);
+  fprintf(f, " %s %s 0x%llx", ct_shape_str(io->ndim, io->shape, shape, sizeof shape), ct_dtype_name(io->dtype),
+          (unsigned long long)io->gmem_addr);
+  if (io->n_scale <= 1) {
+    fprintf(f, " %.17g %d\n", io->scale, (int)io->zero_point);
+    return;
+  }
+  fprintf(f, " @%d:", io->quant_axis); /* per channel: @AXIS:s,s,... z,z,... */
+  for (int k = 0; k < io->n_scale; k++) fprintf(f, "%s%.17g", k ? "," : "", io->scales[k]);
+  for (int k = 0; k < io->n_scale; k++) fprintf(f, "%s%d", k ? "," : " ", (int)io->zero_points[k]);
+  fputc('\n', f);
 }
 
 ct_status ct_disasm(const ct_program *p, FILE *f, ct_diag *d) {

@@ -20,7 +20,7 @@ void ct_program_free(ct_program *p) {
     free(p->consts[i].name);
     free(p->consts[i].data);
   }
-  for (size_t i = 0; i < p->n_io; i++) free(p->io[i].name);
+  for (size_t i = 0; i < p->n_io; i++) free(p->io[i].name), free(p->io[i].scales), free(p->io[i].zero_points);
   for (size_t i = 0; i < p->n_debug; i++) free(p->debug[i].layer);
   free(p->insns);
   free(p->consts);
@@ -75,7 +75,15 @@ ct_status ct_program_add_const(ct_program *p, const char *name, ct_dtype dt, uin
 ct_status ct_program_add_io(ct_program *p, const ct_prog_io *io, ct_diag *d) {
   if (!grow((void **)&p->io, p->n_io, &p->cap_io, sizeof *p->io)) return OOM(d);
   ct_prog_io e = *io;
-  if (!(e.name = dup_str(io->name))) return OOM(d);
+  size_t n = io->n_scale > 1 ? (size_t)io->n_scale : 0;
+  e.name = dup_str(io->name);
+  e.scales = n ? malloc(n * sizeof *e.scales) : NULL, e.zero_points = n ? malloc(n * sizeof *e.zero_points) : NULL;
+  if (!e.name || (n && (!e.scales || !e.zero_points || !io->scales || !io->zero_points))) {
+    free(e.name), free(e.scales), free(e.zero_points);
+    return n && (!io->scales || !io->zero_points) ? ct_diag_set(d, CT_ERR_INPUT, "IO \"%s\": per-channel parameters missing", io->name) : OOM(d);
+  }
+  if (n) memcpy(e.scales, io->scales, n * sizeof *e.scales), memcpy(e.zero_points, io->zero_points, n * sizeof *e.zero_points);
+  if (!n) e.n_scale = 0;
   p->io[p->n_io++] = e;
   return CT_OK;
 }
@@ -136,6 +144,13 @@ static ct_status validate_io(const ct_program *p, const ct_chip *chip, size_t *i
       return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": invalid shape or dtype", what, io->name);
     if (!isfinite(io->scale) || io->scale < 0)
       return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": scale %g is not finite and >= 0", what, io->name, io->scale);
+    if (io->n_scale > 1 && (io->quant_axis < 0 || io->quant_axis >= io->ndim || io->shape[io->quant_axis] != io->n_scale))
+      return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": %d per-channel scales do not match axis %d of its shape", what,
+                         io->name, io->n_scale, io->quant_axis);
+    for (int k = 0; k < (io->n_scale > 1 ? io->n_scale : 0); k++)
+      if (!isfinite(io->scales[k]) || io->scales[k] <= 0)
+        return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": channel %d: scale %g is not finite and > 0", what, io->name, k,
+                           io->scales[k]);
     for (size_t j = 0; j < i; j++)
       if (strcmp(p->io[j].name, io->name) == 0)
         return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\" is defined twice", what, io->name);

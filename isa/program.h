@@ -34,10 +34,15 @@ typedef struct ct_prog_io {
   int ndim;
   int64_t shape[CT_PROGRAM_MAX_DIMS];
   uint64_t gmem_addr; /* bytes */
-  double scale;       /* quantization scale (0 when not quantized) */
+  double scale;       /* quantization scale (0 when not quantized or per channel) */
   int32_t zero_point;
   bool is_tensor;     /* a tensor the program stores (a layer result), described for --dump-all:
                        * neither read nor written by the host; is_output is false */
+  int n_scale;        /* > 1: per-channel quantization along quant_axis (n_scale = shape[quant_axis]),
+                       * scales / zero_points hold n_scale entries (owned); 0: per tensor (above) */
+  int quant_axis;
+  double *scales;
+  int32_t *zero_points;
 } ct_prog_io;
 
 /* Debug map entry: instruction → layer/op name, layer group, tile, time step. */

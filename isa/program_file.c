@@ -51,6 +51,8 @@ static layout plan(const ct_program *p) {
   l.blob = (l.str + l.str_n + 63) / 64 * 64;
   l.blob_n = 0;
   for (size_t i = 0; i < p->n_consts; i++) l.blob_n += p->consts[i].bytes;
+  for (size_t i = 0; i < p->n_io; i++) /* per-channel parameters: n f64 scales, n i32 zero points */
+    if (p->io[i].n_scale > 1) l.blob_n += (uint64_t)p->io[i].n_scale * 12;
   l.total = l.blob + l.blob_n;
   return l;
 }
@@ -106,6 +108,18 @@ static void write_tables(uint8_t *b, const ct_program *p, const layout *l) {
     put32(e + 8, (uint32_t)io->zero_point);
     uint64_t sb;
     memcpy(&sb, &io->scale, 8);
+    if (io->n_scale > 1) { /* per channel: axis + 1, count, and the parameters' blob offset */
+      e[7] = (uint8_t)(io->quant_axis + 1);
+      put32(e + 12, (uint32_t)io->n_scale);
+      sb = bpos;
+      for (int k = 0; k < io->n_scale; k++) {
+        uint64_t v;
+        memcpy(&v, &io->scales[k], 8);
+        put64(b + l->blob + bpos + 8 * (uint64_t)k, v);
+        put32(b + l->blob + bpos + 8 * (uint64_t)io->n_scale + 4 * (uint64_t)k, (uint32_t)io->zero_points[k]);
+      }
+      bpos += (uint64_t)io->n_scale * 12;
+    }
     put64(e + 16, sb);
     put64(e + 24, io->gmem_addr);
     for (int k = 0; k < CT_PROGRAM_MAX_DIMS; k++) put64(e + 32 + 8 * k, k < io->ndim ? (uint64_t)io->shape[k] : 0);

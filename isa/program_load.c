@@ -127,13 +127,40 @@ static ct_status read_consts(const reader *r, ct_program *p, ct_diag *d) {
   return CT_OK;
 }
 
+/* Per-channel parameters of IO record i (byte 7 = axis + 1, bytes 12..15 = count, the scale
+ * field = their blob offset: count f64 scales, then count i32 zero points); both 0: per
+ * tensor. Checked against the record's shape and the blob before use. */
+static ct_status read_io_quant(const reader *r, const uint8_t *e, uint64_t at, uint64_t i, ct_prog_io *io, ct_diag *d) {
+  uint32_t n = get32(e + 12);
+  if (e[7] == 0 && n == 0) return CT_OK;
+  int axis = e[7] - 1;
+  if (axis < 0 || axis >= io->ndim || n < 2 || (uint64_t)io->shape[axis] != n)
+    return BAD(r, at + 7, "IO %llu: per-channel axis %d and count %u do not match its shape", (unsigned long long)i, axis, n);
+  uint64_t off = get64(e + 16);
+  if (off > r->n_blob || (r->n_blob - off) / 12 < n)
+    return BAD(r, at + 16, "IO %llu: per-channel parameters outside the blob", (unsigned long long)i);
+  io->scale = 0, io->n_scale = (int)n, io->quant_axis = axis;
+  io->scales = malloc(sizeof *io->scales * n), io->zero_points = malloc(sizeof *io->zero_points * n);
+  if (!io->scales || !io->zero_points) {
+    free(io->scales), free(io->zero_points);
+    return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  }
+  const uint8_t *q = r->b + r->blob + off;
+  for (uint32_t k = 0; k < n; k++) {
+    uint64_t v = get64(q + 8 * (uint64_t)k);
+    memcpy(&io->scales[k], &v, 8);
+    io->zero_points[k] = (int32_t)get32(q + 8 * (uint64_t)n + 4 * (uint64_t)k);
+  }
+  return CT_OK;
+}
+
 static ct_status read_io(const reader *r, ct_program *p, ct_diag *d) {
   for (uint64_t i = 0; i < r->n_io; i++) {
     uint64_t at = r->io + i * IO_BYTES;
     const uint8_t *e = r->b + at;
     ct_prog_io io;
     memset(&io, 0, sizeof io);
-    if (e[4] > 2 || e[7] != 0 || get32(e + 12) != 0) return BAD(r, at + 4, "IO %llu: bad flags or reserved bytes", (unsigned long long)i);
+    if (e[4] > 2) return BAD(r, at + 4, "IO %llu: bad flags", (unsigned long long)i);
     if (e[5] >= CT_DTYPE_COUNT) return BAD(r, at + 5, "IO %llu: invalid dtype %u", (unsigned long long)i, e[5]);
     if (e[6] > CT_PROGRAM_MAX_DIMS) return BAD(r, at + 6, "IO %llu: %u dimensions (max %d)", (unsigned long long)i, e[6], CT_PROGRAM_MAX_DIMS);
     io.is_output = e[4] == 1;
@@ -149,9 +176,11 @@ static ct_status read_io(const reader *r, ct_program *p, ct_diag *d) {
       if (v > INT64_MAX || (k >= io.ndim && v != 0)) return BAD(r, at + 32 + 8 * k, "IO %llu: bad dimension %d", (unsigned long long)i, k);
       io.shape[k] = (int64_t)v;
     }
-    if (!(io.name = read_str(r, at, get32(e), d))) return d ? d->code : CT_ERR_INPUT;
-    ct_status st = ct_program_add_io(p, &io, d);
-    free(io.name);
+    ct_status st = read_io_quant(r, e, at, i, &io, d);
+    if (st) return st;
+    if (!(io.name = read_str(r, at, get32(e), d))) return free(io.scales), free(io.zero_points), d ? d->code : CT_ERR_INPUT;
+    st = ct_program_add_io(p, &io, d);
+    free(io.name), free(io.scales), free(io.zero_points);
     if (st) return st;
   }
   return CT_OK;

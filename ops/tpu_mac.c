@@ -2,7 +2,8 @@
  * depthwise, pads, strides, dilations), Gemm and MatMul — as isa.def's CONV / DWCONV /
  * MATMUL compute them: an int32 accumulator of (x − zp_x)·(w − zp_w) plus the int32 bias,
  * then ct_quant_requant_act with the per-channel (multiplier, rshift) and the fused
- * activation (docs/tpu.md). Sums are kept in int64 (an int32 accumulator could wrap when a
+ * activation (docs/tpu.md); a Gemm / MatMul with an i32 result and no multiplier stores the
+ * saturated accumulator (a module output kept at accumulator precision). Sums are kept in int64 (an int32 accumulator could wrap when a
  * bias is near the int32 limits; the lowering keeps biases below 2^30). Conv is im2col (int16 columns) + an int32 dot loop. */
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,7 @@ typedef struct mm_args {
   const int32_t *zb, *m;  /* per column (N entries) */
   const int *s;
   ct_quant_act act;
+  bool raw;               /* i32 result without requant: the saturated accumulator (rq_mode none) */
 } mm_args;
 
 static void mm_block(const mm_args *q) {
@@ -128,17 +130,20 @@ static void mm_block(const mm_args *q) {
         int64_t bi = q->b_off + (q->tb ? c * q->K + k : k * q->N + c);
         acc += (int64_t)(ct_tq_get(q->a, q->a_off + r * q->K + k) - q->za) * (ct_tq_get(q->b, bi) - q->zb[c]);
       }
-      ct_tq_set(q->y, q->y_off + r * q->N + c, ct_quant_requant_act(acc, q->m[c], q->s[c], q->zy, q->act, q->hi, q->y->dtype));
+      ct_tq_set(q->y, q->y_off + r * q->N + c,
+                q->raw ? (int32_t)ct_quant_saturate(acc, CT_I32) : ct_quant_requant_act(acc, q->m[c], q->s[c], q->zy, q->act, q->hi, q->y->dtype));
     }
 }
 
-/* Per-column requant and weight zero points of an N-column product. */
+/* Per-column requant and weight zero points of an N-column product; none for a raw product
+ * (i32 result, no multiplier attribute: the accumulator itself, at scale s_a·s_b[c]). */
 static ct_status mm_params(const ct_op *op, const ct_value *bv, int64_t N, int32_t **m, int **s, int32_t **zb,
-                           ct_diag *d) {
+                           bool *raw, ct_diag *d) {
   *m = malloc((size_t)N * sizeof **m), *s = malloc((size_t)N * sizeof **s), *zb = malloc((size_t)N * sizeof **zb);
   if (!*m || !*s || !*zb) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   for (int64_t c = 0; c < N; c++) (*zb)[c] = bv->n_scale == N && N > 1 ? bv->zero_point[c] : ct_tq_zp(bv);
-  return ct_tq_rq(op, N, *m, *s, d);
+  *raw = ct_tq_raw_out(op);
+  return *raw ? CT_OK : ct_tq_rq(op, N, *m, *s, d);
 }
 
 ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
@@ -155,7 +160,7 @@ ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
     return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent Gemm shapes (bias must have N entries)");
   int32_t *m = NULL, *zb = NULL;
   int *s = NULL;
-  st = mm_params(op, op->in[1], q.N, &m, &s, &zb, d);
+  st = mm_params(op, op->in[1], q.N, &m, &s, &zb, &q.raw, d);
   if (!st) st = ct_tq_act(op, &q.act, &q.hi, d);
   q.m = m, q.s = s, q.zb = zb, q.za = ct_tq_zp(op->in[0]), q.zy = ct_tq_zp(op->out[0]);
   if (!st) mm_block(&q);
@@ -176,7 +181,7 @@ ct_status ct_tpu_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
     return ct_km_err(d, CT_ERR_INPUT, op, "integer MatMul: inner dims or batch dims do not match");
   int32_t *m = NULL, *zb = NULL;
   int *s = NULL;
-  st = mm_params(op, op->in[1], q.N, &m, &s, &zb, d);
+  st = mm_params(op, op->in[1], q.N, &m, &s, &zb, &q.raw, d);
   if (!st) st = ct_tq_act(op, &q.act, &q.hi, d);
   q.m = m, q.s = s, q.zb = zb, q.za = ct_tq_zp(op->in[0]), q.zy = ct_tq_zp(op->out[0]);
   for (int64_t i = 0; !st && i < ba; i++) {

@@ -43,6 +43,12 @@ static inline bool ct_tq_rq_identity(const ct_value *x, const ct_value *y, int32
   return s >= 0 && s <= 30 && m == (int32_t)(1u << s) && ct_tq_zp(x) == ct_tq_zp(y);
 }
 
+/* Does MAC op store its accumulator as it is (an i32 result without requant attributes: a
+ * module output kept at accumulator precision, rq_mode none; docs/quant.md)? */
+static inline bool ct_tq_raw_out(const ct_op *op) {
+  return op->out[0] && op->out[0]->dtype == CT_I32 && !ct_op_attr(op, "multiplier");
+}
+
 /* True for the integer storage types the Tpu kernels accept (i8, u8, i16, u16, i32). */
 bool ct_tq_is_storage(ct_dtype dt);
 /* Fused activation of a Tpu op from its `act` attribute ("none", "relu", "clip"/"relu6" →

@@ -46,8 +46,9 @@ typedef struct eval_run {
   ct_diag *diag;
 } eval_run;
 
-/* Runs model g on inputs; *cls = top-1 class, and the hits against label (if ≥ 0); with
- * real, *real = the first output's real values (dequantized, f32; the caller frees it). */
+/* Runs model g on inputs; *cls = top-1 class of the first output's real (dequantized) values,
+ * and the hits against label (if ≥ 0); with real, *real = those values (f32; the caller
+ * frees it). */
 static ct_status classify(const ct_graph *g, const ct_tensor_list *in, int64_t label, int64_t *cls, int8_t *h1,
                           int8_t *h5, ct_tensor **real, ct_diag *d) {
   ct_tensor_list out;
@@ -55,11 +56,14 @@ static ct_status classify(const ct_graph *g, const ct_tensor_list *in, int64_t l
   ct_ref_options opt = {.threads = 1};
   ct_status st = ct_ref_run(g, &opt, in, &out, d);
   if (st == CT_OK && out.n < 1) st = ct_diag_set(d, CT_ERR_INPUT, "module \"%s\" has no output", g->name ? g->name : "");
+  ct_tensor *r = NULL; /* ranked by real values: a per-channel output's integers are not comparable */
+  if (st == CT_OK) st = ct_dequant(out.items[0], &r, d);
   if (st == CT_OK) {
-    *cls = ct_eval_argmax(out.items[0]);
-    if (label >= 0) *h1 = *cls == label, *h5 = ct_eval_in_topk(out.items[0], label, 5);
-    if (real) st = ct_dequant(out.items[0], real, d);
+    *cls = ct_eval_argmax(r);
+    if (label >= 0) *h1 = *cls == label, *h5 = ct_eval_in_topk(r, label, 5);
   }
+  if (real) *real = r;
+  else ct_tensor_free(r);
   ct_tensor_list_free(&out);
   return st;
 }

@@ -340,7 +340,7 @@ START_TEST(test_functional_matches_timed_and_c_reference) {
   ck_assert_int_eq(ct_program_add_const(&p, "a", CT_I8, 0x1000, a, sizeof a, NULL), CT_OK);
   ck_assert_int_eq(ct_program_add_const(&p, "b", CT_I8, 0x2000, b, sizeof b, NULL), CT_OK);
   ck_assert_int_eq(ct_program_add_const(&p, "rq", CT_I32, 0x3000, rq, sizeof rq, NULL), CT_OK);
-  ct_prog_io out = {"y", true, CT_I8, 2, {M, N}, 0x4000, 0.5, 3, false};
+  ct_prog_io out = {"y", true, CT_I8, 2, {M, N}, 0x4000, 0.5, 3, false, 0, 0, NULL, NULL};
   ck_assert_int_eq(ct_program_add_io(&p, &out, NULL), CT_OK);
   add(&p, load(0, 0x1000, 1, 1, M, K, CT_I8), 0, 1);
   add(&p, load(0x10000, 0x2000, 1, 1, K, N, CT_I8), 0, 2);
@@ -420,7 +420,7 @@ START_TEST(test_cli_outputs_and_corrupt_file) {
   ct_program_add_const(&p, "a", CT_I8, 0x1000, a, sizeof a, NULL);
   ct_program_add_const(&p, "b", CT_I8, 0x2000, b, sizeof b, NULL);
   ct_program_add_const(&p, "rq", CT_I32, 0x3000, rq, sizeof rq, NULL);
-  ct_prog_io out = {"y", true, CT_I8, 2, {M, N}, 0x4000, 0.5, 3, false};
+  ct_prog_io out = {"y", true, CT_I8, 2, {M, N}, 0x4000, 0.5, 3, false, 0, 0, NULL, NULL};
   ct_program_add_io(&p, &out, NULL);
   add(&p, load(0, 0x1000, 1, 1, M, K, CT_I8), 0, 1);
   add(&p, load(0x10000, 0x2000, 1, 1, K, N, CT_I8), 0, 2);

@@ -174,6 +174,8 @@ static ct_status add_io(mg *c, const ct_value *v, const char *name, int kind, in
   io.name = (char *)name, io.is_output = kind == IO_OUT, io.is_tensor = kind == IO_TENSOR;
   io.dtype = v->dtype, io.ndim = v->ndim, io.gmem_addr = (uint64_t)addr;
   io.scale = v->n_scale == 1 ? v->scale[0] : 0, io.zero_point = ct_tq_zp(v);
+  if (v->n_scale > 1) /* per-channel activation (docs/quant.md) */
+    io.n_scale = v->n_scale, io.quant_axis = v->quant_axis, io.scales = v->scale, io.zero_points = v->zero_point;
   memcpy(io.shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
   return ct_program_add_io(c->prog, &io, d);
 }

@@ -14,7 +14,7 @@ ct_status group_tables(mg *c, ct_diag *d) {
     const ct_op *op = c->p->layers[li].op;
     if (!border_cast(op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
       return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
-    if (op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) {
+    if ((op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && !ct_tq_raw_out(op)) {
       const ct_value *y = op->out[0];
       int64_t n = op->kind == CT_OP_CONV ? y->shape[1] : y->shape[y->ndim - 1];
       int32_t *t = malloc((size_t)n * 2 * sizeof *t), *m = malloc((size_t)n * sizeof *m);
@@ -293,6 +293,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   mm->batch = ba.ext[0] * ba.ext[1], mm->m = ba.ext[2], mm->k = ba.ext[3], mm->n = nf;
   mm->b_trans = tb, mm->b_bcast = !bbat;
   mm->dt_a = a->dtype, mm->dt_b = b->dtype, mm->dt_out = y->dtype, mm->rq_mode = CT_ISA_RQ_CHANNEL;
+  if (ct_tq_raw_out(op)) mm->rq_mode = CT_ISA_RQ_NONE, mm->rq = 0; /* the accumulator itself */
   mm->act = act_of(act), mm->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
   mm->zp_a = ct_tq_zp(a), mm->zp_out = ct_tq_zp(y);
   if (mm->a < 0 || mm->b < 0 || mm->out < 0 || mm->bias < 0) return no_cg(op, "the plan has no buffer for an operand", d);

@@ -32,7 +32,7 @@ static int64_t layernorm_table_bytes(const ct_op *op) {
 int64_t lg_table_bytes(const ct_op *op) {
   const ct_value *y = op->out[0];
   if (op->kind == CT_OP_LAYERNORM) return layernorm_table_bytes(op);
-  if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1) return 0;
+  if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1 || ct_tq_raw_out(op)) return 0;
   if (op->kind == CT_OP_CONV && y->ndim >= 2) return y->shape[1] * 8;
   if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
   if (op->kind == CT_OP_CONVTRANSPOSE) return convt_table_bytes(op);
