@@ -250,6 +250,8 @@ START_TEST(test_disasm_asm_identical_bytes_every_opcode) {
   ck_assert_mem_eq(b1, b2, n1);
   /* hand-checked content */
   ck_assert_str_eq(p.io[0].name, "in put");
+  const ct_prog_io *pc = ct_program_find_io(&q, "pc"); /* per-channel parameters survive disasm → asm */
+  ck_assert(pc && pc->n_scale == 2 && pc->quant_axis == 1 && pc->scales[1] == 0.0001 && pc->zero_points[1] == 3);
   ck_assert_str_eq(p.debug[1].layer, "conv \"q\"");
   ck_assert_uint_eq(ct_program_find_const(&p, "w")->gmem_addr, 0x1000);
   ck_assert_uint_eq(ct_program_find_const(&p, "rq")->gmem_addr, 0x1040); /* 9 bytes, next 64-aligned */
@@ -279,6 +281,10 @@ START_TEST(test_assembler_errors_name_file_and_line) {
       {"NOP dbg=1\n", "k.s:1: nop: debug id 1 is not defined"},
       {".frob 1\n", "k.s:1: unknown directive \".frob\""},
       {".input x 1x?x3 i8 0 1 0\n", "k.s:1: .input: bad shape \"1x?x3\""},
+      {".tensor t 1x3 u8 0 @1:0.5,0.25 0,0\n", "k.s:1: .tensor: bad per-channel parameters"},
+      {".tensor t 1x2 u8 0 @2:0.5,0.25 0,0\n", "k.s:1: .tensor: bad per-channel parameters"},
+      {".tensor t 1x2 u8 0 @1:0.5,x 0,0\n", "k.s:1: .tensor: bad per-channel parameters"},
+      {".tensor t 1x2 u8 0 @1:0.5,0 0,0\n", "k.s: tensor \"t\": channel 1: scale 0 is not finite and > 0"},
       {".const c i8 [1, 300]\n", "k.s:1: .const: value 1 (300) is out of range for i8"},
       {".const c i9 [1]\n", "k.s:1: .const: unknown dtype \"i9\""},
       {".const c i8 [1]\n.const c i8 [2]\n", "k.s:2: .const: name \"c\" is already defined"},

@@ -8,6 +8,7 @@
 .const lut u8 [0, 1, 2, 255] at=0x8000
 .input "in put" 1x3x8x8 i8 0x100000 0.0213 0
 .output y 1x4x8x8 u8 0x110000 0.5 -3
+.tensor pc 1x2x4x4 u8 0x120000 @1:0.02,0.0001 0,3
 .debug "first layer" 0 0 0
 NOP cycles=17
 SYNC engines=15 wait=0,31 signal=5
