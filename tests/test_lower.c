@@ -381,6 +381,86 @@ START_TEST(test_lower_channel_activation) {
 }
 END_TEST
 
+/* x [1, 8] → HardSwish → Mul 0.5 → Add −0.25 → Gemm (w [3, 8], b [3]) → y [1, 3], the
+ * module output. */
+static ct_graph *affine_top(void) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t xs[] = {1, 8}, one[] = {1}, ws[] = {3, 8}, bs[] = {3}, ys[] = {1, 3};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 2, xs);
+  ck_assert(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
+  ct_tensor *k1 = ct_tensor_new(CT_F32, 1, one, "k1"), *k2 = ct_tensor_new(CT_F32, 1, one, "k2");
+  ct_tensor *w = ct_tensor_new(CT_F32, 2, ws, "w"), *b = ct_tensor_new(CT_F32, 1, bs, "b");
+  ((float *)k1->data)[0] = 0.5f, ((float *)k2->data)[0] = -0.25f;
+  for (int i = 0; i < 24; i++) ((float *)w->data)[i] = (float)((i * 7) % 11 - 5) / 8.0f;
+  for (int i = 0; i < 3; i++) ((float *)b->data)[i] = 0.1f * (float)i;
+  ct_value *h = ct_graph_add_value(g, "h", CT_F32, 2, xs), *m = ct_graph_add_value(g, "m", CT_F32, 2, xs);
+  ct_value *a = ct_graph_add_value(g, "a", CT_F32, 2, xs), *y = ct_graph_add_value(g, "y", CT_F32, 2, ys);
+  ct_value *in_m[] = {h, ct_graph_add_weight(g, NULL, k1)}, *in_a[] = {m, ct_graph_add_weight(g, NULL, k2)};
+  ct_value *in_g[] = {a, ct_graph_add_weight(g, NULL, w), ct_graph_add_weight(g, NULL, b)};
+  ck_assert(ct_graph_add_op(g, CT_OP_HARDSWISH, "hs", 1, &x, 1, &h) && ct_graph_add_op(g, CT_OP_MUL, "mul", 2, in_m, 1, &m) &&
+            ct_graph_add_op(g, CT_OP_ADD, "add", 2, in_a, 1, &a));
+  ct_op *gm = ct_graph_add_op(g, CT_OP_GEMM, "fc", 3, in_g, 1, &y);
+  ck_assert(gm && ct_op_set_int(g, gm, "transB", 1) && ct_graph_set_outputs(g, 1, &y));
+  return g;
+}
+
+/* Sample i: x = (k − 4 + i/4) over 8 elements. */
+static ct_status affine_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag *d) {
+  (void)user, (void)d;
+  int64_t xs[] = {1, 8};
+  ct_tensor *x = ct_tensor_new(CT_F32, 2, xs, "x");
+  for (int k = 0; k < 8; k++) ((float *)x->data)[k] = (float)(k - 4) + (float)i / 4.0f;
+  ck_assert(ct_tensor_list_push(in, x));
+  return CT_OK;
+}
+
+/* A LUT activation absorbs the scalar Mul / Add after it (one table of 0.5·hswish(x) − 0.25,
+ * named by the chain's last tensor), and a Gemm whose result is only the module output keeps
+ * its int32 accumulator (per-column scale s_a·s_w): the dequantized output equals the float
+ * Gemm of the dequantized LUT result up to float rounding. */
+START_TEST(test_lower_lut_affine_and_int32_output) {
+  ct_graph *g = affine_top();
+  ct_calibrate_options co = CT_CALIBRATE_DEFAULTS;
+  co.method = CT_CALIB_MAX;
+  ct_calib_table t;
+  ct_calib_table_init(&t);
+  ct_diag d;
+  ck_assert_msg(ct_calibrate(g, 3, affine_sample, NULL, &co, &t, &d) == CT_OK, "%s", d.msg);
+  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = &t};
+  ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
+  int luts = 0, elts = 0;
+  for (int i = 0; i < g->n_ops; i++) luts += g->ops[i]->kind == CT_OP_LUT, elts += g->ops[i]->kind == CT_OP_MUL || g->ops[i]->kind == CT_OP_ADD;
+  ck_assert_int_eq(luts, 1);
+  ck_assert_int_eq(elts, 0);
+  ct_value *a = ct_graph_find_value(g, "a"), *y = ct_graph_find_value(g, "y");
+  ck_assert(a && a->def && a->def->kind == CT_OP_LUT && a->n_scale == 1);
+  ck_assert(y->dtype == CT_I32 && y->n_scale == 3 && !ct_op_attr(y->def, "multiplier"));
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in), ct_tensor_list_init(&out);
+  affine_sample(NULL, 1, &in, &d);
+  ct_ref_options ro = {.threads = 1};
+  ck_assert_msg(ct_ref_run(g, &ro, &in, &out, &d) == CT_OK, "%s", d.msg);
+  const ct_value *xq = a->def->in[0], *wq = y->def->in[1], *bq = y->def->in[2];
+  int n = 0;
+  const int64_t *tab = ct_op_get_ints(a->def, "table", &n);
+  ck_assert_int_eq(n, 256);
+  int64_t acc[3] = {0, 0, 0};
+  for (int k = 0; k < 8; k++) {
+    double xv = ((float *)in.items[0]->data)[k];
+    int32_t qx = ct_quant_quantize(xv, xq->scale[0], xq->zero_point[0], xq->dtype);
+    double xd = (qx - xq->zero_point[0]) * xq->scale[0], hv = xd * fmin(fmax(xd / 6 + 0.5, 0), 1);
+    int32_t qa = (int32_t)(a->dtype == CT_I8 ? (int8_t)tab[ct_quant_lut_index(qx, xq->dtype)] : tab[ct_quant_lut_index(qx, xq->dtype)]);
+    /* the table entry is 0.5·hswish − 0.25 of the quantized input, rounded once */
+    ck_assert_msg(fabs(qa * a->scale[0] - (0.5 * hv - 0.25)) <= a->scale[0] / 2 + 1e-9, "element %d", k);
+    for (int j = 0; j < 3; j++) acc[j] += (int64_t)(qa - a->zero_point[0]) * ct_tensor_get_i64(wq->data, j * 8 + k);
+  }
+  for (int j = 0; j < 3; j++) /* the stored result is the accumulator itself */
+    ck_assert_int_eq(ct_tensor_get_i64(out.items[0], j), acc[j] + ct_tensor_get_i64(bq->data, j));
+  ct_tensor_list_free(&in), ct_tensor_list_free(&out), ct_graph_free(g);
+  ct_calib_table_free(&t);
+}
+END_TEST
+
 /* The command line: bad input gets a one-line error, its exit code, and no output file. */
 /* a, b [1, 2] (Input ops; a through Softmax when soft) → Concat(axis 1) → y [1, 4]. */
 static ct_graph *concat_top(bool soft) {
@@ -466,6 +546,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_lower_small_graph);
   tcase_add_test(tc, test_lower_concat_float);
   tcase_add_test(tc, test_lower_channel_activation);
+  tcase_add_test(tc, test_lower_lut_affine_and_int32_output);
   tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
   return s;
