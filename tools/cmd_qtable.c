@@ -14,6 +14,7 @@
 #include "compiler/lower.h"
 #include "io/dataset.h"
 #include "ir/text.h"
+#include "ops/tpu_util.h"
 #include "reference/interp.h"
 #include "tools/tools.h"
 
@@ -249,21 +250,54 @@ static int rank_layers(const qt_state *s, qt_layer *l, double *loss) {
   return n;
 }
 
-/* rows := the first k layers in float_mode, named by their first result. */
+/* Marks (by result value id) the ops sharing a per-channel activation with a marked op — the
+ * producer and the readers of every channel activation (ct_tq_channel_act) a marked op reads
+ * or computes — to a fixed point: such a chain is INT8 per channel only as a whole, so it
+ * goes to float as a whole (one op of it in float leaves its neighbours per tensor, and the
+ * output cosine then does not grow with the float layers). */
+static void close_chains(const ct_graph *g, bool *mark) {
+  for (bool again = true; again;) {
+    again = false;
+    for (int i = 0; i < g->n_ops; i++) {
+      const ct_op *op = g->ops[i];
+      if (op->dead || op->n_out < 1 || !op->out[0] || !mark[op->out[0]->id]) continue;
+      for (int k = -1; k < op->n_in; k++) {
+        const ct_value *v = k < 0 ? op->out[0] : op->in[k];
+        if (!v || v->data || !ct_tq_channel_act(g, v)) continue;
+        for (int j = 0; j < g->n_ops; j++) {
+          const ct_op *u = g->ops[j];
+          bool link = u == v->def;
+          for (int q = 0; !u->dead && !link && q < u->n_in; q++) link = u->in[q] == v;
+          if (link && !u->dead && u->n_out > 0 && u->out[0] && !mark[u->out[0]->id]) mark[u->out[0]->id] = again = true;
+        }
+      }
+    }
+  }
+}
+
+/* rows := the first k layers in float_mode, with their per-channel chains (close_chains),
+ * named by their first result. */
 static ct_status rows_of(const qt_state *s, const qt_layer *l, int k, ct_qtable *rows, ct_diag *d) {
   ct_qtable_free(rows);
   ct_qtable_init(rows);
-  for (int i = 0; i < k; i++) {
-    ct_status st = ct_qtable_add(rows, l[i].op->out[0]->name, s->a->float_mode, 0, d);
-    if (st) return st;
+  bool *mark = calloc((size_t)s->g->n_values + 1, sizeof *mark);
+  if (!mark) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (int i = 0; i < k; i++) mark[l[i].op->out[0]->id] = true;
+  close_chains(s->g, mark);
+  ct_status st = CT_OK;
+  for (int i = 0; !st && i < s->g->n_ops; i++) {
+    const ct_op *op = s->g->ops[i];
+    if (!op->dead && op->n_out > 0 && op->out[0] && mark[op->out[0]->id])
+      st = ct_qtable_add(rows, op->out[0]->name, s->a->float_mode, 0, d);
   }
-  return CT_OK;
+  free(mark);
+  return st;
 }
 
 static ct_status try_k(qt_state *s, const qt_layer *l, int k, ct_qtable *rows, double *c, ct_diag *d) {
   ct_status st = rows_of(s, l, k, rows, d);
   if (!st) st = measure(s, rows, false, c, d);
-  if (!st) printf("float layers %d: cosine %.6f\n", k, *c);
+  if (!st) printf("float layers %d (%lld with their per-channel chains): cosine %.6f\n", k, (long long)rows->n, *c);
   if (!st) fflush(stdout);
   if (!st && ct_tool_isatty()) fprintf(stderr, "ctpu qtable: %d float layers, cosine %.6f\n", k, *c);
   return st;
@@ -383,7 +417,7 @@ static ct_status run(qt_state *s, ct_diag *d) {
   if (!st) st = rows_of(s, l, best, &rows, d);
   if (!st) st = ct_qtable_write(tmp, &rows, d);
   if (!st) {
-    printf("%s: %d float layers (%s), cosine %.6f%s\n", a->out, best, ct_qmode_name(a->float_mode), best_cos,
+    printf("%s: %lld float layers (%s), cosine %.6f%s\n", a->out, (long long)rows.n, ct_qmode_name(a->float_mode), best_cos,
            best_cos >= a->expected_cos ? "" : " (target not reached)");
   }
   ct_qtable_free(&rows);
