@@ -226,6 +226,12 @@ static bool moved_operand(const ct_op *op, int k) {
   }
 }
 
+bool ct_lower_only_output(const ct_graph *g, const ct_value *y) {
+  int n = 0;
+  for (int i = 0; i < g->n_outputs; i++) n += g->outputs[i] == y;
+  return n > 0 && ct_graph_count_uses(g, y) == n;
+}
+
 /* Float form of op in type ft: quantized operands are dequantized by Casts, f32 results
  * become ft, and the constant MAC operands (weights, bias) and constant data a move op
  * moves are stored as ft (rounded once, as the result would be). */
@@ -243,9 +249,13 @@ static ct_status lower_float(ct_lower_ctx *c, ct_op *op, ct_dtype ft) {
     }
     op->in[k] = nv;
   }
+  /* a MAC result that only leaves the module keeps its f32 accumulator (as INT8 keeps the
+   * int32 one: docs/quant.md "Module outputs at accumulator precision") */
+  bool keep = (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL || op->kind == CT_OP_CONV) && op->n_out == 1 &&
+              ct_lower_only_output(c->g, op->out[0]);
   for (int k = 0; k < op->n_out; k++) {
     ct_value *v = op->out[k];
-    if (v && v->dtype == CT_F32 && ft != CT_F32) ct_value_set_type(v, ft, v->ndim, v->shape);
+    if (v && v->dtype == CT_F32 && ft != CT_F32 && !keep) ct_value_set_type(v, ft, v->ndim, v->shape);
   }
   return CT_OK;
 }

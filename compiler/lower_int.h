@@ -34,6 +34,8 @@ ct_status ct_lower_set_q(ct_lower_ctx *c, ct_value *v, ct_quant_param p);
 /* Float data of a constant v (f32 data, or a DequantizeLinear of constants): malloc'd array
  * of *n floats, NULL when v is not such a constant. */
 float *ct_lower_const_f32(const ct_value *v, int64_t *n);
+/* Is y used only as module outputs (no op reads it)? */
+bool ct_lower_only_output(const ct_graph *g, const ct_value *y);
 /* The mode of op: a quantize-table row naming the op (its loc) or one of its results, else
  * the module's mode. */
 ct_qmode ct_lower_op_mode(const ct_lower_ctx *c, const ct_op *op);

@@ -226,13 +226,6 @@ static ct_status set_out_q(ct_lower_ctx *c, ct_value *y, const double *sy, int64
   return ok ? CT_OK : oom(c);
 }
 
-/* Is y used only as module outputs (no op reads it)? */
-static bool only_output(const ct_graph *g, const ct_value *y) {
-  int n = 0;
-  for (int i = 0; i < g->n_outputs; i++) n += g->outputs[i] == y;
-  return n > 0 && ct_graph_count_uses(g, y) == n;
-}
-
 /* A Gemm whose result only leaves the module, without a fused activation and not a QDQ
  * model's tensor, keeps its int32 accumulator: y i32 at scale s_in·s_w[o] per column, no
  * requant (MATMUL rq_mode none) — logits without an 8-bit rounding (ties decide top-1). */
@@ -240,7 +233,7 @@ static ct_status gemm_raw_out(ct_lower_ctx *c, ct_op *op, ct_value *y, double s_
                               bool *raw) {
   *raw = false;
   if (op->kind != CT_OP_GEMM || y->ndim != 2 || strcmp(ct_op_get_string(op, "act", "none"), "none") ||
-      (y->id < c->n0 && c->has_forced[y->id]) || !only_output(c->g, y))
+      (y->id < c->n0 && c->has_forced[y->id]) || !ct_lower_only_output(c->g, y))
     return CT_OK;
   double *sy = malloc(sizeof *sy * (size_t)oc);
   int32_t *zp = calloc((size_t)oc, sizeof *zp);
