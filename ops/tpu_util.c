@@ -62,7 +62,7 @@ static bool channel_lut(const ct_op *op, const ct_value *v) {
 /* A reader of v that takes it per channel: a depthwise Conv reading v as its data input
  * only (group = C_in = C_out), or a LUT activation of v (one table per channel). */
 static bool channel_reader(const ct_op *op, const ct_value *v) {
-  if (op->in[0] != v || op->out[0]->ndim != 4) return false;
+  if (op->n_in < 1 || op->in[0] != v || op->n_out < 1 || !op->out[0] || op->out[0]->ndim != 4) return false;
   if (channel_lut(op, v)) return true;
   if (op->kind != CT_OP_CONV) return false;
   for (int k = 1; k < op->n_in; k++)
