@@ -1,4 +1,5 @@
-/* tpu_util.c: attribute and type helpers of the integer Tpu kernels (tpu_util.h). */
+/* tpu_util.c: attribute and type helpers of the integer Tpu kernels, the LUT form of Top
+ * activations and the per-channel activation test shared by calibration and lowering (tpu_util.h). */
 #include <string.h>
 
 #include "ops/ops_util.h"

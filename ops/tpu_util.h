@@ -1,6 +1,7 @@
 /* tpu_util.h: helpers of the integer Tpu kernels (ops/tpu_*.c): stored-value access for the
  * 8/16/32-bit integer storage types, a value's zero point, the fused activation of a Tpu op
- * and the requant attributes (docs/tpu.md). Arithmetic itself is quant/'s. */
+ * and the requant attributes (docs/tpu.md); the LUT form of Top activations and which
+ * activations may be per channel (docs/quant.md). Arithmetic itself is quant/'s. */
 #ifndef CT_OPS_TPU_UTIL_H
 #define CT_OPS_TPU_UTIL_H
 
