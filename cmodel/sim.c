@@ -90,12 +90,11 @@ static bool io_quant(ct_tensor *t, const ct_prog_io *io) {
   return !(io->scale > 0) || ct_tensor_set_quant(t, 1, 0, &io->scale, &io->zero_point);
 }
 
-/* Channel of element i of IO entry io along its quant axis (0 per tensor). */
-static int io_channel(const ct_prog_io *io, int64_t i) {
-  if (io->n_scale <= 1) return 0;
+/* Elements per index of IO entry io's quant axis (per channel), ≥ 1. */
+static int64_t io_inner(const ct_prog_io *io) {
   int64_t inner = 1;
-  for (int k = io->quant_axis + 1; k < io->ndim; k++) inner *= io->shape[k];
-  return (int)((i / (inner > 0 ? inner : 1)) % io->n_scale);
+  for (int k = io->quant_axis + 1; io->n_scale > 1 && k < io->ndim; k++) inner *= io->shape[k];
+  return inner > 0 ? inner : 1;
 }
 
 /* Converts input tensor t to the IO entry's dtype into buf (numel elements). */
@@ -109,9 +108,10 @@ static ct_status convert_input(const ct_prog_io *io, const ct_tensor *t, uint8_t
   if (fi && !fo && !(io->scale > 0) && io->n_scale <= 1)
     return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": float data for a %s input without a scale",
                        io->name, ct_dtype_name(io->dtype));
+  int64_t inner = io_inner(io);
   for (int64_t i = 0; i < n; i++) {
     double v = ct_tensor_get_f64(t, i);
-    int c = io_channel(io, i);
+    int64_t c = io->n_scale > 1 ? i / inner % io->n_scale : 0;
     if (fi && !fo)
       ct_elem_seti(buf, io->dtype, i, io->n_scale > 1 ? ct_quant_quantize(v, io->scales[c], io->zero_points[c], io->dtype)
                                                        : ct_quant_quantize(v, io->scale, io->zero_point, io->dtype));

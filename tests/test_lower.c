@@ -323,6 +323,15 @@ static ct_status ramp_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag 
   return CT_OK;
 }
 
+/* t := g calibrated by max |x| on samples 0..n-1 (per-channel block unless no_channel). */
+static void max_table(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, bool no_channel, ct_calib_table *t) {
+  ct_calibrate_options co = CT_CALIBRATE_DEFAULTS;
+  co.method = CT_CALIB_MAX, co.no_channel = no_channel;
+  ct_diag d;
+  ct_calib_table_init(t);
+  ck_assert_msg(ct_calibrate(g, n, sample, NULL, &co, t, &d) == CT_OK, "%s", d.msg);
+}
+
 /* Max |z − z_float| of channel ch after lowering channel_top with table t (qtable q). */
 static double channel_error(const ct_calib_table *t, const ct_qtable *q, int ch, int *n_scale_y) {
   ct_graph *g = channel_top();
@@ -347,16 +356,11 @@ static double channel_error(const ct_calib_table *t, const ct_qtable *q, int ch,
  * per-tensor form loses it: step 5/255 against a range of 0.02). */
 START_TEST(test_lower_channel_activation) {
   ct_graph *g = channel_top();
-  ct_calibrate_options co = CT_CALIBRATE_DEFAULTS;
-  co.method = CT_CALIB_MAX;
-  ct_calib_table t;
-  ct_calib_table_init(&t);
+  ct_calib_table t, t2;
   ct_diag d;
-  ck_assert_msg(ct_calibrate(g, 2, ramp_sample, NULL, &co, &t, &d) == CT_OK, "%s", d.msg);
-  ct_calib_table t2; /* --no-channel-thresholds: the same table without the block */
-  ct_calib_table_init(&t2);
-  co.no_channel = true;
-  ck_assert(ct_calibrate(g, 2, ramp_sample, NULL, &co, &t2, &d) == CT_OK && t2.nch == 0 && t2.n == t.n);
+  max_table(g, 2, ramp_sample, false, &t);
+  max_table(g, 2, ramp_sample, true, &t2); /* --no-channel-thresholds: the same table without the block */
+  ck_assert(t2.nch == 0 && t2.n == t.n);
   ct_calib_table_free(&t2);
   ct_graph_free(g);
   const ct_calib_wrow *r = ct_calib_table_find_channel(&t, "y");
@@ -420,12 +424,9 @@ static ct_status affine_sample(void *user, int64_t i, ct_tensor_list *in, ct_dia
  * Gemm of the dequantized LUT result up to float rounding. */
 START_TEST(test_lower_lut_affine_and_int32_output) {
   ct_graph *g = affine_top();
-  ct_calibrate_options co = CT_CALIBRATE_DEFAULTS;
-  co.method = CT_CALIB_MAX;
   ct_calib_table t;
-  ct_calib_table_init(&t);
   ct_diag d;
-  ck_assert_msg(ct_calibrate(g, 3, affine_sample, NULL, &co, &t, &d) == CT_OK, "%s", d.msg);
+  max_table(g, 3, affine_sample, false, &t);
   ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = &t};
   ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
   int luts = 0, elts = 0;
