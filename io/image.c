@@ -185,6 +185,14 @@ ct_status ct_image_prep_from_op(const ct_op *op, ct_image_prep *p, ct_diag *d) {
   p->resize_h = dims ? dims[0] : 0;
   p->resize_w = dims ? dims[1] : 0;
   p->keep_aspect_ratio = ct_attr_input_keep_aspect_ratio(op) != 0;
+  const char *pad = ct_attr_input_pad_type(op);
+  int kind = !pad[0] ? CT_PAD_NONE : !strcmp(pad, "normal") ? CT_PAD_NORMAL : !strcmp(pad, "center") ? CT_PAD_CENTER : -1;
+  p->pad = kind < 0 ? CT_PAD_NONE : (ct_pad_type)kind;
+  p->pad_value = ct_attr_input_pad_value(op);
+  if (kind < 0 || !(p->pad_value >= 0 && p->pad_value <= 255))
+    return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": attribute pad_type \"%s\" / pad_value %g: expected normal or center and 0..255",
+                       v->name, pad, p->pad_value);
+  if (p->pad != CT_PAD_NONE) p->keep_aspect_ratio = 1;
   st = read_per_channel(op, "mean", ct_attr_input_mean, c, &p->n_mean, p->mean, d);
   if (st == CT_OK) st = read_per_channel(op, "scale", ct_attr_input_scale, c, &p->n_scale, p->scale, d);
   return st;
@@ -194,13 +202,19 @@ ct_status ct_image_prep_from_op(const ct_op *op, ct_image_prep *p, ct_diag *d) {
 
 /* Bilinear taps along one axis: src = (dst + 0.5)·ratio − 0.5 clamped to [0, in−1]. */
 typedef struct tap {
-  int64_t i0, i1;
-  float w1; /* weight of i1; i0 gets 1 − w1 */
+  int64_t i0, i1; /* i0 < 0: outside the resized image (letterbox padding) */
+  float w1;       /* weight of i1; i0 gets 1 − w1 */
 } tap;
 
+/* Taps of output positions k + offset of a resize from `in` to `resized` samples; positions
+ * outside [0, resized) get i0 = −1 (padding). */
 static void make_taps(tap *t, int64_t n, int64_t offset, int64_t in, int64_t resized) {
   double ratio = (double)in / (double)resized;
   for (int64_t k = 0; k < n; k++) {
+    if (k + offset < 0 || k + offset >= resized) {
+      t[k] = (tap){-1, -1, 0};
+      continue;
+    }
     double x = ((double)(k + offset) + 0.5) * ratio - 0.5;
     if (x < 0) x = 0;
     if (x > (double)(in - 1)) x = (double)(in - 1);
@@ -211,18 +225,33 @@ static void make_taps(tap *t, int64_t n, int64_t offset, int64_t in, int64_t res
   }
 }
 
-/* Resized size (rh, rw) per ct_image_preprocess step 1. */
-static void resized_size(const ct_image *img, const ct_image_prep *p, int64_t h, int64_t w, int64_t *rh, int64_t *rw) {
+/* Placement of the resized image per ct_image_preprocess steps 1–2: the canvas is
+ * ch×cw, the resized image rh×rw sits at (oy, ox) on it. */
+typedef struct placement {
+  int64_t ch, cw, rh, rw, oy, ox;
+} placement;
+
+static placement place(const ct_image *img, const ct_image_prep *p, int64_t h, int64_t w) {
   int64_t th = p->resize_h ? p->resize_h : h, tw = p->resize_w ? p->resize_w : w;
-  if (!p->keep_aspect_ratio) {
-    *rh = th, *rw = tw;
-    return;
+  placement q = {th, tw, th, tw, 0, 0};
+  if (!p->keep_aspect_ratio) return q;
+  double sh = (double)th / (double)img->h, sw = (double)tw / (double)img->w;
+  if (p->pad != CT_PAD_NONE) { /* letterbox: fit inside, sizes rounded down (YOLOX, cv2) */
+    double s = fmin(sh, sw);
+    q.rh = (int64_t)fmax(1.0, floor((double)img->h * s + 1e-9));
+    q.rw = (int64_t)fmax(1.0, floor((double)img->w * s + 1e-9));
+    if (q.rh > th) q.rh = th;
+    if (q.rw > tw) q.rw = tw;
+    if (p->pad == CT_PAD_CENTER) q.oy = (th - q.rh) / 2, q.ox = (tw - q.rw) / 2;
+    return q;
   }
-  double s = fmax((double)th / (double)img->h, (double)tw / (double)img->w);
-  *rh = (int64_t)floor((double)img->h * s + 0.5);
-  *rw = (int64_t)floor((double)img->w * s + 0.5);
-  if (*rh < th) *rh = th;
-  if (*rw < tw) *rw = tw;
+  double s = fmax(sh, sw);
+  q.rh = (int64_t)floor((double)img->h * s + 0.5);
+  q.rw = (int64_t)floor((double)img->w * s + 0.5);
+  if (q.rh < th) q.rh = th;
+  if (q.rw < tw) q.rw = tw;
+  q.ch = q.rh, q.cw = q.rw;
+  return q;
 }
 
 /* Samples channel `src_c` (0..2 of RGB, or 3 = gray) at the taps. */
@@ -250,19 +279,20 @@ static void fill_channels(const ct_image *img, const ct_image_prep *p, int64_t c
     double scale = p->n_scale ? p->scale[p->n_scale == 1 ? 0 : ch] : 1.0;
     float *o = out + ch * h * w;
     for (int64_t y = 0; y < h; y++)
-      for (int64_t x = 0; x < w; x++)
-        o[y * w + x] = (float)(((double)sample(img, &ty[y], &tx[x], src_c) - mean) * scale);
+      for (int64_t x = 0; x < w; x++) {
+        double px = ty[y].i0 < 0 || tx[x].i0 < 0 ? p->pad_value : (double)sample(img, &ty[y], &tx[x], src_c);
+        o[y * w + x] = (float)((px - mean) * scale);
+      }
   }
 }
 
 ct_status ct_image_preprocess(const ct_image *img, const ct_image_prep *p, int64_t c, int64_t h,
                               int64_t w, const char *name, ct_tensor **out, ct_diag *d) {
   *out = NULL;
-  int64_t rh, rw;
-  resized_size(img, p, h, w, &rh, &rw);
-  if (rh < h || rw < w)
+  placement q = place(img, p, h, w);
+  if (q.ch < h || q.cw < w)
     return ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": image resized to %lldx%lld is smaller than the input %lldx%lld",
-                       name, (long long)rh, (long long)rw, (long long)h, (long long)w);
+                       name, (long long)q.ch, (long long)q.cw, (long long)h, (long long)w);
   int64_t shape[4] = {1, c, h, w};
   ct_tensor *t = ct_tensor_new(CT_F32, 4, shape, name);
   tap *ty = malloc((size_t)h * sizeof *ty), *tx = malloc((size_t)w * sizeof *tx);
@@ -272,8 +302,8 @@ ct_status ct_image_preprocess(const ct_image *img, const ct_image_prep *p, int64
     free(tx);
     return ct_diag_set(d, CT_ERR_LIMIT, "input \"%s\": out of memory", name);
   }
-  make_taps(ty, h, (rh - h) / 2, img->h, rh);
-  make_taps(tx, w, (rw - w) / 2, img->w, rw);
+  make_taps(ty, h, (q.ch - h) / 2 - q.oy, img->h, q.rh);
+  make_taps(tx, w, (q.cw - w) / 2 - q.ox, img->w, q.rw);
   fill_channels(img, p, c, h, w, ty, tx, t->data);
   free(ty);
   free(tx);

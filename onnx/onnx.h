@@ -28,15 +28,18 @@ typedef struct ct_onnx_shape_override {
 /* Import options. Zero-initialize (`ct_onnx_options o = {0};`) for "none". Preprocessing is
  * stored as attributes on every image Input op (rank 4, NCHW, float, C = 3 for rgb/bgr, 1 for
  * gray, C ∈ {1, 3} when no pixel format is given): pixel_format (string), resize_dims (ints
- * [H, W]), keep_aspect_ratio (int 0/1), mean (floats), scale (floats), meaning
- * x = (pixel − mean[c]) · scale[c] for pixels 0..255, resized to resize_dims then
- * center-cropped to the input H×W. Nothing is stored when no preprocessing option is set. */
+ * [H, W]), keep_aspect_ratio (int 0/1), pad_type (string), pad_value (float), mean (floats),
+ * scale (floats), meaning x = (pixel − mean[c]) · scale[c] for pixels 0..255, resized to
+ * resize_dims then center-cropped to the input H×W — or, with a pad_type, fitted inside H×W
+ * and padded with pad_value (letterbox, io/image.h). Nothing is stored when no preprocessing option is set. */
 typedef struct ct_onnx_options {
   int n_overrides;
   ct_onnx_shape_override overrides[CT_ONNX_MAX_OVERRIDES];
   char pixel_format[8];          /* "" (none), "rgb", "bgr" or "gray" */
   int64_t resize_dims[2];        /* H, W; 0, 0 = none */
   bool keep_aspect_ratio;
+  char pad_type[8];              /* "" (center crop), "normal" or "center" (letterbox) */
+  double pad_value;              /* letterbox padding pixel value (0..255) */
   int n_mean, n_scale;           /* 0 = none; else 1 (all channels) or C */
   double mean[CT_ONNX_MAX_CHANNELS];
   double scale[CT_ONNX_MAX_CHANNELS];

@@ -455,7 +455,7 @@ static ct_status set_outputs(ct_onnx_ctx *c, const Onnx__GraphProto *gp, ct_diag
 /* ---- preprocessing ---- */
 
 static bool has_preprocess(const ct_onnx_options *o) {
-  return o && (o->pixel_format[0] || o->resize_dims[0] || o->keep_aspect_ratio || o->n_mean || o->n_scale);
+  return o && (o->pixel_format[0] || o->resize_dims[0] || o->keep_aspect_ratio || o->pad_type[0] || o->n_mean || o->n_scale);
 }
 
 static ct_status set_preprocess(ct_onnx_ctx *c, const ct_onnx_options *o, ct_diag *d) {
@@ -473,6 +473,8 @@ static ct_status set_preprocess(ct_onnx_ctx *c, const ct_onnx_options *o, ct_dia
     bool ok = (!o->pixel_format[0] || ct_attr_set_input_pixel_format(c->g, op, o->pixel_format)) &&
               (!o->resize_dims[0] || ct_attr_set_input_resize_dims(c->g, op, 2, o->resize_dims)) &&
               ct_attr_set_input_keep_aspect_ratio(c->g, op, o->keep_aspect_ratio) &&
+              (!o->pad_type[0] || (ct_attr_set_input_pad_type(c->g, op, o->pad_type) &&
+                                   ct_attr_set_input_pad_value(c->g, op, o->pad_value))) &&
               (!o->n_mean || ct_attr_set_input_mean(c->g, op, o->n_mean, o->mean)) &&
               (!o->n_scale || ct_attr_set_input_scale(c->g, op, o->n_scale, o->scale));
     if (!ok) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);

@@ -302,6 +302,67 @@ START_TEST(test_image_bgr_mean_scale_and_keep_aspect_crop) {
 }
 END_TEST
 
+START_TEST(test_image_letterbox) {
+  /* 2×4 image (R = 10x + y, G = 100, B = 200 − x) into a 4×4 input: fit scale
+   * min(4/2, 4/4) = 1, no resampling; normal puts it at the top left, center at row 1 */
+  uint8_t rgb[2 * 4 * 3];
+  for (int y = 0; y < 2; y++)
+    for (int x = 0; x < 4; x++) {
+      uint8_t *px = rgb + (y * 4 + x) * 3;
+      px[0] = (uint8_t)(10 * x + y), px[1] = 100, px[2] = (uint8_t)(200 - x);
+    }
+  const char *path = ct_test_tmp_path("lb.png");
+  write_png(path, 2, 4, rgb);
+  ct_graph *g = ct_graph_new("m", "top");
+  ct_op *op = image_input(g, 3, 4, 4);
+  ck_assert(ct_op_set_string(g, op, "pad_type", "normal"));
+  ck_assert(ct_op_set_float(g, op, "pad_value", 114));
+  ct_image img;
+  ct_image_prep p;
+  ct_diag d;
+  ck_assert_int_eq(ct_image_load(path, &img, &d), CT_OK);
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_OK);
+  ck_assert_int_eq(p.keep_aspect_ratio, 1); /* implied by the pad type */
+  ct_tensor *t = NULL;
+  ck_assert_int_eq(ct_image_preprocess(&img, &p, 3, 4, 4, "img", &t, &d), CT_OK);
+  const float *o = t->data; /* R plane */
+  ck_assert_float_eq_tol(o[0 * 4 + 3], 30.0f, 1e-4f);  /* (0,3): image */
+  ck_assert_float_eq_tol(o[1 * 4 + 1], 11.0f, 1e-4f);  /* (1,1): image */
+  ck_assert_float_eq_tol(o[2 * 4 + 0], 114.0f, 1e-4f); /* rows 2, 3: padding */
+  ck_assert_float_eq_tol(o[16 + 3 * 4 + 3], 114.0f, 1e-4f);
+  ct_tensor_free(t);
+  ck_assert(ct_op_set_string(g, op, "pad_type", "center"));
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_OK);
+  ck_assert_int_eq(ct_image_preprocess(&img, &p, 3, 4, 4, "img", &t, &d), CT_OK);
+  o = t->data;
+  ck_assert_float_eq_tol(o[0 * 4 + 2], 114.0f, 1e-4f); /* row 0 padding */
+  ck_assert_float_eq_tol(o[1 * 4 + 2], 20.0f, 1e-4f);  /* image row 0 at row 1 */
+  ck_assert_float_eq_tol(o[2 * 4 + 2], 21.0f, 1e-4f);
+  ck_assert_float_eq_tol(o[3 * 4 + 2], 114.0f, 1e-4f);
+  ct_tensor_free(t);
+  /* a 1×2 image into 4×4: scale 2, 2×4 resized (bilinear), rows 2..3 padding */
+  ck_assert(ct_op_set_string(g, op, "pad_type", "normal"));
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_OK);
+  ct_image small = {.h = 1, .w = 2, .rgb = img.rgb};
+  ck_assert_int_eq(ct_image_preprocess(&small, &p, 3, 4, 4, "img", &t, &d), CT_OK);
+  o = t->data; /* R of the 1×2 image: 0, 10; half-pixel taps at x = −0.25 (clamped), 0.25, 0.75, 1.25 */
+  ck_assert_float_eq_tol(o[0], 0.0f, 1e-4f);
+  ck_assert_float_eq_tol(o[1], 2.5f, 1e-4f);
+  ck_assert_float_eq_tol(o[4 + 2], 7.5f, 1e-4f);
+  ck_assert_float_eq_tol(o[8 + 1], 114.0f, 1e-4f);
+  ct_tensor_free(t);
+  /* bad attributes */
+  ck_assert(ct_op_set_string(g, op, "pad_type", "left"));
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_ERR_INPUT);
+  ck_assert_ptr_nonnull(strstr(d.msg, "pad_type"));
+  ck_assert(ct_op_set_string(g, op, "pad_type", "normal"));
+  ck_assert(ct_op_set_float(g, op, "pad_value", 300));
+  ck_assert_int_eq(ct_image_prep_from_op(op, &p, &d), CT_ERR_INPUT);
+  ct_image_free(&img);
+  ct_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_image_gray_and_bad_attributes) {
   const char *path = ct_test_tmp_path("c.png");
   uint8_t rgb[3] = {90, 90, 90};
@@ -573,6 +634,7 @@ static Suite *infer_suite(void) {
   TCase *ti = tcase_create("image");
   tcase_add_test(ti, test_image_bilinear_half_pixel_upscale);
   tcase_add_test(ti, test_image_bgr_mean_scale_and_keep_aspect_crop);
+  tcase_add_test(ti, test_image_letterbox);
   tcase_add_test(ti, test_image_gray_and_bad_attributes);
   tcase_add_test(ti, test_image_corrupt_files_are_errors_naming_the_file);
   tcase_add_test(ti, test_image_real_jpeg_decodes);

@@ -55,6 +55,11 @@ START_TEST(test_cli_transform_ok_and_help) {
   ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s", path), 2);
   ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s -o %s --bogus", path, top), 2);
   ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s -o %s --pixel-format cmyk", path, top), 2);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s -o %s --pad-type left", path, top), 2);
+  ck_assert_ptr_nonnull(strstr(out, "normal or center"));
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s -o %s --pad-value 114", path, top), 2);
+  ck_assert_ptr_nonnull(strstr(out, "needs --pad-type"));
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "transform %s -o %s --pad-type normal --pad-value 256", path, top), 2);
   ob_free(&b);
 }
 END_TEST

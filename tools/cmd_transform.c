@@ -34,6 +34,10 @@ static void usage(FILE *f) {
           "  --pixel-format rgb|bgr|gray    image inputs: channel order of the pixels\n"
           "  --resize-dims H,W              image inputs: resize to H x W before the center crop\n"
           "  --keep-aspect-ratio            image inputs: resize keeping the aspect ratio\n"
+          "  --pad-type normal|center       image inputs: fit the image inside H x W and pad it\n"
+          "                                 (letterbox; normal: image at the top left) instead of\n"
+          "                                 the center crop; implies --keep-aspect-ratio\n"
+          "  --pad-value V                  image inputs: padding pixel value 0..255 (default 0)\n"
           "  --mean a,b,c                   image inputs: x = (pixel - mean) * scale, pixels 0..255\n"
           "  --scale a,b,c\n"
           "  --no-canonicalize              skip the canonicalize pipeline\n"
@@ -66,6 +70,16 @@ static int parse_valued(const char *s, const char *val, transform_args *a) {
     if (strcmp(val, "rgb") && strcmp(val, "bgr") && strcmp(val, "gray"))
       return ct_tool_usage(CMD, "--pixel-format must be rgb, bgr or gray, not \"%s\"", val);
     snprintf(o->pixel_format, sizeof o->pixel_format, "%s", val);
+  } else if (!strcmp(s, "--pad-type")) {
+    if (strcmp(val, "normal") && strcmp(val, "center"))
+      return ct_tool_usage(CMD, "--pad-type must be normal or center, not \"%s\"", val);
+    snprintf(o->pad_type, sizeof o->pad_type, "%s", val);
+    o->keep_aspect_ratio = true;
+  } else if (!strcmp(s, "--pad-value")) {
+    int n = 0;
+    if (ct_onnx_parse_floats("--pad-value", val, &o->pad_value, 1, &n, &d)) return ct_tool_usage(CMD, "%s", d.msg);
+    if (!(o->pad_value >= 0 && o->pad_value <= 255))
+      return ct_tool_usage(CMD, "--pad-value must be a pixel value in 0..255, not \"%s\"", val);
   } else if (!strcmp(s, "--resize-dims")) {
     return parse_resize(val, a);
   } else if (!strcmp(s, "--mean")) {
@@ -87,7 +101,7 @@ static int parse_valued(const char *s, const char *val, transform_args *a) {
 
 static bool takes_value(const char *s) {
   static const char *const valued[] = {"-o", "--input-shapes", "--pixel-format", "--resize-dims", "--mean", "--scale",
-                                        "--const-input"};
+                                        "--const-input", "--pad-type", "--pad-value"};
   for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
     if (!strcmp(s, valued[i])) return true;
   return false;
@@ -113,6 +127,7 @@ static int parse_args(int argc, char **argv, transform_args *a) {
       return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
     }
   }
+  if (a->opt.pad_value != 0 && !a->opt.pad_type[0]) return ct_tool_usage(CMD, "--pad-value needs --pad-type");
   if (!a->model) return ct_tool_usage(CMD, "no model given");
   if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.top)");
   return 0;
