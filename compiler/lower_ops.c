@@ -34,10 +34,10 @@ static ct_value *add_const(ct_lower_ctx *c, const char *base, const char *suffix
  * QDQ model's own integers when w is DequantizeLinear(int constant), else quantized from the
  * floats. scale gets oc entries. NULL on failure (not a constant). */
 static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *scale, ct_value *b, const double *s_in,
-                            int64_t n_in, const ct_calib_wrow *wrow) {
+                            int64_t n_in, const ct_calib_wrow *wrow, const double *fold) {
   const ct_op *dq = w->def;
   int64_t per_oc = ct_value_numel(w) / oc, n = 0;
-  if (!w->data && dq && dq->kind == CT_OP_DEQUANTIZELINEAR && ct_value_is_const(dq->in[0]) && ct_value_is_const(dq->in[1]) &&
+  if (!fold && !w->data && dq && dq->kind == CT_OP_DEQUANTIZELINEAR && ct_value_is_const(dq->in[0]) && ct_value_is_const(dq->in[1]) &&
       (dq->in[0]->dtype == CT_I8 || dq->in[0]->dtype == CT_U8)) {
     const ct_tensor *s = dq->in[1]->data, *z = dq->n_in > 2 && dq->in[2] ? dq->in[2]->data : NULL;
     int64_t ns = ct_tensor_numel(s);
@@ -77,6 +77,11 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
   ct_value *v = NULL;
   int64_t nb = 0;
   float *bf = zp && b ? ct_lower_const_f32(b, &nb) : NULL;
+  if (zp && fold) { /* w [OC, C, kh, kw]: input channel ch's scale folded in (ct_tq_channel_act) */
+    int64_t k = w->shape[2] * w->shape[3];
+    for (int64_t i = 0; i < n; i++) f[i] = (float)((double)f[i] * fold[(i % per_oc) / k]);
+    wrow = NULL;
+  }
   if (zp) {
     if (wrow) memcpy(scale, wrow->scale, sizeof *scale * (size_t)oc); /* the table's #weight_scale row */
     else ct_quant_weight_scales(f, oc, per_oc, scale);
@@ -192,12 +197,21 @@ static double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant
 }
 
 /* Input scales of a MAC op: x's one scale, or its per-channel scales when op is the
- * depthwise reader of a channel activation (n_in = C). CT_ERR_INTERNAL for a per-channel x
- * that another kind of op reads (ct_tq_channel_act rules that out). */
+ * depthwise reader of a channel activation (n_in = C), or 1 with the channel scales in
+ * *fold when op is an ordinary Conv reading one (the weights take them: W[o, c]·s_c).
+ * CT_ERR_INTERNAL for a per-channel x that another kind of op reads (ct_tq_channel_act
+ * rules that out). */
 static ct_status mac_in_scales(ct_lower_ctx *c, const ct_op *op, const ct_value *xq, const double **s_in,
-                               int64_t *n_in) {
-  *s_in = xq->scale, *n_in = 1;
+                               int64_t *n_in, const double **fold) {
+  static const double one = 1.0;
+  const ct_value *w = op->n_in > 1 ? op->in[1] : NULL;
+  *s_in = xq->scale, *n_in = 1, *fold = NULL;
   if (xq->n_scale <= 1) return CT_OK;
+  if (op->kind == CT_OP_CONV && xq->quant_axis == 1 && ct_op_get_int(op, "group", 1) == 1 && w && w->ndim == 4 &&
+      w->shape[1] == xq->n_scale && ct_value_is_const(w)) {
+    *s_in = &one, *fold = xq->scale;
+    return CT_OK;
+  }
   if (op->kind != CT_OP_CONV || xq->quant_axis != 1 || ct_op_get_int(op, "group", 1) != xq->n_scale ||
       op->out[0]->shape[1] != xq->n_scale)
     return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: op \"%s\" reads the per-channel activation \"%s\" but is not its depthwise Conv",
@@ -254,10 +268,10 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   if (!mac_int8_ok(c, op)) return CT_OK;
   ct_quant_param py;
   ct_value *xq = NULL, *bq = NULL;
-  const double *s_in = NULL;
+  const double *s_in = NULL, *fold = NULL;
   int64_t n_in = 1;
   ct_status st0 = ct_lower_ensure_int(c, x, &xq); /* an unused Cast dies when the op stays float */
-  if (!st0) st0 = mac_in_scales(c, op, xq, &s_in, &n_in);
+  if (!st0) st0 = mac_in_scales(c, op, xq, &s_in, &n_in, &fold);
   if (!st0) st0 = ct_lower_param_of(c, y, &py);
   if (st0) return st0;
   int64_t oc = w->shape[0]; /* Conv [OC, C/g, kh, kw]; Gemm B [N, K] (transB) */
@@ -267,7 +281,7 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
   int *s = malloc((size_t)oc * sizeof *s);
   ct_status st = sw && rq && m && s ? CT_OK : oom(c);
-  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, s_in, n_in, wrow);
+  ct_value *wq = st ? NULL : mac_weight(c, w, oc, sw, b, s_in, n_in, wrow, fold);
   bool ok = wq && mac_requant(s_in, n_in, sw, oc, sy, py, rq, m, s);
   if (wq && !ok && sy) free(sy), sy = NULL, ok = mac_requant(s_in, n_in, sw, oc, NULL, py, rq, m, s);
   bool raw = false;
@@ -284,8 +298,8 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
       *done = !st;
     }
   }
-  if (!st && !*done && n_in > 1)
-    st = ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: depthwise Conv \"%s\" of a per-channel activation has no INT8 form",
+  if (!st && !*done && (n_in > 1 || fold))
+    st = ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: Conv \"%s\" of a per-channel activation has no INT8 form",
                      op->loc ? op->loc : "?");
   free(sw), free(sy), free(rq), free(m), free(s);
   return st;

@@ -16,7 +16,7 @@
 #include "reference/calibrate_int.h"
 #include "reference/interp.h"
 
-static const char *const phase_names[] = {"", "min/max", "histograms", "tune"};
+static const char *const phase_names[] = {"", "min/max", "histograms", "tune", "channel scales"};
 
 /* ---- slots: the calibrated values ---- */
 
@@ -49,11 +49,11 @@ static ct_status make_slots(cal_state *c, ct_diag *d) {
   return CT_OK;
 }
 
-/* Per-channel arrays (nch[s] doubles, zeroed) for every per-channel slot. */
+/* Per-channel arrays (2·nch[s] doubles, zeroed) for every per-channel slot. */
 static double **alloc_chmax(const cal_state *c) {
   double **m = calloc((size_t)c->nslots + 1, sizeof *m);
   for (int s = 0; m && s < c->nslots; s++)
-    if (c->nch[s] && !(m[s] = calloc((size_t)c->nch[s], sizeof **m))) {
+    if (c->nch[s] && !(m[s] = calloc(2 * (size_t)c->nch[s], sizeof **m))) {
       while (s-- > 0) free(m[s]);
       free(m);
       return NULL;
@@ -74,18 +74,23 @@ static int64_t count_zeros(const float *x, int64_t n) {
   return z;
 }
 
-/* mx[c] = max(mx[c], |x|) over channel c of an NCHW tensor of shape sh. */
-static void channel_absmax(const float *x, const int64_t *sh, double *mx) {
-  int64_t inner = sh[2] * sh[3];
+/* Over channel c of an NCHW tensor of shape sh (C = sh[1]): mx[c] = max(mx[c], |x|),
+ * mx[C + c] += Σ x². */
+static void channel_stats(const float *x, const int64_t *sh, double *mx) {
+  int64_t inner = sh[2] * sh[3], nc = sh[1];
   for (int64_t n = 0; n < sh[0]; n++)
-    for (int64_t ch = 0; ch < sh[1]; ch++, x += inner)
-      for (int64_t i = 0; i < inner; i++) mx[ch] = fmax(mx[ch], fabs((double)x[i]));
+    for (int64_t ch = 0; ch < nc; ch++, x += inner) {
+      double m = mx[ch], sq = 0;
+      for (int64_t i = 0; i < inner; i++) m = fmax(m, fabs((double)x[i])), sq += (double)x[i] * (double)x[i];
+      mx[ch] = m, mx[nc + ch] += sq;
+    }
 }
 
 static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
   cal_worker *w = user;
   cal_state *c = w->c;
   if (w->phase == 3) return cal_tune_op(w, op, in, out, d);
+  if (w->phase == 4) return cal_alpha_op(w, op, in, out, d);
   for (int k = 0; k < op->n_out; k++) {
     int s = c->slot_of[op->out[k]->id];
     if (s < 0 || !out[k]) continue;
@@ -93,7 +98,7 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
     int64_t n = ct_tensor_numel(out[k]);
     if (w->phase == 1) {
       ct_calib_stats_add(&w->stats[s], x, n);
-      if (c->nch[s] && out[k]->ndim == 4 && out[k]->shape[1] == c->nch[s]) channel_absmax(x, out[k]->shape, w->chmax[s]);
+      if (c->nch[s] && out[k]->ndim == 4 && out[k]->shape[1] == c->nch[s]) channel_stats(x, out[k]->shape, w->chmax[s]);
     } else {
       ct_calib_hist_add(&w->hist[s], x, n);
       w->zeros[s] += count_zeros(x, n);
@@ -126,6 +131,7 @@ static void run_sample(void *arg, int64_t lo, int64_t hi, int slot) {
     ct_diag d;
     cal_state *c = p->c;
     if (p->w[slot].phase == 3) p->w[slot].err = c->tune_err + (size_t)i * (size_t)c->nslots * (size_t)(c->o->tune_steps + 1);
+    if (p->w[slot].phase == 4) p->w[slot].err = c->alpha_err + (size_t)i * (size_t)c->nslots * CAL_N_ALPHA;
     ct_status st = p->sample(p->sample_user, i, &in, &d);
     ct_ref_options opt = {.threads = 1, .on_op = on_op, .on_op_user = &p->w[slot]};
     if (st == CT_OK) st = ct_ref_run(p->c->g, &opt, &in, &out, &d);
@@ -269,6 +275,21 @@ static ct_status check_options(const ct_calibrate_options *o, int64_t n, ct_diag
   return CT_OK;
 }
 
+/* Phase 4: the migration strength of every folded per-channel slot (cal_folded), scored
+ * on the first tune_num samples. */
+static ct_status channel_strengths(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, int64_t n,
+                                   ct_ref_sample_fn sample, void *user, ct_diag *d) {
+  bool any = false;
+  for (int s = 0; s < c->nslots; s++) any = (c->fold[s] = cal_folded(c, s)) || any;
+  if (!any) return CT_OK;
+  int64_t nt = n < c->o->tune_num ? n : c->o->tune_num > 0 ? c->o->tune_num : 1;
+  c->alpha_err = calloc((size_t)nt * (size_t)c->nslots * CAL_N_ALPHA, sizeof *c->alpha_err);
+  if (!c->alpha_err) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory for the channel scores");
+  ct_status st = run_pass(c, pool, w, nw, 4, nt, sample, user, d);
+  for (int s = 0; st == CT_OK && s < c->nslots; s++) c->alpha[s] = c->fold[s] ? cal_best_alpha(c, nt, s) : 1;
+  return st;
+}
+
 static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, int64_t n, ct_ref_sample_fn sample,
                         void *user, ct_diag *d) {
   const ct_calibrate_options *o = c->o;
@@ -276,7 +297,10 @@ static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, 
   for (int s = 0; st == CT_OK && s < c->nslots; s++) {
     for (int i = 0; i < nw; i++) ct_calib_stats_merge(&c->stats[s], &w[i].stats[s]);
     for (int i = 0; i < nw; i++)
-      for (int64_t k = 0; k < c->nch[s]; k++) c->chmax[s][k] = fmax(c->chmax[s][k], w[i].chmax[s][k]);
+      for (int64_t k = 0; k < c->nch[s]; k++) {
+        c->chmax[s][k] = fmax(c->chmax[s][k], w[i].chmax[s][k]);
+        c->chmax[s][c->nch[s] + k] += w[i].chmax[s][c->nch[s] + k];
+      }
   }
   bool need_hist = o->tune || o->method != CT_CALIB_MAX;
   if (st == CT_OK && need_hist) st = init_hists(c, w, nw, d);
@@ -297,6 +321,7 @@ static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, 
   if (st == CT_OK && o->tune) st = run_pass(c, pool, w, nw, 3, nt, sample, user, d);
   for (int s = 0; st == CT_OK && o->tune && s < c->nslots; s++)
     if (cal_tunable(c, s)) st = tuned(c, nt, s, &c->th[s], d);
+  if (st == CT_OK) st = channel_strengths(c, pool, w, nw, n, sample, user, d);
   return st;
 }
 
@@ -340,17 +365,15 @@ static ct_status append_weight_rows(const ct_graph *g, ct_calib_table *table, ct
   return st;
 }
 
-/* The #channel_threshold block: per channel of a per-channel activation, its own max |x|
- * capped by the tensor's threshold (a channel never gets a larger range than the tensor;
- * one of small range gets its own). */
+/* The #channel_threshold block: per channel of a per-channel activation, its threshold
+ * (cal_channel_thresholds); none for a tensor that is better per tensor. */
 static ct_status append_channel_rows(cal_state *c, ct_calib_table *table, ct_diag *d) {
   ct_status st = CT_OK;
   for (int s = 0; st == CT_OK && s < c->nslots; s++) {
     if (!c->nch[s] || c->stats[s].count == 0) continue;
     double *th = malloc(sizeof *th * (size_t)c->nch[s]);
     if (!th) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-    for (int64_t k = 0; k < c->nch[s]; k++) th[k] = fmin(c->chmax[s][k], c->th[s]);
-    st = ct_calib_table_add_channel(table, c->vals[s]->name, c->nch[s], th, 0, d);
+    if (cal_channel_thresholds(c, s, th)) st = ct_calib_table_add_channel(table, c->vals[s]->name, c->nch[s], th, 0, d);
     free(th);
   }
   return st;
@@ -371,8 +394,11 @@ ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, vo
     c.zeros = calloc(ns, sizeof *c.zeros);
     c.th = calloc(ns, sizeof *c.th);
     c.chmax = alloc_chmax(&c);
-    if (!c.stats || !c.hist || !c.zeros || !c.th || !c.chmax) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-    for (int s = 0; st == CT_OK && s < c.nslots; s++) c.stats[s] = ct_calib_stats_init();
+    c.fold = calloc(ns, sizeof *c.fold);
+    c.alpha = malloc(sizeof *c.alpha * ns);
+    if (!c.stats || !c.hist || !c.zeros || !c.th || !c.chmax || !c.fold || !c.alpha)
+      st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    for (int s = 0; st == CT_OK && s < c.nslots; s++) c.stats[s] = ct_calib_stats_init(), c.alpha[s] = 1;
   }
   if (st == CT_OK) st = alloc_workers(&c, w, nw, d);
   ct_workpool *pool = st == CT_OK && nw > 1 ? ct_workpool_new(nw) : NULL;
@@ -387,5 +413,6 @@ ct_status ct_calibrate(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, vo
   free_chmax(c.chmax, c.nslots);
   free(c.nch);
   free(c.slot_of), free(c.vals), free(c.readers), free(c.stats), free(c.hist), free(c.zeros), free(c.th), free(c.tune_err);
+  free(c.fold), free(c.alpha), free(c.alpha_err);
   return st;
 }

@@ -19,7 +19,7 @@
  * op, named by the input value). Called from several threads at once when threads > 1. */
 typedef ct_status (*ct_ref_sample_fn)(void *user, int64_t i, ct_tensor_list *inputs, ct_diag *d);
 
-/* Progress: `phase` ("min/max", "histograms", "tune") has done of total samples. Called from
+/* Progress: `phase` ("min/max", "histograms", "tune", "channel scales") has done of total samples. Called from
  * the thread that started the run, at most once per finished sample. */
 typedef void (*ct_calibrate_progress_fn)(void *user, const char *phase, int64_t done, int64_t total);
 

@@ -18,20 +18,27 @@ typedef struct cal_state {
   int64_t *zeros;          /* by slot: exact zeros seen in pass 2 */
   double *th;              /* by slot: threshold of the method (KLD when tuning) */
   int64_t *nch;            /* by slot: channels of a per-channel activation (ct_tq_channel_act), else 0 */
-  double **chmax;          /* by slot: max |x| per channel (nch entries), merged after pass 1 */
+  double **chmax;          /* by slot: max |x| per channel (entries 0..nch) and Σ x² per
+                            * channel (nch..2·nch), merged after pass 1 */
   double *tune_err;        /* by tune sample × slot × (tune_steps + 1): scores, summed in
                             * sample order afterwards (independent of the thread count) */
+  bool *fold;              /* by slot: an ordinary Conv folds its channel scales (cal_folded) */
+  double *alpha_err;       /* by tune sample × slot × CAL_N_ALPHA: the strength scores */
+  double *alpha;           /* by slot: the chosen strength (1 where nothing folds) */
 } cal_state;
+
+#define CAL_N_ALPHA 5 /* strengths scored: 0, ¼, ½, ¾, 1 */
 
 /* One thread's accumulators (merged by the driver after each pass). */
 typedef struct cal_worker {
   cal_state *c;
-  int phase;               /* 1 min/max, 2 histograms, 3 tune */
+  int phase;               /* 1 min/max, 2 histograms, 3 tune, 4 channel strengths */
   ct_calib_stats *stats;
   ct_calib_hist *hist;
   int64_t *zeros;
-  double **chmax;          /* by slot: this thread's max |x| per channel (c->nch entries) */
-  double *err;             /* the current tune sample's scores (slot × (tune_steps + 1)) */
+  double **chmax;          /* by slot: this thread's max |x| and Σ x² per channel (2·c->nch) */
+  double *err;             /* the current sample's scores (phase 3: slot × (tune_steps + 1),
+                            * phase 4: slot × CAL_N_ALPHA) */
 } cal_worker;
 
 /* True if slot s takes part in tuning (0 < th < absmax). */
@@ -44,5 +51,29 @@ double cal_candidate(const cal_state *c, int s, int j);
  * candidate of every tunable operand of op, and of op's unread tunable results, to w->err. */
 ct_status cal_tune_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
                       ct_diag *d);
+
+/* Per-channel activations read by an ordinary Conv (docs/quant.md "Per-channel
+ * activations"): the Conv's lowering folds the channel scales into its weights, W[o, c]·s_c,
+ * which moves quantization error from the activation into the weights (and loses weights
+ * that were on an exact 8-bit grid, a dequantized QDQ model's). How far to go is chosen per
+ * tensor as SmoothQuant's migration strength (Xiao et al. 2023, eq. 4, α as the exponent of
+ * the channel range): th_c = m_c^α · T^(1−α) (m_c the channel's max |x| within [T/256, T],
+ * T the tensor threshold; α = 0 is per tensor, no fold), α in {0, ¼, ½, ¾, 1} scored on the
+ * tune samples by every reader's output error with its input fake-quantized at those scales
+ * and a folding Conv's weights as the lowering stores them (cal_alpha_op), as tune scores
+ * thresholds.
+ *
+ * Does an ordinary Conv read per-channel slot s (so that its strength is scored)? */
+bool cal_folded(const cal_state *c, int s);
+/* Phase 4's work for op: adds the relative output error of op at each strength to
+ * w->err[slot × CAL_N_ALPHA + a] when op reads a folded slot as its input 0. Errors: the
+ * kernel's; CT_ERR_LIMIT when out of memory. */
+ct_status cal_alpha_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
+                       ct_diag *d);
+/* The strength of slot s with the lowest error summed over samples 0..n-1 in order. */
+double cal_best_alpha(const cal_state *c, int64_t n, int s);
+/* Channel thresholds th[0..nch) of per-channel slot s at its strength (c->alpha, 1 when
+ * unset); false when the tensor is better per tensor (α = 0: no #channel_threshold row). */
+bool cal_channel_thresholds(const cal_state *c, int s, double *th);
 
 #endif

@@ -385,6 +385,81 @@ START_TEST(test_lower_channel_activation) {
 }
 END_TEST
 
+/* x [1,1,16,16] → Conv 1×1 (weights {5, 0.02}, ReLU) → y [1,2,16,16] → ordinary Conv 1×1
+ * (weights {0.1, 25}) → z [1,1,16,16] = 0.5·x + 0.5·x. */
+static ct_graph *fold_top(void) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t xs[] = {1, 1, 16, 16}, w1s[] = {2, 1, 1, 1}, w2s[] = {1, 2, 1, 1}, ys[] = {1, 2, 16, 16};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 4, xs);
+  ck_assert(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
+  ct_tensor *w1 = ct_tensor_new(CT_F32, 4, w1s, "w1"), *w2 = ct_tensor_new(CT_F32, 4, w2s, "w2");
+  float v1[] = {5.0f, 0.02f}, v2[] = {0.1f, 25.0f};
+  memcpy(w1->data, v1, sizeof v1), memcpy(w2->data, v2, sizeof v2);
+  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, ys), *z = ct_graph_add_value(g, "z", CT_F32, 4, xs);
+  ct_value *in1[] = {x, ct_graph_add_weight(g, NULL, w1)}, *in2[] = {y, ct_graph_add_weight(g, NULL, w2)};
+  ct_op *c1 = ct_graph_add_op(g, CT_OP_CONV, "conv", 2, in1, 1, &y), *c2 = ct_graph_add_op(g, CT_OP_CONV, "pw", 2, in2, 1, &z);
+  int64_t k[] = {1, 1}, pads[] = {0, 0, 0, 0};
+  for (ct_op *op = c1; op; op = op == c1 ? c2 : NULL)
+    ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, k) &&
+              ct_op_set_ints(g, op, "dilations", 2, k) && ct_op_set_ints(g, op, "pads", 4, pads));
+  ck_assert(ct_op_set_string(g, c1, "act", "relu") && ct_graph_set_outputs(g, 1, &z));
+  return g;
+}
+
+/* Sample i: x = (k + i) / 320 over the 256 elements, in [0, 1). */
+static ct_status ramp256_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag *d) {
+  (void)user, (void)d;
+  int64_t xs[] = {1, 1, 16, 16};
+  ct_tensor *x = ct_tensor_new(CT_F32, 4, xs, "x");
+  for (int k = 0; k < 256; k++) ((float *)x->data)[k] = (float)(k + i) / 320.0f;
+  ck_assert(ct_tensor_list_push(in, x));
+  return CT_OK;
+}
+
+/* Max |z − x| after lowering fold_top with table t, on sample 1; the Tpu value y into *y_scales. */
+static double fold_error(const ct_calib_table *t, int *y_scales) {
+  ct_graph *g = fold_top();
+  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = t};
+  ct_diag d;
+  ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
+  *y_scales = ct_graph_find_value(g, "y")->n_scale;
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in), ct_tensor_list_init(&out);
+  ramp256_sample(NULL, 1, &in, &d);
+  ct_ref_options ro = {.threads = 1};
+  ck_assert_msg(ct_ref_run(g, &ro, &in, &out, &d) == CT_OK, "%s", d.msg);
+  ct_tensor *z = ct_quant_dequant_tensor(out.items[0]);
+  double err = 0;
+  for (int k = 0; k < 256; k++) err = fmax(err, fabs(ct_tensor_get_f64(z, k) - ct_tensor_get_f64(in.items[0], k)));
+  ct_tensor_free(z), ct_tensor_list_free(&in), ct_tensor_list_free(&out), ct_graph_free(g);
+  return err;
+}
+
+/* An activation read by an ordinary Conv: calibration scores the migration strength (per
+ * tensor loses channel 1: step 4/255 against a range of 0.016, which the Conv multiplies by
+ * 25), writes per-channel thresholds, and the lowering folds the channel scales into the
+ * Conv's weights; the result is within a few output steps of float. */
+START_TEST(test_lower_channel_fold) {
+  ct_graph *g = fold_top();
+  ct_calib_table t, t2;
+  max_table(g, 2, ramp256_sample, false, &t);
+  max_table(g, 2, ramp256_sample, true, &t2);
+  ct_graph_free(g);
+  const ct_calib_wrow *r = ct_calib_table_find_channel(&t, "y");
+  ck_assert_msg(r && r->n == 2, "no channel row for y");
+  ck_assert_double_eq_tol(r->scale[0], 5.0 * 256 / 320, 1e-6); /* the tensor threshold, channel 0's max */
+  ck_assert_double_lt(r->scale[1], 0.5);                       /* channel 1 migrated toward its 0.016 */
+  int ns = 0;
+  double e1 = fold_error(&t, &ns);
+  ck_assert_int_eq(ns, 2);
+  double e2 = fold_error(&t2, &ns);
+  ck_assert_int_eq(ns, 1);
+  fprintf(stderr, "channel fold: error %g folded, %g per tensor\n", e1, e2);
+  ck_assert_msg(e1 < 0.02 && e2 > 2 * e1, "folded %g, per tensor %g", e1, e2);
+  ct_calib_table_free(&t), ct_calib_table_free(&t2);
+}
+END_TEST
+
 /* x [1, 8] → HardSwish → Mul 0.5 → Add −0.25 → Gemm (w [3, 8], b [3]) → y [1, 3], the
  * module output. */
 static ct_graph *affine_top(void) {
@@ -547,6 +622,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_lower_small_graph);
   tcase_add_test(tc, test_lower_concat_float);
   tcase_add_test(tc, test_lower_channel_activation);
+  tcase_add_test(tc, test_lower_channel_fold);
   tcase_add_test(tc, test_lower_lut_affine_and_int32_output);
   tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);

@@ -1,0 +1,147 @@
+/* calibrate_channel.c: the #channel_threshold rows of per-channel activations. Where an
+ * ordinary Conv reads such a tensor, its lowering folds the channel scales into its
+ * weights, which moves quantization error from the activation into the weights; how far to
+ * go (the migration strength α) is measured per tensor on the tune samples, as tune
+ * measures thresholds (cal_alpha_op, cal_channel_thresholds). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/kernel.h"
+#include "quant/quant.h"
+#include "reference/calibrate_int.h"
+
+static const double alphas[CAL_N_ALPHA] = {0, 0.25, 0.5, 0.75, 1};
+
+/* Is op an ordinary (group-1) Conv with constant f32 weights reading v as its input 0? */
+static bool folding_reader(const ct_op *op, const ct_value *v) {
+  const ct_value *w = op->kind == CT_OP_CONV && op->n_in > 1 && op->in[0] == v ? op->in[1] : NULL;
+  return w && w->data && w->data->dtype == CT_F32 && w->ndim == 4 && w->shape[1] == v->shape[1] &&
+         ct_op_get_int(op, "group", 1) == 1;
+}
+
+bool cal_folded(const cal_state *c, int s) {
+  for (int i = 0; c->nch[s] && i < c->g->n_ops; i++)
+    if (!c->g->ops[i]->dead && folding_reader(c->g->ops[i], c->vals[s])) return true;
+  return false;
+}
+
+/* Channel thresholds of slot s at strength alpha: m_c^α·T^(1−α), m_c = max |x_c| within
+ * [T/256, T] (the lowering's floor, CT_QUANT_CHANNEL_FLOOR). */
+static void alpha_thresholds(const cal_state *c, int s, double alpha, double *th) {
+  double T = c->th[s];
+  for (int64_t ch = 0; ch < c->nch[s]; ch++) {
+    double m = fmax(fmin(c->chmax[s][ch], T), T / CT_QUANT_CHANNEL_FLOOR);
+    th[ch] = alpha == 1 ? fmin(c->chmax[s][ch], T) : pow(m, alpha) * pow(T, 1 - alpha);
+  }
+}
+
+/* Storage scales of slot s at strength alpha into delta (nch entries): one scale for all
+ * channels at α = 0 (per tensor), else the lowering's channel scales. */
+static void alpha_scales(const cal_state *c, int s, double alpha, double *delta) {
+  ct_dtype dt = ct_quant_sym_type(c->stats[s].min, true);
+  alpha_thresholds(c, s, alpha, delta);
+  if (alpha > 0) ct_quant_channel_scales(delta, c->nch[s], c->th[s], dt, delta);
+  else
+    for (int64_t ch = 0; ch < c->nch[s]; ch++) delta[ch] = ct_quant_scale_sym(c->th[s], dt);
+}
+
+/* y := x fake-quantized per channel (NCHW, steps delta, storage dt, zero point 0). */
+static void fake_quant_channels(const ct_tensor *x, const double *delta, ct_dtype dt, float *y) {
+  int64_t inner = x->shape[2] * x->shape[3], nc = x->shape[1];
+  const float *a = x->data;
+  for (int64_t i = 0; i < ct_tensor_numel(x); i++) {
+    double d = delta[(i / inner) % nc];
+    y[i] = (float)ct_quant_dequantize(ct_quant_quantize(a[i], d, 0, dt), d, 0);
+  }
+}
+
+/* w (OC×C×kh×kw) as the lowering stores it for input steps delta, dequantized back: folded
+ * W·delta_c quantized per row and divided by delta_c, or (fold false) W quantized as it is. */
+static ct_status fake_quant_weights(const ct_tensor *w, const double *delta, bool fold, ct_tensor **out, ct_diag *d) {
+  int64_t oc = w->shape[0], n = ct_tensor_numel(w), per = n / oc, k = w->shape[2] * w->shape[3];
+  ct_tensor *t = ct_tensor_clone(w);
+  double *sc = malloc(sizeof *sc * (size_t)oc);
+  int8_t *q = malloc((size_t)n);
+  if (!t || !sc || !q) {
+    ct_tensor_free(t), free(sc), free(q);
+    return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  }
+  float *f = t->data;
+  for (int64_t i = 0; fold && i < n; i++) f[i] = (float)((double)f[i] * delta[(i % per) / k]);
+  ct_quant_weight_scales(f, oc, per, sc);
+  ct_quant_weight_quantize(f, oc, per, sc, q);
+  for (int64_t i = 0; i < n; i++) f[i] = (float)(q[i] * sc[i / per] / (fold ? delta[(i % per) / k] : 1.0));
+  free(sc), free(q);
+  *out = t;
+  return CT_OK;
+}
+
+/* Σ(y − r)² / Σ r² over op's output 0. */
+static double rel_error0(const ct_tensor *got, const ct_tensor *ref) {
+  double dd = 0, rr = 0;
+  const float *a = ref->data, *b = got->data;
+  for (int64_t i = 0; i < ct_tensor_numel(ref); i++) {
+    double e = (double)b[i] - (double)a[i];
+    dd += e * e, rr += (double)a[i] * (double)a[i];
+  }
+  return rr > 0 ? dd / rr : dd;
+}
+
+/* Relative output error of reader op of slot s at strength alpha (its input 0 fake-quantized
+ * per channel, its weights as the lowering stores them when it folds). */
+static ct_status alpha_score(cal_worker *w, const ct_op *op, int s, double alpha, const ct_tensor *const *in,
+                             const ct_tensor *const *out, double *err, ct_diag *d) {
+  const cal_state *c = w->c;
+  int64_t nch = c->nch[s];
+  bool folds = folding_reader(op, c->vals[s]);
+  ct_tensor **fin = calloc((size_t)op->n_in + 1, sizeof *fin), *x = ct_tensor_clone(in[0]), *wq = NULL;
+  ct_tensor *y = ct_tensor_new(op->out[0]->dtype, op->out[0]->ndim, op->out[0]->shape, op->out[0]->name);
+  double *delta = malloc(sizeof *delta * (size_t)nch);
+  ct_status st = fin && x && y && delta ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (st == CT_OK) {
+    alpha_scales(c, s, alpha, delta);
+    fake_quant_channels(in[0], delta, ct_quant_sym_type(c->stats[s].min, true), x->data);
+    for (int k = 0; k < op->n_in; k++) fin[k] = (ct_tensor *)in[k];
+    fin[0] = x;
+  }
+  if (st == CT_OK && folds && (st = fake_quant_weights(in[1], delta, alpha > 0, &wq, d)) == CT_OK) fin[1] = wq;
+  ct_kernel_ctx ctx = {1, NULL};
+  ct_tensor *outs[1] = {y};
+  if (st == CT_OK && op->n_out == 1) st = ct_kernel_of(op->kind)(op, fin, outs, &ctx, d);
+  if (st == CT_OK && op->n_out == 1) *err = rel_error0(y, out[0]);
+  ct_tensor_free(x), ct_tensor_free(y), ct_tensor_free(wq), free(fin), free(delta);
+  return st;
+}
+
+ct_status cal_alpha_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
+                       ct_diag *d) {
+  const cal_state *c = w->c;
+  const ct_value *v = op->n_in > 0 ? op->in[0] : NULL;
+  int s = v && !ct_value_is_const(v) ? c->slot_of[v->id] : -1;
+  if (s < 0 || !c->fold[s] || !in[0] || in[0]->ndim != 4 || op->n_out != 1 || !out[0] || !ct_kernel_of(op->kind))
+    return CT_OK;
+  for (int a = 0; a < CAL_N_ALPHA; a++) {
+    double e = 0;
+    ct_status st = alpha_score(w, op, s, alphas[a], in, out, &e, d);
+    if (st) return st;
+    w->err[(size_t)s * CAL_N_ALPHA + (size_t)a] += e;
+  }
+  return CT_OK;
+}
+
+double cal_best_alpha(const cal_state *c, int64_t n, int s) {
+  double best = 1, lowest = INFINITY;
+  for (int a = 0; a < CAL_N_ALPHA; a++) {
+    double e = 0;
+    for (int64_t i = 0; i < n; i++) e += c->alpha_err[((size_t)i * (size_t)c->nslots + (size_t)s) * CAL_N_ALPHA + (size_t)a];
+    if (e < lowest) lowest = e, best = alphas[a];
+  }
+  return best;
+}
+
+bool cal_channel_thresholds(const cal_state *c, int s, double *th) {
+  double alpha = c->alpha ? c->alpha[s] : 1;
+  alpha_thresholds(c, s, alpha, th);
+  return alpha > 0;
+}
