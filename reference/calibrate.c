@@ -49,11 +49,11 @@ static ct_status make_slots(cal_state *c, ct_diag *d) {
   return CT_OK;
 }
 
-/* Per-channel arrays (2·nch[s] doubles, zeroed) for every per-channel slot. */
+/* Per-channel arrays (nch[s] doubles, zeroed) for every per-channel slot. */
 static double **alloc_chmax(const cal_state *c) {
   double **m = calloc((size_t)c->nslots + 1, sizeof *m);
   for (int s = 0; m && s < c->nslots; s++)
-    if (c->nch[s] && !(m[s] = calloc(2 * (size_t)c->nch[s], sizeof **m))) {
+    if (c->nch[s] && !(m[s] = calloc((size_t)c->nch[s], sizeof **m))) {
       while (s-- > 0) free(m[s]);
       free(m);
       return NULL;
@@ -74,16 +74,12 @@ static int64_t count_zeros(const float *x, int64_t n) {
   return z;
 }
 
-/* Over channel c of an NCHW tensor of shape sh (C = sh[1]): mx[c] = max(mx[c], |x|),
- * mx[C + c] += Σ x². */
-static void channel_stats(const float *x, const int64_t *sh, double *mx) {
-  int64_t inner = sh[2] * sh[3], nc = sh[1];
+/* mx[c] = max(mx[c], |x|) over channel c of an NCHW tensor of shape sh. */
+static void channel_absmax(const float *x, const int64_t *sh, double *mx) {
+  int64_t inner = sh[2] * sh[3];
   for (int64_t n = 0; n < sh[0]; n++)
-    for (int64_t ch = 0; ch < nc; ch++, x += inner) {
-      double m = mx[ch], sq = 0;
-      for (int64_t i = 0; i < inner; i++) m = fmax(m, fabs((double)x[i])), sq += (double)x[i] * (double)x[i];
-      mx[ch] = m, mx[nc + ch] += sq;
-    }
+    for (int64_t ch = 0; ch < sh[1]; ch++, x += inner)
+      for (int64_t i = 0; i < inner; i++) mx[ch] = fmax(mx[ch], fabs((double)x[i]));
 }
 
 static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
@@ -98,7 +94,7 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
     int64_t n = ct_tensor_numel(out[k]);
     if (w->phase == 1) {
       ct_calib_stats_add(&w->stats[s], x, n);
-      if (c->nch[s] && out[k]->ndim == 4 && out[k]->shape[1] == c->nch[s]) channel_stats(x, out[k]->shape, w->chmax[s]);
+      if (c->nch[s] && out[k]->ndim == 4 && out[k]->shape[1] == c->nch[s]) channel_absmax(x, out[k]->shape, w->chmax[s]);
     } else {
       ct_calib_hist_add(&w->hist[s], x, n);
       w->zeros[s] += count_zeros(x, n);
@@ -297,10 +293,7 @@ static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, 
   for (int s = 0; st == CT_OK && s < c->nslots; s++) {
     for (int i = 0; i < nw; i++) ct_calib_stats_merge(&c->stats[s], &w[i].stats[s]);
     for (int i = 0; i < nw; i++)
-      for (int64_t k = 0; k < c->nch[s]; k++) {
-        c->chmax[s][k] = fmax(c->chmax[s][k], w[i].chmax[s][k]);
-        c->chmax[s][c->nch[s] + k] += w[i].chmax[s][c->nch[s] + k];
-      }
+      for (int64_t k = 0; k < c->nch[s]; k++) c->chmax[s][k] = fmax(c->chmax[s][k], w[i].chmax[s][k]);
   }
   bool need_hist = o->tune || o->method != CT_CALIB_MAX;
   if (st == CT_OK && need_hist) st = init_hists(c, w, nw, d);

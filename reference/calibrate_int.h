@@ -18,8 +18,7 @@ typedef struct cal_state {
   int64_t *zeros;          /* by slot: exact zeros seen in pass 2 */
   double *th;              /* by slot: threshold of the method (KLD when tuning) */
   int64_t *nch;            /* by slot: channels of a per-channel activation (ct_tq_channel_act), else 0 */
-  double **chmax;          /* by slot: max |x| per channel (entries 0..nch) and Σ x² per
-                            * channel (nch..2·nch), merged after pass 1 */
+  double **chmax;          /* by slot: max |x| per channel (nch entries), merged after pass 1 */
   double *tune_err;        /* by tune sample × slot × (tune_steps + 1): scores, summed in
                             * sample order afterwards (independent of the thread count) */
   bool *fold;              /* by slot: an ordinary Conv folds its channel scales (cal_folded) */
@@ -36,7 +35,7 @@ typedef struct cal_worker {
   ct_calib_stats *stats;
   ct_calib_hist *hist;
   int64_t *zeros;
-  double **chmax;          /* by slot: this thread's max |x| and Σ x² per channel (2·c->nch) */
+  double **chmax;          /* by slot: this thread's max |x| per channel (c->nch entries) */
   double *err;             /* the current sample's scores (phase 3: slot × (tune_steps + 1),
                             * phase 4: slot × CAL_N_ALPHA) */
 } cal_worker;

@@ -447,6 +447,22 @@ START_TEST(test_lower_channel_fold) {
   ct_graph_free(g);
   const ct_calib_wrow *r = ct_calib_table_find_channel(&t, "y");
   ck_assert_msg(r && r->n == 2, "no channel row for y");
+  { /* the strength scores are summed in sample order: the same rows on 2 threads */
+    ct_calibrate_options co = CT_CALIBRATE_DEFAULTS;
+    co.method = CT_CALIB_MAX, co.threads = 2;
+    ct_calib_table t3;
+    ct_diag d;
+    ct_calib_table_init(&t3);
+    g = fold_top();
+    ck_assert_msg(ct_calibrate(g, 3, ramp256_sample, NULL, &co, &t3, &d) == CT_OK, "%s", d.msg);
+    co.threads = 1;
+    ct_calib_table t4;
+    ct_calib_table_init(&t4);
+    ck_assert_msg(ct_calibrate(g, 3, ramp256_sample, NULL, &co, &t4, &d) == CT_OK, "%s", d.msg);
+    const ct_calib_wrow *r3 = ct_calib_table_find_channel(&t3, "y"), *r4 = ct_calib_table_find_channel(&t4, "y");
+    ck_assert(r3 && r4 && r3->scale[1] == r4->scale[1]);
+    ct_calib_table_free(&t3), ct_calib_table_free(&t4), ct_graph_free(g);
+  }
   ck_assert_double_eq_tol(r->scale[0], 5.0 * 256 / 320, 1e-6); /* the tensor threshold, channel 0's max */
   ck_assert_double_lt(r->scale[1], 0.5);                       /* channel 1 migrated toward its 0.016 */
   int ns = 0;
