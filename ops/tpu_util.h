@@ -64,7 +64,7 @@ ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d);
  * activation (ct_tq_lut_spec) of such a value, and every live reader takes v as its input 0
  * and is either a depthwise Conv (group = C_in = C_out: channel c's input scale goes into its
  * own multiplier of channel c), an ordinary Conv (group 1, constant f32 weights, planes
- * H·W ≥ 256: the lowering folds channel c's scale into the weights of input channel c), or a LUT
+ * H·W ≥ 16: the lowering folds channel c's scale into the weights of input channel c), or a LUT
  * activation (one table per channel; only where a channel has ≥ 256 elements per image, as
  * the LUT reads its whole table). So no instruction ever combines two channels of different
  * scales. The same test in calibration
