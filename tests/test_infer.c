@@ -258,16 +258,22 @@ START_TEST(test_image_bilinear_half_pixel_upscale) {
 }
 END_TEST
 
-START_TEST(test_image_bgr_mean_scale_and_keep_aspect_crop) {
-  /* 2×4 image, pixel (y, x) has R = 10x + y, G = 100, B = 200 − x */
+/* Writes a 2×4 PNG named name in the test folder, pixel (y, x) R = 10x + y, G = 100,
+ * B = 200 − x; returns its path. */
+static const char *ramp_png(const char *name) {
   uint8_t rgb[2 * 4 * 3];
   for (int y = 0; y < 2; y++)
     for (int x = 0; x < 4; x++) {
       uint8_t *px = rgb + (y * 4 + x) * 3;
       px[0] = (uint8_t)(10 * x + y), px[1] = 100, px[2] = (uint8_t)(200 - x);
     }
-  const char *path = ct_test_tmp_path("b.png");
+  const char *path = ct_test_tmp_path(name);
   write_png(path, 2, 4, rgb);
+  return path;
+}
+
+START_TEST(test_image_bgr_mean_scale_and_keep_aspect_crop) {
+  const char *path = ramp_png("b.png");
   ct_graph *g = ct_graph_new("m", "top");
   ct_op *op = image_input(g, 3, 2, 2);
   double mean[3] = {1, 2, 3}, scale[3] = {0.5, 0.25, 2};
@@ -303,16 +309,9 @@ START_TEST(test_image_bgr_mean_scale_and_keep_aspect_crop) {
 END_TEST
 
 START_TEST(test_image_letterbox) {
-  /* 2×4 image (R = 10x + y, G = 100, B = 200 − x) into a 4×4 input: fit scale
-   * min(4/2, 4/4) = 1, no resampling; normal puts it at the top left, center at row 1 */
-  uint8_t rgb[2 * 4 * 3];
-  for (int y = 0; y < 2; y++)
-    for (int x = 0; x < 4; x++) {
-      uint8_t *px = rgb + (y * 4 + x) * 3;
-      px[0] = (uint8_t)(10 * x + y), px[1] = 100, px[2] = (uint8_t)(200 - x);
-    }
-  const char *path = ct_test_tmp_path("lb.png");
-  write_png(path, 2, 4, rgb);
+  /* the ramp image into a 4×4 input: fit scale min(4/2, 4/4) = 1, no resampling; normal
+   * puts it at the top left, center at row 1 */
+  const char *path = ramp_png("lb.png");
   ct_graph *g = ct_graph_new("m", "top");
   ct_op *op = image_input(g, 3, 4, 4);
   ck_assert(ct_op_set_string(g, op, "pad_type", "normal"));

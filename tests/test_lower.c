@@ -291,36 +291,54 @@ START_TEST(test_lower_small_graph) {
 }
 END_TEST
 
-/* x [1,1,4,4] → Conv 1×1 (weights {5, 0.02}: channel ranges 250× apart) → y [1,2,4,4] →
- * depthwise Conv 1×1 (weights {0.5, 100}) → z: z = {2.5·x, 2·x}. */
-static ct_graph *channel_top(void) {
+/* x (xs) → Conv 1×1 "conv" (weights {5, 0.02}: channel ranges 250× apart, ReLU) → y (ys, 2
+ * channels) → Conv 1×1 `second` (weights v2 of shape w2s) → z (zs), the module output; the
+ * second Conv into *c2. */
+static ct_graph *conv_pair(const int64_t *xs, const int64_t *ys, const int64_t *zs, const int64_t *w2s, const float *v2,
+                           const char *second, ct_op **c2) {
   ct_graph *g = ct_graph_new("m", "top");
-  int64_t xs[] = {1, 1, 4, 4}, ws[] = {2, 1, 1, 1}, ys[] = {1, 2, 4, 4};
+  int64_t ws[] = {2, 1, 1, 1};
   ct_value *x = ct_graph_add_value(g, "x", CT_F32, 4, xs);
   ck_assert(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
-  ct_tensor *w1 = ct_tensor_new(CT_F32, 4, ws, "w1"), *w2 = ct_tensor_new(CT_F32, 4, ws, "w2");
-  float v1[] = {5.0f, 0.02f}, v2[] = {0.5f, 100.0f};
-  memcpy(w1->data, v1, sizeof v1), memcpy(w2->data, v2, sizeof v2);
-  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, ys), *z = ct_graph_add_value(g, "z", CT_F32, 4, ys);
+  ct_tensor *w1 = ct_tensor_new(CT_F32, 4, ws, "w1"), *w2 = ct_tensor_new(CT_F32, 4, w2s, "w2");
+  float v1[] = {5.0f, 0.02f};
+  memcpy(w1->data, v1, sizeof v1), memcpy(w2->data, v2, sizeof(float) * 2);
+  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, ys), *z = ct_graph_add_value(g, "z", CT_F32, 4, zs);
   ct_value *in1[] = {x, ct_graph_add_weight(g, NULL, w1)}, *in2[] = {y, ct_graph_add_weight(g, NULL, w2)};
-  ct_op *c1 = ct_graph_add_op(g, CT_OP_CONV, "conv", 2, in1, 1, &y), *c2 = ct_graph_add_op(g, CT_OP_CONV, "dw", 2, in2, 1, &z);
+  ct_op *c1 = ct_graph_add_op(g, CT_OP_CONV, "conv", 2, in1, 1, &y);
+  *c2 = ct_graph_add_op(g, CT_OP_CONV, second, 2, in2, 1, &z);
   int64_t k[] = {1, 1}, pads[] = {0, 0, 0, 0};
-  for (ct_op *op = c1; op; op = op == c1 ? c2 : NULL)
+  for (ct_op *op = c1; op; op = op == c1 ? *c2 : NULL)
     ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, k) &&
-              ct_op_set_ints(g, op, "dilations", 2, k) && ct_op_set_ints(g, op, "pads", 4, pads) &&
-              ct_op_set_string(g, op, "act", "relu"));
-  ck_assert(ct_op_set_int(g, c2, "group", 2) && ct_graph_set_outputs(g, 1, &z));
+              ct_op_set_ints(g, op, "dilations", 2, k) && ct_op_set_ints(g, op, "pads", 4, pads));
+  ck_assert(ct_op_set_string(g, c1, "act", "relu") && ct_graph_set_outputs(g, 1, &z));
   return g;
+}
+
+/* x [1,1,4,4] → Conv → y [1,2,4,4] → depthwise Conv 1×1 (weights {0.5, 100}, ReLU) → z:
+ * z = {2.5·x, 2·x}. */
+static ct_graph *channel_top(void) {
+  int64_t xs[] = {1, 1, 4, 4}, ys[] = {1, 2, 4, 4}, ws[] = {2, 1, 1, 1};
+  float v2[] = {0.5f, 100.0f};
+  ct_op *c2;
+  ct_graph *g = conv_pair(xs, ys, ys, ws, v2, "dw", &c2);
+  ck_assert(ct_op_set_int(g, c2, "group", 2) && ct_op_set_string(g, c2, "act", "relu"));
+  return g;
+}
+
+/* Pushes x [1, 1, side, side] with x[k] = (k + i) / denom. */
+static ct_status push_ramp(ct_tensor_list *in, int64_t i, int64_t side, float denom) {
+  int64_t xs[] = {1, 1, side, side};
+  ct_tensor *x = ct_tensor_new(CT_F32, 4, xs, "x");
+  for (int64_t k = 0; k < side * side; k++) ((float *)x->data)[k] = (float)(k + i) / denom;
+  ck_assert(ct_tensor_list_push(in, x));
+  return CT_OK;
 }
 
 /* Sample i: x = (k + i) / 20 over the 16 elements, in [0, 1). */
 static ct_status ramp_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag *d) {
   (void)user, (void)d;
-  int64_t xs[] = {1, 1, 4, 4};
-  ct_tensor *x = ct_tensor_new(CT_F32, 4, xs, "x");
-  for (int k = 0; k < 16; k++) ((float *)x->data)[k] = (float)(k + i) / 20.0f;
-  ck_assert(ct_tensor_list_push(in, x));
-  return CT_OK;
+  return push_ramp(in, i, 4, 20.0f);
 }
 
 /* t := g calibrated by max |x| on samples 0..n-1 (per-channel block unless no_channel). */
@@ -385,35 +403,19 @@ START_TEST(test_lower_channel_activation) {
 }
 END_TEST
 
-/* x [1,1,16,16] → Conv 1×1 (weights {5, 0.02}, ReLU) → y [1,2,16,16] → ordinary Conv 1×1
- * (weights {0.1, 25}) → z [1,1,16,16] = 0.5·x + 0.5·x. */
+/* x [1,1,16,16] → Conv → y [1,2,16,16] → ordinary Conv 1×1 (weights {0.1, 25}) →
+ * z [1,1,16,16] = 0.5·x + 0.5·x. */
 static ct_graph *fold_top(void) {
-  ct_graph *g = ct_graph_new("m", "top");
-  int64_t xs[] = {1, 1, 16, 16}, w1s[] = {2, 1, 1, 1}, w2s[] = {1, 2, 1, 1}, ys[] = {1, 2, 16, 16};
-  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 4, xs);
-  ck_assert(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
-  ct_tensor *w1 = ct_tensor_new(CT_F32, 4, w1s, "w1"), *w2 = ct_tensor_new(CT_F32, 4, w2s, "w2");
-  float v1[] = {5.0f, 0.02f}, v2[] = {0.1f, 25.0f};
-  memcpy(w1->data, v1, sizeof v1), memcpy(w2->data, v2, sizeof v2);
-  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, ys), *z = ct_graph_add_value(g, "z", CT_F32, 4, xs);
-  ct_value *in1[] = {x, ct_graph_add_weight(g, NULL, w1)}, *in2[] = {y, ct_graph_add_weight(g, NULL, w2)};
-  ct_op *c1 = ct_graph_add_op(g, CT_OP_CONV, "conv", 2, in1, 1, &y), *c2 = ct_graph_add_op(g, CT_OP_CONV, "pw", 2, in2, 1, &z);
-  int64_t k[] = {1, 1}, pads[] = {0, 0, 0, 0};
-  for (ct_op *op = c1; op; op = op == c1 ? c2 : NULL)
-    ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, k) &&
-              ct_op_set_ints(g, op, "dilations", 2, k) && ct_op_set_ints(g, op, "pads", 4, pads));
-  ck_assert(ct_op_set_string(g, c1, "act", "relu") && ct_graph_set_outputs(g, 1, &z));
-  return g;
+  int64_t xs[] = {1, 1, 16, 16}, ys[] = {1, 2, 16, 16}, w2s[] = {1, 2, 1, 1};
+  float v2[] = {0.1f, 25.0f};
+  ct_op *c2;
+  return conv_pair(xs, ys, xs, w2s, v2, "pw", &c2);
 }
 
 /* Sample i: x = (k + i) / 320 over the 256 elements, in [0, 1). */
 static ct_status ramp256_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag *d) {
   (void)user, (void)d;
-  int64_t xs[] = {1, 1, 16, 16};
-  ct_tensor *x = ct_tensor_new(CT_F32, 4, xs, "x");
-  for (int k = 0; k < 256; k++) ((float *)x->data)[k] = (float)(k + i) / 320.0f;
-  ck_assert(ct_tensor_list_push(in, x));
-  return CT_OK;
+  return push_ramp(in, i, 16, 320.0f);
 }
 
 /* Max |z − x| after lowering fold_top with table t, on sample 1; the Tpu value y into *y_scales. */
