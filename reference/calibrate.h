@@ -38,9 +38,12 @@ typedef struct ct_calibrate_options {
   double tune_low;        /* tune's lowest candidate = tune_low · the KLD threshold, in (0, 1]
                            * (not > 0: 1, TPU-MLIR's range) */
   bool no_channel;        /* no #channel_threshold rows (a table TPU-MLIR reads) */
+  bool channel_score_reader; /* score the channel strengths by the reading ops' error, not
+                              * by the module outputs' (docs/quant.md) */
 } ct_calibrate_options;
 
-#define CT_CALIBRATE_DEFAULTS ((ct_calibrate_options){CT_CALIB_KLD, false, 2048, 0.9999, 1, 5, 20, NULL, NULL, 1.0, false})
+#define CT_CALIBRATE_DEFAULTS \
+  ((ct_calibrate_options){CT_CALIB_KLD, false, 2048, 0.9999, 1, 5, 20, NULL, NULL, 1.0, false, false})
 
 /* Calibrates g (a Top module, shape-inferred) on samples 0..n-1 and appends one row per
  * calibrated tensor — every f32 value an op computes or an Input op binds, in graph order,
@@ -56,9 +59,11 @@ typedef struct ct_calibrate_options {
  * ct_calib_qdq_error on itself. The smallest error wins (ct_calib_tune). Then one
  * #weight_scale row "<op name>_weight" per named Conv / Gemm (transB = 1) with constant f32
  * weights: its per-output-channel scales (ct_quant_weight_scales). Then one
- * #channel_threshold row per channel activation (ct_tq_channel_act: a Conv's result read only
- * by depthwise Convs): per channel c, min(max |x_c| over the samples, the tensor's
- * threshold), unless o->no_channel. Results do not depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
+ * #channel_threshold row per channel activation (ct_tq_channel_act) unless o->no_channel:
+ * per channel c, min(max |x_c| over the samples, the tensor's threshold), or, where an
+ * ordinary Conv reads it, that range migrated by the strength α scored on the first
+ * tune_num samples (calibrate_int.h: by the module outputs' error with only that tensor
+ * fake-quantized, or by its readers' error with channel_score_reader); no row when α = 0. Results do not depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
  * (bins < 1, < 128 with KLD or tune, percentile outside (0, 1], threads outside 1..64,
  * tune_num or tune_steps < 1); those of the sample callback and of ct_ref_run (prefixed
  * with the sample number: `sample 3: ...`); CT_ERR_INPUT a graph with no f32 tensor to

@@ -4,10 +4,13 @@
  * go (the migration strength α) is measured per tensor on the tune samples, as tune
  * measures thresholds (cal_alpha_op, cal_channel_thresholds). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/workpool.h"
 #include "ops/kernel.h"
+#include "reference/interp.h"
 #include "quant/quant.h"
 #include "reference/calibrate_int.h"
 
@@ -144,4 +147,118 @@ bool cal_channel_thresholds(const cal_state *c, int s, double *th) {
   double alpha = c->alpha ? c->alpha[s] : 1;
   alpha_thresholds(c, s, alpha, th);
   return alpha > 0;
+}
+
+/* ---- scoring at the module outputs (ct_calibrate_options.channel_score_output) ---- */
+
+/* One run's rewrite: slot s fake-quantized per channel at steps delta, its folding
+ * readers' results recomputed with their weights as the lowering stores them. */
+typedef struct out_rewrite {
+  const cal_state *c;
+  int s;
+  double alpha;
+  const double *delta;
+} out_rewrite;
+
+static ct_status rewrite_op(void *user, const ct_op *op, const ct_tensor *const *in, ct_tensor *const *out,
+                            ct_diag *d) {
+  const out_rewrite *r = user;
+  const ct_value *v = r->c->vals[r->s];
+  if (op->n_out > 0 && op->out[0] == v && out[0] && out[0]->ndim == 4) {
+    fake_quant_channels(out[0], r->delta, ct_quant_sym_type(r->c->stats[r->s].min, true), out[0]->data);
+    return CT_OK;
+  }
+  if (!folding_reader(op, v) || op->n_out != 1 || !out[0]) return CT_OK;
+  ct_tensor **fin = calloc((size_t)op->n_in + 1, sizeof *fin), *wq = NULL;
+  ct_tensor *y = ct_tensor_new(out[0]->dtype, out[0]->ndim, out[0]->shape, out[0]->name);
+  ct_status st = fin && y ? fake_quant_weights(in[1], r->delta, r->alpha > 0, &wq, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (int k = 0; st == CT_OK && k < op->n_in; k++) fin[k] = k == 1 ? wq : (ct_tensor *)in[k];
+  ct_kernel_ctx ctx = {1, NULL};
+  if (st == CT_OK) st = ct_kernel_of(op->kind)(op, fin, &y, &ctx, d);
+  if (st == CT_OK) memcpy(out[0]->data, y->data, (size_t)ct_tensor_numel(y) * ct_dtype_size(y->dtype));
+  ct_tensor_free(y), ct_tensor_free(wq), free(fin);
+  return st;
+}
+
+/* Σ over module outputs of Σ(y − r)² / Σ r². */
+static double outputs_error(const ct_tensor_list *got, const ct_tensor_list *ref) {
+  double e = 0;
+  for (int k = 0; k < got->n && k < ref->n; k++)
+    if (got->items[k]->dtype == CT_F32 && ref->items[k]->dtype == CT_F32) e += rel_error0(got->items[k], ref->items[k]);
+  return e;
+}
+
+typedef struct out_job {
+  cal_state *c;
+  ct_ref_sample_fn sample;
+  void *user;
+  const int *slots; /* the folded slots */
+  int nf;
+  ct_tensor_list *ref; /* per sample: the float outputs */
+  ct_status *st;       /* per item */
+  ct_diag *diag;       /* per item */
+  atomic_int_fast64_t done;
+  int64_t total;
+} out_job;
+
+/* Item t: the reference run of sample t (t < nt when ref runs), else sample i, folded slot f,
+ * strength a of t − nt = (i·nf + f)·CAL_N_ALPHA + a. */
+static void run_item(out_job *j, int64_t t, bool ref) {
+  cal_state *c = j->c;
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in), ct_tensor_list_init(&out);
+  int64_t i = ref ? t : t / ((int64_t)j->nf * CAL_N_ALPHA);
+  int f = ref ? 0 : (int)(t / CAL_N_ALPHA % j->nf), a = ref ? 0 : (int)(t % CAL_N_ALPHA), s = j->slots[f];
+  double *delta = malloc(sizeof *delta * (size_t)(c->nch[s] + 1));
+  out_rewrite r = {c, s, alphas[a], delta};
+  ct_ref_options o = {.threads = 1, .rewrite = ref ? NULL : rewrite_op, .rewrite_user = &r};
+  ct_status st = delta ? j->sample(j->user, i, &in, &j->diag[t]) : ct_diag_set(&j->diag[t], CT_ERR_LIMIT, "out of memory");
+  if (st == CT_OK && !ref) alpha_scales(c, s, alphas[a], delta);
+  if (st == CT_OK) st = ct_ref_run(c->g, &o, &in, ref ? &j->ref[i] : &out, &j->diag[t]);
+  if (st == CT_OK && !ref)
+    c->alpha_err[((size_t)i * (size_t)c->nslots + (size_t)s) * CAL_N_ALPHA + (size_t)a] = outputs_error(&out, &j->ref[i]);
+  j->st[t] = st;
+  ct_tensor_list_free(&in), ct_tensor_list_free(&out), free(delta);
+}
+
+static void ref_items(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  for (int64_t t = lo; t < hi; t++) run_item(arg, t, true);
+}
+
+static void score_items(void *arg, int64_t lo, int64_t hi, int slot) {
+  out_job *j = arg;
+  const ct_calibrate_options *o = j->c->o;
+  for (int64_t t = lo; t < hi; t++) {
+    run_item(j, t, false);
+    int64_t done = atomic_fetch_add(&j->done, 1) + 1;
+    if (slot == 0 && o->progress) o->progress(o->progress_user, "channel scales", done, j->total);
+  }
+}
+
+/* The first failing item's status into d. */
+static ct_status first_error(const out_job *j, int64_t n, ct_diag *d) {
+  for (int64_t t = 0; t < n; t++)
+    if (j->st[t]) return ct_diag_set(d, j->st[t], "channel scales: %s", j->diag[t].msg);
+  return CT_OK;
+}
+
+ct_status cal_alpha_outputs(cal_state *c, ct_workpool *pool, int64_t nt, ct_ref_sample_fn sample, void *user,
+                            ct_diag *d) {
+  int nf = 0;
+  int *slots = malloc(sizeof *slots * ((size_t)c->nslots + 1));
+  for (int s = 0; slots && s < c->nslots; s++)
+    if (c->fold[s]) slots[nf++] = s;
+  int64_t items = nt * nf * CAL_N_ALPHA, n = items > nt ? items : nt;
+  out_job j = {c, sample, user, slots, nf, calloc((size_t)nt, sizeof *j.ref), calloc((size_t)n, sizeof *j.st),
+               calloc((size_t)n, sizeof *j.diag), 0, items};
+  atomic_init(&j.done, 0);
+  ct_status st = slots && j.ref && j.st && j.diag ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (st == CT_OK) ct_workpool_for(pool, nt, nt, ref_items, &j);
+  if (st == CT_OK) st = first_error(&j, nt, d);
+  if (st == CT_OK) ct_workpool_for(pool, items, items, score_items, &j);
+  if (st == CT_OK) st = first_error(&j, items, d);
+  for (int64_t i = 0; j.ref && i < nt; i++) ct_tensor_list_free(&j.ref[i]);
+  free(slots), free(j.ref), free(j.st), free(j.diag);
+  return st;
 }

@@ -3,6 +3,7 @@
 #ifndef CT_CALIBRATE_INT_H
 #define CT_CALIBRATE_INT_H
 
+#include "common/workpool.h"
 #include "reference/calibrate.h"
 
 /* What a whole run knows: the calibrated values (slots) and the merged results. */
@@ -69,6 +70,13 @@ bool cal_folded(const cal_state *c, int s);
  * kernel's; CT_ERR_LIMIT when out of memory. */
 ct_status cal_alpha_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
                        ct_diag *d);
+/* The strengths scored at the module outputs instead (ct_calibrate_options
+ * channel_score_output): per sample, folded slot and α, one float run of the whole module
+ * with only that tensor fake-quantized (and its folding readers' weights as stored), its
+ * outputs' relative error vs the float run into c->alpha_err. Runs the items on pool.
+ * Errors: the sample's or the interpreter's (first failing item), CT_ERR_LIMIT. */
+ct_status cal_alpha_outputs(cal_state *c, ct_workpool *pool, int64_t nt, ct_ref_sample_fn sample, void *user,
+                            ct_diag *d);
 /* The strength of slot s with the lowest error summed over samples 0..n-1 in order. */
 double cal_best_alpha(const cal_state *c, int64_t n, int s);
 /* Channel thresholds th[0..nch) of per-channel slot s at its strength (c->alpha, 1 when

@@ -182,14 +182,18 @@ static ct_status exec_op(run_state *s, const ct_op *op, ct_diag *d) {
   return run_kernel(s, op, d);
 }
 
-/* Calls opt->on_op for op with its operand and result tensors (values still live). */
-static ct_status notify_op(run_state *s, const ct_op *op, ct_diag *d) {
-  const ct_tensor **io = calloc((size_t)op->n_in + (size_t)op->n_out + 1, sizeof *io);
+/* Calls opt->on_op (rewrite false) or opt->rewrite (rewrite true: ops that ran a kernel
+ * only) for op with its operand and result tensors (values still live). */
+static ct_status notify_op(run_state *s, const ct_op *op, bool rewrite, ct_diag *d) {
+  if (rewrite && (op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || all_outputs_const(op))) return CT_OK;
+  ct_tensor **io = calloc((size_t)op->n_in + (size_t)op->n_out + 1, sizeof *io);
   if (!io) return ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory", op->loc);
   for (int k = 0; k < op->n_in; k++)
     if (op->in[k]) io[k] = ct_value_is_const(op->in[k]) ? op->in[k]->data : s->vals[op->in[k]->id];
   for (int k = 0; k < op->n_out; k++) io[op->n_in + k] = s->vals[op->out[k]->id];
-  ct_status st = s->opt->on_op(s->opt->on_op_user, op, io, io + op->n_in, d);
+  const ct_tensor *const *in = (const ct_tensor *const *)io;
+  ct_status st = rewrite ? s->opt->rewrite(s->opt->rewrite_user, op, in, io + op->n_in, d)
+                         : s->opt->on_op(s->opt->on_op_user, op, in, in + op->n_in, d);
   free(io);
   return st;
 }
@@ -262,7 +266,8 @@ static ct_status run_ops(run_state *s, ct_diag *d) {
     const ct_op *op = g->ops[i];
     if (op->dead) continue;
     ct_status st = exec_op(s, op, d);
-    if (st == CT_OK && s->opt && s->opt->on_op) st = notify_op(s, op, d);
+    if (st == CT_OK && s->opt && s->opt->rewrite) st = notify_op(s, op, true, d);
+    if (st == CT_OK && s->opt && s->opt->on_op) st = notify_op(s, op, false, d);
     if (st == CT_OK) st = after_op(s, i, d);
     if (st) return st;
     if (s->opt && s->opt->progress) s->opt->progress(s->opt->progress_user, ++done, total, op);

@@ -20,6 +20,14 @@ typedef void (*ct_ref_progress_fn)(void *user, int done, int total, const ct_op 
 typedef ct_status (*ct_ref_op_fn)(void *user, const ct_op *op, const ct_tensor *const *in,
                                   const ct_tensor *const *out, ct_diag *d);
 
+/* Rewrite callback (fake-quantization experiments: calibration's channel scores): called
+ * after every live op that ran a kernel (not Input, Weight or constant-folded ops), before
+ * on_op and before any reader runs. It may overwrite the elements of the op's result
+ * tensors out[k] in place (same dtype and shape); later ops then read those values. in[k]
+ * as for ct_ref_op_fn. A non-CT_OK return stops the run with that status. */
+typedef ct_status (*ct_ref_rewrite_fn)(void *user, const ct_op *op, const ct_tensor *const *in, ct_tensor *const *out,
+                                       ct_diag *d);
+
 /* Options of ct_ref_run. Zero-initialize, then set what is needed. */
 typedef struct ct_ref_options {
   int threads;                  /* kernel threads: > 1 starts a worker pool (common/workpool.h)
@@ -30,6 +38,8 @@ typedef struct ct_ref_options {
   void *progress_user;
   ct_ref_op_fn on_op;           /* optional: see ct_ref_op_fn */
   void *on_op_user;
+  ct_ref_rewrite_fn rewrite;    /* optional: see ct_ref_rewrite_fn */
+  void *rewrite_user;
 } ct_ref_options;
 
 /* Runs g (ops in topological order; every value shape-inferred) on `inputs` and appends the

@@ -403,6 +403,8 @@ START_TEST(test_cli_errors) {
   ck_assert_msg(strstr(out, "no data set given"), "%s", out);
   ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset x -o '%s' --method best", top, tab), 2);
   ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset x -o '%s' --histogram-bins 64", top, tab), 2);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset x -o '%s' --channel-score best", top, tab), 2);
+  ck_assert_msg(strstr(out, "output or reader"), "%s", out);
   const char *empty = ct_test_tmp_path("empty");
   mkdir(empty, 0755);
   ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, empty, tab), 3);

@@ -24,6 +24,7 @@ static void usage(FILE *f) {
           "usage: ctpu calibrate MODEL.top --dataset DIR|LIST|FILE.h5 -o TABLE [--input-num N]\n"
           "         [--method kld|minmax|percentile|mse|tune] [--histogram-bins 2048] [--threads N]\n"
           "         [--percentile 0.9999] [--tune-num 5] [--tune-steps 20] [--tune-low 1]\n"
+          "         [--channel-score output|reader] [--no-channel-thresholds]\n"
           "         [--no-channel-thresholds]\n"
           "  runs float inference over the data set's samples and writes a TPU-MLIR calibration\n"
           "  table: one line `name threshold min max` per f32 tensor (docs/formats.md section 3)\n"
@@ -40,6 +41,9 @@ static void usage(FILE *f) {
           "  --tune-num N        samples the tune pass uses (default 5)\n"
           "  --tune-steps N      candidates - 1 between the KLD and the max threshold (default 20)\n"
           "  --tune-low F        tune's lowest candidate is F x the KLD threshold, F in (0, 1] (default 1)\n"
+          "  --channel-score S   how the channel scales of a tensor an ordinary Conv reads are chosen\n"
+          "                      (docs/quant.md): output (default; the module outputs' error) or\n"
+          "                      reader (the reading ops' error: faster, local)\n"
           "  --no-channel-thresholds  no #channel_threshold block (per-channel activations, docs/quant.md):\n"
           "                      a table TPU-MLIR reads; the lowering then uses per-tensor scales only\n");
 }
@@ -77,6 +81,10 @@ static int parse_opt(const char *s, const char *val, cal_args *a) {
     a->o.tune_low = strtod(val, &end);
     if (*end || end == val || !(a->o.tune_low > 0 && a->o.tune_low <= 1))
       return ct_tool_usage(CMD, "--tune-low needs a fraction in (0, 1], not \"%s\"", val);
+  } else if (!strcmp(s, "--channel-score")) {
+    if (strcmp(val, "output") && strcmp(val, "reader"))
+      return ct_tool_usage(CMD, "--channel-score must be output or reader, not \"%s\"", val);
+    a->o.channel_score_reader = !strcmp(val, "reader");
   } else if (!strcmp(s, "--percentile")) {
     char *end;
     a->o.percentile = strtod(val, &end);
