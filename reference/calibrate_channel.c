@@ -149,7 +149,7 @@ bool cal_channel_thresholds(const cal_state *c, int s, double *th) {
   return alpha > 0;
 }
 
-/* ---- scoring at the module outputs (ct_calibrate_options.channel_score_output) ---- */
+/* ---- scoring at the module outputs (the default; not ct_calibrate_options.channel_score_reader) ---- */
 
 /* One run's rewrite: slot s fake-quantized per channel at steps delta, its folding
  * readers' results recomputed with their weights as the lowering stores them. */
@@ -201,8 +201,9 @@ typedef struct out_job {
   int64_t total;
 } out_job;
 
-/* Item t: the reference run of sample t (t < nt when ref runs), else sample i, folded slot f,
- * strength a of t − nt = (i·nf + f)·CAL_N_ALPHA + a. */
+/* Item t: with ref, the float run of sample t (its outputs into j->ref[t]); else the run of
+ * sample i with folded slot f at strength a, t = (i·nf + f)·CAL_N_ALPHA + a, its outputs'
+ * error into c->alpha_err. */
 static void run_item(out_job *j, int64_t t, bool ref) {
   cal_state *c = j->c;
   ct_tensor_list in, out;
