@@ -281,8 +281,8 @@ static ct_status channel_strengths(cal_state *c, ct_workpool *pool, cal_worker *
   int64_t nt = n < c->o->tune_num ? n : c->o->tune_num > 0 ? c->o->tune_num : 1;
   c->alpha_err = calloc((size_t)nt * (size_t)c->nslots * CAL_N_ALPHA, sizeof *c->alpha_err);
   if (!c->alpha_err) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory for the channel scores");
-  ct_status st = c->o->channel_score_reader ? run_pass(c, pool, w, nw, 4, nt, sample, user, d)
-                                            : cal_alpha_outputs(c, pool, nt, sample, user, d);
+  ct_status st = c->o->channel_score_output ? cal_alpha_outputs(c, pool, nt, sample, user, d)
+                                            : run_pass(c, pool, w, nw, 4, nt, sample, user, d);
   for (int s = 0; st == CT_OK && s < c->nslots; s++) c->alpha[s] = c->fold[s] ? cal_best_alpha(c, nt, s) : 1;
   return st;
 }

@@ -38,8 +38,8 @@ typedef struct ct_calibrate_options {
   double tune_low;        /* tune's lowest candidate = tune_low · the KLD threshold, in (0, 1]
                            * (not > 0: 1, TPU-MLIR's range) */
   bool no_channel;        /* no #channel_threshold rows (a table TPU-MLIR reads) */
-  bool channel_score_reader; /* score the channel strengths by the reading ops' error, not
-                              * by the module outputs' (docs/quant.md) */
+  bool channel_score_output; /* score the channel strengths by the module outputs' error, not
+                              * by the reading ops' (docs/quant.md) */
 } ct_calibrate_options;
 
 #define CT_CALIBRATE_DEFAULTS \
@@ -62,8 +62,8 @@ typedef struct ct_calibrate_options {
  * #channel_threshold row per channel activation (ct_tq_channel_act) unless o->no_channel:
  * per channel c, min(max |x_c| over the samples, the tensor's threshold), or, where an
  * ordinary Conv reads it, that range migrated by the strength α scored on the first
- * tune_num samples (calibrate_int.h: by the module outputs' error with only that tensor
- * fake-quantized, or by its readers' error with channel_score_reader); no row when α = 0. Results do not depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
+ * tune_num samples (calibrate_int.h: by its readers' error, or with channel_score_output by
+ * the module outputs' error with only that tensor fake-quantized); no row when α = 0. Results do not depend on threads. Errors (table left as it was): CT_ERR_USAGE n < 1, bad options
  * (bins < 1, < 128 with KLD or tune, percentile outside (0, 1], threads outside 1..64,
  * tune_num or tune_steps < 1); those of the sample callback and of ct_ref_run (prefixed
  * with the sample number: `sample 3: ...`); CT_ERR_INPUT a graph with no f32 tensor to

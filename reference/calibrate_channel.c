@@ -149,7 +149,7 @@ bool cal_channel_thresholds(const cal_state *c, int s, double *th) {
   return alpha > 0;
 }
 
-/* ---- scoring at the module outputs (the default; not ct_calibrate_options.channel_score_reader) ---- */
+/* ---- scoring at the module outputs (ct_calibrate_options.channel_score_output) ---- */
 
 /* One run's rewrite: slot s fake-quantized per channel at steps delta, its folding
  * readers' results recomputed with their weights as the lowering stores them. */

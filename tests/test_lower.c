@@ -463,8 +463,8 @@ START_TEST(test_lower_channel_fold) {
     ck_assert_msg(ct_calibrate(g, 3, ramp256_sample, NULL, &co, &t4, &d) == CT_OK, "%s", d.msg);
     const ct_calib_wrow *r3 = ct_calib_table_find_channel(&t3, "y"), *r4 = ct_calib_table_find_channel(&t4, "y");
     ck_assert(r3 && r4 && r3->scale[1] == r4->scale[1]);
-    /* scored by the reading Conv's error instead of the module output's: the same choice here */
-    co.channel_score_reader = true;
+    /* scored by the module output's error instead of the reading Conv's: the same choice here */
+    co.channel_score_output = true;
     ct_calib_table t5;
     ct_calib_table_init(&t5);
     ck_assert_msg(ct_calibrate(g, 3, ramp256_sample, NULL, &co, &t5, &d) == CT_OK, "%s", d.msg);

@@ -24,7 +24,7 @@ static void usage(FILE *f) {
           "usage: ctpu calibrate MODEL.top --dataset DIR|LIST|FILE.h5 -o TABLE [--input-num N]\n"
           "         [--method kld|minmax|percentile|mse|tune] [--histogram-bins 2048] [--threads N]\n"
           "         [--percentile 0.9999] [--tune-num 5] [--tune-steps 20] [--tune-low 1]\n"
-          "         [--channel-score output|reader] [--no-channel-thresholds]\n"
+          "         [--channel-score reader|output] [--no-channel-thresholds]\n"
           "         [--no-channel-thresholds]\n"
           "  runs float inference over the data set's samples and writes a TPU-MLIR calibration\n"
           "  table: one line `name threshold min max` per f32 tensor (docs/formats.md section 3)\n"
@@ -42,8 +42,9 @@ static void usage(FILE *f) {
           "  --tune-steps N      candidates - 1 between the KLD and the max threshold (default 20)\n"
           "  --tune-low F        tune's lowest candidate is F x the KLD threshold, F in (0, 1] (default 1)\n"
           "  --channel-score S   how the channel scales of a tensor an ordinary Conv reads are chosen\n"
-          "                      (docs/quant.md): output (default; the module outputs' error) or\n"
-          "                      reader (the reading ops' error: faster, local)\n"
+          "                      (docs/quant.md): reader (default; the reading ops' error) or output\n"
+          "                      (the module outputs' error: one float run per sample, tensor and\n"
+          "                      candidate)\n"
           "  --no-channel-thresholds  no #channel_threshold block (per-channel activations, docs/quant.md):\n"
           "                      a table TPU-MLIR reads; the lowering then uses per-tensor scales only\n");
 }
@@ -84,7 +85,7 @@ static int parse_opt(const char *s, const char *val, cal_args *a) {
   } else if (!strcmp(s, "--channel-score")) {
     if (strcmp(val, "output") && strcmp(val, "reader"))
       return ct_tool_usage(CMD, "--channel-score must be output or reader, not \"%s\"", val);
-    a->o.channel_score_reader = !strcmp(val, "reader");
+    a->o.channel_score_output = !strcmp(val, "output");
   } else if (!strcmp(s, "--percentile")) {
     char *end;
     a->o.percentile = strtod(val, &end);
