@@ -204,11 +204,9 @@ static double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant
 static ct_status mac_in_scales(ct_lower_ctx *c, const ct_op *op, const ct_value *xq, const double **s_in,
                                int64_t *n_in, const double **fold) {
   static const double one = 1.0;
-  const ct_value *w = op->n_in > 1 ? op->in[1] : NULL;
   *s_in = xq->scale, *n_in = 1, *fold = NULL;
   if (xq->n_scale <= 1) return CT_OK;
-  if (op->kind == CT_OP_CONV && xq->quant_axis == 1 && ct_op_get_int(op, "group", 1) == 1 && w && w->ndim == 4 &&
-      w->shape[1] == xq->n_scale && ct_value_is_const(w)) {
+  if (xq->quant_axis == 1 && xq->n_scale == xq->shape[1] && ct_tq_folds_channels(op, op->in[0])) {
     *s_in = &one, *fold = xq->scale;
     return CT_OK;
   }

@@ -76,12 +76,19 @@ static bool channel_reader(const ct_op *op, const ct_value *v) {
   if (op->kind != CT_OP_CONV) return false;
   for (int k = 1; k < op->n_in; k++)
     if (op->in[k] == v) return false;
-  int64_t c = v->shape[1], group = ct_op_get_int(op, "group", 1);
-  const ct_value *w = op->n_in > 1 ? op->in[1] : NULL;
-  if (group == 1 && c > 1)
-    return v->shape[2] * v->shape[3] >= CHANNEL_FOLD_MIN_PLANE && w && ct_value_is_const(w) && w->data &&
-           w->data->dtype == CT_F32 && w->ndim == 4 && w->shape[1] == c;
-  return group == c && op->out[0]->shape[1] == c && c > 1;
+  int64_t c = v->shape[1];
+  if (ct_op_get_int(op, "group", 1) == 1) return v->shape[2] * v->shape[3] >= CHANNEL_FOLD_MIN_PLANE && ct_tq_folds_channels(op, v);
+  return ct_op_get_int(op, "group", 1) == c && op->out[0]->shape[1] == c && c > 1;
+}
+
+bool ct_tq_folds_channels(const ct_op *op, const ct_value *v) {
+  if (op->kind != CT_OP_CONV || op->n_in < 2 || op->in[0] != v || v->ndim != 4 || v->shape[1] < 2 ||
+      ct_op_get_int(op, "group", 1) != 1)
+    return false;
+  for (int k = 1; k < op->n_in; k++)
+    if (op->in[k] == v) return false;
+  const ct_value *w = op->in[1];
+  return ct_value_is_const(w) && w->data && w->data->dtype == CT_F32 && w->ndim == 4 && w->shape[1] == v->shape[1];
 }
 
 bool ct_tq_channel_act(const ct_graph *g, const ct_value *v) {

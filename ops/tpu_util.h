@@ -70,6 +70,11 @@ ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d);
  * scales. The same test in calibration
  * (which tensors get per-channel thresholds) and lowering (which may use them). */
 bool ct_tq_channel_act(const ct_graph *g, const ct_value *v);
+/* Does op read v as an ordinary Conv that can fold v's channel scales into its weights: a
+ * Conv with group 1 reading v (NCHW, C > 1) as its input 0 only, with constant f32 weights
+ * OIHW whose I = C? (The channel-activation test adds the plane size rule; the lowering folds
+ * W[o, c]·s_c; calibration scores the migration strength of such tensors.) */
+bool ct_tq_folds_channels(const ct_op *op, const ct_value *v);
 /* The LUT form of a Top activation op (Sigmoid, Tanh, SiLU, HardSigmoid, HardSwish, Gelu,
  * Exp, Log, Sqrt, Reciprocal, LeakyRelu, Elu, Softplus, Mish, Abs, Relu) with its ONNX
  * attributes; false for any other op. */

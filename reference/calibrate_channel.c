@@ -10,22 +10,16 @@
 
 #include "common/workpool.h"
 #include "ops/kernel.h"
+#include "ops/tpu_util.h"
 #include "reference/interp.h"
 #include "quant/quant.h"
 #include "reference/calibrate_int.h"
 
 static const double alphas[CAL_N_ALPHA] = {0, 0.25, 0.5, 0.75, 1};
 
-/* Is op an ordinary (group-1) Conv with constant f32 weights reading v as its input 0? */
-static bool folding_reader(const ct_op *op, const ct_value *v) {
-  const ct_value *w = op->kind == CT_OP_CONV && op->n_in > 1 && op->in[0] == v ? op->in[1] : NULL;
-  return w && w->data && w->data->dtype == CT_F32 && w->ndim == 4 && w->shape[1] == v->shape[1] &&
-         ct_op_get_int(op, "group", 1) == 1;
-}
-
 bool cal_folded(const cal_state *c, int s) {
   for (int i = 0; c->nch[s] && i < c->g->n_ops; i++)
-    if (!c->g->ops[i]->dead && folding_reader(c->g->ops[i], c->vals[s])) return true;
+    if (!c->g->ops[i]->dead && ct_tq_folds_channels(c->g->ops[i], c->vals[s])) return true;
   return false;
 }
 
@@ -80,15 +74,28 @@ static ct_status fake_quant_weights(const ct_tensor *w, const double *delta, boo
   return CT_OK;
 }
 
-/* Σ(y − r)² / Σ r² over op's output 0. */
+/* Σ(y − r)² / Σ r² (Σ(y − r)² when r is all zero). */
 static double rel_error0(const ct_tensor *got, const ct_tensor *ref) {
   double dd = 0, rr = 0;
-  const float *a = ref->data, *b = got->data;
-  for (int64_t i = 0; i < ct_tensor_numel(ref); i++) {
-    double e = (double)b[i] - (double)a[i];
-    dd += e * e, rr += (double)a[i] * (double)a[i];
-  }
+  cal_sq_error(got, ref, &dd, &rr);
   return rr > 0 ? dd / rr : dd;
+}
+
+/* y := op's result 0 with its input 0 replaced by x (NULL: as it is) and, when op folds
+ * v's channel scales (ct_tq_folds_channels), its weights as the lowering stores them for
+ * input steps delta (folded when fold). */
+static ct_status run_reader(const ct_op *op, const ct_value *v, const ct_tensor *const *in, ct_tensor *x,
+                            const double *delta, bool fold, ct_tensor *y, ct_diag *d) {
+  ct_tensor **fin = calloc((size_t)op->n_in + 1, sizeof *fin), *wq = NULL;
+  ct_status st = fin ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (st == CT_OK && ct_tq_folds_channels(op, v)) st = fake_quant_weights(in[1], delta, fold, &wq, d);
+  for (int k = 0; st == CT_OK && k < op->n_in; k++) fin[k] = (ct_tensor *)in[k];
+  if (st == CT_OK && x) fin[0] = x;
+  if (st == CT_OK && wq) fin[1] = wq;
+  ct_kernel_ctx ctx = {1, NULL};
+  if (st == CT_OK) st = ct_kernel_of(op->kind)(op, fin, &y, &ctx, d);
+  ct_tensor_free(wq), free(fin);
+  return st;
 }
 
 /* Relative output error of reader op of slot s at strength alpha (its input 0 fake-quantized
@@ -96,24 +103,17 @@ static double rel_error0(const ct_tensor *got, const ct_tensor *ref) {
 static ct_status alpha_score(cal_worker *w, const ct_op *op, int s, double alpha, const ct_tensor *const *in,
                              const ct_tensor *const *out, double *err, ct_diag *d) {
   const cal_state *c = w->c;
-  int64_t nch = c->nch[s];
-  bool folds = folding_reader(op, c->vals[s]);
-  ct_tensor **fin = calloc((size_t)op->n_in + 1, sizeof *fin), *x = ct_tensor_clone(in[0]), *wq = NULL;
+  ct_tensor *x = ct_tensor_clone(in[0]);
   ct_tensor *y = ct_tensor_new(op->out[0]->dtype, op->out[0]->ndim, op->out[0]->shape, op->out[0]->name);
-  double *delta = malloc(sizeof *delta * (size_t)nch);
-  ct_status st = fin && x && y && delta ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  double *delta = malloc(sizeof *delta * (size_t)c->nch[s]);
+  ct_status st = x && y && delta ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   if (st == CT_OK) {
     alpha_scales(c, s, alpha, delta);
     fake_quant_channels(in[0], delta, ct_quant_sym_type(c->stats[s].min, true), x->data);
-    for (int k = 0; k < op->n_in; k++) fin[k] = (ct_tensor *)in[k];
-    fin[0] = x;
+    st = run_reader(op, c->vals[s], in, x, delta, alpha > 0, y, d);
   }
-  if (st == CT_OK && folds && (st = fake_quant_weights(in[1], delta, alpha > 0, &wq, d)) == CT_OK) fin[1] = wq;
-  ct_kernel_ctx ctx = {1, NULL};
-  ct_tensor *outs[1] = {y};
-  if (st == CT_OK && op->n_out == 1) st = ct_kernel_of(op->kind)(op, fin, outs, &ctx, d);
-  if (st == CT_OK && op->n_out == 1) *err = rel_error0(y, out[0]);
-  ct_tensor_free(x), ct_tensor_free(y), ct_tensor_free(wq), free(fin), free(delta);
+  if (st == CT_OK) *err = rel_error0(y, out[0]);
+  ct_tensor_free(x), ct_tensor_free(y), free(delta);
   return st;
 }
 
@@ -168,15 +168,11 @@ static ct_status rewrite_op(void *user, const ct_op *op, const ct_tensor *const 
     fake_quant_channels(out[0], r->delta, ct_quant_sym_type(r->c->stats[r->s].min, true), out[0]->data);
     return CT_OK;
   }
-  if (!folding_reader(op, v) || op->n_out != 1 || !out[0]) return CT_OK;
-  ct_tensor **fin = calloc((size_t)op->n_in + 1, sizeof *fin), *wq = NULL;
+  if (!ct_tq_folds_channels(op, v) || op->n_out != 1 || !out[0]) return CT_OK;
   ct_tensor *y = ct_tensor_new(out[0]->dtype, out[0]->ndim, out[0]->shape, out[0]->name);
-  ct_status st = fin && y ? fake_quant_weights(in[1], r->delta, r->alpha > 0, &wq, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  for (int k = 0; st == CT_OK && k < op->n_in; k++) fin[k] = k == 1 ? wq : (ct_tensor *)in[k];
-  ct_kernel_ctx ctx = {1, NULL};
-  if (st == CT_OK) st = ct_kernel_of(op->kind)(op, fin, &y, &ctx, d);
+  ct_status st = y ? run_reader(op, v, in, NULL, r->delta, r->alpha > 0, y, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   if (st == CT_OK) memcpy(out[0]->data, y->data, (size_t)ct_tensor_numel(y) * ct_dtype_size(y->dtype));
-  ct_tensor_free(y), ct_tensor_free(wq), free(fin);
+  ct_tensor_free(y);
   return st;
 }
 

@@ -47,6 +47,8 @@ bool cal_tunable(const cal_state *c, int s);
 double cal_tune_low(const cal_state *c, int s);
 /* Candidate j of slot s: lo + j·(absmax − lo)/steps, lo = cal_tune_low. */
 double cal_candidate(const cal_state *c, int s, int j);
+/* dd += Σ(got − ref)², rr += Σ ref² over two f32 tensors of ref's element count. */
+void cal_sq_error(const ct_tensor *got, const ct_tensor *ref, double *dd, double *rr);
 /* The tune pass's work for op (its float operands in, results out): adds the scores of every
  * candidate of every tunable operand of op, and of op's unread tunable results, to w->err. */
 ct_status cal_tune_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,

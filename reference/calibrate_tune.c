@@ -42,18 +42,20 @@ static bool has_f32_output(const ct_op *op) {
   return false;
 }
 
+void cal_sq_error(const ct_tensor *got, const ct_tensor *ref, double *dd, double *rr) {
+  const float *a = ref->data, *b = got->data;
+  for (int64_t i = 0; i < ct_tensor_numel(ref); i++) {
+    double e = (double)b[i] - (double)a[i];
+    *dd += e * e;
+    *rr += (double)a[i] * (double)a[i];
+  }
+}
+
 /* Σ(y − r)² / Σ r² over op's f32 outputs (Σ(y − r)² when the reference is all zero). */
 static double rel_error(const ct_op *op, ct_tensor *const *got, const ct_tensor *const *ref) {
   double dd = 0, rr = 0;
-  for (int k = 0; k < op->n_out; k++) {
-    if (op->out[k]->dtype != CT_F32 || !ref[k]) continue;
-    const float *a = ref[k]->data, *b = got[k]->data;
-    for (int64_t i = 0; i < ct_tensor_numel(ref[k]); i++) {
-      double e = (double)b[i] - (double)a[i];
-      dd += e * e;
-      rr += (double)a[i] * (double)a[i];
-    }
-  }
+  for (int k = 0; k < op->n_out; k++)
+    if (op->out[k]->dtype == CT_F32 && ref[k]) cal_sq_error(got[k], ref[k], &dd, &rr);
   return rr > 0 ? dd / rr : dd;
 }
 

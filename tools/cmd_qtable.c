@@ -250,12 +250,6 @@ static int rank_layers(const qt_state *s, qt_layer *l, double *loss) {
   return n;
 }
 
-/* Does op read channel activation v as an ordinary Conv that folds its scales (not a link
- * of a chain: in float it only leaves v per tensor)? */
-static bool folds(const ct_op *op, const ct_value *v) {
-  return op->kind == CT_OP_CONV && op->n_in > 1 && op->in[0] == v && ct_op_get_int(op, "group", 1) == 1;
-}
-
 /* Marks (by result value id) the ops sharing a per-channel activation with a marked op — the
  * producer and the depthwise / LUT readers of every channel activation (ct_tq_channel_act) a
  * marked op reads or computes — to a fixed point: such a chain is INT8 per channel only as a
@@ -270,11 +264,11 @@ static void close_chains(const ct_graph *g, bool *mark) {
       if (op->dead || op->n_out < 1 || !op->out[0] || !mark[op->out[0]->id]) continue;
       for (int k = -1; k < op->n_in; k++) {
         const ct_value *v = k < 0 ? op->out[0] : op->in[k];
-        if (!v || v->data || !ct_tq_channel_act(g, v) || (k >= 0 && folds(op, v))) continue;
+        if (!v || v->data || !ct_tq_channel_act(g, v) || (k >= 0 && ct_tq_folds_channels(op, v))) continue;
         for (int j = 0; j < g->n_ops; j++) {
           const ct_op *u = g->ops[j];
           bool link = u == v->def;
-          for (int q = 0; !u->dead && !link && q < u->n_in; q++) link = u->in[q] == v && !folds(u, v);
+          for (int q = 0; !u->dead && !link && q < u->n_in; q++) link = u->in[q] == v && !ct_tq_folds_channels(u, v);
           if (link && !u->dead && u->n_out > 0 && u->out[0] && !mark[u->out[0]->id]) mark[u->out[0]->id] = again = true;
         }
       }

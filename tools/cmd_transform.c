@@ -20,6 +20,7 @@
 typedef struct transform_args {
   const char *model, *out;
   bool no_canonicalize;
+  bool pad_value_given;
   ct_onnx_options opt;
   int n_const;
   const char *const_spec[MAX_CONST_INPUTS]; /* NAME=FILE.pb or FILE.pb, as given */
@@ -78,6 +79,7 @@ static int parse_valued(const char *s, const char *val, transform_args *a) {
   } else if (!strcmp(s, "--pad-value")) {
     int n = 0;
     if (ct_onnx_parse_floats("--pad-value", val, &o->pad_value, 1, &n, &d)) return ct_tool_usage(CMD, "%s", d.msg);
+    a->pad_value_given = true;
     if (!(o->pad_value >= 0 && o->pad_value <= 255))
       return ct_tool_usage(CMD, "--pad-value must be a pixel value in 0..255, not \"%s\"", val);
   } else if (!strcmp(s, "--resize-dims")) {
@@ -127,7 +129,7 @@ static int parse_args(int argc, char **argv, transform_args *a) {
       return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
     }
   }
-  if (a->opt.pad_value != 0 && !a->opt.pad_type[0]) return ct_tool_usage(CMD, "--pad-value needs --pad-type");
+  if (a->pad_value_given && !a->opt.pad_type[0]) return ct_tool_usage(CMD, "--pad-value needs --pad-type");
   if (!a->model) return ct_tool_usage(CMD, "no model given");
   if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.top)");
   return 0;
