@@ -151,7 +151,7 @@ static ct_status dec_eltwise(dctx *x) {
 static ct_status dec_lut(dctx *x) {
 #define L (x->in->lut)
   lm(x, false, L.in, L.n, L.c, L.h, L.w, L.dt_in);
-  lm(x, false, L.table, 1, L.per_channel ? L.c : 1, 1, 256, CT_U8);
+  lm(x, false, L.table, 1, L.per_channel ? L.c : 1, 1, L.dt_in == CT_I16 ? CT_ISA_LUT16_BYTES : 256, CT_U8);
   lm(x, true, L.out, L.n, L.c, L.h, L.w, L.dt_out);
   x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_LUT, (uint64_t)(L.n * L.c * L.h * L.w), 1);
   return CT_OK;

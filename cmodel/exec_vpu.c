@@ -68,6 +68,16 @@ static ct_status exec_lut(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_d
   (void)d;
   uint8_t *mem = m->lmem->data;
   int64_t n = L.n * L.c * L.h * L.w, plane = L.h * L.w;
+  if (L.dt_in == CT_I16) { /* 16-bit LUT: 257 int16 entries per table, interpolated */
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t tab = L.table + (L.per_channel ? (uint64_t)((i / plane) % L.c) * CT_ISA_LUT16_BYTES : 0);
+      int j, f;
+      ct_quant_lut16_index((int32_t)ct_elem_geti(mem + L.in, CT_I16, i), &j, &f);
+      int32_t t0 = (int32_t)ct_elem_geti(mem + tab, CT_I16, j), t1 = (int32_t)ct_elem_geti(mem + tab, CT_I16, j + 1);
+      ct_elem_seti(mem + L.out, (ct_dtype)L.dt_out, i, ct_quant_lut16_interp(t0, t1, f, (ct_dtype)L.dt_out));
+    }
+    return CT_OK;
+  }
   for (int64_t i = 0; i < n; i++) {
     int idx = ct_quant_lut_index((int32_t)ct_elem_geti(mem + L.in, (ct_dtype)L.dt_in, i), (ct_dtype)L.dt_in);
     uint64_t tab = L.table + (L.per_channel ? (uint64_t)((i / plane) % L.c) * 256 : 0);

@@ -78,6 +78,17 @@ ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *
   return CT_OK;
 }
 
+bool ct_lower_lut16_param(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p) {
+  if (!c->o->lut16 || c->o->mode != CT_QMODE_INT8 || (v->id < c->n0 && c->has_forced[v->id])) return false;
+  const ct_calib_row *r = c->o->calib ? ct_calib_table_find(c->o->calib, v->name) : NULL;
+  ct_quant_param p8;
+  if (!r || ct_lower_param_of(c, v, &p8) || p8.zp != 0) return false;
+  double range = p8.scale * (double)ct_quant_max(p8.dt);
+  if (!(range > 0) || !isfinite(range)) return false;
+  *p = (ct_quant_param){range / 32767.0, 0, CT_I16};
+  return true;
+}
+
 ct_status ct_lower_set_q(ct_lower_ctx *c, ct_value *v, ct_quant_param p) {
   ct_value_set_type(v, p.dt, v->ndim, v->shape);
   if (!ct_value_set_quant(c->g, v, 1, &p.scale, &p.zp, 0)) return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory");

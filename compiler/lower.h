@@ -26,6 +26,8 @@ typedef struct ct_lower_options {
                                  * weight zero point: not deployable); default re-quantize them
                                  * per channel from their exact values s·(q − zp) */
   const char *chip;             /* chip name stored in the module (NULL: keep) */
+  bool lut16;                   /* INT8: a Conv result read only by a LUT activation is i16,
+                                 * looked up by the 16-bit LUT (docs/quant.md); default i8 */
 } ct_lower_options;
 
 /* Lowers the Top module g in place to the Tpu dialect (g->dialect becomes "tpu").

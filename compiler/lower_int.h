@@ -25,6 +25,12 @@ bool ct_lower_is_q(const ct_value *v);
 /* The parameters v has or will have when quantized: its own, the QDQ pair's, or the
  * calibration row's. CT_ERR_INPUT when v has none of them. */
 ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p);
+/* The i16 parameters of v, a Conv result read only by a LUT activation, for the 16-bit LUT
+ * (INT8 mode with o->lut16, a calibration row, no QDQ pair, symmetric): the range of its
+ * 8-bit parameters (ct_lower_param_of: the threshold, cut to the activation's non-constant
+ * interval) at 256× the resolution, scale = range / 32767, zero point 0. False when v does
+ * not qualify. */
+bool ct_lower_lut16_param(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p);
 /* v as quantized storage: v itself, or a (cached) Cast quantizing it. *out NULL on error. */
 ct_status ct_lower_ensure_int(ct_lower_ctx *c, ct_value *v, ct_value **out);
 /* v as float (c->ftype, or v's own float type): v itself, or a (cached) dequantizing Cast. */

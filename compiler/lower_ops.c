@@ -177,7 +177,7 @@ static bool mac_int8_ok(ct_lower_ctx *c, ct_op *op) {
  * threshold is capped by py's. */
 static double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant_param py) {
   const ct_calib_wrow *r = c->o->calib ? ct_calib_table_find_channel(c->o->calib, y->name) : NULL;
-  if (!r || r->n != oc || c->o->asymmetric || py.zp != 0 || (py.dt != CT_I8 && py.dt != CT_U8) ||
+  if (!r || r->n != oc || c->o->asymmetric || py.zp != 0 || (py.dt != CT_I8 && py.dt != CT_U8 && py.dt != CT_I16) ||
       (y->id < c->n0 && c->has_forced[y->id]) || !ct_tq_channel_act(c->g, y))
     return NULL;
   ct_quant_lut_spec sp;
@@ -257,6 +257,16 @@ static ct_status gemm_raw_out(ct_lower_ctx *c, ct_op *op, ct_value *y, double s_
   return ok ? CT_OK : oom(c);
 }
 
+static ct_op *sole_reader(const ct_graph *g, const ct_value *v);
+
+/* Is v read only by a LUT activation (its input 0) that lowers to INT8? Such a Conv result
+ * may be i16 for the 16-bit LUT (ct_lower_lut16_param). */
+static bool lut_input(ct_lower_ctx *c, const ct_value *v) {
+  const ct_op *u = sole_reader(c->g, v);
+  ct_quant_lut_spec sp;
+  return u && u->n_in == 1 && u->in[0] == v && ct_lower_op_mode(c, u) == CT_QMODE_INT8 && ct_tq_lut_spec(u, &sp);
+}
+
 /* Conv and Gemm: x quantized, per-channel weights, int32 bias, requant per channel; the
  * result per channel when channel_scales allows it, the raw accumulator for a Gemm result
  * that only leaves the module (gemm_raw_out). */
@@ -270,7 +280,8 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   int64_t n_in = 1;
   ct_status st0 = ct_lower_ensure_int(c, x, &xq); /* an unused Cast dies when the op stays float */
   if (!st0) st0 = mac_in_scales(c, op, xq, &s_in, &n_in, &fold);
-  if (!st0) st0 = ct_lower_param_of(c, y, &py);
+  bool y16 = !gemm && lut_input(c, y) && ct_lower_lut16_param(c, y, &py);
+  if (!st0 && !y16) st0 = ct_lower_param_of(c, y, &py);
   if (st0) return st0;
   int64_t oc = w->shape[0]; /* Conv [OC, C/g, kh, kw]; Gemm B [N, K] (transB) */
   const ct_calib_wrow *wrow;
@@ -597,24 +608,29 @@ static void take_result(ct_lower_ctx *c, ct_op *op, ct_op *const *chain, int n) 
   y0->name = yl->name, yl->name = nm;
 }
 
-/* The LUT bytes of sp from x (xq: per tensor, or per channel along axis 1) to y (py, or
- * per-channel scales sy with zero point 0): 256 entries, or 256 per channel (tab holds
- * 256·C) when either side is per channel. Returns the entry count, 0 when a table cannot be
- * built (ct_quant_lut_build's limits). */
-static int lut_tables(const ct_quant_lut_spec *sp, const ct_value *xq, ct_quant_param py, const double *sy, uint8_t *tab) {
-  bool pcx = xq->n_scale > 1;
-  int64_t C = pcx || sy ? xq->shape[1] : 1;
+/* The LUT entries of sp from x (xq: per tensor, or per channel along axis 1) to y (py, or
+ * per-channel scales sy with zero point 0): 256 bytes per table for an 8-bit input, 257
+ * int16 (the 16-bit LUT) for an i16 one; one table, or one per channel (t holds C tables)
+ * when either side is per channel. Returns the entry count, 0 when a table cannot be built
+ * (ct_quant_lut_build's limits). */
+static int64_t lut_tables(const ct_quant_lut_spec *sp, const ct_value *xq, ct_quant_param py, const double *sy,
+                          int64_t *t) {
+  bool pcx = xq->n_scale > 1, w16 = xq->dtype == CT_I16;
+  int64_t C = pcx || sy ? xq->shape[1] : 1, E = w16 ? CT_QUANT_LUT16_ENTRIES : 256;
+  uint8_t b[256];
+  int16_t h[CT_QUANT_LUT16_ENTRIES];
   for (int64_t ch = 0; ch < C; ch++) {
     ct_quant_param px = {xq->scale[pcx ? ch : 0], xq->zero_point[pcx ? ch : 0], xq->dtype};
     ct_quant_param pyc = sy ? (ct_quant_param){sy[ch], 0, py.dt} : py;
-    if (!ct_quant_lut_make(sp, px, pyc, tab + 256 * ch)) return 0;
+    if (w16 ? !ct_quant_lut16_make(sp, px, pyc, h) : !ct_quant_lut_make(sp, px, pyc, b)) return 0;
+    for (int64_t j = 0; j < E; j++) t[ch * E + j] = w16 ? h[j] : b[j];
   }
-  return (int)(256 * C);
+  return E * C;
 }
 
-/* An activation as a 256-entry LUT between the input's and the output's parameters, with the
- * scalar affine ops after it folded in (absorb_affine); one table per channel when its input
- * or its result is a per-channel activation. */
+/* An activation as a LUT between the input's and the output's parameters (the 16-bit LUT
+ * for an i16 input), with the scalar affine ops after it folded in (absorb_affine); one
+ * table per channel when its input or its result is a per-channel activation. */
 static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *sp0, bool *done) {
   ct_quant_param py;
   ct_value *xq;
@@ -627,14 +643,12 @@ static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *
   if (st) return st;
   int64_t C = xq->ndim == 4 ? xq->shape[1] : 1, nt = 0;
   double *sy = n == 0 && xq->ndim == 4 ? channel_scales(c, y, C, py) : NULL;
-  uint8_t *tab = malloc((size_t)(256 * C));
-  int64_t *t = malloc(sizeof *t * (size_t)(256 * C));
-  if (!tab || !t) st = oom(c);
-  if (!st && !(nt = lut_tables(sp, xq, py, sy, tab)) && sy) free(sy), sy = NULL, nt = lut_tables(sp, xq, py, NULL, tab);
+  int64_t *t = malloc(sizeof *t * (size_t)(CT_QUANT_LUT16_ENTRIES * C));
+  if (!t) st = oom(c);
+  if (!st && !(nt = lut_tables(sp, xq, py, sy, t)) && sy) free(sy), sy = NULL, nt = lut_tables(sp, xq, py, NULL, t);
   if (!st && !nt && xq->n_scale > 1)
     st = ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: no LUT for \"%s\" from its per-channel input", op->loc ? op->loc : "?");
   if (!st && nt) {
-    for (int64_t i = 0; i < nt; i++) t[i] = tab[i];
     if (n) take_result(c, op, chain, n);
     op->in[0] = xq;
     while (op->n_attr > 0) ct_op_del_attr(op, op->attrs[0].name);
@@ -643,7 +657,7 @@ static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *
     if (!st) st = set_out_q(c, op->out[0], sy, C, py);
     *done = !st;
   }
-  free(sy), free(tab), free(t);
+  free(sy), free(t);
   return st;
 }
 

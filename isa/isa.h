@@ -18,6 +18,7 @@
 #define CT_ISA_HEADER_BITS 104 /* opcode 8, wait 32, signal 32, debug id 32 */
 #define CT_ISA_MAX_SEMS 32     /* wait/signal sets are 32-bit masks */
 #define CT_ISA_LMEM_ADDR_BITS 24
+#define CT_ISA_LUT16_BYTES 514 /* a 16-bit LUT's table: 257 int16 (quant.h CT_QUANT_LUT16_ENTRIES) */
 #define CT_ISA_GMEM_ADDR_BITS 40
 
 /* The engines (ARCHITECTURE.md §3). CTRL instructions (NOP, SYNC, END) are handled by the

@@ -89,7 +89,8 @@ static int access_lut(const ct_insn *i, ct_isa_access *a) {
   const struct ct_insn_lut *c = &i->lut;
   uint64_t e = bcast_elems(c->n, c->c, c->h, c->w, 0);
   int n = add(a, 0, CT_MEM_LMEM, c->in, e * esz(c->dt_in), false);
-  n = add(a, n, CT_MEM_LMEM, c->table, 256, false);
+  uint64_t tb = c->dt_in == CT_I16 ? CT_ISA_LUT16_BYTES : 256;
+  n = add(a, n, CT_MEM_LMEM, c->table, c->per_channel ? tb * (uint64_t)c->c : tb, false);
   return add(a, n, CT_MEM_LMEM, c->out, e * esz(c->dt_out), true);
 }
 

@@ -105,7 +105,8 @@ static ct_status check_eltwise(const ct_insn *i, ct_diag *d) {
 
 static ct_status check_lut(const ct_insn *i, ct_diag *d) {
   const struct ct_insn_lut *c = &i->lut;
-  REQ(is_int8(c->dt_in) && is_int8(c->dt_out), "lut: types %s -> %s must be i8 or u8", dt(c->dt_in), dt(c->dt_out));
+  REQ((is_int8(c->dt_in) || c->dt_in == CT_I16) && is_int8(c->dt_out), "lut: types %s -> %s must be i8, u8 or i16 -> i8 or u8",
+      dt(c->dt_in), dt(c->dt_out));
   return check_shape4("lut", c->n, c->c, c->h, c->w, d);
 }
 

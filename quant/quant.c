@@ -170,6 +170,34 @@ bool ct_quant_lut_build(double (*f)(double x, void *ctx), void *ctx, double s_in
   return true;
 }
 
+bool ct_quant_lut16_build(double (*f)(double x, void *ctx), void *ctx, double s_in, double s_out, int32_t zp_out,
+                          ct_dtype out, int16_t table[CT_QUANT_LUT16_ENTRIES]) {
+  if ((out != CT_I8 && out != CT_U8) || !(s_in > 0) || !(s_out > 0)) return false;
+  double lo = (double)ct_quant_min(out), hi = (double)ct_quant_max(out);
+  for (int j = 0; j < CT_QUANT_LUT16_ENTRIES; j++) {
+    double y = f((double)(256 * j - 32768) * s_in, ctx) / s_out + zp_out;
+    y = isnan(y) ? zp_out : y < lo ? lo : y > hi ? hi : y;
+    table[j] = (int16_t)ct_quant_round_sat(y * 128.0, CT_I16);
+  }
+  return true;
+}
+
+void ct_quant_lut16_index(int32_t x, int *i, int *f) {
+  int32_t u = (int32_t)ct_quant_saturate(x, CT_I16) + 32768;
+  *i = u >> 8, *f = u & 255;
+}
+
+int32_t ct_quant_lut16_interp(int32_t t0, int32_t t1, int f, ct_dtype out) {
+  int64_t v = (int64_t)t0 * 256 + ((int64_t)t1 - t0) * f;
+  return (int32_t)ct_quant_saturate(ct_quant_rshift_round(v, 15), out);
+}
+
+int32_t ct_quant_lut16_lookup(const int16_t *table, int32_t x, ct_dtype out) {
+  int i, f;
+  ct_quant_lut16_index(x, &i, &f);
+  return ct_quant_lut16_interp(table[i], table[i + 1], f, out);
+}
+
 int32_t ct_quant_eltwise(const ct_quant_elt *p, int32_t a, int32_t b) {
   int64_t x = ct_quant_saturate(ct_quant_rshift_round(((int64_t)a - p->zp_a) * p->m_a, p->s_a), CT_I32);
   int64_t y = ct_quant_saturate(ct_quant_rshift_round(((int64_t)b - p->zp_b) * p->m_b, p->s_b), CT_I32);

@@ -104,6 +104,24 @@ int ct_quant_lut_index(int32_t v, ct_dtype in);
 bool ct_quant_lut_build(double (*f)(double x, void *ctx), void *ctx, double s_in, int32_t zp_in,
                         ct_dtype in, double s_out, int32_t zp_out, ct_dtype out, uint8_t table[256]);
 
+/* 16-bit LUT (the LUT instruction with dt_in = i16; the interpolated 16-bit tables of
+ * TFLite's int16 activations and Arm Ethos-U, here with 257 entries): the i16 input range in
+ * 256 segments of 256 codes, T[j] = sat_i16(round_half_away(128·clamp_out(f(x_j)/s_out +
+ * zp_out))) at x_j = (256·j − 32768)·s_in, j = 0..256 (7 fraction bits of an output step). */
+#define CT_QUANT_LUT16_ENTRIES 257
+/* Builds the 257-entry table above for an i16 input (zero point 0) of step s_in and an 8-bit
+ * output (i8 or u8; f's NaN gives zp_out). False for other output types or scales not > 0. */
+bool ct_quant_lut16_build(double (*f)(double x, void *ctx), void *ctx, double s_in, double s_out, int32_t zp_out,
+                          ct_dtype out, int16_t table[CT_QUANT_LUT16_ENTRIES]);
+/* The lookup every 16-bit LUT computes: u = x + 32768 (x saturated to i16), i = u >> 8,
+ * f = u & 255, v = T[i]·256 + (T[i+1] − T[i])·f, out = sat_out(rshift_round(v, 15)) — linear
+ * interpolation between the two entries around x, rounded once. */
+int32_t ct_quant_lut16_lookup(const int16_t *table, int32_t x, ct_dtype out);
+/* The lookup's two steps: the segment i (0..255) and fraction f (0..255) of input x, and
+ * the interpolation between entries t0 = T[i] and t1 = T[i+1]. */
+void ct_quant_lut16_index(int32_t x, int *i, int *f);
+int32_t ct_quant_lut16_interp(int32_t t0, int32_t t1, int f, ct_dtype out);
+
 /* Elementwise binary with per-operand requantization (isa.def ELTWISE; integer types):
  * a' = sat_i32(rshift_round((a − zp_a)·m_a, s_a)), b' likewise, r = a' op b' in int64,
  * out = requant_act(r, 1, s_out, zp_out, act, act_hi, out). */
@@ -261,6 +279,12 @@ const char *ct_quant_lut_name(ct_quant_lut_fn fn);
  * unknown function. */
 bool ct_quant_lut_make(const ct_quant_lut_spec *spec, ct_quant_param in, ct_quant_param out,
                        uint8_t table[256]);
+
+/* The 16-bit LUT table (CT_QUANT_LUT16_ENTRIES int16) of spec from an i16 input (in: dt i16,
+ * zp 0) to an 8-bit output: ct_quant_lut16_build(ct_quant_lut_eval, spec, ...). False as it,
+ * for an unknown function, or an input that is not i16 with zero point 0. */
+bool ct_quant_lut16_make(const ct_quant_lut_spec *spec, ct_quant_param in, ct_quant_param out,
+                         int16_t table[CT_QUANT_LUT16_ENTRIES]);
 
 /* Float view of a stored tensor (quant_tensor.c): a new f32 tensor of t's shape and name with
  * (q − zp)·scale for an integer tensor with quant params (per channel along quant_axis),

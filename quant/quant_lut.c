@@ -66,3 +66,9 @@ bool ct_quant_lut_make(const ct_quant_lut_spec *spec, ct_quant_param in, ct_quan
   return ct_quant_lut_build(ct_quant_lut_eval, (void *)spec, in.scale, in.zp, in.dt, out.scale, out.zp,
                             out.dt, table);
 }
+
+bool ct_quant_lut16_make(const ct_quant_lut_spec *spec, ct_quant_param in, ct_quant_param out,
+                         int16_t table[CT_QUANT_LUT16_ENTRIES]) {
+  if (spec->fn < 0 || spec->fn >= CT_QUANT_LUT_COUNT || in.dt != CT_I16 || in.zp != 0) return false;
+  return ct_quant_lut16_build(ct_quant_lut_eval, (void *)spec, in.scale, out.scale, out.zp, out.dt, table);
+}

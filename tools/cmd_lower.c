@@ -12,7 +12,7 @@
 
 typedef struct lower_args {
   const char *model, *out, *calib, *qtable, *chip, *mode;
-  bool asym, no_unsigned, f32_fallback, keep_wzp;
+  bool asym, no_unsigned, f32_fallback, keep_wzp, lut16;
 } lower_args;
 
 static void usage(FILE *f) {
@@ -27,6 +27,8 @@ static void usage(FILE *f) {
           "  --float-fallback-f32       INT8: ops without an integer form in F32 (default BF16)\n"
           "  --keep-weight-zp           QDQ: keep u8 weight zero points whose q - zp does not fit\n"
           "                             i8 (exact; the ISA cannot run them: no deploy)\n"
+          "  --lut-input 8|16           INT8: a Conv result read only by a LUT activation is i8\n"
+          "                             (default) or i16, looked up by the interpolated 16-bit LUT\n"
           "  --quantize-table Q         rows `op_or_tensor_name MODE` force those ops' modes\n"
           "  --chip C.json              chip configuration (its name is stored in the module)\n");
 }
@@ -42,7 +44,11 @@ static int parse_args(int argc, char **argv, lower_args *a) {
     else if (!strcmp(s, "--quantize-table") && v) a->qtable = argv[++i];
     else if (!strcmp(s, "--chip") && v) a->chip = argv[++i];
     else if (!strcmp(s, "-o") && v) a->out = argv[++i];
-    else if (!strcmp(s, "--asymmetric")) a->asym = true;
+    else if (!strcmp(s, "--lut-input") && v) {
+      const char *b = argv[++i];
+      if (strcmp(b, "8") && strcmp(b, "16")) return ct_tool_usage(CMD, "--lut-input %s: 8 or 16", b);
+      a->lut16 = !strcmp(b, "16");
+    } else if (!strcmp(s, "--asymmetric")) a->asym = true;
     else if (!strcmp(s, "--no-unsigned")) a->no_unsigned = true;
     else if (!strcmp(s, "--float-fallback-f32")) a->f32_fallback = true;
     else if (!strcmp(s, "--keep-weight-zp")) a->keep_wzp = true;
@@ -61,7 +67,7 @@ static int parse_args(int argc, char **argv, lower_args *a) {
 static ct_status run(const lower_args *a, ct_calib_table *ct, ct_qtable *qt, ct_diag *d) {
   ct_lower_options o = {.mode = ct_qmode_from_name(a->mode), .asymmetric = a->asym, .no_unsigned = a->no_unsigned,
                         .float_fallback_f32 = a->f32_fallback,
-                        .keep_weight_zp = a->keep_wzp};
+                        .keep_weight_zp = a->keep_wzp, .lut16 = a->lut16};
   ct_chip chip;
   ct_chip_default(&chip);
   ct_status st = a->chip ? ct_chip_load(a->chip, &chip, d) : CT_OK;

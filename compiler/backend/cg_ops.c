@@ -34,11 +34,16 @@ ct_status group_tables(mg *c, ct_diag *d) {
     } else if (op->kind == CT_OP_LUT) {
       int n = 0;
       const int64_t *tab = ct_op_get_ints(op, "table", &n);
-      if (n != lg_table_bytes(op) || n < 256)
-        return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a 256-entry table (or 256 per channel)", nm(op));
-      uint8_t *b = malloc((size_t)n);
-      for (int i = 0; b && i < n; i++) b[i] = (uint8_t)tab[i];
-      st = b ? add_table(c, op, li, b, n, CT_U8, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+      bool w16 = lg_lut_stride(op) == CT_ISA_LUT16_BYTES;
+      if ((int64_t)n * (w16 ? 2 : 1) != lg_table_bytes(op))
+        return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a %d-entry table (or one per channel)", nm(op),
+                           w16 ? CT_QUANT_LUT16_ENTRIES : 256);
+      uint8_t *b = malloc((size_t)n * 2);
+      for (int i = 0; b && i < n; i++) {
+        if (w16) b[2 * i] = (uint8_t)((uint64_t)tab[i] & 0xff), b[2 * i + 1] = (uint8_t)(((uint64_t)tab[i] >> 8) & 0xff);
+        else b[i] = (uint8_t)tab[i];
+      }
+      st = b ? add_table(c, op, li, b, lg_table_bytes(op), w16 ? CT_I16 : CT_U8, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
       free(b);
     }
   }
@@ -238,8 +243,8 @@ static ct_status emit_unary(mg *c, const ct_op *op, int li, int64_t t, ct_diag *
   memset(&in, 0, sizeof in);
   if (op->kind == CT_OP_LUT) {
     in.op = CT_ISA_LUT;
-    bool pc = lg_table_bytes(op) > 256; /* one table per channel: this tile's channels' tables */
-    in.lut.in = lx, in.lut.out = ly, in.lut.table = c->lm_attr[li] + (pc ? 256 * by.off[1] : 0);
+    bool pc = lg_lut_per_channel(op); /* one table per channel: this tile's channels' tables */
+    in.lut.in = lx, in.lut.out = ly, in.lut.table = c->lm_attr[li] + (pc ? lg_lut_stride(op) * by.off[1] : 0);
     in.lut.n = by.ext[0], in.lut.c = by.ext[1], in.lut.h = by.ext[2], in.lut.w = by.ext[3];
     in.lut.dt_in = x->dtype, in.lut.dt_out = y->dtype, in.lut.per_channel = pc;
   } else if (is_int(x->dtype) && is_int(y->dtype)) {

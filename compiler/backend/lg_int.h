@@ -96,6 +96,10 @@ int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
  * (8 bytes each), a ConvTranspose its pairs, biases and reordered weights (cg_convt.c), a
  * Lut 256 bytes; 0 otherwise. */
 int64_t lg_table_bytes(const ct_op *op);
+/* A Lut's table bytes per table: 256 (8-bit input) or CT_ISA_LUT16_BYTES (i16 input). */
+int64_t lg_lut_stride(const ct_op *op);
+/* Does a Lut have one table per channel (its table attribute holds C tables)? */
+bool lg_lut_per_channel(const ct_op *op);
 /* Bytes of the tables of group [first, first+n) as the codegen lays them out after the
  * group's buffers: each 64-aligned, one transfer. */
 int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n);

@@ -5,6 +5,8 @@
  * after the last buffer) and the largest per-layer scratch (cg_util.c gather_rows, cg_data.c
  * float Slice, cg_convt.c one output plane; each 64-aligned after the tables). */
 #include "compiler/backend/lg_int.h"
+#include "isa/isa.h"
+#include "quant/quant.h"
 #include "ops/tpu_util.h"
 
 static int64_t al(int64_t v) { return (v + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN; }
@@ -37,9 +39,17 @@ int64_t lg_table_bytes(const ct_op *op) {
   if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
   if (op->kind == CT_OP_CONVTRANSPOSE) return convt_table_bytes(op);
   if (op->kind != CT_OP_LUT) return 0;
-  int n = 0; /* 256 bytes, or 256 per channel (per-channel activations) */
+  return lg_lut_per_channel(op) ? lg_lut_stride(op) * y->shape[1] : lg_lut_stride(op);
+}
+
+int64_t lg_lut_stride(const ct_op *op) {
+  return op->in[0] && op->in[0]->dtype == CT_I16 ? CT_ISA_LUT16_BYTES : 256;
+}
+
+bool lg_lut_per_channel(const ct_op *op) {
+  int n = 0, e = op->in[0] && op->in[0]->dtype == CT_I16 ? CT_QUANT_LUT16_ENTRIES : 256;
   ct_op_get_ints(op, "table", &n);
-  return n == 256 || (y->ndim >= 2 && n == 256 * y->shape[1]) ? n : 256;
+  return n != e && op->out[0]->ndim >= 2 && n == e * op->out[0]->shape[1];
 }
 
 int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
