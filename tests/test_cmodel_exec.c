@@ -7,6 +7,7 @@
 
 #include "cmodel/elem.h"
 #include "cmodel/exec.h"
+#include "quant/quant.h"
 #include "tests/testutil.h"
 
 static ct_lmem L;
@@ -239,6 +240,20 @@ START_TEST(test_pool_requant_lut_cast_reduce) {
   in.lut.dt_in = CT_I8, in.lut.dt_out = CT_U8;
   exec(&in);
   for (int i = 0; i < 100; i++) ck_assert_uint_eq(L.data[OUT + (uint64_t)i], L.data[T + (uint64_t)(i8(IN, i) + 128)]);
+  /* the 16-bit LUT, one table per channel (2 × 257 int16): quant/'s lookup of each element */
+  fill_i8(IN, 2 * 2 * 30);
+  fill_i8(T, 2 * CT_ISA_LUT16_BYTES);
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_LUT;
+  in.lut.in = IN, in.lut.out = OUT, in.lut.table = T, in.lut.n = 1, in.lut.c = 2, in.lut.h = 5, in.lut.w = 6;
+  in.lut.dt_in = CT_I16, in.lut.dt_out = CT_I8, in.lut.per_channel = 1;
+  exec(&in);
+  for (int i = 0; i < 60; i++) {
+    int16_t x, tab[CT_QUANT_LUT16_ENTRIES];
+    memcpy(&x, L.data + IN + 2 * (uint64_t)i, 2);
+    memcpy(tab, L.data + T + (uint64_t)(i / 30) * CT_ISA_LUT16_BYTES, sizeof tab);
+    ck_assert_int_eq(i8(OUT, i), ct_quant_lut16_lookup(tab, x, CT_I8));
+  }
   fill_f32(IN, 64);
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_CAST;

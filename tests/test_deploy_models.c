@@ -89,6 +89,20 @@ START_TEST(test_models) {
     snprintf(tag, sizeof tag, "%s_sweep%d.ctpu", cases[i].tag, sweep[k]);
     deploy_exact(tpu[i], "", sweep_chip(sweep[k]), input[i], tag, 20);
   }
+  if (i == 0 || i == 2) { /* the 16-bit LUT (lower --lut-input 16): i16 Conv results, 257-entry tables */
+    char tpu16[700], out[8192];
+    snprintf(tpu16, sizeof tpu16, "%s16.tpu", top[i]);
+    int rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' --lut-input 16 -o '%s'",
+                              top[i], calib[i], tpu16);
+    ck_assert_msg(rc == 0, "%s: lower --lut-input 16: %s", cases[i].dir, out);
+    char *text = ct_test_read_file(tpu16, NULL);
+    ck_assert_msg(text && strstr(text, "xi16 !quant"), "%s: no i16 LUT input", cases[i].dir);
+    free(text);
+    snprintf(tag, sizeof tag, "%s_lut16.ctpu", cases[i].tag);
+    deploy_exact(tpu16, "", NULL, input[i], tag, 20);
+    snprintf(tag, sizeof tag, "%s_lut16_sweep%d.ctpu", cases[i].tag, sweep[0]);
+    deploy_exact(tpu16, "", sweep_chip(sweep[0]), input[i], tag, 20);
+  }
   if (i == 0) { /* the same from the Top module, lowered by deploy */
     char opts[4096];
     snprintf(opts, sizeof opts, "--quantize INT8 --calibration-table '%s'", calib[i]);

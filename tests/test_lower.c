@@ -562,6 +562,71 @@ START_TEST(test_lower_lut_affine_and_int32_output) {
 }
 END_TEST
 
+/* x [1,1,4,4] → Conv 1×1 (w 8, b −4) → y → SiLU → z, the module output. */
+static ct_graph *silu_top(void) {
+  ct_graph *g = ct_graph_new("m", "top");
+  int64_t xs[] = {1, 1, 4, 4}, ws[] = {1, 1, 1, 1}, bs[] = {1}, k[] = {1, 1}, pads[] = {0, 0, 0, 0};
+  ct_value *x = ct_graph_add_value(g, "x", CT_F32, 4, xs);
+  ck_assert(ct_graph_add_op(g, CT_OP_INPUT, "x", 0, NULL, 1, &x));
+  ct_tensor *w = ct_tensor_new(CT_F32, 4, ws, "w"), *b = ct_tensor_new(CT_F32, 1, bs, "b");
+  ((float *)w->data)[0] = 8.0f, ((float *)b->data)[0] = -4.0f;
+  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, xs), *z = ct_graph_add_value(g, "z", CT_F32, 4, xs);
+  ct_value *in_c[] = {x, ct_graph_add_weight(g, NULL, w), ct_graph_add_weight(g, NULL, b)};
+  ct_op *c = ct_graph_add_op(g, CT_OP_CONV, "conv", 3, in_c, 1, &y);
+  ck_assert(c && ct_op_set_ints(g, c, "kernel_shape", 2, k) && ct_op_set_ints(g, c, "strides", 2, k) &&
+            ct_op_set_ints(g, c, "dilations", 2, k) && ct_op_set_ints(g, c, "pads", 4, pads));
+  ck_assert(ct_graph_add_op(g, CT_OP_SILU, "silu", 1, &y, 1, &z) && ct_graph_set_outputs(g, 1, &z));
+  return g;
+}
+
+/* Max |z − silu(8x − 4)| over sample 1 after lowering silu_top with t (lut16: the 16-bit
+ * LUT); *ydt the Conv result's type, *entries the Lut's table size. */
+static double silu_error(const ct_calib_table *t, bool lut16, ct_dtype *ydt, int *entries) {
+  ct_graph *g = silu_top();
+  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = t, .lut16 = lut16};
+  ct_diag d;
+  ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
+  ct_value *y = ct_graph_find_value(g, "y"), *z = ct_graph_find_value(g, "z");
+  *ydt = y->dtype;
+  ck_assert(z->def && z->def->kind == CT_OP_LUT);
+  ct_op_get_ints(z->def, "table", entries);
+  ct_tensor_list in, out;
+  ct_tensor_list_init(&in), ct_tensor_list_init(&out);
+  ramp_sample(NULL, 1, &in, &d);
+  ct_ref_options ro = {.threads = 1};
+  ck_assert_msg(ct_ref_run(g, &ro, &in, &out, &d) == CT_OK, "%s", d.msg);
+  ct_tensor *zf = ct_quant_dequant_tensor(out.items[0]);
+  double err = 0;
+  for (int k = 0; k < 16; k++) {
+    double v = 8 * ct_tensor_get_f64(in.items[0], k) - 4;
+    err = fmax(err, fabs(ct_tensor_get_f64(zf, k) - v / (1 + exp(-v))));
+  }
+  ct_tensor_free(zf), ct_tensor_list_free(&in), ct_tensor_list_free(&out), ct_graph_free(g);
+  return err;
+}
+
+/* --lut-input 16: the Conv result read only by the SiLU is i16 (the 8-bit range at 256× the
+ * resolution) and the SiLU a 257-entry interpolated table; the output error is then the
+ * output rounding alone (≤ half a step plus the interpolation's), below the 8-bit form's,
+ * which rounds the pre-activation too. */
+START_TEST(test_lower_lut16) {
+  ct_graph *g = silu_top();
+  ct_calib_table t;
+  max_table(g, 2, ramp_sample, false, &t);
+  ct_graph_free(g);
+  ct_dtype dt8, dt16;
+  int n8, n16;
+  double e8 = silu_error(&t, false, &dt8, &n8), e16 = silu_error(&t, true, &dt16, &n16);
+  ck_assert(dt8 == CT_I8 && n8 == 256 && dt16 == CT_I16 && n16 == CT_QUANT_LUT16_ENTRIES);
+  const ct_calib_row *r = ct_calib_table_find(&t, "z");
+  double step = r->threshold / 127; /* z is i8 (SiLU dips below 0) */
+  ck_assert_msg(e16 <= 0.55 * step, "16-bit LUT error %g, step %g", e16, step);
+  ck_assert_msg(e16 < e8, "16-bit LUT error %g, 8-bit %g", e16, e8);
+  fprintf(stderr, "lut16: max error %g (8-bit LUT %g, output step %g)\n", e16, e8, step);
+  ct_calib_table_free(&t);
+}
+END_TEST
+
 /* The command line: bad input gets a one-line error, its exit code, and no output file. */
 /* a, b [1, 2] (Input ops; a through Softmax when soft) → Concat(axis 1) → y [1, 4]. */
 static ct_graph *concat_top(bool soft) {
@@ -628,6 +693,10 @@ START_TEST(test_cli_errors) {
   rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT4 -o '%s'", top, tpu);
   ck_assert_int_eq(rc, 2);
   ck_assert(!ct_test_file_exists(tpu));
+  rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --lut-input 12 -o '%s'", top, tpu);
+  ck_assert_int_eq(rc, 2);
+  ck_assert_msg(strstr(out, "--lut-input 12: 8 or 16"), "%s", out);
+  ck_assert(!ct_test_file_exists(tpu));
   const char good[] = "x 2.0 -2.0 1.5\ny 5.1 0 5.1\nz 1.0 0.5 1.0\n";
   ck_assert(ct_test_write_file(tab, good, sizeof good - 1));
   rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, tab, tpu);
@@ -649,6 +718,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_lower_channel_activation);
   tcase_add_test(tc, test_lower_channel_fold);
   tcase_add_test(tc, test_lower_lut_affine_and_int32_output);
+  tcase_add_test(tc, test_lower_lut16);
   tcase_add_test(tc, test_cli_errors);
   suite_add_tcase(s, tc);
   return s;

@@ -184,6 +184,59 @@ START_TEST(test_lut_build_and_index) {
 }
 END_TEST
 
+static double ident_f(double x, void *ctx) {
+  (void)ctx;
+  return x;
+}
+
+static double square_f(double x, void *ctx) {
+  (void)ctx;
+  return x * x;
+}
+
+/* The 16-bit LUT by hand: s_in = 1/256 puts entry j at x_j = j − 128 (one segment per
+ * output step), T_j = 128·clamp(f(x_j)) (7 fraction bits). */
+START_TEST(test_lut16_build_and_lookup) {
+  int16_t t[CT_QUANT_LUT16_ENTRIES];
+  ck_assert(ct_quant_lut16_build(ident_f, NULL, 1.0 / 256, 1.0, 0, CT_I8, t));
+  ck_assert_int_eq(t[0], -128 * 128);
+  ck_assert_int_eq(t[128], 0);
+  ck_assert_int_eq(t[129], 128);
+  ck_assert_int_eq(t[255], 127 * 128);
+  ck_assert_int_eq(t[256], 127 * 128); /* f = 128 saturates to 127 before scaling */
+  int i, f;
+  ct_quant_lut16_index(-32768, &i, &f);
+  ck_assert(i == 0 && f == 0);
+  ct_quant_lut16_index(300, &i, &f); /* u = 33068 = 129·256 + 44 */
+  ck_assert(i == 129 && f == 44);
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, 0, CT_I8), 0);
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, 128, CT_I8), 1);     /* 0.5: v = 128·128 = 2^14, ties up */
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, -128, CT_I8), 0);    /* −0.5: −2^15 + 2^14, ties up to 0 */
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, -129, CT_I8), -1);
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, 32767, CT_I8), 127);
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, -32768, CT_I8), -128);
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, 40000, CT_I8), 127); /* the input saturates to i16 first */
+  /* x² interpolates between entries: x = 1.25 (code 320) lies between T_129 = 128 (1) and
+   * T_130 = 512 (4): v = 128·256 + 384·64 = 57344, rshift_round(v, 15) = 2 (exact 1.5625) */
+  ck_assert(ct_quant_lut16_build(square_f, NULL, 1.0 / 256, 1.0, 0, CT_U8, t));
+  ck_assert_int_eq(t[129], 128);
+  ck_assert_int_eq(t[130], 512);
+  ck_assert_int_eq(t[0], 255 * 128); /* (−128)² saturates to u8's 255 */
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, 320, CT_U8), 2);
+  ck_assert_int_eq(ct_quant_lut16_interp(128, 512, 64, CT_U8), 2);
+  ck_assert_int_eq(ct_quant_lut16_interp(-16384, -16384, 255, CT_I8), -128);
+  /* zero point: the entries carry it (f = 0 everywhere gives zp) */
+  ck_assert(ct_quant_lut16_build(relu_f, NULL, 1.0 / 256, 1.0, 7, CT_U8, t));
+  ck_assert_int_eq(ct_quant_lut16_lookup(t, -1000, CT_U8), 7);
+  ck_assert(!ct_quant_lut16_build(ident_f, NULL, 1.0 / 256, 1.0, 0, CT_I16, t));
+  ck_assert(!ct_quant_lut16_build(ident_f, NULL, 0.0, 1.0, 0, CT_I8, t));
+  ct_quant_lut_spec sp = ct_quant_lut_default(CT_QUANT_LUT_SILU);
+  ck_assert(!ct_quant_lut16_make(&sp, (ct_quant_param){0.01, 0, CT_I8}, (ct_quant_param){0.01, 0, CT_I8}, t));
+  ck_assert(!ct_quant_lut16_make(&sp, (ct_quant_param){0.01, 3, CT_I16}, (ct_quant_param){0.01, 0, CT_I8}, t));
+  ck_assert(ct_quant_lut16_make(&sp, (ct_quant_param){0.01, 0, CT_I16}, (ct_quant_param){0.01, 0, CT_I8}, t));
+}
+END_TEST
+
 /* Every (a, b) in int8² for each op against the formula of isa.def ELTWISE written here. */
 START_TEST(test_eltwise_exhaustive_int8) {
   for (int op = 0; op <= CT_QUANT_ELT_MIN; op++) {
@@ -317,6 +370,7 @@ int main(void) {
   tcase_add_test(tc, test_float_to_int_rounds_half_away_and_saturates);
   tcase_add_test(tc, test_scales_bias_and_weights);
   tcase_add_test(tc, test_lut_build_and_index);
+  tcase_add_test(tc, test_lut16_build_and_lookup);
   tcase_add_test(tc, test_eltwise_exhaustive_int8);
   tcase_add_test(tc, test_half_wrappers_round_to_nearest_even);
   tcase_add_test(tc, test_round_half_away_and_half_even_ties);
