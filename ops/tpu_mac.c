@@ -4,7 +4,11 @@
  * then ct_quant_requant_act with the per-channel (multiplier, rshift) and the fused
  * activation (docs/tpu.md); a Gemm / MatMul with an i32 result and no multiplier stores the
  * saturated accumulator (a module output kept at accumulator precision). Sums are kept in int64 (an int32 accumulator could wrap when a
- * bias is near the int32 limits; the lowering keeps biases below 2^30). Conv is im2col (int16 columns) + an int32 dot loop. */
+ * bias is near the int32 limits; the lowering keeps biases below 2^30). Conv is im2col (int16 columns) + an int32 dot loop,
+ * or, for groups of at least CONV_GEMM_MIN_OC output channels, OpenBLAS's sgemm on the same
+ * integers in chunks short enough to be exact (conv_channels_gemm). */
+#include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +28,11 @@ typedef struct conv_job {
   const int32_t *zw;      /* per-channel weight zero points or NULL */
   ct_quant_act act;
   bool oom;
+  const float *colf;      /* the columns as floats (GEMM path), and their chunk length */
+  int64_t kc;
 } conv_job;
+
+#define CONV_GEMM_MIN_OC 8 /* output channels per group from which a Conv runs on sgemm */
 
 /* Output channels [lo, hi) of one group: acc = bias + Σ_k (w − zp_w)·col, requantized. */
 static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
@@ -47,6 +55,59 @@ static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
       ct_tq_set(j->y, base + p, ct_quant_requant_act(acc[p], j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype));
   }
   free(acc);
+}
+
+/* The GEMM path of conv_channels: acc = bias + Σ over chunks of kc columns of
+ * sgemm(W − zp_w, col). Every product and partial sum of a chunk is an integer of magnitude
+ * ≤ kc·max|w − zp_w|·max|col| ≤ 2^24 (ct_tpu_conv picks kc so), which float32 holds exactly,
+ * so each chunk's sum is exact whatever order sgemm adds in, and the int64 total equals the
+ * dot loop's bit for bit. */
+static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  conv_job *j = arg;
+  int64_t rows = hi - lo, K = j->K, P = j->P;
+  float *wf = malloc(sizeof *wf * (size_t)(rows * K + 1)), *cf = malloc(sizeof *cf * (size_t)(rows * P + 1));
+  int64_t *acc = malloc(sizeof *acc * (size_t)(rows * P + 1));
+  if (!wf || !cf || !acc) {
+    free(wf), free(cf), free(acc);
+    j->oom = true;
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t oc = j->grp * j->og + lo + r;
+    int32_t zw = j->zw ? j->zw[oc] : j->zw0, b = j->b ? ct_tq_get(j->b, oc) : 0;
+    for (int64_t k = 0; k < K; k++) wf[r * K + k] = (float)(ct_tq_get(j->w, oc * K + k) - zw);
+    for (int64_t p = 0; p < P; p++) acc[r * P + p] = b;
+  }
+  for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
+    int64_t kc = K - k0 < j->kc ? K - k0 : j->kc;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)P, (int)kc, 1.0f, wf + k0, (int)K,
+                j->colf + k0 * P, (int)P, 0.0f, cf, (int)P);
+    for (int64_t i = 0; i < rows * P; i++) acc[i] += (int64_t)cf[i];
+  }
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t oc = j->grp * j->og + lo + r, base = (j->n * j->oc + oc) * P;
+    for (int64_t p = 0; p < P; p++)
+      ct_tq_set(j->y, base + p, ct_quant_requant_act(acc[r * P + p], j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype));
+  }
+  free(wf), free(cf), free(acc);
+}
+
+/* The chunk length of the GEMM path: the most columns whose products and partial sums stay
+ * within ±2^24 (float32's exact integers), given max |w − zp_w| and max |col|. */
+static int64_t exact_chunk(int64_t wmax, int64_t cmax) {
+  int64_t per = wmax * cmax;
+  return per <= 0 ? (int64_t)1 << 24 : ((int64_t)1 << 24) / per > 0 ? ((int64_t)1 << 24) / per : 1;
+}
+
+/* max |w − zp_w| over the weights of op (per-channel zero points zw, else zw0). */
+static int64_t weight_absmax(const ct_tensor *w, int64_t oc, int64_t K, const int32_t *zw, int32_t zw0) {
+  int64_t mx = 0;
+  for (int64_t i = 0; i < oc * K; i++) {
+    int64_t v = llabs((int64_t)ct_tq_get(w, i) - (zw ? zw[i / K] : zw0));
+    if (v > mx) mx = v;
+  }
+  return mx;
 }
 
 /* im2col of image n, group grp: col[(c, kd, kh, kw)][(od, oh, ow)] = x − zp_x, 0 in the pads. */
@@ -98,14 +159,24 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   j.m = m, j.s = s, j.zy = ct_tq_zp(op->out[0]), j.zw0 = ct_tq_zp(wv), j.col = col;
   j.zw = wv->n_scale > 1 && wv->n_scale == j.oc ? wv->zero_point : NULL;
   int32_t zx = ct_tq_zp(op->in[0]);
+  bool gemm = j.og >= CONV_GEMM_MIN_OC && j.K > 1 && j.P > 1;
+  float *colf = gemm && !st ? malloc(sizeof *colf * (size_t)(j.K * j.P > 0 ? j.K * j.P : 1)) : NULL;
+  if (gemm && !st && !colf) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  int64_t wmax = gemm && !st ? weight_absmax(w, j.oc, j.K, j.zw, j.zw0) : 0;
+  if (gemm) ct_kn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
       conv_im2col(x, &g, n, grp * cg, cg, zx, col);
       j.n = n, j.grp = grp;
-      ct_kn_parallel(ctx, j.og, j.og * j.K * j.P, conv_channels, &j);
+      if (gemm) {
+        int64_t cmax = 0;
+        for (int64_t i = 0; i < j.K * j.P; i++) colf[i] = (float)col[i], cmax = col[i] > cmax ? col[i] : -col[i] > cmax ? -col[i] : cmax;
+        j.colf = colf, j.kc = exact_chunk(wmax, cmax);
+      }
+      ct_kn_parallel(ctx, j.og, j.og * j.K * j.P, gemm ? conv_channels_gemm : conv_channels, &j);
       if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
-  free(m), free(s), free(col);
+  free(m), free(s), free(col), free(colf);
   return st;
 }
 

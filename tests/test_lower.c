@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/workpool.h"
 #include "compiler/lower.h"
 #include "ir/text.h"
 #include "ops/kernel.h"
@@ -69,6 +70,49 @@ START_TEST(test_conv_kernel_vs_loop) {
       }
   ck_assert_int_eq(ty->n_scale, 1); /* the result carries its value's parameters */
   ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* The sgemm path of the integer Conv (≥ 8 output channels per group) is exact: u8 inputs
+ * near 255 (zp 0) and ±127 weights over K = 300·3·3 = 2700 terms — sums up to 8.7e7, far
+ * beyond float32's 2^24 in the all-positive channels, so the kernel must chunk K (here by
+ * 518) — against an int64 loop,
+ * on an i32 result with (m, s) = (1, 0), i.e. the accumulator itself; 1 and 2 threads. */
+START_TEST(test_conv_gemm_exact) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {1, 300, 4, 4}, ws[] = {8, 300, 3, 3}, bs[] = {8}, ys[] = {1, 8, 2, 2};
+  ct_value *x = val(g, "x", CT_U8, 4, xs, 0.1, 0), *w = val(g, "w", CT_I8, 4, ws, 0.01, 0), *b = val(g, "b", CT_I32, 1, bs, 0, 0);
+  ct_value *y = val(g, "y", CT_I32, 4, ys, 0.001, 0);
+  ct_value *ins[] = {x, w, b};
+  ct_op *op = ct_graph_add_op(g, CT_OP_CONV, "conv", 3, ins, 1, &y);
+  int64_t k[] = {3, 3}, one[] = {1, 1}, pads[] = {0, 0, 0, 0}, m[8], s[8];
+  for (int i = 0; i < 8; i++) m[i] = 1, s[i] = 0;
+  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, one) &&
+            ct_op_set_ints(g, op, "dilations", 2, one) && ct_op_set_ints(g, op, "pads", 4, pads) &&
+            ct_op_set_ints(g, op, "multiplier", 8, m) && ct_op_set_ints(g, op, "rshift", 8, s));
+  ct_tensor *tx = tensor_of(x, 4, 200, 255), *tw = tensor_of(w, 5, -127, 127), *tb = tensor_of(b, 6, -1000, 1000);
+  for (int64_t i = 0; i < ct_tensor_numel(tw); i++) /* channels 0..3 all +127 (no cancellation), 4..7 ±127 */
+    ((int8_t *)tw->data)[i] = i < 4 * 2700 || ((int8_t *)tw->data)[i] >= 0 ? 127 : -127;
+  for (int threads = 1; threads <= 2; threads++) {
+    ct_tensor *ty = ct_tensor_new(CT_I32, 4, ys, "y");
+    ct_tensor *tin[] = {tx, tw, tb};
+    ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
+    ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
+    ct_diag d;
+    ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+    for (int oc = 0; oc < 8; oc++)
+      for (int p = 0; p < 4; p++) {
+        int64_t acc = ((int32_t *)tb->data)[oc];
+        for (int c = 0; c < 300; c++)
+          for (int kh = 0; kh < 3; kh++)
+            for (int kw = 0; kw < 3; kw++)
+              acc += (int64_t)((uint8_t *)tx->data)[(c * 4 + p / 2 + kh) * 4 + p % 2 + kw] * ((int8_t *)tw->data)[((oc * 300 + c) * 3 + kh) * 3 + kw];
+        ck_assert_int_eq(((int32_t *)ty->data)[oc * 4 + p], acc);
+      }
+    ct_tensor_free(ty), ct_workpool_free(pool);
+  }
+  ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb);
   ct_graph_free(g);
 }
 END_TEST
@@ -709,6 +753,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("lower");
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_conv_kernel_vs_loop);
+  tcase_add_test(tc, test_conv_gemm_exact);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
   tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
   tcase_add_test(tc, test_reducemean_kernel_vs_loop);
