@@ -193,7 +193,46 @@ typedef struct mm_args {
   bool raw;               /* i32 result without requant: the saturated accumulator (rq_mode none) */
 } mm_args;
 
+/* y := requant(acc) (or the saturated accumulator of a raw product) for row r, column c. */
+static void mm_store(const mm_args *q, int64_t r, int64_t c, int64_t acc) {
+  ct_tq_set(q->y, q->y_off + r * q->N + c,
+            q->raw ? (int32_t)ct_quant_saturate(acc, CT_I32) : ct_quant_requant_act(acc, q->m[c], q->s[c], q->zy, q->act, q->hi, q->y->dtype));
+}
+
+/* mm_block on sgemm, exact as conv_channels_gemm: A − za and B − zb as floats, K in chunks
+ * whose products and partial sums stay within ±2^24. False when out of memory (nothing
+ * written). */
+static bool mm_block_gemm(const mm_args *q) {
+  int64_t M = q->M, K = q->K, N = q->N, amax = 0, bmax = 0;
+  float *af = malloc(sizeof *af * (size_t)(M * K)), *bf = malloc(sizeof *bf * (size_t)(K * N)), *cf = malloc(sizeof *cf * (size_t)(M * N));
+  int64_t *acc = malloc(sizeof *acc * (size_t)(M * N));
+  bool ok = af && bf && cf && acc;
+  for (int64_t i = 0; ok && i < M * K; i++) {
+    int64_t v = ct_tq_get(q->a, q->a_off + i) - q->za;
+    af[i] = (float)v, amax = llabs(v) > amax ? llabs(v) : amax;
+  }
+  for (int64_t k = 0; ok && k < K; k++)
+    for (int64_t c = 0; c < N; c++) {
+      int64_t v = ct_tq_get(q->b, q->b_off + (q->tb ? c * K + k : k * N + c)) - q->zb[c];
+      bf[k * N + c] = (float)v, bmax = llabs(v) > bmax ? llabs(v) : bmax;
+    }
+  for (int64_t i = 0; ok && i < M * N; i++) acc[i] = q->bias ? ct_tq_get(q->bias, i % N) : 0;
+  int64_t kc = ok ? exact_chunk(amax, bmax) : 0;
+  for (int64_t k0 = 0; ok && k0 < K; k0 += kc) {
+    int64_t n = K - k0 < kc ? K - k0 : kc;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, af + k0, (int)K, bf + k0 * N,
+                (int)N, 0.0f, cf, (int)N);
+    for (int64_t i = 0; i < M * N; i++) acc[i] += (int64_t)cf[i];
+  }
+  for (int64_t i = 0; ok && i < M * N; i++) mm_store(q, i / N, i % N, acc[i]);
+  free(af), free(bf), free(cf), free(acc);
+  return ok;
+}
+
+#define MM_GEMM_MIN_MACS 4096 /* products below which the dot loop is faster than sgemm */
+
 static void mm_block(const mm_args *q) {
+  if (q->M * q->N * q->K >= MM_GEMM_MIN_MACS && mm_block_gemm(q)) return;
   for (int64_t r = 0; r < q->M; r++)
     for (int64_t c = 0; c < q->N; c++) {
       int64_t acc = q->bias ? ct_tq_get(q->bias, c) : 0;
@@ -201,8 +240,7 @@ static void mm_block(const mm_args *q) {
         int64_t bi = q->b_off + (q->tb ? c * q->K + k : k * q->N + c);
         acc += (int64_t)(ct_tq_get(q->a, q->a_off + r * q->K + k) - q->za) * (ct_tq_get(q->b, bi) - q->zb[c]);
       }
-      ct_tq_set(q->y, q->y_off + r * q->N + c,
-                q->raw ? (int32_t)ct_quant_saturate(acc, CT_I32) : ct_quant_requant_act(acc, q->m[c], q->s[c], q->zy, q->act, q->hi, q->y->dtype));
+      mm_store(q, r, c, acc);
     }
 }
 
@@ -218,7 +256,7 @@ static ct_status mm_params(const ct_op *op, const ct_value *bv, int64_t N, int32
 }
 
 ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
-  (void)ctx;
+  ct_kn_blas_threads(ctx);
   ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
   if (st) return st;
   const ct_tensor *a = in[0], *b = in[1], *c = op->n_in > 2 ? in[2] : NULL;
@@ -240,7 +278,7 @@ ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
 }
 
 ct_status ct_tpu_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
-  (void)ctx;
+  ct_kn_blas_threads(ctx);
   ct_status st = ct_tq_need_int(op, in, out, 2, d);
   if (st) return st;
   const ct_tensor *a = in[0], *b = in[1];

@@ -74,12 +74,12 @@ START_TEST(test_conv_kernel_vs_loop) {
 }
 END_TEST
 
-/* The sgemm path of the integer Conv (≥ 8 output channels per group) is exact: u8 inputs
+/* The sgemm paths of the integer Conv (≥ 8 output channels per group) and Gemm are exact: u8 inputs
  * near 255 (zp 0) and ±127 weights over K = 300·3·3 = 2700 terms — sums up to 8.7e7, far
  * beyond float32's 2^24 in the all-positive channels, so the kernel must chunk K (here by
  * 518) — against an int64 loop,
  * on an i32 result with (m, s) = (1, 0), i.e. the accumulator itself; 1 and 2 threads. */
-START_TEST(test_conv_gemm_exact) {
+START_TEST(test_mac_sgemm_exact) {
   ct_graph *g = ct_graph_new("t", "tpu");
   int64_t xs[] = {1, 300, 4, 4}, ws[] = {8, 300, 3, 3}, bs[] = {8}, ys[] = {1, 8, 2, 2};
   ct_value *x = val(g, "x", CT_U8, 4, xs, 0.1, 0), *w = val(g, "w", CT_I8, 4, ws, 0.01, 0), *b = val(g, "b", CT_I32, 1, bs, 0, 0);
@@ -113,6 +113,25 @@ START_TEST(test_conv_gemm_exact) {
     ct_tensor_free(ty), ct_workpool_free(pool);
   }
   ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb);
+  /* Gemm u8 [2, 2700] (zp 0) × i8 B [3, 2700] (transB, all +127): a raw i32 product, the
+   * accumulator itself, through the same chunked sgemm */
+  int64_t as[] = {2, 2700}, bs2[] = {3, 2700}, ys2[] = {2, 3};
+  ct_value *a = val(g, "a", CT_U8, 2, as, 0.1, 0), *bm = val(g, "bm", CT_I8, 2, bs2, 0.01, 0);
+  ct_value *y2 = val(g, "y2", CT_I32, 2, ys2, 0.001, 0), *gin[] = {a, bm};
+  ct_op *gm = ct_graph_add_op(g, CT_OP_GEMM, "fc", 2, gin, 1, &y2);
+  ck_assert(gm && ct_op_set_int(g, gm, "transB", 1));
+  ct_tensor *ta = tensor_of(a, 7, 200, 255), *tbm = tensor_of(bm, 8, 127, 127), *ty2 = ct_tensor_new(CT_I32, 2, ys2, "y2");
+  ct_tensor *gtin[] = {ta, tbm};
+  ct_kernel_ctx ctx1 = {.threads = 1};
+  ct_diag d1;
+  ck_assert_msg(ct_tpu_exec(gm, gtin, &ty2, &ctx1, &d1) == CT_OK, "%s", d1.msg);
+  for (int r = 0; r < 2; r++)
+    for (int c = 0; c < 3; c++) {
+      int64_t acc = 0;
+      for (int k = 0; k < 2700; k++) acc += (int64_t)((uint8_t *)ta->data)[r * 2700 + k] * 127;
+      ck_assert_int_eq(((int32_t *)ty2->data)[r * 3 + c], acc);
+    }
+  ct_tensor_free(ta), ct_tensor_free(tbm), ct_tensor_free(ty2);
   ct_graph_free(g);
 }
 END_TEST
@@ -753,7 +772,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("lower");
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_conv_kernel_vs_loop);
-  tcase_add_test(tc, test_conv_gemm_exact);
+  tcase_add_test(tc, test_mac_sgemm_exact);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
   tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
   tcase_add_test(tc, test_reducemean_kernel_vs_loop);
