@@ -30,6 +30,9 @@ typedef struct conv_job {
   bool oom;
   const float *colf;      /* the columns as floats (GEMM path), and their chunk length */
   int64_t kc;
+  const ct_tensor *x;     /* depthwise path: the input, its geometry and zero point */
+  const ct_kn_geo *geo;
+  int32_t zx;
 } conv_job;
 
 #define CONV_GEMM_MIN_OC 8 /* output channels per group from which a Conv runs on sgemm */
@@ -110,24 +113,74 @@ static int64_t weight_absmax(const ct_tensor *w, int64_t oc, int64_t K, const in
   return mx;
 }
 
-/* im2col of image n, group grp: col[(c, kd, kh, kw)][(od, oh, ow)] = x − zp_x, 0 in the pads. */
-static void conv_im2col(const ct_tensor *x, const ct_kn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx,
-                        int16_t *col) {
-  int64_t C = x->shape[1], P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
+/* xs := x − zp_x of image n, channels [c0, c0 + cg) (int16, [cg][D][H][W]): one typed read
+ * per input element instead of one per tap. */
+static void conv_input(const ct_tensor *x, const ct_kn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx, int16_t *xs) {
+  int64_t vol = g->in[0] * g->in[1] * g->in[2], base = (n * x->shape[1] + c0) * vol;
+  for (int64_t i = 0; i < cg * vol; i++) xs[i] = (int16_t)(ct_tq_get(x, base + i) - zx);
+}
+
+/* A 1×1 (×1) kernel with unit strides and no pads: the columns are the input itself. */
+static bool conv_pointwise(const ct_kn_geo *g) {
+  for (int d = 0; d < 3; d++)
+    if (g->k[d] != 1 || g->s[d] != 1 || g->pb[d] || g->pe[d]) return false;
+  return true;
+}
+
+/* The depthwise path (one input and one output channel per group): channels [lo, hi) of
+ * image j->n, each tap summed in place from the channel's plane — no columns. */
+static void dw_channels(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  conv_job *j = arg;
+  const ct_kn_geo *g = j->geo;
+  int64_t vol = g->in[0] * g->in[1] * g->in[2], taps = g->k[0] * g->k[1] * g->k[2], H = g->in[1], W = g->in[2];
+  int16_t *xs = malloc(sizeof *xs * (size_t)(vol > 0 ? vol : 1));
+  int32_t *wt = malloc(sizeof *wt * (size_t)(taps > 0 ? taps : 1));
+  if (!xs || !wt) j->oom = true;
+  for (int64_t c = lo; xs && wt && c < hi; c++) {
+    conv_input(j->x, g, j->n, c, 1, j->zx, xs);
+    int32_t zw = j->zw ? j->zw[c] : j->zw0, b = j->b ? ct_tq_get(j->b, c) : 0;
+    for (int64_t t = 0; t < taps; t++) wt[t] = ct_tq_get(j->w, c * taps + t) - zw;
+    int64_t out = (j->n * j->oc + c) * j->P;
+    for (int64_t od = 0; od < g->out[0]; od++)
+      for (int64_t oh = 0; oh < g->out[1]; oh++)
+        for (int64_t ow = 0; ow < g->out[2]; ow++) {
+          int64_t acc = b, t = 0;
+          for (int64_t kd = 0; kd < g->k[0]; kd++)
+            for (int64_t kh = 0; kh < g->k[1]; kh++)
+              for (int64_t kw = 0; kw < g->k[2]; kw++, t++) {
+                int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0], ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
+                int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
+                if (id >= 0 && id < g->in[0] && ih >= 0 && ih < H && iw >= 0 && iw < W) acc += (int64_t)wt[t] * xs[(id * H + ih) * W + iw];
+              }
+          ct_tq_set(j->y, out++, ct_quant_requant_act(acc, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype));
+        }
+  }
+  free(xs), free(wt);
+}
+
+/* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads. */
+static void conv_im2col(const int16_t *xs, const ct_kn_geo *g, int64_t cg, int16_t *col) {
+  int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
+  if (conv_pointwise(g)) {
+    memcpy(col, xs, sizeof *col * (size_t)(cg * P));
+    return;
+  }
   for (int64_t c = 0; c < cg; c++)
     for (int64_t kd = 0; kd < g->k[0]; kd++)
       for (int64_t kh = 0; kh < g->k[1]; kh++)
         for (int64_t kw = 0; kw < g->k[2]; kw++, r++) {
           int16_t *dst = col + r * P;
-          int64_t xb = (n * C + c0 + c) * g->in[0] * HW;
+          const int16_t *xc = xs + c * g->in[0] * HW;
           for (int64_t od = 0; od < g->out[0]; od++) {
             int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0];
             for (int64_t oh = 0; oh < g->out[1]; oh++) {
               int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
               bool rowin = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
+              const int16_t *xr = xc + (id * g->in[1] + ih) * g->in[2];
               for (int64_t ow = 0; ow < g->out[2]; ow++) {
                 int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
-                *dst++ = rowin && iw >= 0 && iw < g->in[2] ? (int16_t)(ct_tq_get(x, xb + (id * g->in[1] + ih) * g->in[2] + iw) - zx) : 0;
+                *dst++ = rowin && iw >= 0 && iw < g->in[2] ? xr[iw] : 0;
               }
             }
           }
@@ -152,13 +205,25 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   int32_t *m = malloc((size_t)j.oc * sizeof *m);
   int *s = malloc((size_t)j.oc * sizeof *s);
   int16_t *col = malloc((size_t)(j.K * j.P > 0 ? j.K * j.P : 1) * sizeof *col);
-  if (!m || !s || !col) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  int64_t vol = g.in[0] * g.in[1] * g.in[2];
+  int16_t *xs = malloc((size_t)(cg * vol > 0 ? cg * vol : 1) * sizeof *xs);
+  if (!m || !s || !col || !xs) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   if (!st) st = ct_tq_rq(op, j.oc, m, s, d);
   if (!st) st = ct_tq_act(op, &j.act, &j.hi, d);
   const ct_value *wv = op->in[1];
   j.m = m, j.s = s, j.zy = ct_tq_zp(op->out[0]), j.zw0 = ct_tq_zp(wv), j.col = col;
   j.zw = wv->n_scale > 1 && wv->n_scale == j.oc ? wv->zero_point : NULL;
   int32_t zx = ct_tq_zp(op->in[0]);
+  if (!st && cg == 1 && j.og == 1) { /* depthwise */
+    j.x = x, j.geo = &g, j.zx = zx;
+    for (int64_t n = 0; !st && n < x->shape[0]; n++) {
+      j.n = n;
+      ct_kn_parallel(ctx, j.oc, j.oc * j.K * j.P, dw_channels, &j);
+      if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+    }
+    free(m), free(s), free(col), free(xs);
+    return st;
+  }
   bool gemm = j.og >= CONV_GEMM_MIN_OC && j.K > 1 && j.P > 1;
   float *colf = gemm && !st ? malloc(sizeof *colf * (size_t)(j.K * j.P > 0 ? j.K * j.P : 1)) : NULL;
   if (gemm && !st && !colf) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
@@ -166,17 +231,18 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   if (gemm) ct_kn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
-      conv_im2col(x, &g, n, grp * cg, cg, zx, col);
+      conv_input(x, &g, n, grp * cg, cg, zx, xs);
+      conv_im2col(xs, &g, cg, col);
       j.n = n, j.grp = grp;
       if (gemm) {
-        int64_t cmax = 0;
-        for (int64_t i = 0; i < j.K * j.P; i++) colf[i] = (float)col[i], cmax = col[i] > cmax ? col[i] : -col[i] > cmax ? -col[i] : cmax;
+        int cmax = 0;
+        for (int64_t i = 0; i < j.K * j.P; i++) colf[i] = (float)col[i], cmax = abs(col[i]) > cmax ? abs(col[i]) : cmax;
         j.colf = colf, j.kc = exact_chunk(wmax, cmax);
       }
       ct_kn_parallel(ctx, j.og, j.og * j.K * j.P, gemm ? conv_channels_gemm : conv_channels, &j);
       if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
-  free(m), free(s), free(col), free(colf);
+  free(m), free(s), free(col), free(colf), free(xs);
   return st;
 }
 
