@@ -223,7 +223,7 @@ static double sat(double v, double lo, double hi) { return v < lo ? lo : v > hi 
 
 void ct_tensor_set_f64(ct_tensor *t, int64_t i, double v) {
   void *p = (char *)t->data + (size_t)i * ct_dtype_size(t->dtype);
-  double r = isnan(v) ? 0 : round(v); /* round half away from zero */
+  double r = ct_dtype_is_float(t->dtype) || isnan(v) ? 0 : round(v); /* integers: round half away from zero */
   switch (t->dtype) {
     case CT_F32: *(float *)p = (float)v; break;
     case CT_F64: *(double *)p = v; break;
@@ -242,10 +242,26 @@ void ct_tensor_set_f64(ct_tensor *t, int64_t i, double v) {
   }
 }
 
+/* The float ↔ 16-bit float casts of the BF16/F16 Tpu path as typed loops (the same
+ * conversions as ct_tensor_get_f64 / ct_tensor_set_f64); false for other pairs. */
+static bool cast_half(const ct_tensor *t, ct_tensor *c, int64_t n) {
+  const float *f = t->data;
+  const uint16_t *h = t->data;
+  float *fo = c->data;
+  uint16_t *ho = c->data;
+  if (t->dtype == CT_F32 && c->dtype == CT_BF16) for (int64_t i = 0; i < n; i++) ho[i] = ct_f32_to_bf16(f[i]);
+  else if (t->dtype == CT_BF16 && c->dtype == CT_F32) for (int64_t i = 0; i < n; i++) fo[i] = ct_bf16_to_f32(h[i]);
+  else if (t->dtype == CT_F32 && c->dtype == CT_F16) for (int64_t i = 0; i < n; i++) ho[i] = ct_f32_to_f16(f[i]);
+  else if (t->dtype == CT_F16 && c->dtype == CT_F32) for (int64_t i = 0; i < n; i++) fo[i] = ct_f16_to_f32(h[i]);
+  else return false;
+  return true;
+}
+
 ct_tensor *ct_tensor_cast(const ct_tensor *t, ct_dtype dt) {
   ct_tensor *c = ct_tensor_new(dt, t->ndim, t->shape, t->name);
   if (!c) return NULL;
   int64_t n = ct_tensor_numel(t);
+  if (cast_half(t, c, n)) return c;
   bool to_int = !ct_dtype_is_float(dt) && dt != CT_BOOL;
   for (int64_t i = 0; i < n; i++) {
     if (t->dtype == CT_I64 && dt == CT_I64) {
