@@ -127,36 +127,58 @@ static bool conv_pointwise(const ct_kn_geo *g) {
   return true;
 }
 
+/* xp := channel c of image n as x − zp_x, zero-padded by the pads (the zero point is
+ * what the pads hold): [in0 + pb0 + pe0][in1 + pb1 + pe1][in2 + pb2 + pe2] int16. */
+static void dw_plane(const conv_job *j, int64_t c, int16_t *xp, const int64_t *pd) {
+  const ct_kn_geo *g = j->geo;
+  int64_t base = (j->n * j->x->shape[1] + c) * g->in[0] * g->in[1] * g->in[2], i = 0;
+  memset(xp, 0, sizeof *xp * (size_t)(pd[0] * pd[1] * pd[2]));
+  for (int64_t d = 0; d < g->in[0]; d++)
+    for (int64_t h = 0; h < g->in[1]; h++) {
+      int16_t *row = xp + ((d + g->pb[0]) * pd[1] + h + g->pb[1]) * pd[2] + g->pb[2];
+      for (int64_t w = 0; w < g->in[2]; w++) row[w] = (int16_t)(ct_tq_get(j->x, base + i++) - j->zx);
+    }
+}
+
 /* The depthwise path (one input and one output channel per group): channels [lo, hi) of
- * image j->n, each tap summed in place from the channel's plane — no columns. */
+ * image j->n, each tap summed in place from the channel's zero-padded plane — no columns,
+ * no bounds checks (the padded plane holds every tap the output sizes reach). */
 static void dw_channels(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   conv_job *j = arg;
   const ct_kn_geo *g = j->geo;
-  int64_t vol = g->in[0] * g->in[1] * g->in[2], taps = g->k[0] * g->k[1] * g->k[2], H = g->in[1], W = g->in[2];
-  int16_t *xs = malloc(sizeof *xs * (size_t)(vol > 0 ? vol : 1));
+  int64_t pd[3], taps = g->k[0] * g->k[1] * g->k[2];
+  for (int d = 0; d < 3; d++) pd[d] = g->in[d] + g->pb[d] + g->pe[d];
+  int16_t *xp = malloc(sizeof *xp * (size_t)(pd[0] * pd[1] * pd[2] > 0 ? pd[0] * pd[1] * pd[2] : 1));
   int32_t *wt = malloc(sizeof *wt * (size_t)(taps > 0 ? taps : 1));
-  if (!xs || !wt) j->oom = true;
-  for (int64_t c = lo; xs && wt && c < hi; c++) {
-    conv_input(j->x, g, j->n, c, 1, j->zx, xs);
+  int64_t *off = malloc(sizeof *off * (size_t)(taps > 0 ? taps : 1)), t = 0, OW = g->out[2], sw = g->s[2];
+  int64_t *acc = malloc(sizeof *acc * (size_t)(OW > 0 ? OW : 1));
+  if (!xp || !wt || !off || !acc) j->oom = true;
+  for (int64_t kd = 0; off && kd < g->k[0]; kd++) /* tap offsets in the padded plane */
+    for (int64_t kh = 0; kh < g->k[1]; kh++)
+      for (int64_t kw = 0; kw < g->k[2]; kw++) off[t++] = ((kd * g->dl[0]) * pd[1] + kh * g->dl[1]) * pd[2] + kw * g->dl[2];
+  for (int64_t c = lo; xp && wt && off && acc && c < hi; c++) {
+    dw_plane(j, c, xp, pd);
     int32_t zw = j->zw ? j->zw[c] : j->zw0, b = j->b ? ct_tq_get(j->b, c) : 0;
-    for (int64_t t = 0; t < taps; t++) wt[t] = ct_tq_get(j->w, c * taps + t) - zw;
+    for (t = 0; t < taps; t++) wt[t] = ct_tq_get(j->w, c * taps + t) - zw;
     int64_t out = (j->n * j->oc + c) * j->P;
     for (int64_t od = 0; od < g->out[0]; od++)
-      for (int64_t oh = 0; oh < g->out[1]; oh++)
-        for (int64_t ow = 0; ow < g->out[2]; ow++) {
-          int64_t acc = b, t = 0;
-          for (int64_t kd = 0; kd < g->k[0]; kd++)
-            for (int64_t kh = 0; kh < g->k[1]; kh++)
-              for (int64_t kw = 0; kw < g->k[2]; kw++, t++) {
-                int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0], ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
-                int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
-                if (id >= 0 && id < g->in[0] && ih >= 0 && ih < H && iw >= 0 && iw < W) acc += (int64_t)wt[t] * xs[(id * H + ih) * W + iw];
-              }
-          ct_tq_set(j->y, out++, ct_quant_requant_act(acc, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype));
+      for (int64_t oh = 0; oh < g->out[1]; oh++) { /* one output row, tap by tap (contiguous for stride 1) */
+        const int16_t *row = xp + ((od * g->s[0]) * pd[1] + oh * g->s[1]) * pd[2];
+        for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
+        for (t = 0; t < taps; t++) {
+          const int16_t *p = row + off[t];
+          int64_t wv = wt[t];
+          if (sw == 1)
+            for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow];
+          else
+            for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow * sw];
         }
+        for (int64_t ow = 0; ow < OW; ow++)
+          ct_tq_set(j->y, out++, ct_quant_requant_act(acc[ow], j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype));
+      }
   }
-  free(xs), free(wt);
+  free(xp), free(wt), free(off), free(acc);
 }
 
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads. */

@@ -6,49 +6,6 @@
 #include <math.h>
 #include <stddef.h>
 
-int64_t ct_quant_rshift_round(int64_t x, int s) {
-  if (s <= 0) return x;
-  if (s > 63) s = 63;
-  /* floor((x + 2^(s-1)) / 2^s) without overflowing x + 2^(s-1): split x = q·2^s + r. */
-  int64_t q = x >> s;                            /* arithmetic: floor(x / 2^s) */
-  uint64_t r = (uint64_t)x & ((UINT64_C(1) << s) - 1); /* 0 <= r < 2^s */
-  return q + (r >= (UINT64_C(1) << (s - 1)) ? 1 : 0);
-}
-
-int64_t ct_quant_min(ct_dtype dt) {
-  switch (dt) {
-    case CT_I8: return INT8_MIN;
-    case CT_I16: return INT16_MIN;
-    case CT_U8: case CT_U16: case CT_U32: case CT_BOOL: return 0;
-    default: return INT32_MIN;
-  }
-}
-
-int64_t ct_quant_max(ct_dtype dt) {
-  switch (dt) {
-    case CT_I8: return INT8_MAX;
-    case CT_U8: return UINT8_MAX;
-    case CT_I16: return INT16_MAX;
-    case CT_U16: return UINT16_MAX;
-    case CT_U32: return UINT32_MAX;
-    case CT_BOOL: return 1;
-    default: return INT32_MAX;
-  }
-}
-
-int64_t ct_quant_saturate(int64_t x, ct_dtype dt) {
-  int64_t lo = ct_quant_min(dt), hi = ct_quant_max(dt);
-  return x < lo ? lo : x > hi ? hi : x;
-}
-
-int32_t ct_quant_requant_act(int64_t x, int32_t m, int s, int32_t zp, ct_quant_act act, int32_t hi,
-                             ct_dtype out) {
-  int64_t v = ct_quant_rshift_round(x * (int64_t)m, s) + zp;
-  if (act == CT_QUANT_ACT_RELU || act == CT_QUANT_ACT_CLAMP) v = v < zp ? zp : v;
-  if (act == CT_QUANT_ACT_CLAMP) v = v > hi ? hi : v;
-  return (int32_t)ct_quant_saturate(v, out);
-}
-
 int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out) {
   return ct_quant_requant_act(acc, m, s, zp, CT_QUANT_ACT_NONE, 0, out);
 }

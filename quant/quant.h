@@ -20,14 +20,43 @@ typedef enum ct_quant_elt_op {
 /* Arithmetic right shift with rounding, ties toward +inf (TPU-MLIR ROUNDING_HALF_UP):
  * s = 0 returns x; s in 1..63 returns (x + 2^(s-1)) >> s computed without overflow (as if
  * in unbounded integers, then floor division by 2^s). s outside 0..63 is clamped into it. */
-int64_t ct_quant_rshift_round(int64_t x, int s);
+static inline int64_t ct_quant_rshift_round(int64_t x, int s) {
+  if (s <= 0) return x;
+  if (s > 63) s = 63;
+  /* floor((x + 2^(s-1)) / 2^s) without overflowing x + 2^(s-1): split x = q·2^s + r. */
+  int64_t q = x >> s;                                  /* arithmetic: floor(x / 2^s) */
+  uint64_t r = (uint64_t)x & ((UINT64_C(1) << s) - 1); /* 0 <= r < 2^s */
+  return q + (r >= (UINT64_C(1) << (s - 1)) ? 1 : 0);
+}
 
 /* Smallest and largest value of an integer storage type (i8, u8, i16, u16, i32, u32 as
  * int64; other types give the i32 range). */
-int64_t ct_quant_min(ct_dtype dt);
-int64_t ct_quant_max(ct_dtype dt);
+static inline int64_t ct_quant_min(ct_dtype dt) {
+  switch (dt) {
+    case CT_I8: return INT8_MIN;
+    case CT_I16: return INT16_MIN;
+    case CT_U8: case CT_U16: case CT_U32: case CT_BOOL: return 0;
+    default: return INT32_MIN;
+  }
+}
+
+static inline int64_t ct_quant_max(ct_dtype dt) {
+  switch (dt) {
+    case CT_I8: return INT8_MAX;
+    case CT_U8: return UINT8_MAX;
+    case CT_I16: return INT16_MAX;
+    case CT_U16: return UINT16_MAX;
+    case CT_U32: return UINT32_MAX;
+    case CT_BOOL: return 1;
+    default: return INT32_MAX;
+  }
+}
+
 /* Clamps x to the range of dt (saturation). */
-int64_t ct_quant_saturate(int64_t x, ct_dtype dt);
+static inline int64_t ct_quant_saturate(int64_t x, ct_dtype dt) {
+  int64_t lo = ct_quant_min(dt), hi = ct_quant_max(dt);
+  return x < lo ? lo : x > hi ? hi : x;
+}
 
 /* Requantization: y = sat_dt(rshift_round(acc * m, s) + zp) with the product in int64
  * (exact for int32 acc and m). s in 0..63. */
@@ -37,8 +66,13 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
  * integer opcode ends with: v = rshift_round(x * m, s) + zp; RELU: v = max(v, zp); CLAMP:
  * v = min(max(v, zp), hi); then saturate to dt (ARCHITECTURE.md §4.1: clamp before
  * saturation). Callers guarantee |x * m| < 2^63 (isa.def widths do). */
-int32_t ct_quant_requant_act(int64_t x, int32_t m, int s, int32_t zp, ct_quant_act act, int32_t hi,
-                             ct_dtype out);
+static inline int32_t ct_quant_requant_act(int64_t x, int32_t m, int s, int32_t zp, ct_quant_act act, int32_t hi,
+                                           ct_dtype out) {
+  int64_t v = ct_quant_rshift_round(x * (int64_t)m, s) + zp;
+  if (act == CT_QUANT_ACT_RELU || act == CT_QUANT_ACT_CLAMP) v = v < zp ? zp : v;
+  if (act == CT_QUANT_ACT_CLAMP) v = v > hi ? hi : v;
+  return (int32_t)ct_quant_saturate(v, out);
+}
 
 /* Real multiplier M → (m, s) minimizing |m·2^-s − M| with |m| < 2^31 and s in 0..63
  * (TPU-MLIR get_scale_and_shift: the largest s that keeps m in range, m = round half away
