@@ -25,7 +25,6 @@ static void usage(FILE *f) {
           "         [--method kld|minmax|percentile|mse|tune] [--histogram-bins 2048] [--threads N]\n"
           "         [--percentile 0.9999] [--tune-num 5] [--tune-steps 20] [--tune-low 1]\n"
           "         [--channel-score reader|output] [--no-channel-thresholds]\n"
-          "         [--no-channel-thresholds]\n"
           "  runs float inference over the data set's samples and writes a TPU-MLIR calibration\n"
           "  table: one line `name threshold min max` per f32 tensor (docs/formats.md section 3)\n"
           "  --dataset D         an image folder (labels.tsv optional), a list file (one sample per\n"
