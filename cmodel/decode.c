@@ -153,7 +153,8 @@ static ct_status dec_lut(dctx *x) {
   lm(x, false, L.in, L.n, L.c, L.h, L.w, L.dt_in);
   lm(x, false, L.table, 1, L.per_channel ? L.c : 1, 1, L.dt_in == CT_I16 ? CT_ISA_LUT16_BYTES : 256, CT_U8);
   lm(x, true, L.out, L.n, L.c, L.h, L.w, L.dt_out);
-  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_LUT, (uint64_t)(L.n * L.c * L.h * L.w), 1);
+  bool w16 = L.dt_in == CT_I16;
+  x->op->cycles = ct_vpu_cycles(x->chip, w16 ? CT_VPU_LUT16 : CT_VPU_LUT, (uint64_t)(L.n * L.c * L.h * L.w), w16 ? 2 : 1);
   return CT_OK;
 #undef L
 }

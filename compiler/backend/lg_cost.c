@@ -28,7 +28,7 @@ int64_t ct_lg_mxu_cycles(const ct_chip *c, int64_t reps, int64_t pixels, int64_t
 static const struct {
   int64_t passes, slow, latency;
 } vpu_cost[LG_VPU_COUNT] = {
-    [LG_VPU_ELTWISE] = {1, 1, 4}, [LG_VPU_LUT] = {1, 1, 2},  [LG_VPU_POOL] = {1, 1, 4},
+    [LG_VPU_ELTWISE] = {1, 1, 4}, [LG_VPU_LUT] = {1, 1, 2},  [LG_VPU_LUT16] = {2, 1, 2}, [LG_VPU_POOL] = {1, 1, 4},
     [LG_VPU_DWCONV] = {1, 1, 6},  [LG_VPU_CAST] = {1, 1, 2}, [LG_VPU_REDUCE] = {1, 1, 4},
     [LG_VPU_EXP] = {1, 4, 8},     [LG_VPU_SOFTMAX] = {3, 4, 8}, [LG_VPU_NORM] = {3, 4, 8},
 };

@@ -158,7 +158,8 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
     return fl ? lg_vpu_cycles(x->chip, LG_VPU_EXP, out, w) : lg_vpu_cycles(x->chip, LG_VPU_LUT, out, 1);
   case CT_OP_LUT: { /* per-channel tables: the VPU reads this tile's channels' 256 bytes each, at most a bank's
                      * worth from any one bank (cmodel port limit: busiest bank / port bytes) */
-    int64_t cy = lg_vpu_cycles(x->chip, LG_VPU_LUT, out, 1), bank = x->chip->lmem_bytes / x->chip->lmem_banks;
+    bool w16 = op->in[0]->dtype == CT_I16;
+    int64_t cy = lg_vpu_cycles(x->chip, w16 ? LG_VPU_LUT16 : LG_VPU_LUT, out, w16 ? 2 : 1), bank = x->chip->lmem_bytes / x->chip->lmem_banks;
     int64_t tb = lg_lut_per_channel(op) && op->out[0]->ndim == 4 ? lg_lut_stride(op) * oe[1] : 0;
     tb = cdiv(tb < bank ? tb : bank, x->chip->lmem_bank_port_bytes);
     return cy > tb ? cy : tb;
