@@ -74,6 +74,43 @@ START_TEST(test_conv_kernel_vs_loop) {
 }
 END_TEST
 
+/* Depthwise Conv (group = channels = 3) with stride 2, dilation 2, pads 2, per-channel
+ * weight zero points absent, u8 input zp 3, against a loop: the kernel's zero-padded plane
+ * and tap offsets must reproduce the bounds checks. */
+START_TEST(test_dwconv_kernel_vs_loop) {
+  ct_graph *g = ct_graph_new("t", "tpu");
+  int64_t xs[] = {1, 3, 6, 6}, ws[] = {3, 1, 3, 3}, bs[] = {3}, ys[] = {1, 3, 3, 3};
+  ct_value *x = val(g, "x", CT_U8, 4, xs, 0.1, 3), *w = val(g, "w", CT_I8, 4, ws, 0.01, 0), *b = val(g, "b", CT_I32, 1, bs, 0, 0);
+  ct_value *y = val(g, "y", CT_I16, 4, ys, 0.05, 0);
+  ct_value *ins[] = {x, w, b};
+  ct_op *op = ct_graph_add_op(g, CT_OP_CONV, "dw", 3, ins, 1, &y);
+  int64_t k[] = {3, 3}, st[] = {2, 2}, dl[] = {2, 2}, pads[] = {2, 2, 2, 2}, m[] = {1, 1, 1}, s[] = {0, 0, 0};
+  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
+            ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads) &&
+            ct_op_set_int(g, op, "group", 3) && ct_op_set_ints(g, op, "multiplier", 3, m) && ct_op_set_ints(g, op, "rshift", 3, s));
+  ct_tensor *tx = tensor_of(x, 9, 0, 255), *tw = tensor_of(w, 10, -127, 127), *tb = tensor_of(b, 11, -3000, 3000);
+  ct_tensor *ty = ct_tensor_new(CT_I16, 4, ys, "y");
+  ct_tensor *tin[] = {tx, tw, tb};
+  ct_kernel_ctx ctx = {.threads = 1};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+  for (int c = 0; c < 3; c++)
+    for (int oh = 0; oh < 3; oh++)
+      for (int ow = 0; ow < 3; ow++) {
+        int64_t acc = ((int32_t *)tb->data)[c];
+        for (int kh = 0; kh < 3; kh++)
+          for (int kw = 0; kw < 3; kw++) {
+            int ih = oh * 2 - 2 + kh * 2, iw = ow * 2 - 2 + kw * 2;
+            if (ih < 0 || ih >= 6 || iw < 0 || iw >= 6) continue;
+            acc += (int64_t)(((uint8_t *)tx->data)[(c * 6 + ih) * 6 + iw] - 3) * ((int8_t *)tw->data)[(c * 3 + kh) * 3 + kw];
+          }
+        ck_assert_int_eq(((int16_t *)ty->data)[(c * 3 + oh) * 3 + ow], clampi(acc, -32768, 32767));
+      }
+  ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb), ct_tensor_free(ty);
+  ct_graph_free(g);
+}
+END_TEST
+
 /* The sgemm paths of the integer Conv (≥ 8 output channels per group) and Gemm are exact: u8 inputs
  * near 255 (zp 0) and ±127 weights over K = 300·3·3 = 2700 terms — sums up to 8.7e7, far
  * beyond float32's 2^24 in the all-positive channels, so the kernel must chunk K (here by
@@ -773,6 +810,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_conv_kernel_vs_loop);
   tcase_add_test(tc, test_mac_sgemm_exact);
+  tcase_add_test(tc, test_dwconv_kernel_vs_loop);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
   tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
   tcase_add_test(tc, test_reducemean_kernel_vs_loop);
