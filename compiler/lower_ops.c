@@ -257,7 +257,14 @@ static ct_status gemm_raw_out(ct_lower_ctx *c, ct_op *op, ct_value *y, double s_
   return ok ? CT_OK : oom(c);
 }
 
-static ct_op *sole_reader(const ct_graph *g, const ct_value *v);
+/* The op reading v, when v's only use is one input of one live op (not a module output). */
+static ct_op *sole_reader(const ct_graph *g, const ct_value *v) {
+  if (ct_graph_count_uses(g, v) != 1) return NULL;
+  for (int i = 0; i < g->n_ops; i++)
+    for (int k = 0; !g->ops[i]->dead && k < g->ops[i]->n_in; k++)
+      if (g->ops[i]->in[k] == v) return g->ops[i];
+  return NULL;
+}
 
 /* Is v read only by a LUT activation (its input 0) that lowers to INT8? Such a Conv result
  * may be i16 for the 16-bit LUT (ct_lower_lut16_param). */
@@ -556,16 +563,6 @@ static ct_status lower_matmul(ct_lower_ctx *c, ct_op *op, bool *done) {
   return st;
 }
 
-/* The tabulated function of an activation op; false if op has no LUT form. */
-/* The op reading v, when v's only use is one input of one live op (not a module output). */
-static ct_op *sole_reader(const ct_graph *g, const ct_value *v) {
-  if (ct_graph_count_uses(g, v) != 1) return NULL;
-  for (int i = 0; i < g->n_ops; i++)
-    for (int k = 0; !g->ops[i]->dead && k < g->ops[i]->n_in; k++)
-      if (g->ops[i]->in[k] == v) return g->ops[i];
-  return NULL;
-}
-
 /* Folds u = v ∘ k (Mul, Div, Add, Sub with a finite constant scalar k ≠ 0 for Mul / Div,
  * v's shape kept) into sp's affine map; false when u is not such an op. */
 static bool absorb_one(ct_lower_ctx *c, const ct_op *u, const ct_value *v, ct_quant_lut_spec *sp) {
@@ -616,7 +613,7 @@ static void take_result(ct_lower_ctx *c, ct_op *op, ct_op *const *chain, int n) 
 static int64_t lut_tables(const ct_quant_lut_spec *sp, const ct_value *xq, ct_quant_param py, const double *sy,
                           int64_t *t) {
   bool pcx = xq->n_scale > 1, w16 = xq->dtype == CT_I16;
-  int64_t C = pcx || sy ? xq->shape[1] : 1, E = w16 ? CT_QUANT_LUT16_ENTRIES : 256;
+  int64_t C = pcx || sy ? xq->shape[1] : 1, E = ct_quant_lut_entries(xq->dtype);
   uint8_t b[256];
   int16_t h[CT_QUANT_LUT16_ENTRIES];
   for (int64_t ch = 0; ch < C; ch++) {

@@ -149,12 +149,11 @@ ct_status ct_tpu_reducemean(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   return CT_OK;
 }
 
-/* The 16-bit LUT (input i16): CT_QUANT_LUT16_ENTRIES int16 entries per table, looked up with
- * interpolation (ct_quant_lut16_lookup). */
-static ct_status lut16(const ct_op *op, const int64_t *tab, int n, const ct_tensor *x, ct_tensor *y, ct_diag *d) {
+/* The 16-bit LUT (input i16): CT_QUANT_LUT16_ENTRIES int16 entries per table (channel k's at
+ * k·entries when per_channel), looked up with interpolation (ct_quant_lut16_lookup). */
+static ct_status lut16(const ct_op *op, const int64_t *tab, int n, bool per_channel, const ct_tensor *x, ct_tensor *y,
+                       ct_diag *d) {
   int64_t C = x->ndim >= 2 ? x->shape[1] : 1, cnt = ct_tensor_numel(x), E = CT_QUANT_LUT16_ENTRIES;
-  bool per_channel = n != E && x->ndim >= 2 && n == E * C;
-  if (n != E && !per_channel) return ct_km_err(d, CT_ERR_INPUT, op, "an i16 input needs a 257-entry table (or 257 per channel)");
   int16_t *t = malloc(sizeof *t * (size_t)n);
   if (!t) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   for (int i = 0; i < n; i++) t[i] = (int16_t)tab[i];
@@ -170,11 +169,11 @@ ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, con
   int n = 0;
   const int64_t *tab = ct_op_get_ints(op, "table", &n);
   ct_dtype it = in[0]->dtype, ot = out[0]->dtype;
-  if (it == CT_I16 && (ot == CT_I8 || ot == CT_U8)) return lut16(op, tab, n, in[0], out[0], d);
-  int64_t C = in[0]->ndim >= 2 ? in[0]->shape[1] : 1, cnt = ct_tensor_numel(in[0]);
-  bool per_channel = n != 256 && in[0]->ndim >= 2 && n == 256 * C;
-  if ((n != 256 && !per_channel) || (it != CT_I8 && it != CT_U8) || (ot != CT_I8 && ot != CT_U8))
+  int64_t C = in[0]->ndim >= 2 ? in[0]->shape[1] : 1, cnt = ct_tensor_numel(in[0]), E = ct_quant_lut_entries(it);
+  bool per_channel = n != E && in[0]->ndim >= 2 && n == E * C;
+  if ((n != E && !per_channel) || (it != CT_I8 && it != CT_U8 && it != CT_I16) || (ot != CT_I8 && ot != CT_U8))
     return ct_km_err(d, CT_ERR_INPUT, op, "needs a 256-entry table (or 256 per channel) and 8-bit input and output, or a 257-entry table and i16 input");
+  if (it == CT_I16) return lut16(op, tab, n, per_channel, in[0], out[0], d);
   int64_t plane = per_channel && cnt > 0 ? cnt / in[0]->shape[0] / C : 1;
   uint8_t *y = out[0]->data;
   for (int64_t i = 0; i < cnt; i++)

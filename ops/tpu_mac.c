@@ -60,6 +60,26 @@ static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
   free(acc);
 }
 
+/* The chunk length of the GEMM path: the most columns whose products and partial sums stay
+ * within ±2^24 (float32's exact integers), given max |w − zp_w| and max |col|. */
+static int64_t exact_chunk(int64_t wmax, int64_t cmax) {
+  int64_t per = wmax * cmax;
+  return per <= 0 ? (int64_t)1 << 24 : ((int64_t)1 << 24) / per > 0 ? ((int64_t)1 << 24) / per : 1;
+}
+
+/* acc[M×N] += A[M×K]·B[K×N] (row-major floats holding integers) by sgemm over chunks of at
+ * most kc of K, each chunk's result converted to int64 (exact when every product and partial
+ * sum of a chunk is within ±2^24: exact_chunk); cf is an M×N scratch. */
+static void exact_sgemm_acc(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t kc, float *cf,
+                            int64_t *acc) {
+  for (int64_t k0 = 0; k0 < K; k0 += kc) {
+    int64_t n = K - k0 < kc ? K - k0 : kc;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, a + k0, (int)K, b + k0 * N,
+                (int)N, 0.0f, cf, (int)N);
+    for (int64_t i = 0; i < M * N; i++) acc[i] += (int64_t)cf[i];
+  }
+}
+
 /* The GEMM path of conv_channels: acc = bias + Σ over chunks of kc columns of
  * sgemm(W − zp_w, col). Every product and partial sum of a chunk is an integer of magnitude
  * ≤ kc·max|w − zp_w|·max|col| ≤ 2^24 (ct_tpu_conv picks kc so), which float32 holds exactly,
@@ -82,25 +102,13 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
     for (int64_t k = 0; k < K; k++) wf[r * K + k] = (float)(ct_tq_get(j->w, oc * K + k) - zw);
     for (int64_t p = 0; p < P; p++) acc[r * P + p] = b;
   }
-  for (int64_t k0 = 0; k0 < K; k0 += j->kc) {
-    int64_t kc = K - k0 < j->kc ? K - k0 : j->kc;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)P, (int)kc, 1.0f, wf + k0, (int)K,
-                j->colf + k0 * P, (int)P, 0.0f, cf, (int)P);
-    for (int64_t i = 0; i < rows * P; i++) acc[i] += (int64_t)cf[i];
-  }
+  exact_sgemm_acc(rows, P, K, wf, j->colf, j->kc, cf, acc);
   for (int64_t r = 0; r < rows; r++) {
     int64_t oc = j->grp * j->og + lo + r, base = (j->n * j->oc + oc) * P;
     for (int64_t p = 0; p < P; p++)
       ct_tq_set(j->y, base + p, ct_quant_requant_act(acc[r * P + p], j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype));
   }
   free(wf), free(cf), free(acc);
-}
-
-/* The chunk length of the GEMM path: the most columns whose products and partial sums stay
- * within ±2^24 (float32's exact integers), given max |w − zp_w| and max |col|. */
-static int64_t exact_chunk(int64_t wmax, int64_t cmax) {
-  int64_t per = wmax * cmax;
-  return per <= 0 ? (int64_t)1 << 24 : ((int64_t)1 << 24) / per > 0 ? ((int64_t)1 << 24) / per : 1;
 }
 
 /* max |w − zp_w| over the weights of op (per-channel zero points zw, else zw0). */
@@ -305,13 +313,7 @@ static bool mm_block_gemm(const mm_args *q) {
       bf[k * N + c] = (float)v, bmax = llabs(v) > bmax ? llabs(v) : bmax;
     }
   for (int64_t i = 0; ok && i < M * N; i++) acc[i] = q->bias ? ct_tq_get(q->bias, i % N) : 0;
-  int64_t kc = ok ? exact_chunk(amax, bmax) : 0;
-  for (int64_t k0 = 0; ok && k0 < K; k0 += kc) {
-    int64_t n = K - k0 < kc ? K - k0 : kc;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, af + k0, (int)K, bf + k0 * N,
-                (int)N, 0.0f, cf, (int)N);
-    for (int64_t i = 0; i < M * N; i++) acc[i] += (int64_t)cf[i];
-  }
+  if (ok) exact_sgemm_acc(M, N, K, af, bf, exact_chunk(amax, bmax), cf, acc);
   for (int64_t i = 0; ok && i < M * N; i++) mm_store(q, i / N, i % N, acc[i]);
   free(af), free(bf), free(cf), free(acc);
   return ok;

@@ -143,6 +143,8 @@ bool ct_quant_lut_build(double (*f)(double x, void *ctx), void *ctx, double s_in
  * 256 segments of 256 codes, T[j] = sat_i16(round_half_away(128·clamp_out(f(x_j)/s_out +
  * zp_out))) at x_j = (256·j − 32768)·s_in, j = 0..256 (7 fraction bits of an output step). */
 #define CT_QUANT_LUT16_ENTRIES 257
+/* Entries of one LUT table for an input of type in: 257 (int16) for i16, 256 (bytes) else. */
+static inline int ct_quant_lut_entries(ct_dtype in) { return in == CT_I16 ? CT_QUANT_LUT16_ENTRIES : 256; }
 /* Builds the 257-entry table above for an i16 input (zero point 0) of step s_in and an 8-bit
  * output (i8 or u8; f's NaN gives zp_out). False for other output types or scales not > 0. */
 bool ct_quant_lut16_build(double (*f)(double x, void *ctx), void *ctx, double s_in, double s_out, int32_t zp_out,

@@ -32,6 +32,17 @@ static ct_tensor *tensor_of(const ct_value *v, unsigned seed, int lo, int hi) {
   return t;
 }
 
+/* A 2-D window's attributes: kernel_shape k, strides st, dilations dl, pads (4). */
+static bool window_attrs(ct_graph *g, ct_op *op, const int64_t *k, const int64_t *st, const int64_t *dl, const int64_t *pads) {
+  return op && ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
+         ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads);
+}
+
+/* A Tpu op's requant pairs: n multipliers m and right shifts s. */
+static bool rq_attrs(ct_graph *g, ct_op *op, int n, const int64_t *m, const int64_t *s) {
+  return ct_op_set_ints(g, op, "multiplier", n, m) && ct_op_set_ints(g, op, "rshift", n, s);
+}
+
 /* Conv u8 [1,4,5,5] (zp 3), i8 weights [4,2,3,3] in 2 groups, i32 bias, pads 1, stride 2,
  * dilation 1, per-channel (m, s), ReLU, i8 output zp −2. */
 START_TEST(test_conv_kernel_vs_loop) {
@@ -43,10 +54,8 @@ START_TEST(test_conv_kernel_vs_loop) {
   ct_op *op = ct_graph_add_op(g, CT_OP_CONV, "conv", 3, ins, 1, &y);
   int64_t k[] = {3, 3}, st[] = {2, 2}, dl[] = {1, 1}, pads[] = {1, 1, 1, 1}, m[] = {1 << 30, 1500000000, 1234567890, 2000000000},
           s[] = {36, 37, 38, 36};
-  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
-            ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads) &&
-            ct_op_set_int(g, op, "group", 2) && ct_op_set_ints(g, op, "multiplier", 4, m) &&
-            ct_op_set_ints(g, op, "rshift", 4, s) && ct_op_set_string(g, op, "act", "relu"));
+  ck_assert(window_attrs(g, op, k, st, dl, pads) && ct_op_set_int(g, op, "group", 2) && rq_attrs(g, op, 4, m, s) &&
+            ct_op_set_string(g, op, "act", "relu"));
   ct_tensor *tx = tensor_of(x, 1, 0, 255), *tw = tensor_of(w, 2, -127, 127), *tb = tensor_of(b, 3, -3000, 3000);
   ct_tensor *ty = ct_tensor_new(CT_I8, 4, ys, "y");
   ct_tensor *tin[] = {tx, tw, tb};
@@ -85,9 +94,7 @@ START_TEST(test_dwconv_kernel_vs_loop) {
   ct_value *ins[] = {x, w, b};
   ct_op *op = ct_graph_add_op(g, CT_OP_CONV, "dw", 3, ins, 1, &y);
   int64_t k[] = {3, 3}, st[] = {2, 2}, dl[] = {2, 2}, pads[] = {2, 2, 2, 2}, m[] = {1, 1, 1}, s[] = {0, 0, 0};
-  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
-            ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads) &&
-            ct_op_set_int(g, op, "group", 3) && ct_op_set_ints(g, op, "multiplier", 3, m) && ct_op_set_ints(g, op, "rshift", 3, s));
+  ck_assert(window_attrs(g, op, k, st, dl, pads) && ct_op_set_int(g, op, "group", 3) && rq_attrs(g, op, 3, m, s));
   ct_tensor *tx = tensor_of(x, 9, 0, 255), *tw = tensor_of(w, 10, -127, 127), *tb = tensor_of(b, 11, -3000, 3000);
   ct_tensor *ty = ct_tensor_new(CT_I16, 4, ys, "y");
   ct_tensor *tin[] = {tx, tw, tb};
@@ -125,9 +132,7 @@ START_TEST(test_mac_sgemm_exact) {
   ct_op *op = ct_graph_add_op(g, CT_OP_CONV, "conv", 3, ins, 1, &y);
   int64_t k[] = {3, 3}, one[] = {1, 1}, pads[] = {0, 0, 0, 0}, m[8], s[8];
   for (int i = 0; i < 8; i++) m[i] = 1, s[i] = 0;
-  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, one) &&
-            ct_op_set_ints(g, op, "dilations", 2, one) && ct_op_set_ints(g, op, "pads", 4, pads) &&
-            ct_op_set_ints(g, op, "multiplier", 8, m) && ct_op_set_ints(g, op, "rshift", 8, s));
+  ck_assert(window_attrs(g, op, k, one, one, pads) && rq_attrs(g, op, 8, m, s));
   ct_tensor *tx = tensor_of(x, 4, 200, 255), *tw = tensor_of(w, 5, -127, 127), *tb = tensor_of(b, 6, -1000, 1000);
   for (int64_t i = 0; i < ct_tensor_numel(tw); i++) /* channels 0..3 all +127 (no cancellation), 4..7 ±127 */
     ((int8_t *)tw->data)[i] = i < 4 * 2700 || ((int8_t *)tw->data)[i] >= 0 ? 127 : -127;
@@ -183,9 +188,7 @@ START_TEST(test_convtranspose_kernel_vs_loop) {
   ct_value *ins[] = {x, w, b};
   ct_op *op = ct_graph_add_op(g, CT_OP_CONVTRANSPOSE, "ct", 3, ins, 1, &y);
   int64_t k[] = {2, 2}, st[] = {2, 2}, dl[] = {1, 1}, pads[] = {1, 1, 0, 0}, m[] = {1518500250}, s[] = {37};
-  ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
-            ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads) &&
-            ct_op_set_ints(g, op, "multiplier", 1, m) && ct_op_set_ints(g, op, "rshift", 1, s));
+  ck_assert(window_attrs(g, op, k, st, dl, pads) && rq_attrs(g, op, 1, m, s));
   ct_tensor *tx = tensor_of(x, 6, -128, 127), *tw = tensor_of(w, 7, -127, 127), *tb = tensor_of(b, 8, -500, 500);
   ct_tensor *ty = ct_tensor_new(CT_U8, 4, ys, "y");
   ct_tensor *tin[] = {tx, tw, tb};
@@ -409,8 +412,7 @@ static ct_graph *conv_pair(const int64_t *xs, const int64_t *ys, const int64_t *
   *c2 = ct_graph_add_op(g, CT_OP_CONV, second, 2, in2, 1, &z);
   int64_t k[] = {1, 1}, pads[] = {0, 0, 0, 0};
   for (ct_op *op = c1; op; op = op == c1 ? *c2 : NULL)
-    ck_assert(ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, k) &&
-              ct_op_set_ints(g, op, "dilations", 2, k) && ct_op_set_ints(g, op, "pads", 4, pads));
+    ck_assert(window_attrs(g, op, k, k, k, pads));
   ck_assert(ct_op_set_string(g, c1, "act", "relu") && ct_graph_set_outputs(g, 1, &z));
   return g;
 }
@@ -673,8 +675,7 @@ static ct_graph *silu_top(void) {
   ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, xs), *z = ct_graph_add_value(g, "z", CT_F32, 4, xs);
   ct_value *in_c[] = {x, ct_graph_add_weight(g, NULL, w), ct_graph_add_weight(g, NULL, b)};
   ct_op *c = ct_graph_add_op(g, CT_OP_CONV, "conv", 3, in_c, 1, &y);
-  ck_assert(c && ct_op_set_ints(g, c, "kernel_shape", 2, k) && ct_op_set_ints(g, c, "strides", 2, k) &&
-            ct_op_set_ints(g, c, "dilations", 2, k) && ct_op_set_ints(g, c, "pads", 4, pads));
+  ck_assert(window_attrs(g, c, k, k, k, pads));
   ck_assert(ct_graph_add_op(g, CT_OP_SILU, "silu", 1, &y, 1, &z) && ct_graph_set_outputs(g, 1, &z));
   return g;
 }

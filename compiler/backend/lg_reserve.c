@@ -47,7 +47,7 @@ int64_t lg_lut_stride(const ct_op *op) {
 }
 
 bool lg_lut_per_channel(const ct_op *op) {
-  int n = 0, e = op->in[0] && op->in[0]->dtype == CT_I16 ? CT_QUANT_LUT16_ENTRIES : 256;
+  int n = 0, e = ct_quant_lut_entries(op->in[0] ? op->in[0]->dtype : CT_I8);
   ct_op_get_ints(op, "table", &n);
   return n != e && op->out[0]->ndim >= 2 && n == e * op->out[0]->shape[1];
 }
