@@ -89,7 +89,7 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   conv_job *j = arg;
   int64_t rows = hi - lo, K = j->K, P = j->P;
-  float *wf = malloc(sizeof *wf * (size_t)(rows * K + 1)), *cf = malloc(sizeof *cf * (size_t)(rows * P + 1));
+  float *wf = calloc((size_t)(rows * K + 1), sizeof *wf), *cf = malloc(sizeof *cf * (size_t)(rows * P + 1));
   int64_t *acc = malloc(sizeof *acc * (size_t)(rows * P + 1));
   if (!wf || !cf || !acc) {
     free(wf), free(cf), free(acc);
