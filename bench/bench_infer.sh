@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench_infer.sh: float inference time of ctpu (reference interpreter, `ctpu transform` then
 # bench_infer) vs onnxruntime-node 1.30.0 (CPU, graphOptimizationLevel 'all') on each real
-# model of ../shared/models with its test input: median of RUNS runs after one warm-up, 1 and
-# 2 threads, run back to back in this process tree. Prints a table; ratio = ctpu / ort.
+# model of ../shared/models with its test input: median of RUNS runs after a warm-up (both
+# run until 300 ms after start-up), 1 and 2 threads, run back to back in this process tree.
+# Prints a table; ratio = ctpu / ort.
 # usage: bench_infer.sh CTPU BENCH_INFER [RUNS]     (the `bench` CMake target passes them)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +25,7 @@ fi
 pick() { awk -v t="$2" '$1 == t { print $2 }' <<<"$1"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 
-printf "inference, median of %s runs after 1 warm-up (ms); ort: onnxruntime-node 1.30.0, graphOptimizationLevel all\n" "$runs"
+printf "inference, median of %s runs after warm-up (ms); ort: onnxruntime-node 1.30.0, graphOptimizationLevel all\n" "$runs"
 printf "%-36s %10s %10s %7s %10s %10s %7s\n" model "ctpu 1t" "ort 1t" ratio "ctpu 2t" "ort 2t" ratio
 for onnx in "$shared"/*/model.onnx "$shared"/fmnist-rescnn/model_unfused_bn.onnx; do
   [ -f "$onnx" ] || continue

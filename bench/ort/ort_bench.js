@@ -1,7 +1,8 @@
 // ort_bench.js: onnxruntime-node side of the ctpu inference benchmark. Reads the input
 // TensorProto .pb files (protobufjs + Debian's /usr/include/onnx/onnx.proto), then times
 // session.run (CPU, graphOptimizationLevel 'all', intraOpNumThreads = each N given):
-// one warm-up run, then RUNS timed runs; prints one line "THREADS MEDIAN_MS" per thread count.
+// warm-up runs for at least 300 ms after the session is created (as bench_infer.c), then RUNS
+// timed runs; prints one line "THREADS MEDIAN_MS" per thread count.
 // usage: node ort_bench.js MODEL.onnx RUNS THREADS[,THREADS...] INPUT.pb...
 const ort = require('onnxruntime-node');
 const protobuf = require('protobufjs');
@@ -40,7 +41,9 @@ function median(xs) {
 async function timeRuns(model, feeds, threads, runs) {
   const s = await ort.InferenceSession.create(model, {graphOptimizationLevel: 'all',
     intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', executionProviders: ['cpu']});
-  await s.run(feeds); // warm-up
+  const t0w = process.hrtime.bigint();
+  do await s.run(feeds); // warm-up
+  while (Number(process.hrtime.bigint() - t0w) / 1e6 < 300);
   const ms = [];
   for (let i = 0; i < runs; i++) {
     const t0 = process.hrtime.bigint();
