@@ -35,17 +35,11 @@ static int parse_args(int argc, char **argv, eval_args *a) {
   memset(a, 0, sizeof *a);
   a->threads = 1;
   for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (s[0] != '-') {
-      if (a->model) return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
-      a->model = s;
-      continue;
-    }
-    if (i + 1 >= argc) return ct_tool_usage(CMD, "option \"%s\" needs a value", s);
-    const char *v = argv[++i];
+    const char *s, *v;
+    int rc = ct_tool_arg(CMD, argc, argv, &i, usage, &a->model, &s, &v);
+    if (rc) return rc;
+    if (!s) continue; /* the model */
     long long x = 0;
-    int rc = 0;
     if (!strcmp(s, "--dataset")) a->dataset = v;
     else if (!strcmp(s, "--agreement")) a->other = v;
     else if (!strcmp(s, "--input-num")) {

@@ -61,17 +61,11 @@ static int parse_args(int argc, char **argv, qt_args *a) {
   memset(a, 0, sizeof *a);
   a->input_num = 10, a->max_float = -1, a->expected_cos = 0.99, a->float_mode = CT_QMODE_BF16;
   for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (s[0] != '-') {
-      if (a->model) return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
-      a->model = s;
-      continue;
-    }
-    if (i + 1 >= argc) return ct_tool_usage(CMD, "option \"%s\" needs a value", s);
-    const char *v = argv[++i];
+    const char *s, *v;
+    int rc = ct_tool_arg(CMD, argc, argv, &i, usage, &a->model, &s, &v);
+    if (rc) return rc;
+    if (!s) continue; /* the model */
     long long x = 0;
-    int rc = 0;
     if (!strcmp(s, "--calibration-table")) a->calib = v;
     else if (!strcmp(s, "--dataset")) a->dataset = v;
     else if (!strcmp(s, "-o")) a->out = v;

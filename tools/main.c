@@ -37,6 +37,21 @@ int ct_tool_usage(const char *cmd, const char *fmt, ...) {
   return CT_ERR_USAGE;
 }
 
+int ct_tool_arg(const char *cmd, int argc, char **argv, int *i, void (*usage)(FILE *), const char **pos,
+                const char **opt, const char **val) {
+  const char *s = argv[*i];
+  *opt = *val = NULL;
+  if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
+  if (s[0] != '-') {
+    if (*pos) return ct_tool_usage(cmd, "unexpected argument \"%s\"", s);
+    *pos = s;
+    return 0;
+  }
+  if (*i + 1 >= argc) return ct_tool_usage(cmd, "option \"%s\" needs a value", s);
+  *opt = s, *val = argv[++*i];
+  return 0;
+}
+
 bool ct_tool_parse_tol(const char *s, struct ct_compare_tol *tol) {
   char *end;
   double c = strtod(s, &end);

@@ -21,6 +21,13 @@ int ct_tool_usage(const char *cmd, const char *fmt, ...) CT_PRINTF(2, 3);
  * "ctpu <cmd>: <opt> needs a number in lo..hi, not "v"" (">= lo" when hi is LLONG_MAX)
  * and returns 2 (bad usage). */
 int ct_tool_int_opt(const char *cmd, const char *opt, const char *v, long long lo, long long hi, long long *out);
+/* One step of the argument loop of a command with one positional argument and options that
+ * all take a value (eval, qtable): argv[*i] is --help / -h (prints usage(stdout), returns -1),
+ * the positional (stored in *pos; *opt = NULL; returns 0) or an option (*opt, *val set, *i
+ * advanced past the value; returns 0). Returns 2 after a usage error: a second positional
+ * ("unexpected argument"), an option without its value. */
+int ct_tool_arg(const char *cmd, int argc, char **argv, int *i, void (*usage)(FILE *), const char **pos,
+                const char **opt, const char **val);
 /* Parses "COS,EUC" (--tolerance of compare and deploy: cosine in [-1, 1], euclidean
  * similarity <= 1) into tol's cos / euc; false on any other text. */
 struct ct_compare_tol;
