@@ -6,7 +6,9 @@
  * saturated accumulator (a module output kept at accumulator precision). Sums are kept in int64 (an int32 accumulator could wrap when a
  * bias is near the int32 limits; the lowering keeps biases below 2^30). Conv is im2col (int16 columns) + an int32 dot loop,
  * or, for groups of at least CONV_GEMM_MIN_OC output channels, OpenBLAS's sgemm on the same
- * integers in chunks short enough to be exact (conv_channels_gemm). */
+ * integers in chunks short enough to be exact (conv_channels_gemm); depthwise sums tap by tap
+ * from a zero-padded plane, in int32 where a bound proves every partial sum fits (dw_narrow).
+ * Loads and the requant epilogue go a row at a time (ct_tq_get_row_*, ct_quant_requant_act_row*). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,8 +30,9 @@ typedef struct conv_job {
   const int32_t *zw;      /* per-channel weight zero points or NULL */
   ct_quant_act act;
   bool oom;
-  const float *colf;      /* the columns as floats (GEMM path), and their chunk length */
-  int64_t kc;
+  const float *colf;      /* the columns as floats (GEMM path), their chunk length, and */
+  int64_t kc;             /* whether max|w − zp_w|·max|col| ≤ 2^24 (exact_sgemm_acc's small) */
+  bool small;
   const ct_tensor *x;     /* depthwise path: the input, its geometry and zero point */
   const ct_kn_geo *geo;
   int32_t zx;
@@ -37,27 +40,31 @@ typedef struct conv_job {
 
 #define CONV_GEMM_MIN_OC 8 /* output channels per group from which a Conv runs on sgemm */
 
+/* Address of element i of integer storage t (the start of a row the row helpers write). */
+static void *tq_at(ct_tensor *t, int64_t i) { return (char *)t->data + (size_t)i * ct_dtype_size(t->dtype); }
+
 /* Output channels [lo, hi) of one group: acc = bias + Σ_k (w − zp_w)·col, requantized. */
 static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   conv_job *j = arg;
   int64_t *acc = malloc((size_t)(j->P > 0 ? j->P : 1) * sizeof *acc); /* no int32 wrap-around */
-  if (!acc) { j->oom = true; return; }
-  for (int64_t o = lo; o < hi; o++) {
+  int32_t *wr = malloc((size_t)(j->K > 0 ? j->K : 1) * sizeof *wr);
+  if (!acc || !wr) j->oom = true;
+  for (int64_t o = lo; acc && wr && o < hi; o++) {
     int64_t oc = j->grp * j->og + o;
     int32_t b = j->b ? ct_tq_get(j->b, oc) : 0, zw = j->zw ? j->zw[oc] : j->zw0;
+    ct_tq_get_row_i32(j->w, oc * j->K, j->K, zw, wr);
     for (int64_t p = 0; p < j->P; p++) acc[p] = b;
     for (int64_t k = 0; k < j->K; k++) {
-      int32_t wv = ct_tq_get(j->w, oc * j->K + k) - zw;
+      int32_t wv = wr[k];
       if (!wv) continue;
       const int16_t *c = j->col + k * j->P;
       for (int64_t p = 0; p < j->P; p++) acc[p] += (int32_t)(wv * c[p]);
     }
-    int64_t base = (j->n * j->oc + oc) * j->P;
-    for (int64_t p = 0; p < j->P; p++)
-      ct_tq_set(j->y, base + p, ct_quant_requant_act(acc[p], j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype));
+    ct_quant_requant_act_row(acc, j->P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
+                             tq_at(j->y, (j->n * j->oc + oc) * j->P));
   }
-  free(acc);
+  free(acc), free(wr);
 }
 
 /* The chunk length of the GEMM path: the most columns whose products and partial sums stay
@@ -69,16 +76,24 @@ static int64_t exact_chunk(int64_t wmax, int64_t cmax) {
 
 /* acc[M×N] += A[M×K]·B[K×N] (row-major floats holding integers) by sgemm over chunks of at
  * most kc of K, each chunk's result converted to int64 (exact when every product and partial
- * sum of a chunk is within ±2^24: exact_chunk); cf is an M×N scratch. */
-static void exact_sgemm_acc(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t kc, float *cf,
-                            int64_t *acc) {
+ * sum of a chunk is within ±2^24: exact_chunk); cf is an M×N scratch. small: max|a|·max|b|
+ * ≤ 2^24, so every chunk's result is an integer within ±2^24 and converts through int32
+ * (vectorizable) to the same value as through int64. */
+static void exact_sgemm_acc(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t kc, bool small,
+                            float *cf, int64_t *acc) {
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     int64_t n = K - k0 < kc ? K - k0 : kc;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, a + k0, (int)K, b + k0 * N,
                 (int)N, 0.0f, cf, (int)N);
-    for (int64_t i = 0; i < M * N; i++) acc[i] += (int64_t)cf[i];
+    if (small)
+      for (int64_t i = 0; i < M * N; i++) acc[i] += (int32_t)cf[i];
+    else
+      for (int64_t i = 0; i < M * N; i++) acc[i] += (int64_t)cf[i];
   }
 }
+
+/* Is the product bound of exact_chunk within float32's exact integers (exact_sgemm_acc's small)? */
+static bool exact_small(int64_t amax, int64_t bmax) { return amax * bmax <= (int64_t)1 << 24; }
 
 /* The GEMM path of conv_channels: acc = bias + Σ over chunks of kc columns of
  * sgemm(W − zp_w, col). Every product and partial sum of a chunk is an integer of magnitude
@@ -91,41 +106,62 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   int64_t rows = hi - lo, K = j->K, P = j->P;
   float *wf = calloc((size_t)(rows * K + 1), sizeof *wf), *cf = malloc(sizeof *cf * (size_t)(rows * P + 1));
   int64_t *acc = malloc(sizeof *acc * (size_t)(rows * P + 1));
-  if (!wf || !cf || !acc) {
-    free(wf), free(cf), free(acc);
+  int32_t *wr = malloc(sizeof *wr * (size_t)(K + 1));
+  if (!wf || !cf || !acc || !wr) {
+    free(wf), free(cf), free(acc), free(wr);
     j->oom = true;
     return;
   }
   for (int64_t r = 0; r < rows; r++) {
     int64_t oc = j->grp * j->og + lo + r;
     int32_t zw = j->zw ? j->zw[oc] : j->zw0, b = j->b ? ct_tq_get(j->b, oc) : 0;
-    for (int64_t k = 0; k < K; k++) wf[r * K + k] = (float)(ct_tq_get(j->w, oc * K + k) - zw);
+    ct_tq_get_row_i32(j->w, oc * K, K, zw, wr);
+    for (int64_t k = 0; k < K; k++) wf[r * K + k] = (float)wr[k];
     for (int64_t p = 0; p < P; p++) acc[r * P + p] = b;
   }
-  exact_sgemm_acc(rows, P, K, wf, j->colf, j->kc, cf, acc);
+  exact_sgemm_acc(rows, P, K, wf, j->colf, j->kc, j->small, cf, acc);
   for (int64_t r = 0; r < rows; r++) {
-    int64_t oc = j->grp * j->og + lo + r, base = (j->n * j->oc + oc) * P;
-    for (int64_t p = 0; p < P; p++)
-      ct_tq_set(j->y, base + p, ct_quant_requant_act(acc[r * P + p], j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype));
+    int64_t oc = j->grp * j->og + lo + r;
+    ct_quant_requant_act_row(acc + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
+                             tq_at(j->y, (j->n * j->oc + oc) * P));
   }
-  free(wf), free(cf), free(acc);
+  free(wf), free(cf), free(acc), free(wr);
 }
 
-/* max |w − zp_w| over the weights of op (per-channel zero points zw, else zw0). */
+/* max |w − zp_w| over the weights of op (per-channel zero points zw, else zw0), the
+ * difference in int64; -1 when out of memory. */
 static int64_t weight_absmax(const ct_tensor *w, int64_t oc, int64_t K, const int32_t *zw, int32_t zw0) {
-  int64_t mx = 0;
-  for (int64_t i = 0; i < oc * K; i++) {
-    int64_t v = llabs((int64_t)ct_tq_get(w, i) - (zw ? zw[i / K] : zw0));
-    if (v > mx) mx = v;
+  int32_t *wr = malloc(sizeof *wr * (size_t)(K + 1));
+  int64_t mx = wr ? 0 : -1;
+  for (int64_t o = 0; wr && o < oc; o++) {
+    int64_t z = zw ? zw[o] : zw0;
+    ct_tq_get_row_i32(w, o * K, K, 0, wr);
+    for (int64_t k = 0; k < K; k++) {
+      int64_t v = llabs(wr[k] - z);
+      mx = v > mx ? v : mx;
+    }
   }
+  free(wr);
   return mx;
+}
+
+/* colf := col as floats (n of them); returns max |col|. */
+static int col_floats(const int16_t *col, int64_t n, float *colf) {
+  int cmax = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int v = col[i];
+    colf[i] = (float)v;
+    v = v < 0 ? -v : v;
+    cmax = v > cmax ? v : cmax;
+  }
+  return cmax;
 }
 
 /* xs := x − zp_x of image n, channels [c0, c0 + cg) (int16, [cg][D][H][W]): one typed read
  * per input element instead of one per tap. */
 static void conv_input(const ct_tensor *x, const ct_kn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx, int16_t *xs) {
-  int64_t vol = g->in[0] * g->in[1] * g->in[2], base = (n * x->shape[1] + c0) * vol;
-  for (int64_t i = 0; i < cg * vol; i++) xs[i] = (int16_t)(ct_tq_get(x, base + i) - zx);
+  int64_t vol = g->in[0] * g->in[1] * g->in[2];
+  ct_tq_get_row_i16(x, (n * x->shape[1] + c0) * vol, cg * vol, zx, xs);
 }
 
 /* A 1×1 (×1) kernel with unit strides and no pads: the columns are the input itself. */
@@ -139,12 +175,96 @@ static bool conv_pointwise(const ct_kn_geo *g) {
  * what the pads hold): [in0 + pb0 + pe0][in1 + pb1 + pe1][in2 + pb2 + pe2] int16. */
 static void dw_plane(const conv_job *j, int64_t c, int16_t *xp, const int64_t *pd) {
   const ct_kn_geo *g = j->geo;
-  int64_t base = (j->n * j->x->shape[1] + c) * g->in[0] * g->in[1] * g->in[2], i = 0;
+  int64_t base = (j->n * j->x->shape[1] + c) * g->in[0] * g->in[1] * g->in[2];
   memset(xp, 0, sizeof *xp * (size_t)(pd[0] * pd[1] * pd[2]));
   for (int64_t d = 0; d < g->in[0]; d++)
-    for (int64_t h = 0; h < g->in[1]; h++) {
-      int16_t *row = xp + ((d + g->pb[0]) * pd[1] + h + g->pb[1]) * pd[2] + g->pb[2];
-      for (int64_t w = 0; w < g->in[2]; w++) row[w] = (int16_t)(ct_tq_get(j->x, base + i++) - j->zx);
+    for (int64_t h = 0; h < g->in[1]; h++, base += g->in[2])
+      ct_tq_get_row_i16(j->x, base, g->in[2], j->zx, xp + ((d + g->pb[0]) * pd[1] + h + g->pb[1]) * pd[2] + g->pb[2]);
+}
+
+/* Can a depthwise channel's sums run in int32: every tap weight fits int16, and |b| +
+ * Σ|w|·2^15 — a bound on every partial sum, as the int16 plane holds |x − zp_x| ≤ 2^15 —
+ * fits int32? Then each int16·int16 product and every partial sum is an exact int32, the
+ * same integers as the int64 sums. Fills w16 with the weights when true. */
+static bool dw_narrow(const int32_t *wt, int64_t taps, int32_t b, int16_t *w16) {
+  int64_t bound = llabs((int64_t)b);
+  for (int64_t t = 0; t < taps; t++) {
+    if (wt[t] < INT16_MIN || wt[t] > INT16_MAX) return false;
+    w16[t] = (int16_t)wt[t];
+    bound += llabs((int64_t)wt[t]) << 15;
+  }
+  return bound <= INT32_MAX;
+}
+
+/* acc[ow] = b + Σ_t w[t]·row[off[t] + ow·sw] in int32 (dw_narrow holds), ow < OW; the unit
+ * and 2 strides as constants so that the loops vectorize. */
+static void dw_row_i32(const int16_t *row, const int64_t *off, const int16_t *w, int64_t taps, int64_t OW, int64_t sw,
+                       int32_t b, int32_t *acc) {
+  for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
+  for (int64_t t = 0; t < taps; t++) {
+    const int16_t *p = row + off[t];
+    int16_t wv = w[t];
+    if (sw == 1)
+      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow];
+    else if (sw == 2)
+      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[2 * ow];
+    else
+      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow * sw];
+  }
+}
+
+/* dw_row_i32 in int64 with int32 weights: any weights and bias. */
+static void dw_row_i64(const int16_t *row, const int64_t *off, const int32_t *w, int64_t taps, int64_t OW, int64_t sw,
+                       int32_t b, int64_t *acc) {
+  for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
+  for (int64_t t = 0; t < taps; t++) {
+    const int16_t *p = row + off[t];
+    int64_t wv = w[t];
+    if (sw == 1)
+      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow];
+    else
+      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow * sw];
+  }
+}
+
+/* Scratch of dw_channels: the padded plane, the tap weights (int32 and int16), the tap
+ * offsets and one output row's accumulators (int64 and int32). */
+typedef struct dw_scratch {
+  int16_t *xp, *w16;
+  int32_t *wt, *acc32;
+  int64_t *off, *acc;
+} dw_scratch;
+
+static bool dw_scratch_new(dw_scratch *sc, int64_t plane, int64_t taps, int64_t OW) {
+  size_t np = (size_t)(plane > 0 ? plane : 1), nt = (size_t)(taps > 0 ? taps : 1), nw = (size_t)(OW > 0 ? OW : 1);
+  sc->xp = malloc(sizeof *sc->xp * np), sc->w16 = malloc(sizeof *sc->w16 * nt), sc->wt = malloc(sizeof *sc->wt * nt);
+  sc->acc32 = malloc(sizeof *sc->acc32 * nw), sc->off = malloc(sizeof *sc->off * nt), sc->acc = malloc(sizeof *sc->acc * nw);
+  return sc->xp && sc->w16 && sc->wt && sc->acc32 && sc->off && sc->acc;
+}
+
+static void dw_scratch_free(dw_scratch *sc) {
+  free(sc->xp), free(sc->w16), free(sc->wt), free(sc->acc32), free(sc->off), free(sc->acc);
+}
+
+/* Channel c of image j->n from its padded plane sc->xp: each output row's taps summed in
+ * place (int32 when dw_narrow proves it exact, else int64), then requantized as a row. */
+static void dw_channel(const conv_job *j, int64_t c, const int64_t *pd, dw_scratch *sc) {
+  const ct_kn_geo *g = j->geo;
+  int64_t taps = g->k[0] * g->k[1] * g->k[2], OW = g->out[2], sw = g->s[2];
+  int32_t zw = j->zw ? j->zw[c] : j->zw0, b = j->b ? ct_tq_get(j->b, c) : 0;
+  ct_tq_get_row_i32(j->w, c * taps, taps, zw, sc->wt);
+  bool narrow = dw_narrow(sc->wt, taps, b, sc->w16);
+  int64_t out = (j->n * j->oc + c) * j->P;
+  for (int64_t od = 0; od < g->out[0]; od++)
+    for (int64_t oh = 0; oh < g->out[1]; oh++, out += OW) {
+      const int16_t *row = sc->xp + ((od * g->s[0]) * pd[1] + oh * g->s[1]) * pd[2];
+      if (narrow) {
+        dw_row_i32(row, sc->off, sc->w16, taps, OW, sw, b, sc->acc32);
+        ct_quant_requant_act_row_i32(sc->acc32, OW, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype, tq_at(j->y, out));
+      } else {
+        dw_row_i64(row, sc->off, sc->wt, taps, OW, sw, b, sc->acc);
+        ct_quant_requant_act_row(sc->acc, OW, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype, tq_at(j->y, out));
+      }
     }
 }
 
@@ -155,38 +275,22 @@ static void dw_channels(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   conv_job *j = arg;
   const ct_kn_geo *g = j->geo;
-  int64_t pd[3], taps = g->k[0] * g->k[1] * g->k[2];
+  int64_t pd[3], taps = g->k[0] * g->k[1] * g->k[2], t = 0;
   for (int d = 0; d < 3; d++) pd[d] = g->in[d] + g->pb[d] + g->pe[d];
-  int16_t *xp = malloc(sizeof *xp * (size_t)(pd[0] * pd[1] * pd[2] > 0 ? pd[0] * pd[1] * pd[2] : 1));
-  int32_t *wt = malloc(sizeof *wt * (size_t)(taps > 0 ? taps : 1));
-  int64_t *off = malloc(sizeof *off * (size_t)(taps > 0 ? taps : 1)), t = 0, OW = g->out[2], sw = g->s[2];
-  int64_t *acc = malloc(sizeof *acc * (size_t)(OW > 0 ? OW : 1));
-  if (!xp || !wt || !off || !acc) j->oom = true;
-  for (int64_t kd = 0; off && kd < g->k[0]; kd++) /* tap offsets in the padded plane */
-    for (int64_t kh = 0; kh < g->k[1]; kh++)
-      for (int64_t kw = 0; kw < g->k[2]; kw++) off[t++] = ((kd * g->dl[0]) * pd[1] + kh * g->dl[1]) * pd[2] + kw * g->dl[2];
-  for (int64_t c = lo; xp && wt && off && acc && c < hi; c++) {
-    dw_plane(j, c, xp, pd);
-    int32_t zw = j->zw ? j->zw[c] : j->zw0, b = j->b ? ct_tq_get(j->b, c) : 0;
-    for (t = 0; t < taps; t++) wt[t] = ct_tq_get(j->w, c * taps + t) - zw;
-    int64_t out = (j->n * j->oc + c) * j->P;
-    for (int64_t od = 0; od < g->out[0]; od++)
-      for (int64_t oh = 0; oh < g->out[1]; oh++) { /* one output row, tap by tap (contiguous for stride 1) */
-        const int16_t *row = xp + ((od * g->s[0]) * pd[1] + oh * g->s[1]) * pd[2];
-        for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
-        for (t = 0; t < taps; t++) {
-          const int16_t *p = row + off[t];
-          int64_t wv = wt[t];
-          if (sw == 1)
-            for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow];
-          else
-            for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow * sw];
-        }
-        for (int64_t ow = 0; ow < OW; ow++)
-          ct_tq_set(j->y, out++, ct_quant_requant_act(acc[ow], j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype));
-      }
+  dw_scratch sc;
+  if (!dw_scratch_new(&sc, pd[0] * pd[1] * pd[2], taps, g->out[2])) {
+    j->oom = true;
+    dw_scratch_free(&sc);
+    return;
   }
-  free(xp), free(wt), free(off), free(acc);
+  for (int64_t kd = 0; kd < g->k[0]; kd++) /* tap offsets in the padded plane */
+    for (int64_t kh = 0; kh < g->k[1]; kh++)
+      for (int64_t kw = 0; kw < g->k[2]; kw++) sc.off[t++] = ((kd * g->dl[0]) * pd[1] + kh * g->dl[1]) * pd[2] + kw * g->dl[2];
+  for (int64_t c = lo; c < hi; c++) {
+    dw_plane(j, c, sc.xp, pd);
+    dw_channel(j, c, pd, &sc);
+  }
+  dw_scratch_free(&sc);
 }
 
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads. */
@@ -258,6 +362,7 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   float *colf = gemm && !st ? malloc(sizeof *colf * (size_t)(j.K * j.P > 0 ? j.K * j.P : 1)) : NULL;
   if (gemm && !st && !colf) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   int64_t wmax = gemm && !st ? weight_absmax(w, j.oc, j.K, j.zw, j.zw0) : 0;
+  if (wmax < 0) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   if (gemm) ct_kn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
@@ -265,9 +370,8 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
       conv_im2col(xs, &g, cg, col);
       j.n = n, j.grp = grp;
       if (gemm) {
-        int cmax = 0;
-        for (int64_t i = 0; i < j.K * j.P; i++) colf[i] = (float)col[i], cmax = abs(col[i]) > cmax ? abs(col[i]) : cmax;
-        j.colf = colf, j.kc = exact_chunk(wmax, cmax);
+        int cmax = col_floats(col, j.K * j.P, colf);
+        j.colf = colf, j.kc = exact_chunk(wmax, cmax), j.small = exact_small(wmax, cmax);
       }
       ct_kn_parallel(ctx, j.og, j.og * j.K * j.P, gemm ? conv_channels_gemm : conv_channels, &j);
       if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
@@ -313,7 +417,7 @@ static bool mm_block_gemm(const mm_args *q) {
       bf[k * N + c] = (float)v, bmax = llabs(v) > bmax ? llabs(v) : bmax;
     }
   for (int64_t i = 0; ok && i < M * N; i++) acc[i] = q->bias ? ct_tq_get(q->bias, i % N) : 0;
-  if (ok) exact_sgemm_acc(M, N, K, af, bf, exact_chunk(amax, bmax), cf, acc);
+  if (ok) exact_sgemm_acc(M, N, K, af, bf, exact_chunk(amax, bmax), exact_small(amax, bmax), cf, acc);
   for (int64_t i = 0; ok && i < M * N; i++) mm_store(q, i / N, i % N, acc[i]);
   free(af), free(bf), free(cf), free(acc);
   return ok;
