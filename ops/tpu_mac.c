@@ -38,6 +38,15 @@ typedef struct conv_job {
   int32_t zx;
 } conv_job;
 
+/* The integer row loops are compiled twice on x86-64 GCC/Clang, for x86-64-v3 (AVX2) and
+ * the baseline, picked at load time (function multiversioning, as ops/nn_conv.c): integer
+ * results do not depend on which one runs. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SIMD_CLONES
+#endif
+
 #define CONV_GEMM_MIN_OC 8 /* output channels per group from which a Conv runs on sgemm */
 
 /* Address of element i of integer storage t (the start of a row the row helpers write). */
@@ -74,17 +83,17 @@ static int64_t exact_chunk(int64_t wmax, int64_t cmax) {
   return per <= 0 ? (int64_t)1 << 24 : ((int64_t)1 << 24) / per > 0 ? ((int64_t)1 << 24) / per : 1;
 }
 
-/* acc[M×N] += A[M×K]·B[K×N] (row-major floats holding integers) by sgemm over chunks of at
- * most kc of K, each chunk's result converted to int64 (exact when every product and partial
+/* acc[M×N] += A[M×K]·B[K×N] (row-major floats holding integers; B stored [N×K] when tb) by
+ * sgemm over chunks of at most kc of K, each chunk's result converted to int64 (exact when every product and partial
  * sum of a chunk is within ±2^24: exact_chunk); cf is an M×N scratch. small: max|a|·max|b|
  * ≤ 2^24, so every chunk's result is an integer within ±2^24 and converts through int32
  * (vectorizable) to the same value as through int64. */
-static void exact_sgemm_acc(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t kc, bool small,
-                            float *cf, int64_t *acc) {
+static void exact_sgemm_acc(int64_t M, int64_t N, int64_t K, const float *a, const float *b, bool tb, int64_t kc,
+                            bool small, float *cf, int64_t *acc) {
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     int64_t n = K - k0 < kc ? K - k0 : kc;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, a + k0, (int)K, b + k0 * N,
-                (int)N, 0.0f, cf, (int)N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, a + k0, (int)K,
+                tb ? b + k0 : b + k0 * N, (int)(tb ? K : N), 0.0f, cf, (int)N);
     if (small)
       for (int64_t i = 0; i < M * N; i++) acc[i] += (int32_t)cf[i];
     else
@@ -119,7 +128,7 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
     for (int64_t k = 0; k < K; k++) wf[r * K + k] = (float)wr[k];
     for (int64_t p = 0; p < P; p++) acc[r * P + p] = b;
   }
-  exact_sgemm_acc(rows, P, K, wf, j->colf, j->kc, j->small, cf, acc);
+  exact_sgemm_acc(rows, P, K, wf, j->colf, false, j->kc, j->small, cf, acc);
   for (int64_t r = 0; r < rows; r++) {
     int64_t oc = j->grp * j->og + lo + r;
     ct_quant_requant_act_row(acc + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
@@ -128,25 +137,42 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   free(wf), free(cf), free(acc), free(wr);
 }
 
+/* Widens [*lo, *hi] to hold v[0..n). */
+SIMD_CLONES static void i32_range(const int32_t *v, int64_t n, int64_t *lo, int64_t *hi) {
+  int32_t l = (int32_t)*lo, h = (int32_t)*hi;
+  for (int64_t i = 0; i < n; i++) {
+    l = v[i] < l ? v[i] : l;
+    h = v[i] > h ? v[i] : h;
+  }
+  *lo = l, *hi = h;
+}
+
+/* dst[i] = (float)v[i] for i < n; returns max(0, max |v[i]|) in int64 (|INT32_MIN| too). */
+static int64_t floats_absmax(const int32_t *v, int64_t n, float *dst) {
+  int64_t lo = 0, hi = 0;
+  for (int64_t i = 0; i < n; i++) dst[i] = (float)v[i];
+  i32_range(v, n, &lo, &hi);
+  return -lo > hi ? -lo : hi;
+}
+
 /* max |w − zp_w| over the weights of op (per-channel zero points zw, else zw0), the
  * difference in int64; -1 when out of memory. */
 static int64_t weight_absmax(const ct_tensor *w, int64_t oc, int64_t K, const int32_t *zw, int32_t zw0) {
   int32_t *wr = malloc(sizeof *wr * (size_t)(K + 1));
   int64_t mx = wr ? 0 : -1;
-  for (int64_t o = 0; wr && o < oc; o++) {
-    int64_t z = zw ? zw[o] : zw0;
+  for (int64_t o = 0; wr && K > 0 && o < oc; o++) { /* |w − z| is largest at the row's min or max */
+    int64_t z = zw ? zw[o] : zw0, lo = INT32_MAX, hi = INT32_MIN;
     ct_tq_get_row_i32(w, o * K, K, 0, wr);
-    for (int64_t k = 0; k < K; k++) {
-      int64_t v = llabs(wr[k] - z);
-      mx = v > mx ? v : mx;
-    }
+    i32_range(wr, K, &lo, &hi);
+    mx = llabs(lo - z) > mx ? llabs(lo - z) : mx;
+    mx = llabs(hi - z) > mx ? llabs(hi - z) : mx;
   }
   free(wr);
   return mx;
 }
 
 /* colf := col as floats (n of them); returns max |col|. */
-static int col_floats(const int16_t *col, int64_t n, float *colf) {
+SIMD_CLONES static int col_floats(const int16_t *col, int64_t n, float *colf) {
   int cmax = 0;
   for (int64_t i = 0; i < n; i++) {
     int v = col[i];
@@ -198,8 +224,8 @@ static bool dw_narrow(const int32_t *wt, int64_t taps, int32_t b, int16_t *w16) 
 
 /* acc[ow] = b + Σ_t w[t]·row[off[t] + ow·sw] in int32 (dw_narrow holds), ow < OW; the unit
  * and 2 strides as constants so that the loops vectorize. */
-static void dw_row_i32(const int16_t *row, const int64_t *off, const int16_t *w, int64_t taps, int64_t OW, int64_t sw,
-                       int32_t b, int32_t *acc) {
+SIMD_CLONES static void dw_row_i32(const int16_t *row, const int64_t *off, const int16_t *w, int64_t taps, int64_t OW,
+                                   int64_t sw, int32_t b, int32_t *acc) {
   for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
   for (int64_t t = 0; t < taps; t++) {
     const int16_t *p = row + off[t];
@@ -406,20 +432,24 @@ static bool mm_block_gemm(const mm_args *q) {
   int64_t M = q->M, K = q->K, N = q->N, amax = 0, bmax = 0;
   float *af = malloc(sizeof *af * (size_t)(M * K)), *bf = malloc(sizeof *bf * (size_t)(K * N)), *cf = malloc(sizeof *cf * (size_t)(M * N));
   int64_t *acc = malloc(sizeof *acc * (size_t)(M * N));
-  bool ok = af && bf && cf && acc;
-  for (int64_t i = 0; ok && i < M * K; i++) {
-    int64_t v = ct_tq_get(q->a, q->a_off + i) - q->za;
-    af[i] = (float)v, amax = llabs(v) > amax ? llabs(v) : amax;
+  int32_t *row = malloc(sizeof *row * (size_t)(K > N ? K : N));
+  bool ok = af && bf && cf && acc && row;
+  for (int64_t r = 0; ok && r < M; r++) {
+    ct_tq_get_row_i32(q->a, q->a_off + r * K, K, q->za, row);
+    int64_t v = floats_absmax(row, K, af + r * K);
+    amax = v > amax ? v : amax;
   }
-  for (int64_t k = 0; ok && k < K; k++)
-    for (int64_t c = 0; c < N; c++) {
-      int64_t v = ct_tq_get(q->b, q->b_off + (q->tb ? c * K + k : k * N + c)) - q->zb[c];
-      bf[k * N + c] = (float)v, bmax = llabs(v) > bmax ? llabs(v) : bmax;
-    }
+  for (int64_t i = 0; ok && i < (q->tb ? N : K); i++) { /* B as stored: rows of K (tb) or of N */
+    int64_t len = q->tb ? K : N, v;
+    ct_tq_get_row_i32(q->b, q->b_off + i * len, len, q->tb ? q->zb[i] : 0, row);
+    for (int64_t c = 0; !q->tb && c < N; c++) row[c] -= q->zb[c];
+    v = floats_absmax(row, len, bf + i * len);
+    bmax = v > bmax ? v : bmax;
+  }
   for (int64_t i = 0; ok && i < M * N; i++) acc[i] = q->bias ? ct_tq_get(q->bias, i % N) : 0;
-  if (ok) exact_sgemm_acc(M, N, K, af, bf, exact_chunk(amax, bmax), exact_small(amax, bmax), cf, acc);
+  if (ok) exact_sgemm_acc(M, N, K, af, bf, q->tb, exact_chunk(amax, bmax), exact_small(amax, bmax), cf, acc);
   for (int64_t i = 0; ok && i < M * N; i++) mm_store(q, i / N, i % N, acc[i]);
-  free(af), free(bf), free(cf), free(acc);
+  free(af), free(bf), free(cf), free(acc), free(row);
   return ok;
 }
 

@@ -2,7 +2,8 @@
  * here from docs/tpu.md's formula, on shapes that reach each of its paths: depthwise with int32
  * sums (narrow) and int64 sums (i16 weights, a bias near the int32 limit), strides 1, 2 and 3,
  * dilations, asymmetric pads, per-channel weight zero points, the sgemm and dot-loop paths,
- * pointwise columns; i8 / u8 / i16 / i32 outputs, ReLU and clamp; 1 and 2 threads. */
+ * pointwise columns; i8 / u8 / i16 / i32 outputs, ReLU and clamp; 1 and 2 threads; MatMul
+ * and Gemm (transB) on sgemm. */
 #include <stdlib.h>
 
 #include "common/workpool.h"
@@ -156,12 +157,53 @@ START_TEST(test_conv_paths_vs_loop) {
 }
 END_TEST
 
+/* MatMul A [2, 5, 40] (i8, zp 3) × B [40, 30] (u8, per-column zero points) and Gemm with B
+ * stored [30, 40] (transB): the sgemm path (5·30·40 products), both B layouts, per-column
+ * requant to i8 with ReLU, against an int64 loop. */
+START_TEST(test_matmul_gemm_vs_loop) {
+  for (int tb = 0; tb <= 1; tb++) {
+    ct_graph *g = ct_graph_new("t", "tpu");
+    int64_t as[] = {2, 5, 40}, bs[] = {40, 30}, bts[] = {30, 40}, ys[] = {2, 5, 30}, as2[] = {10, 40}, ys2[] = {10, 30};
+    ct_value *a = ct_graph_add_value(g, "a", CT_I8, tb ? 2 : 3, tb ? as2 : as), *b = ct_graph_add_value(g, "b", CT_U8, 2, tb ? bts : bs);
+    ct_value *y = ct_graph_add_value(g, "y", CT_I8, tb ? 2 : 3, tb ? ys2 : ys);
+    double sc[30];
+    int32_t zb[30], za = 3, zy = -4;
+    int64_t m[30], s[30];
+    for (int c = 0; c < 30; c++) sc[c] = 0.01, zb[c] = 120 + c, m[c] = 1500000000 + 1000 * c, s[c] = 40;
+    ck_assert(ct_value_set_quant(g, a, 1, sc, &za, 0) && ct_value_set_quant(g, b, 30, sc, zb, tb ? 0 : 1) &&
+              ct_value_set_quant(g, y, 1, sc, &zy, 0));
+    ct_value *ins[] = {a, b};
+    ct_op *op = ct_graph_add_op(g, tb ? CT_OP_GEMM : CT_OP_MATMUL, "mm", 2, ins, 1, &y);
+    ck_assert(ct_op_set_ints(g, op, "multiplier", 30, m) && ct_op_set_ints(g, op, "rshift", 30, s) &&
+              ct_op_set_string(g, op, "act", "relu") && (!tb || ct_op_set_int(g, op, "transB", 1)));
+    ct_tensor *ta = filled(a, 21, -128, 127), *tbm = filled(b, 22, 0, 255), *ty = ct_tensor_new(CT_I8, y->ndim, y->shape, "y");
+    ct_tensor *tin[] = {ta, tbm};
+    ct_kernel_ctx ctx = {.threads = 1};
+    ct_diag d;
+    ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+    for (int64_t r = 0; r < 10; r++)
+      for (int64_t c = 0; c < 30; c++) {
+        int64_t acc = 0;
+        for (int64_t k = 0; k < 40; k++)
+          acc += ((int64_t)ct_tensor_get_f64(ta, r * 40 + k) - za) *
+                 ((int64_t)ct_tensor_get_f64(tbm, tb ? c * 40 + k : k * 30 + c) - zb[c]);
+        int64_t v = rsh(acc * m[c], 40) + zy;
+        v = v < zy ? zy : v > 127 ? 127 : v;
+        ck_assert_msg((int64_t)ct_tensor_get_f64(ty, r * 30 + c) == v, "transB %d (%lld, %lld)", tb, (long long)r, (long long)c);
+      }
+    ct_tensor_free(ta), ct_tensor_free(tbm), ct_tensor_free(ty);
+    ct_graph_free(g);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("tpu_mac");
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_dw_narrow_vs_loop);
   tcase_add_test(tc, test_dw_wide_vs_loop);
   tcase_add_test(tc, test_conv_paths_vs_loop);
+  tcase_add_test(tc, test_matmul_gemm_vs_loop);
   suite_add_tcase(s, tc);
   return s;
 }
