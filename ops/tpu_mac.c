@@ -257,19 +257,62 @@ static void dw_row_i64(const int16_t *row, const int64_t *off, const int32_t *w,
  * offsets and one output row's accumulators (int64 and int32). */
 typedef struct dw_scratch {
   int16_t *xp, *w16;
-  int32_t *wt, *acc32;
+  int32_t *wt, *acc32;    /* acc32: one row, or a flat depth slice (dw_channel_flat) */
   int64_t *off, *acc;
+  char *yb;               /* a flat depth slice's requantized outputs (4 bytes each at most) */
 } dw_scratch;
 
 static bool dw_scratch_new(dw_scratch *sc, int64_t plane, int64_t taps, int64_t OW) {
   size_t np = (size_t)(plane > 0 ? plane : 1), nt = (size_t)(taps > 0 ? taps : 1), nw = (size_t)(OW > 0 ? OW : 1);
+  size_t na = np > nw ? np : nw;
   sc->xp = malloc(sizeof *sc->xp * np), sc->w16 = malloc(sizeof *sc->w16 * nt), sc->wt = malloc(sizeof *sc->wt * nt);
-  sc->acc32 = malloc(sizeof *sc->acc32 * nw), sc->off = malloc(sizeof *sc->off * nt), sc->acc = malloc(sizeof *sc->acc * nw);
-  return sc->xp && sc->w16 && sc->wt && sc->acc32 && sc->off && sc->acc;
+  sc->acc32 = malloc(sizeof *sc->acc32 * na), sc->off = malloc(sizeof *sc->off * nt), sc->acc = malloc(sizeof *sc->acc * nw);
+  sc->yb = malloc(sizeof(int32_t) * np);
+  return sc->xp && sc->w16 && sc->wt && sc->acc32 && sc->off && sc->acc && sc->yb;
 }
 
 static void dw_scratch_free(dw_scratch *sc) {
-  free(sc->xp), free(sc->w16), free(sc->wt), free(sc->acc32), free(sc->off), free(sc->acc);
+  free(sc->xp), free(sc->w16), free(sc->wt), free(sc->acc32), free(sc->off), free(sc->acc), free(sc->yb);
+}
+
+#define DW_BLOCK 512 /* flat outputs summed per block: the block's int32 sums stay in L1 */
+
+/* acc[q] = b + Σ_t w[t]·x[q + off[t]] in int32 (dw_narrow holds) for q < L. */
+SIMD_CLONES static void dw_flat_i32(const int16_t *x, const int64_t *off, const int16_t *w, int64_t taps, int64_t L,
+                                    int32_t b, int32_t *acc) {
+  for (int64_t q0 = 0; q0 < L; q0 += DW_BLOCK) {
+    int64_t n = L - q0 < DW_BLOCK ? L - q0 : DW_BLOCK;
+    int32_t *a = acc + q0;
+    for (int64_t q = 0; q < n; q++) a[q] = b;
+    for (int64_t t = 0; t < taps; t++) {
+      const int16_t *p = x + q0 + off[t];
+      int16_t wv = w[t];
+      for (int64_t q = 0; q < n; q++) a[q] += wv * p[q];
+    }
+  }
+}
+
+/* Unit strides in H and W, and output sizes that the padded plane holds (OH + (kh − 1)·dl ≤
+ * padded H, likewise W): output (oh, ow) of a depth slice then reads its taps at flat index
+ * oh·pd2 + ow of the slice, so a slice's rows are one flat run of (OH − 1)·pd2 + OW sums
+ * (pd2 − OW of them between rows unused), every read within the plane. */
+static bool dw_flat_ok(const ct_kn_geo *g, const int64_t *pd) {
+  return g->s[1] == 1 && g->s[2] == 1 && g->out[1] >= 1 && g->out[2] >= 1 &&
+         g->out[1] + (g->k[1] - 1) * g->dl[1] <= pd[1] && g->out[2] + (g->k[2] - 1) * g->dl[2] <= pd[2];
+}
+
+/* dw_channel for dw_flat_ok geometry in int32: each depth slice summed as one flat run,
+ * requantized as one row, and its OH rows of OW outputs copied out. */
+static void dw_channel_flat(const conv_job *j, int64_t c, const int64_t *pd, dw_scratch *sc, int32_t b) {
+  const ct_kn_geo *g = j->geo;
+  int64_t taps = g->k[0] * g->k[1] * g->k[2], OH = g->out[1], OW = g->out[2], L = (OH - 1) * pd[2] + OW;
+  size_t es = ct_dtype_size(j->y->dtype);
+  int64_t out = (j->n * j->oc + c) * j->P;
+  for (int64_t od = 0; od < g->out[0]; od++) {
+    dw_flat_i32(sc->xp + od * g->s[0] * pd[1] * pd[2], sc->off, sc->w16, taps, L, b, sc->acc32);
+    ct_quant_requant_act_row_i32(sc->acc32, L, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype, sc->yb);
+    for (int64_t oh = 0; oh < OH; oh++, out += OW) memcpy(tq_at(j->y, out), sc->yb + (size_t)(oh * pd[2]) * es, (size_t)OW * es);
+  }
 }
 
 /* Channel c of image j->n from its padded plane sc->xp: each output row's taps summed in
@@ -280,6 +323,10 @@ static void dw_channel(const conv_job *j, int64_t c, const int64_t *pd, dw_scrat
   int32_t zw = j->zw ? j->zw[c] : j->zw0, b = j->b ? ct_tq_get(j->b, c) : 0;
   ct_tq_get_row_i32(j->w, c * taps, taps, zw, sc->wt);
   bool narrow = dw_narrow(sc->wt, taps, b, sc->w16);
+  if (narrow && dw_flat_ok(g, pd)) {
+    dw_channel_flat(j, c, pd, sc, b);
+    return;
+  }
   int64_t out = (j->n * j->oc + c) * j->P;
   for (int64_t od = 0; od < g->out[0]; od++)
     for (int64_t oh = 0; oh < g->out[1]; oh++, out += OW) {

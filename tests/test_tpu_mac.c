@@ -117,6 +117,13 @@ START_TEST(test_dw_narrow_vs_loop) {
   b.st[0] = 2, b.st[1] = 2, b.dl[0] = 2, b.pads[0] = 2, b.pads[1] = 1, b.pads[2] = 0, b.pads[3] = 3;
   b.xt = CT_I8, b.zx = -5, b.xlo = -128, b.xhi = 127, b.yt = CT_U8, b.zy = 10, b.act = 2, b.hi = 200, b.H = 12, b.W = 13;
   check_case(&b);
+  /* unit strides over a plane of several flat blocks, 5×3 taps, dilations, i16 outputs */
+  conv_case c = {.C = 3, .H = 30, .W = 41, .OC = 3, .G = 3, .k = {5, 3}, .st = {1, 1}, .dl = {1, 3}, .pads = {2, 3, 1, 4},
+                 .xt = CT_U8, .wt = CT_I8, .yt = CT_I16, .zx = 128, .zy = 5, .xlo = 0, .xhi = 255, .wlo = -127, .whi = 127,
+                 .blo = -30000, .bhi = 30000, .pc = true, .act = 0, .m0 = 1234567891, .s = 34};
+  check_case(&c);
+  c.st[0] = 2, c.yt = CT_I8, c.s = 40; /* stride 2 in H only: the row loop at unit W stride */
+  check_case(&c);
 }
 END_TEST
 
