@@ -33,6 +33,8 @@ typedef struct conv_job {
   const float *colf;      /* the columns as floats (GEMM path), their chunk length, and */
   int64_t kc;             /* whether max|w − zp_w|·max|col| ≤ 2^24 (exact_sgemm_acc's small) */
   bool small;
+  bool acc32;             /* small, and max|b| + K·max|w − zp_w|·max|col| ≤ INT32_MAX: int32 sums */
+  int64_t bmax;           /* max |bias| */
   const ct_tensor *x;     /* depthwise path: the input, its geometry and zero point */
   const ct_kn_geo *geo;
   int32_t zx;
@@ -87,14 +89,17 @@ static int64_t exact_chunk(int64_t wmax, int64_t cmax) {
  * sgemm over chunks of at most kc of K, each chunk's result converted to int64 (exact when every product and partial
  * sum of a chunk is within ±2^24: exact_chunk); cf is an M×N scratch. small: max|a|·max|b|
  * ≤ 2^24, so every chunk's result is an integer within ±2^24 and converts through int32
- * (vectorizable) to the same value as through int64. */
+ * (vectorizable) to the same value as through int64. With small, an int32 acc32 (acc NULL)
+ * may take the sums instead when the caller has bounded every partial sum within int32. */
 static void exact_sgemm_acc(int64_t M, int64_t N, int64_t K, const float *a, const float *b, bool tb, int64_t kc,
-                            bool small, float *cf, int64_t *acc) {
+                            bool small, float *cf, int64_t *acc, int32_t *acc32) {
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     int64_t n = K - k0 < kc ? K - k0 : kc;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, a + k0, (int)K,
                 tb ? b + k0 : b + k0 * N, (int)(tb ? K : N), 0.0f, cf, (int)N);
-    if (small)
+    if (acc32)
+      for (int64_t i = 0; i < M * N; i++) acc32[i] += (int32_t)cf[i];
+    else if (small)
       for (int64_t i = 0; i < M * N; i++) acc[i] += (int32_t)cf[i];
     else
       for (int64_t i = 0; i < M * N; i++) acc[i] += (int64_t)cf[i];
@@ -114,10 +119,11 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   conv_job *j = arg;
   int64_t rows = hi - lo, K = j->K, P = j->P;
   float *wf = calloc((size_t)(rows * K + 1), sizeof *wf), *cf = malloc(sizeof *cf * (size_t)(rows * P + 1));
-  int64_t *acc = malloc(sizeof *acc * (size_t)(rows * P + 1));
+  int64_t *acc = j->acc32 ? NULL : malloc(sizeof *acc * (size_t)(rows * P + 1));
+  int32_t *acc32 = j->acc32 ? malloc(sizeof *acc32 * (size_t)(rows * P + 1)) : NULL;
   int32_t *wr = malloc(sizeof *wr * (size_t)(K + 1));
-  if (!wf || !cf || !acc || !wr) {
-    free(wf), free(cf), free(acc), free(wr);
+  if (!wf || !cf || !(acc || acc32) || !wr) {
+    free(wf), free(cf), free(acc), free(acc32), free(wr);
     j->oom = true;
     return;
   }
@@ -126,15 +132,17 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
     int32_t zw = j->zw ? j->zw[oc] : j->zw0, b = j->b ? ct_tq_get(j->b, oc) : 0;
     ct_tq_get_row_i32(j->w, oc * K, K, zw, wr);
     for (int64_t k = 0; k < K; k++) wf[r * K + k] = (float)wr[k];
-    for (int64_t p = 0; p < P; p++) acc[r * P + p] = b;
+    for (int64_t p = 0; acc32 && p < P; p++) acc32[r * P + p] = b;
+    for (int64_t p = 0; acc && p < P; p++) acc[r * P + p] = b;
   }
-  exact_sgemm_acc(rows, P, K, wf, j->colf, false, j->kc, j->small, cf, acc);
+  exact_sgemm_acc(rows, P, K, wf, j->colf, false, j->kc, j->small, cf, acc, acc32);
   for (int64_t r = 0; r < rows; r++) {
     int64_t oc = j->grp * j->og + lo + r;
-    ct_quant_requant_act_row(acc + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
-                             tq_at(j->y, (j->n * j->oc + oc) * P));
+    void *y = tq_at(j->y, (j->n * j->oc + oc) * P);
+    if (acc32) ct_quant_requant_act_row_i32(acc32 + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype, y);
+    else ct_quant_requant_act_row(acc + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype, y);
   }
-  free(wf), free(cf), free(acc), free(wr);
+  free(wf), free(cf), free(acc), free(acc32), free(wr);
 }
 
 /* Widens [*lo, *hi] to hold v[0..n). */
@@ -435,6 +443,10 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   float *colf = gemm && !st ? malloc(sizeof *colf * (size_t)(j.K * j.P > 0 ? j.K * j.P : 1)) : NULL;
   if (gemm && !st && !colf) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   int64_t wmax = gemm && !st ? weight_absmax(w, j.oc, j.K, j.zw, j.zw0) : 0;
+  for (int64_t o = 0; gemm && b && o < j.oc; o++) {
+    int64_t v = llabs((int64_t)ct_tq_get(b, o));
+    j.bmax = v > j.bmax ? v : j.bmax;
+  }
   if (wmax < 0) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   if (gemm) ct_kn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
@@ -445,6 +457,7 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
       if (gemm) {
         int cmax = col_floats(col, j.K * j.P, colf);
         j.colf = colf, j.kc = exact_chunk(wmax, cmax), j.small = exact_small(wmax, cmax);
+        j.acc32 = j.small && j.bmax + j.K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
       }
       ct_kn_parallel(ctx, j.og, j.og * j.K * j.P, gemm ? conv_channels_gemm : conv_channels, &j);
       if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
@@ -494,7 +507,7 @@ static bool mm_block_gemm(const mm_args *q) {
     bmax = v > bmax ? v : bmax;
   }
   for (int64_t i = 0; ok && i < M * N; i++) acc[i] = q->bias ? ct_tq_get(q->bias, i % N) : 0;
-  if (ok) exact_sgemm_acc(M, N, K, af, bf, q->tb, exact_chunk(amax, bmax), exact_small(amax, bmax), cf, acc);
+  if (ok) exact_sgemm_acc(M, N, K, af, bf, q->tb, exact_chunk(amax, bmax), exact_small(amax, bmax), cf, acc, NULL);
   for (int64_t i = 0; ok && i < M * N; i++) mm_store(q, i / N, i % N, acc[i]);
   free(af), free(bf), free(cf), free(acc), free(row);
   return ok;

@@ -145,7 +145,8 @@ START_TEST(test_dw_wide_vs_loop) {
 END_TEST
 
 /* Ordinary Convs: the sgemm path (2 groups of 8 output channels, strides, dilation, pads,
- * per-channel weight zero points, i16 output, ReLU), the dot loop (5 output channels), and
+ * per-channel weight zero points, i16 output, ReLU; int32 sums, and int64 ones for biases at
+ * the int32 limits, the i32 output the saturated accumulator where m = 1), the dot loop (5 output channels), and
  * pointwise columns on both (1×1, unit strides, no pads). */
 START_TEST(test_conv_paths_vs_loop) {
   conv_case a = {.C = 6, .H = 10, .W = 9, .OC = 16, .G = 2, .k = {3, 3}, .st = {2, 1}, .dl = {1, 2}, .pads = {1, 2, 0, 1},
@@ -155,6 +156,11 @@ START_TEST(test_conv_paths_vs_loop) {
   conv_case b = a;
   b.OC = 5, b.G = 1, b.yt = CT_I8, b.zy = 3, b.act = 2, b.hi = 90, b.s = 41;
   check_case(&b);
+  conv_case e = a; /* biases at the int32 limit: the sgemm path's sums must stay int64 */
+  e.yt = CT_I32, e.act = 0, e.blo = INT32_MAX - 2000, e.bhi = INT32_MAX, e.m0 = 1 + 7919 * 15, e.s = 0;
+  check_case(&e);
+  e.blo = INT32_MIN + 1, e.bhi = INT32_MIN + 2000;
+  check_case(&e);
   conv_case c = {.C = 7, .H = 5, .W = 3, .OC = 9, .G = 1, .k = {1, 1}, .st = {1, 1}, .dl = {1, 1}, .pads = {0, 0, 0, 0},
                  .xt = CT_I8, .wt = CT_I8, .yt = CT_U8, .zx = -2, .zy = 100, .xlo = -128, .xhi = 127, .wlo = -127,
                  .whi = 127, .blo = -5000, .bhi = 5000, .pc = false, .act = 0, .m0 = 1800000000, .s = 39};
