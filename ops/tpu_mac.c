@@ -6,8 +6,7 @@
  * saturated accumulator (a module output kept at accumulator precision). Sums are kept in int64 (an int32 accumulator could wrap when a
  * bias is near the int32 limits; the lowering keeps biases below 2^30). Conv is im2col (int16 columns) + an int32 dot loop,
  * or, for groups of at least CONV_GEMM_MIN_OC output channels, OpenBLAS's sgemm on the same
- * integers in chunks short enough to be exact (conv_channels_gemm); depthwise sums tap by tap
- * from a zero-padded plane, in int32 where a bound proves every partial sum fits (dw_narrow).
+ * integers in chunks short enough to be exact (conv_channels_gemm); depthwise is ops/tpu_dw.c.
  * Loads and the requant epilogue go a row at a time (ct_tq_get_row_*, ct_quant_requant_act_row*). */
 #include <cblas.h>
 #include <math.h>
@@ -16,6 +15,7 @@
 
 #include "ops/nn_util.h"
 #include "ops/ops_util.h"
+#include "ops/tpu_dw.h"
 #include "ops/tpu_util.h"
 
 typedef struct conv_job {
@@ -35,9 +35,6 @@ typedef struct conv_job {
   bool small;
   bool acc32;             /* small, and max|b| + K·max|w − zp_w|·max|col| ≤ INT32_MAX: int32 sums */
   int64_t bmax;           /* max |bias| */
-  const ct_tensor *x;     /* depthwise path: the input, its geometry and zero point */
-  const ct_kn_geo *geo;
-  int32_t zx;
 } conv_job;
 
 /* The integer row loops are compiled twice on x86-64 GCC/Clang, for x86-64-v3 (AVX2) and
@@ -50,9 +47,6 @@ typedef struct conv_job {
 #endif
 
 #define CONV_GEMM_MIN_OC 8 /* output channels per group from which a Conv runs on sgemm */
-
-/* Address of element i of integer storage t (the start of a row the row helpers write). */
-static void *tq_at(ct_tensor *t, int64_t i) { return (char *)t->data + (size_t)i * ct_dtype_size(t->dtype); }
 
 /* Output channels [lo, hi) of one group: acc = bias + Σ_k (w − zp_w)·col, requantized. */
 static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
@@ -73,7 +67,7 @@ static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
       for (int64_t p = 0; p < j->P; p++) acc[p] += (int32_t)(wv * c[p]);
     }
     ct_quant_requant_act_row(acc, j->P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
-                             tq_at(j->y, (j->n * j->oc + oc) * j->P));
+                             ct_tq_at(j->y, (j->n * j->oc + oc) * j->P));
   }
   free(acc), free(wr);
 }
@@ -138,7 +132,7 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   exact_sgemm_acc(rows, P, K, wf, j->colf, false, j->kc, j->small, cf, acc, acc32);
   for (int64_t r = 0; r < rows; r++) {
     int64_t oc = j->grp * j->og + lo + r;
-    void *y = tq_at(j->y, (j->n * j->oc + oc) * P);
+    void *y = ct_tq_at(j->y, (j->n * j->oc + oc) * P);
     if (acc32) ct_quant_requant_act_row_i32(acc32 + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype, y);
     else ct_quant_requant_act_row(acc + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype, y);
   }
@@ -205,175 +199,6 @@ static bool conv_pointwise(const ct_kn_geo *g) {
   return true;
 }
 
-/* xp := channel c of image n as x − zp_x, zero-padded by the pads (the zero point is
- * what the pads hold): [in0 + pb0 + pe0][in1 + pb1 + pe1][in2 + pb2 + pe2] int16. */
-static void dw_plane(const conv_job *j, int64_t c, int16_t *xp, const int64_t *pd) {
-  const ct_kn_geo *g = j->geo;
-  int64_t base = (j->n * j->x->shape[1] + c) * g->in[0] * g->in[1] * g->in[2];
-  memset(xp, 0, sizeof *xp * (size_t)(pd[0] * pd[1] * pd[2]));
-  for (int64_t d = 0; d < g->in[0]; d++)
-    for (int64_t h = 0; h < g->in[1]; h++, base += g->in[2])
-      ct_tq_get_row_i16(j->x, base, g->in[2], j->zx, xp + ((d + g->pb[0]) * pd[1] + h + g->pb[1]) * pd[2] + g->pb[2]);
-}
-
-/* Can a depthwise channel's sums run in int32: every tap weight fits int16, and |b| +
- * Σ|w|·2^15 — a bound on every partial sum, as the int16 plane holds |x − zp_x| ≤ 2^15 —
- * fits int32? Then each int16·int16 product and every partial sum is an exact int32, the
- * same integers as the int64 sums. Fills w16 with the weights when true. */
-static bool dw_narrow(const int32_t *wt, int64_t taps, int32_t b, int16_t *w16) {
-  int64_t bound = llabs((int64_t)b);
-  for (int64_t t = 0; t < taps; t++) {
-    if (wt[t] < INT16_MIN || wt[t] > INT16_MAX) return false;
-    w16[t] = (int16_t)wt[t];
-    bound += llabs((int64_t)wt[t]) << 15;
-  }
-  return bound <= INT32_MAX;
-}
-
-/* acc[ow] = b + Σ_t w[t]·row[off[t] + ow·sw] in int32 (dw_narrow holds), ow < OW; the unit
- * and 2 strides as constants so that the loops vectorize. */
-SIMD_CLONES static void dw_row_i32(const int16_t *row, const int64_t *off, const int16_t *w, int64_t taps, int64_t OW,
-                                   int64_t sw, int32_t b, int32_t *acc) {
-  for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
-  for (int64_t t = 0; t < taps; t++) {
-    const int16_t *p = row + off[t];
-    int16_t wv = w[t];
-    if (sw == 1)
-      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow];
-    else if (sw == 2)
-      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[2 * ow];
-    else
-      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow * sw];
-  }
-}
-
-/* dw_row_i32 in int64 with int32 weights: any weights and bias. */
-static void dw_row_i64(const int16_t *row, const int64_t *off, const int32_t *w, int64_t taps, int64_t OW, int64_t sw,
-                       int32_t b, int64_t *acc) {
-  for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
-  for (int64_t t = 0; t < taps; t++) {
-    const int16_t *p = row + off[t];
-    int64_t wv = w[t];
-    if (sw == 1)
-      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow];
-    else
-      for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow * sw];
-  }
-}
-
-/* Scratch of dw_channels: the padded plane, the tap weights (int32 and int16), the tap
- * offsets and one output row's accumulators (int64 and int32). */
-typedef struct dw_scratch {
-  int16_t *xp, *w16;
-  int32_t *wt, *acc32;    /* acc32: one row, or a flat depth slice (dw_channel_flat) */
-  int64_t *off, *acc;
-  char *yb;               /* a flat depth slice's requantized outputs (4 bytes each at most) */
-} dw_scratch;
-
-static bool dw_scratch_new(dw_scratch *sc, int64_t plane, int64_t taps, int64_t OW) {
-  size_t np = (size_t)(plane > 0 ? plane : 1), nt = (size_t)(taps > 0 ? taps : 1), nw = (size_t)(OW > 0 ? OW : 1);
-  size_t na = np > nw ? np : nw;
-  sc->xp = malloc(sizeof *sc->xp * np), sc->w16 = malloc(sizeof *sc->w16 * nt), sc->wt = malloc(sizeof *sc->wt * nt);
-  sc->acc32 = malloc(sizeof *sc->acc32 * na), sc->off = malloc(sizeof *sc->off * nt), sc->acc = malloc(sizeof *sc->acc * nw);
-  sc->yb = malloc(sizeof(int32_t) * np);
-  return sc->xp && sc->w16 && sc->wt && sc->acc32 && sc->off && sc->acc && sc->yb;
-}
-
-static void dw_scratch_free(dw_scratch *sc) {
-  free(sc->xp), free(sc->w16), free(sc->wt), free(sc->acc32), free(sc->off), free(sc->acc), free(sc->yb);
-}
-
-#define DW_BLOCK 512 /* flat outputs summed per block: the block's int32 sums stay in L1 */
-
-/* acc[q] = b + Σ_t w[t]·x[q + off[t]] in int32 (dw_narrow holds) for q < L. */
-SIMD_CLONES static void dw_flat_i32(const int16_t *x, const int64_t *off, const int16_t *w, int64_t taps, int64_t L,
-                                    int32_t b, int32_t *acc) {
-  for (int64_t q0 = 0; q0 < L; q0 += DW_BLOCK) {
-    int64_t n = L - q0 < DW_BLOCK ? L - q0 : DW_BLOCK;
-    int32_t *a = acc + q0;
-    for (int64_t q = 0; q < n; q++) a[q] = b;
-    for (int64_t t = 0; t < taps; t++) {
-      const int16_t *p = x + q0 + off[t];
-      int16_t wv = w[t];
-      for (int64_t q = 0; q < n; q++) a[q] += wv * p[q];
-    }
-  }
-}
-
-/* Unit strides in H and W, and output sizes that the padded plane holds (OH + (kh − 1)·dl ≤
- * padded H, likewise W): output (oh, ow) of a depth slice then reads its taps at flat index
- * oh·pd2 + ow of the slice, so a slice's rows are one flat run of (OH − 1)·pd2 + OW sums
- * (pd2 − OW of them between rows unused), every read within the plane. */
-static bool dw_flat_ok(const ct_kn_geo *g, const int64_t *pd) {
-  return g->s[1] == 1 && g->s[2] == 1 && g->out[1] >= 1 && g->out[2] >= 1 &&
-         g->out[1] + (g->k[1] - 1) * g->dl[1] <= pd[1] && g->out[2] + (g->k[2] - 1) * g->dl[2] <= pd[2];
-}
-
-/* dw_channel for dw_flat_ok geometry in int32: each depth slice summed as one flat run,
- * requantized as one row, and its OH rows of OW outputs copied out. */
-static void dw_channel_flat(const conv_job *j, int64_t c, const int64_t *pd, dw_scratch *sc, int32_t b) {
-  const ct_kn_geo *g = j->geo;
-  int64_t taps = g->k[0] * g->k[1] * g->k[2], OH = g->out[1], OW = g->out[2], L = (OH - 1) * pd[2] + OW;
-  size_t es = ct_dtype_size(j->y->dtype);
-  int64_t out = (j->n * j->oc + c) * j->P;
-  for (int64_t od = 0; od < g->out[0]; od++) {
-    dw_flat_i32(sc->xp + od * g->s[0] * pd[1] * pd[2], sc->off, sc->w16, taps, L, b, sc->acc32);
-    ct_quant_requant_act_row_i32(sc->acc32, L, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype, sc->yb);
-    for (int64_t oh = 0; oh < OH; oh++, out += OW) memcpy(tq_at(j->y, out), sc->yb + (size_t)(oh * pd[2]) * es, (size_t)OW * es);
-  }
-}
-
-/* Channel c of image j->n from its padded plane sc->xp: each output row's taps summed in
- * place (int32 when dw_narrow proves it exact, else int64), then requantized as a row. */
-static void dw_channel(const conv_job *j, int64_t c, const int64_t *pd, dw_scratch *sc) {
-  const ct_kn_geo *g = j->geo;
-  int64_t taps = g->k[0] * g->k[1] * g->k[2], OW = g->out[2], sw = g->s[2];
-  int32_t zw = j->zw ? j->zw[c] : j->zw0, b = j->b ? ct_tq_get(j->b, c) : 0;
-  ct_tq_get_row_i32(j->w, c * taps, taps, zw, sc->wt);
-  bool narrow = dw_narrow(sc->wt, taps, b, sc->w16);
-  if (narrow && dw_flat_ok(g, pd)) {
-    dw_channel_flat(j, c, pd, sc, b);
-    return;
-  }
-  int64_t out = (j->n * j->oc + c) * j->P;
-  for (int64_t od = 0; od < g->out[0]; od++)
-    for (int64_t oh = 0; oh < g->out[1]; oh++, out += OW) {
-      const int16_t *row = sc->xp + ((od * g->s[0]) * pd[1] + oh * g->s[1]) * pd[2];
-      if (narrow) {
-        dw_row_i32(row, sc->off, sc->w16, taps, OW, sw, b, sc->acc32);
-        ct_quant_requant_act_row_i32(sc->acc32, OW, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype, tq_at(j->y, out));
-      } else {
-        dw_row_i64(row, sc->off, sc->wt, taps, OW, sw, b, sc->acc);
-        ct_quant_requant_act_row(sc->acc, OW, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype, tq_at(j->y, out));
-      }
-    }
-}
-
-/* The depthwise path (one input and one output channel per group): channels [lo, hi) of
- * image j->n, each tap summed in place from the channel's zero-padded plane — no columns,
- * no bounds checks (the padded plane holds every tap the output sizes reach). */
-static void dw_channels(void *arg, int64_t lo, int64_t hi, int slot) {
-  (void)slot;
-  conv_job *j = arg;
-  const ct_kn_geo *g = j->geo;
-  int64_t pd[3], taps = g->k[0] * g->k[1] * g->k[2], t = 0;
-  for (int d = 0; d < 3; d++) pd[d] = g->in[d] + g->pb[d] + g->pe[d];
-  dw_scratch sc;
-  if (!dw_scratch_new(&sc, pd[0] * pd[1] * pd[2], taps, g->out[2])) {
-    j->oom = true;
-    dw_scratch_free(&sc);
-    return;
-  }
-  for (int64_t kd = 0; kd < g->k[0]; kd++) /* tap offsets in the padded plane */
-    for (int64_t kh = 0; kh < g->k[1]; kh++)
-      for (int64_t kw = 0; kw < g->k[2]; kw++) sc.off[t++] = ((kd * g->dl[0]) * pd[1] + kh * g->dl[1]) * pd[2] + kw * g->dl[2];
-  for (int64_t c = lo; c < hi; c++) {
-    dw_plane(j, c, sc.xp, pd);
-    dw_channel(j, c, pd, &sc);
-  }
-  dw_scratch_free(&sc);
-}
-
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads. */
 static void conv_im2col(const int16_t *xs, const ct_kn_geo *g, int64_t cg, int16_t *col) {
   int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
@@ -430,11 +255,12 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   j.zw = wv->n_scale > 1 && wv->n_scale == j.oc ? wv->zero_point : NULL;
   int32_t zx = ct_tq_zp(op->in[0]);
   if (!st && cg == 1 && j.og == 1) { /* depthwise */
-    j.x = x, j.geo = &g, j.zx = zx;
+    ct_tpu_dw_job dj = {.x = x, .w = w, .b = b, .y = y, .geo = &g, .oc = j.oc, .P = j.P, .m = m, .s = s, .zw = j.zw,
+                        .zw0 = j.zw0, .zx = zx, .zy = j.zy, .hi = j.hi, .act = j.act};
     for (int64_t n = 0; !st && n < x->shape[0]; n++) {
-      j.n = n;
-      ct_kn_parallel(ctx, j.oc, j.oc * j.K * j.P, dw_channels, &j);
-      if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+      dj.n = n;
+      ct_kn_parallel(ctx, j.oc, j.oc * j.K * j.P, ct_tpu_dw_channels, &dj);
+      if (dj.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
     free(m), free(s), free(col), free(xs);
     return st;

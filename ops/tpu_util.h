@@ -41,6 +41,9 @@ static inline void ct_tq_set(ct_tensor *t, int64_t i, int32_t v) {
 void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst);
 void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst);
 
+/* Address of element i of integer storage t (the start of a row the row helpers write). */
+static inline void *ct_tq_at(ct_tensor *t, int64_t i) { return (char *)t->data + (size_t)i * ct_dtype_size(t->dtype); }
+
 /* Zero point of value v (per-tensor; 0 without quant params). */
 static inline int32_t ct_tq_zp(const ct_value *v) { return v && v->n_scale > 0 ? v->zero_point[0] : 0; }
 
