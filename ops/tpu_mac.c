@@ -6,7 +6,8 @@
  * saturated accumulator (a module output kept at accumulator precision). Sums are kept in int64 (an int32 accumulator could wrap when a
  * bias is near the int32 limits; the lowering keeps biases below 2^30). Conv is im2col (int16 columns) + an int32 dot loop,
  * or, for groups of at least CONV_GEMM_MIN_OC output channels, OpenBLAS's sgemm on the same
- * integers in chunks short enough to be exact (conv_channels_gemm). */
+ * integers in chunks short enough to be exact (conv_channels_gemm); depthwise is ops/tpu_dw.c.
+ * Loads and the requant epilogue go a row at a time (ct_tq_get_row_*, ct_quant_requant_act_row*). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "ops/nn_util.h"
 #include "ops/ops_util.h"
+#include "ops/tpu_dw.h"
 #include "ops/tpu_util.h"
 
 typedef struct conv_job {
@@ -28,12 +30,21 @@ typedef struct conv_job {
   const int32_t *zw;      /* per-channel weight zero points or NULL */
   ct_quant_act act;
   bool oom;
-  const float *colf;      /* the columns as floats (GEMM path), and their chunk length */
-  int64_t kc;
-  const ct_tensor *x;     /* depthwise path: the input, its geometry and zero point */
-  const ct_kn_geo *geo;
-  int32_t zx;
+  const float *colf;      /* the columns as floats (GEMM path), their chunk length, and */
+  int64_t kc;             /* whether max|w − zp_w|·max|col| ≤ 2^24 (exact_sgemm_acc's small) */
+  bool small;
+  bool acc32;             /* small, and max|b| + K·max|w − zp_w|·max|col| ≤ INT32_MAX: int32 sums */
+  int64_t bmax;           /* max |bias| */
 } conv_job;
+
+/* The integer row loops are compiled twice on x86-64 GCC/Clang, for x86-64-v3 (AVX2) and
+ * the baseline, picked at load time (function multiversioning, as ops/nn_conv.c): integer
+ * results do not depend on which one runs. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SIMD_CLONES
+#endif
 
 #define CONV_GEMM_MIN_OC 8 /* output channels per group from which a Conv runs on sgemm */
 
@@ -42,22 +53,23 @@ static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   conv_job *j = arg;
   int64_t *acc = malloc((size_t)(j->P > 0 ? j->P : 1) * sizeof *acc); /* no int32 wrap-around */
-  if (!acc) { j->oom = true; return; }
-  for (int64_t o = lo; o < hi; o++) {
+  int32_t *wr = malloc((size_t)(j->K > 0 ? j->K : 1) * sizeof *wr);
+  if (!acc || !wr) j->oom = true;
+  for (int64_t o = lo; acc && wr && o < hi; o++) {
     int64_t oc = j->grp * j->og + o;
     int32_t b = j->b ? ct_tq_get(j->b, oc) : 0, zw = j->zw ? j->zw[oc] : j->zw0;
+    ct_tq_get_row_i32(j->w, oc * j->K, j->K, zw, wr);
     for (int64_t p = 0; p < j->P; p++) acc[p] = b;
     for (int64_t k = 0; k < j->K; k++) {
-      int32_t wv = ct_tq_get(j->w, oc * j->K + k) - zw;
+      int32_t wv = wr[k];
       if (!wv) continue;
       const int16_t *c = j->col + k * j->P;
       for (int64_t p = 0; p < j->P; p++) acc[p] += (int32_t)(wv * c[p]);
     }
-    int64_t base = (j->n * j->oc + oc) * j->P;
-    for (int64_t p = 0; p < j->P; p++)
-      ct_tq_set(j->y, base + p, ct_quant_requant_act(acc[p], j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype));
+    ct_quant_requant_act_row(acc, j->P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
+                             ct_tq_at(j->y, (j->n * j->oc + oc) * j->P));
   }
-  free(acc);
+  free(acc), free(wr);
 }
 
 /* The chunk length of the GEMM path: the most columns whose products and partial sums stay
@@ -67,18 +79,29 @@ static int64_t exact_chunk(int64_t wmax, int64_t cmax) {
   return per <= 0 ? (int64_t)1 << 24 : ((int64_t)1 << 24) / per > 0 ? ((int64_t)1 << 24) / per : 1;
 }
 
-/* acc[M×N] += A[M×K]·B[K×N] (row-major floats holding integers) by sgemm over chunks of at
- * most kc of K, each chunk's result converted to int64 (exact when every product and partial
- * sum of a chunk is within ±2^24: exact_chunk); cf is an M×N scratch. */
-static void exact_sgemm_acc(int64_t M, int64_t N, int64_t K, const float *a, const float *b, int64_t kc, float *cf,
-                            int64_t *acc) {
+/* acc[M×N] += A[M×K]·B[K×N] (row-major floats holding integers; B stored [N×K] when tb) by
+ * sgemm over chunks of at most kc of K, each chunk's result converted to int64 (exact when every product and partial
+ * sum of a chunk is within ±2^24: exact_chunk); cf is an M×N scratch. small: max|a|·max|b|
+ * ≤ 2^24, so every chunk's result is an integer within ±2^24 and converts through int32
+ * (vectorizable) to the same value as through int64. With small, an int32 acc32 (acc NULL)
+ * may take the sums instead when the caller has bounded every partial sum within int32. */
+static void exact_sgemm_acc(int64_t M, int64_t N, int64_t K, const float *a, const float *b, bool tb, int64_t kc,
+                            bool small, float *cf, int64_t *acc, int32_t *acc32) {
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     int64_t n = K - k0 < kc ? K - k0 : kc;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, a + k0, (int)K, b + k0 * N,
-                (int)N, 0.0f, cf, (int)N);
-    for (int64_t i = 0; i < M * N; i++) acc[i] += (int64_t)cf[i];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, a + k0, (int)K,
+                tb ? b + k0 : b + k0 * N, (int)(tb ? K : N), 0.0f, cf, (int)N);
+    if (acc32)
+      for (int64_t i = 0; i < M * N; i++) acc32[i] += (int32_t)cf[i];
+    else if (small)
+      for (int64_t i = 0; i < M * N; i++) acc[i] += (int32_t)cf[i];
+    else
+      for (int64_t i = 0; i < M * N; i++) acc[i] += (int64_t)cf[i];
   }
 }
+
+/* Is the product bound of exact_chunk within float32's exact integers (exact_sgemm_acc's small)? */
+static bool exact_small(int64_t amax, int64_t bmax) { return amax * bmax <= (int64_t)1 << 24; }
 
 /* The GEMM path of conv_channels: acc = bias + Σ over chunks of kc columns of
  * sgemm(W − zp_w, col). Every product and partial sum of a chunk is an integer of magnitude
@@ -90,42 +113,83 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   conv_job *j = arg;
   int64_t rows = hi - lo, K = j->K, P = j->P;
   float *wf = calloc((size_t)(rows * K + 1), sizeof *wf), *cf = malloc(sizeof *cf * (size_t)(rows * P + 1));
-  int64_t *acc = malloc(sizeof *acc * (size_t)(rows * P + 1));
-  if (!wf || !cf || !acc) {
-    free(wf), free(cf), free(acc);
+  int64_t *acc = j->acc32 ? NULL : malloc(sizeof *acc * (size_t)(rows * P + 1));
+  int32_t *acc32 = j->acc32 ? malloc(sizeof *acc32 * (size_t)(rows * P + 1)) : NULL;
+  int32_t *wr = malloc(sizeof *wr * (size_t)(K + 1));
+  if (!wf || !cf || !(acc || acc32) || !wr) {
+    free(wf), free(cf), free(acc), free(acc32), free(wr);
     j->oom = true;
     return;
   }
   for (int64_t r = 0; r < rows; r++) {
     int64_t oc = j->grp * j->og + lo + r;
     int32_t zw = j->zw ? j->zw[oc] : j->zw0, b = j->b ? ct_tq_get(j->b, oc) : 0;
-    for (int64_t k = 0; k < K; k++) wf[r * K + k] = (float)(ct_tq_get(j->w, oc * K + k) - zw);
-    for (int64_t p = 0; p < P; p++) acc[r * P + p] = b;
+    ct_tq_get_row_i32(j->w, oc * K, K, zw, wr);
+    for (int64_t k = 0; k < K; k++) wf[r * K + k] = (float)wr[k];
+    for (int64_t p = 0; acc32 && p < P; p++) acc32[r * P + p] = b;
+    for (int64_t p = 0; acc && p < P; p++) acc[r * P + p] = b;
   }
-  exact_sgemm_acc(rows, P, K, wf, j->colf, j->kc, cf, acc);
+  exact_sgemm_acc(rows, P, K, wf, j->colf, false, j->kc, j->small, cf, acc, acc32);
   for (int64_t r = 0; r < rows; r++) {
-    int64_t oc = j->grp * j->og + lo + r, base = (j->n * j->oc + oc) * P;
-    for (int64_t p = 0; p < P; p++)
-      ct_tq_set(j->y, base + p, ct_quant_requant_act(acc[r * P + p], j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype));
+    int64_t oc = j->grp * j->og + lo + r;
+    void *y = ct_tq_at(j->y, (j->n * j->oc + oc) * P);
+    if (acc32) ct_quant_requant_act_row_i32(acc32 + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype, y);
+    else ct_quant_requant_act_row(acc + r * P, P, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype, y);
   }
-  free(wf), free(cf), free(acc);
+  free(wf), free(cf), free(acc), free(acc32), free(wr);
 }
 
-/* max |w − zp_w| over the weights of op (per-channel zero points zw, else zw0). */
-static int64_t weight_absmax(const ct_tensor *w, int64_t oc, int64_t K, const int32_t *zw, int32_t zw0) {
-  int64_t mx = 0;
-  for (int64_t i = 0; i < oc * K; i++) {
-    int64_t v = llabs((int64_t)ct_tq_get(w, i) - (zw ? zw[i / K] : zw0));
-    if (v > mx) mx = v;
+/* Widens [*lo, *hi] to hold v[0..n). */
+SIMD_CLONES static void i32_range(const int32_t *v, int64_t n, int64_t *lo, int64_t *hi) {
+  int32_t l = (int32_t)*lo, h = (int32_t)*hi;
+  for (int64_t i = 0; i < n; i++) {
+    l = v[i] < l ? v[i] : l;
+    h = v[i] > h ? v[i] : h;
   }
+  *lo = l, *hi = h;
+}
+
+/* dst[i] = (float)v[i] for i < n; returns max(0, max |v[i]|) in int64 (|INT32_MIN| too). */
+static int64_t floats_absmax(const int32_t *v, int64_t n, float *dst) {
+  int64_t lo = 0, hi = 0;
+  for (int64_t i = 0; i < n; i++) dst[i] = (float)v[i];
+  i32_range(v, n, &lo, &hi);
+  return -lo > hi ? -lo : hi;
+}
+
+/* max |w − zp_w| over the weights of op (per-channel zero points zw, else zw0), the
+ * difference in int64; -1 when out of memory. */
+static int64_t weight_absmax(const ct_tensor *w, int64_t oc, int64_t K, const int32_t *zw, int32_t zw0) {
+  int32_t *wr = malloc(sizeof *wr * (size_t)(K + 1));
+  int64_t mx = wr ? 0 : -1;
+  for (int64_t o = 0; wr && K > 0 && o < oc; o++) { /* |w − z| is largest at the row's min or max */
+    int64_t z = zw ? zw[o] : zw0, lo = INT32_MAX, hi = INT32_MIN;
+    ct_tq_get_row_i32(w, o * K, K, 0, wr);
+    i32_range(wr, K, &lo, &hi);
+    mx = llabs(lo - z) > mx ? llabs(lo - z) : mx;
+    mx = llabs(hi - z) > mx ? llabs(hi - z) : mx;
+  }
+  free(wr);
   return mx;
+}
+
+/* colf := col as floats (n of them); returns max |col|. */
+SIMD_CLONES static int col_floats(const int16_t *col, int64_t n, float *colf) {
+  int cmax = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int v = col[i];
+    colf[i] = (float)v;
+    v = v < 0 ? -v : v;
+    cmax = v > cmax ? v : cmax;
+  }
+  return cmax;
 }
 
 /* xs := x − zp_x of image n, channels [c0, c0 + cg) (int16, [cg][D][H][W]): one typed read
  * per input element instead of one per tap. */
 static void conv_input(const ct_tensor *x, const ct_kn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx, int16_t *xs) {
-  int64_t vol = g->in[0] * g->in[1] * g->in[2], base = (n * x->shape[1] + c0) * vol;
-  for (int64_t i = 0; i < cg * vol; i++) xs[i] = (int16_t)(ct_tq_get(x, base + i) - zx);
+  int64_t vol = g->in[0] * g->in[1] * g->in[2];
+  ct_tq_get_row_i16(x, (n * x->shape[1] + c0) * vol, cg * vol, zx, xs);
 }
 
 /* A 1×1 (×1) kernel with unit strides and no pads: the columns are the input itself. */
@@ -133,60 +197,6 @@ static bool conv_pointwise(const ct_kn_geo *g) {
   for (int d = 0; d < 3; d++)
     if (g->k[d] != 1 || g->s[d] != 1 || g->pb[d] || g->pe[d]) return false;
   return true;
-}
-
-/* xp := channel c of image n as x − zp_x, zero-padded by the pads (the zero point is
- * what the pads hold): [in0 + pb0 + pe0][in1 + pb1 + pe1][in2 + pb2 + pe2] int16. */
-static void dw_plane(const conv_job *j, int64_t c, int16_t *xp, const int64_t *pd) {
-  const ct_kn_geo *g = j->geo;
-  int64_t base = (j->n * j->x->shape[1] + c) * g->in[0] * g->in[1] * g->in[2], i = 0;
-  memset(xp, 0, sizeof *xp * (size_t)(pd[0] * pd[1] * pd[2]));
-  for (int64_t d = 0; d < g->in[0]; d++)
-    for (int64_t h = 0; h < g->in[1]; h++) {
-      int16_t *row = xp + ((d + g->pb[0]) * pd[1] + h + g->pb[1]) * pd[2] + g->pb[2];
-      for (int64_t w = 0; w < g->in[2]; w++) row[w] = (int16_t)(ct_tq_get(j->x, base + i++) - j->zx);
-    }
-}
-
-/* The depthwise path (one input and one output channel per group): channels [lo, hi) of
- * image j->n, each tap summed in place from the channel's zero-padded plane — no columns,
- * no bounds checks (the padded plane holds every tap the output sizes reach). */
-static void dw_channels(void *arg, int64_t lo, int64_t hi, int slot) {
-  (void)slot;
-  conv_job *j = arg;
-  const ct_kn_geo *g = j->geo;
-  int64_t pd[3], taps = g->k[0] * g->k[1] * g->k[2];
-  for (int d = 0; d < 3; d++) pd[d] = g->in[d] + g->pb[d] + g->pe[d];
-  int16_t *xp = malloc(sizeof *xp * (size_t)(pd[0] * pd[1] * pd[2] > 0 ? pd[0] * pd[1] * pd[2] : 1));
-  int32_t *wt = malloc(sizeof *wt * (size_t)(taps > 0 ? taps : 1));
-  int64_t *off = malloc(sizeof *off * (size_t)(taps > 0 ? taps : 1)), t = 0, OW = g->out[2], sw = g->s[2];
-  int64_t *acc = malloc(sizeof *acc * (size_t)(OW > 0 ? OW : 1));
-  if (!xp || !wt || !off || !acc) j->oom = true;
-  for (int64_t kd = 0; off && kd < g->k[0]; kd++) /* tap offsets in the padded plane */
-    for (int64_t kh = 0; kh < g->k[1]; kh++)
-      for (int64_t kw = 0; kw < g->k[2]; kw++) off[t++] = ((kd * g->dl[0]) * pd[1] + kh * g->dl[1]) * pd[2] + kw * g->dl[2];
-  for (int64_t c = lo; xp && wt && off && acc && c < hi; c++) {
-    dw_plane(j, c, xp, pd);
-    int32_t zw = j->zw ? j->zw[c] : j->zw0, b = j->b ? ct_tq_get(j->b, c) : 0;
-    for (t = 0; t < taps; t++) wt[t] = ct_tq_get(j->w, c * taps + t) - zw;
-    int64_t out = (j->n * j->oc + c) * j->P;
-    for (int64_t od = 0; od < g->out[0]; od++)
-      for (int64_t oh = 0; oh < g->out[1]; oh++) { /* one output row, tap by tap (contiguous for stride 1) */
-        const int16_t *row = xp + ((od * g->s[0]) * pd[1] + oh * g->s[1]) * pd[2];
-        for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
-        for (t = 0; t < taps; t++) {
-          const int16_t *p = row + off[t];
-          int64_t wv = wt[t];
-          if (sw == 1)
-            for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow];
-          else
-            for (int64_t ow = 0; ow < OW; ow++) acc[ow] += wv * p[ow * sw];
-        }
-        for (int64_t ow = 0; ow < OW; ow++)
-          ct_tq_set(j->y, out++, ct_quant_requant_act(acc[ow], j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype));
-      }
-  }
-  free(xp), free(wt), free(off), free(acc);
 }
 
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads. */
@@ -245,11 +255,12 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   j.zw = wv->n_scale > 1 && wv->n_scale == j.oc ? wv->zero_point : NULL;
   int32_t zx = ct_tq_zp(op->in[0]);
   if (!st && cg == 1 && j.og == 1) { /* depthwise */
-    j.x = x, j.geo = &g, j.zx = zx;
+    ct_tpu_dw_job dj = {.x = x, .w = w, .b = b, .y = y, .geo = &g, .oc = j.oc, .P = j.P, .m = m, .s = s, .zw = j.zw,
+                        .zw0 = j.zw0, .zx = zx, .zy = j.zy, .hi = j.hi, .act = j.act};
     for (int64_t n = 0; !st && n < x->shape[0]; n++) {
-      j.n = n;
-      ct_kn_parallel(ctx, j.oc, j.oc * j.K * j.P, dw_channels, &j);
-      if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+      dj.n = n;
+      ct_kn_parallel(ctx, j.oc, j.oc * j.K * j.P, ct_tpu_dw_channels, &dj);
+      if (dj.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
     free(m), free(s), free(col), free(xs);
     return st;
@@ -258,6 +269,11 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   float *colf = gemm && !st ? malloc(sizeof *colf * (size_t)(j.K * j.P > 0 ? j.K * j.P : 1)) : NULL;
   if (gemm && !st && !colf) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   int64_t wmax = gemm && !st ? weight_absmax(w, j.oc, j.K, j.zw, j.zw0) : 0;
+  for (int64_t o = 0; gemm && b && o < j.oc; o++) {
+    int64_t v = llabs((int64_t)ct_tq_get(b, o));
+    j.bmax = v > j.bmax ? v : j.bmax;
+  }
+  if (wmax < 0) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   if (gemm) ct_kn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
@@ -265,9 +281,9 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
       conv_im2col(xs, &g, cg, col);
       j.n = n, j.grp = grp;
       if (gemm) {
-        int cmax = 0;
-        for (int64_t i = 0; i < j.K * j.P; i++) colf[i] = (float)col[i], cmax = abs(col[i]) > cmax ? abs(col[i]) : cmax;
-        j.colf = colf, j.kc = exact_chunk(wmax, cmax);
+        int cmax = col_floats(col, j.K * j.P, colf);
+        j.colf = colf, j.kc = exact_chunk(wmax, cmax), j.small = exact_small(wmax, cmax);
+        j.acc32 = j.small && j.bmax + j.K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
       }
       ct_kn_parallel(ctx, j.og, j.og * j.K * j.P, gemm ? conv_channels_gemm : conv_channels, &j);
       if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
@@ -302,20 +318,24 @@ static bool mm_block_gemm(const mm_args *q) {
   int64_t M = q->M, K = q->K, N = q->N, amax = 0, bmax = 0;
   float *af = malloc(sizeof *af * (size_t)(M * K)), *bf = malloc(sizeof *bf * (size_t)(K * N)), *cf = malloc(sizeof *cf * (size_t)(M * N));
   int64_t *acc = malloc(sizeof *acc * (size_t)(M * N));
-  bool ok = af && bf && cf && acc;
-  for (int64_t i = 0; ok && i < M * K; i++) {
-    int64_t v = ct_tq_get(q->a, q->a_off + i) - q->za;
-    af[i] = (float)v, amax = llabs(v) > amax ? llabs(v) : amax;
+  int32_t *row = malloc(sizeof *row * (size_t)(K > N ? K : N));
+  bool ok = af && bf && cf && acc && row;
+  for (int64_t r = 0; ok && r < M; r++) {
+    ct_tq_get_row_i32(q->a, q->a_off + r * K, K, q->za, row);
+    int64_t v = floats_absmax(row, K, af + r * K);
+    amax = v > amax ? v : amax;
   }
-  for (int64_t k = 0; ok && k < K; k++)
-    for (int64_t c = 0; c < N; c++) {
-      int64_t v = ct_tq_get(q->b, q->b_off + (q->tb ? c * K + k : k * N + c)) - q->zb[c];
-      bf[k * N + c] = (float)v, bmax = llabs(v) > bmax ? llabs(v) : bmax;
-    }
+  for (int64_t i = 0; ok && i < (q->tb ? N : K); i++) { /* B as stored: rows of K (tb) or of N */
+    int64_t len = q->tb ? K : N, v;
+    ct_tq_get_row_i32(q->b, q->b_off + i * len, len, q->tb ? q->zb[i] : 0, row);
+    for (int64_t c = 0; !q->tb && c < N; c++) row[c] -= q->zb[c];
+    v = floats_absmax(row, len, bf + i * len);
+    bmax = v > bmax ? v : bmax;
+  }
   for (int64_t i = 0; ok && i < M * N; i++) acc[i] = q->bias ? ct_tq_get(q->bias, i % N) : 0;
-  if (ok) exact_sgemm_acc(M, N, K, af, bf, exact_chunk(amax, bmax), cf, acc);
+  if (ok) exact_sgemm_acc(M, N, K, af, bf, q->tb, exact_chunk(amax, bmax), exact_small(amax, bmax), cf, acc, NULL);
   for (int64_t i = 0; ok && i < M * N; i++) mm_store(q, i / N, i % N, acc[i]);
-  free(af), free(bf), free(cf), free(acc);
+  free(af), free(bf), free(cf), free(acc), free(row);
   return ok;
 }
 

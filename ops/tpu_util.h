@@ -34,6 +34,16 @@ static inline void ct_tq_set(ct_tensor *t, int64_t i, int32_t v) {
   }
 }
 
+/* Rows of stored values minus a zero point, one dtype switch per row (the MAC kernels'
+ * loads): dst[i] = ct_tq_get(t, off + i) − z for i < n, as int32 (_i32) or wrapped to int16
+ * as the int16 columns hold it (_i16: (int16_t)(ct_tq_get(t, off + i) − z)). Other dtypes
+ * give 0 − z, as ct_tq_get. */
+void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst);
+void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst);
+
+/* Address of element i of integer storage t (the start of a row the row helpers write). */
+static inline void *ct_tq_at(ct_tensor *t, int64_t i) { return (char *)t->data + (size_t)i * ct_dtype_size(t->dtype); }
+
 /* Zero point of value v (per-tensor; 0 without quant params). */
 static inline int32_t ct_tq_zp(const ct_value *v) { return v && v->n_scale > 0 ? v->zero_point[0] : 0; }
 

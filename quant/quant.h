@@ -74,6 +74,16 @@ static inline int32_t ct_quant_requant_act(int64_t x, int32_t m, int s, int32_t 
   return (int32_t)ct_quant_saturate(v, out);
 }
 
+/* ct_quant_requant_act over a row: y[i] = ct_quant_requant_act(x[i], m, s, zp, act, hi,
+ * out) for i < n, stored as out's C type (int8_t, uint8_t, int16_t, uint16_t, int32_t for
+ * i8, u8, i16, u16, i32) at y. The same function element by element, with the type switch
+ * once per row instead of once per element (the MAC kernels' epilogue). Returns false
+ * (nothing written) for any other out. _i32 takes an int32 row (the same values widened). */
+bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act, int32_t hi,
+                              ct_dtype out, void *y);
+bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
+                                  int32_t hi, ct_dtype out, void *y);
+
 /* Real multiplier M → (m, s) minimizing |m·2^-s − M| with |m| < 2^31 and s in 0..63
  * (TPU-MLIR get_scale_and_shift: the largest s that keeps m in range, m = round half away
  * from zero of M·2^s). M = 0 gives (0, 0); 0 < |M| < 2^-64 gives m = 0, s = 63 (below the

@@ -86,6 +86,45 @@ START_TEST(test_requant_exhaustive_int8_range_against_formula) {
 }
 END_TEST
 
+/* The requant rows (vectorized, compiled per ISA) equal ct_quant_requant_act element by
+ * element for every output type and activation, over shifts 0..63, ties (±2^(s-1)), int32
+ * limits, products near ±2^62 and odd row lengths (vector body and tail); the int32 row too. */
+START_TEST(test_requant_row_matches_element) {
+  const ct_dtype dts[] = {CT_I8, CT_U8, CT_I16, CT_U16, CT_I32};
+  const int32_t ms[] = {1, 3, 1 << 30, 1518500250, -1518500250, INT32_MAX, INT32_MIN};
+  const int ss[] = {0, 1, 2, 7, 31, 32, 38, 62, 63};
+  const int32_t zps[] = {-7, 0, 100};
+  int64_t x[61];
+  int32_t x32[61], got[61];
+  srand(5);
+  for (size_t di = 0; di < 5; di++)
+    for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++)
+      for (size_t si = 0; si < sizeof ss / sizeof *ss; si++)
+        for (int act = 0; act < 3; act++) {
+          int s = ss[si], n = 33 + (int)((di * 7 + mi * 3 + si + (size_t)act) % 29);
+          int32_t zp = zps[(mi + si) % 3], hi = (int32_t)(act == 2 ? 90 + 1000 * (int)di : 0);
+          for (int i = 0; i < n; i++) {
+            int64_t tie = s ? (int64_t)1 << (s - 1) : 1, r = ((int64_t)rand() - RAND_MAX / 2) / ((int64_t)1 << (i % 29));
+            int64_t v = i % 6 == 0 ? INT32_MIN : i % 6 == 1 ? INT32_MAX : i % 6 == 2 ? (i & 8 ? -1 : 1) * (tie / (ms[mi] ? ms[mi] : 1)) : r;
+            x[i] = v, x32[i] = (int32_t)v;
+          }
+          for (int row = 0; row < 2; row++) {
+            ck_assert(row ? ct_quant_requant_act_row_i32(x32, n, ms[mi], s, zp, (ct_quant_act)act, hi, dts[di], got)
+                          : ct_quant_requant_act_row(x, n, ms[mi], s, zp, (ct_quant_act)act, hi, dts[di], got));
+            for (int i = 0; i < n; i++) {
+              int32_t want = ct_quant_requant_act(row ? x32[i] : x[i], ms[mi], s, zp, (ct_quant_act)act, hi, dts[di]);
+              int32_t g = dts[di] == CT_I8 ? ((int8_t *)got)[i] : dts[di] == CT_U8 ? ((uint8_t *)got)[i]
+                          : dts[di] == CT_I16 ? ((int16_t *)got)[i] : dts[di] == CT_U16 ? ((uint16_t *)got)[i] : got[i];
+              ck_assert_msg(g == want, "dt %d m %d s %d act %d x %lld: %d != %d", (int)dts[di], ms[mi], s, act,
+                            (long long)x[i], g, want);
+            }
+          }
+        }
+  got[0] = 42;
+  ck_assert(!ct_quant_requant_act_row(x, 1, 1, 0, 0, CT_QUANT_ACT_NONE, 0, CT_F32, got) && got[0] == 42);
+}
+END_TEST
+
 /* |m·2^-s − M| ≤ 2^-31·|M| over a sweep; (m, s) also beats its neighbours. */
 START_TEST(test_multiplier_search_accuracy_sweep) {
   for (double M = 1.0 / (1 << 30); M < 1e6; M *= 1.0137) {
@@ -366,6 +405,7 @@ int main(void) {
   tcase_add_test(tc, test_rshift_round_matches_wide_reference);
   tcase_add_test(tc, test_requant_hand_values_and_saturation);
   tcase_add_test(tc, test_requant_exhaustive_int8_range_against_formula);
+  tcase_add_test(tc, test_requant_row_matches_element);
   tcase_add_test(tc, test_multiplier_search_accuracy_sweep);
   tcase_add_test(tc, test_float_to_int_rounds_half_away_and_saturates);
   tcase_add_test(tc, test_scales_bias_and_weights);
