@@ -148,7 +148,14 @@ static inline double k_leaky(double v, double al, double be) {
   return v < 0 ? t : v;
 }
 static inline double k_hsigm(double v, double al, double be) { return sel01(al * v + be); }
-static inline double k_hswish(double v, double al, double be) { (void)al, (void)be; return v * sel01(v / 6 + 0.5); }
+/* HardSwish as x (x + 3) / 6 clamped, with the division a multiply by 1/6 (a vector double
+ * division costs several multiplies): x + 3 is exact in double for any float x (|x| < 2^29;
+ * larger ones clamp), so the result is u_hswish's to ~2^-52 relative, the same float after
+ * rounding but where u_hswish lies within that of a half-ulp tie. */
+static inline double k_hswish(double v, double al, double be) {
+  (void)al, (void)be;
+  return v * sel01((v + 3) * (1.0 / 6));
+}
 /* Sigmoid and SiLU in float (8 lanes; double would halve the width and its division is the
  * slowest step): sigmoid(v) = (v >= 0 ? 1 : e) / (1 + e), e = exp_nonpos_f(-|v|); within 2
  * ulp (Sigmoid) and 3 ulp (SiLU) of the correctly rounded value (every 7th float of
