@@ -16,10 +16,30 @@
  * threads, owned by the caller, e.g. the interpreter run) that kernels split their loops over
  * with ct_workpool_for; without one kernels run on the caller's thread. OpenBLAS is kept at
  * one thread: parallel kernels call it from the pool's threads on disjoint slices. */
+typedef struct ct_kernel_post ct_kernel_post;
 typedef struct ct_kernel_ctx {
   int threads;
   ct_workpool *pool;
+  const ct_kernel_post *post; /* NULL, or an epilogue for the kernels ct_kernel_takes_post
+                               * names (the interpreter's run-time fusion of an activation) */
 } ct_kernel_ctx;
+
+/* An elementwise f32 epilogue: row(y, n, p) replaces y[i] by f(y[i]) for i < n, in place;
+ * alpha and beta are f's attributes. A kernel given one in ctx->post applies it to every
+ * element of its (single, f32) output after its own result, fused act included, while the
+ * data is still in cache: the output then holds f(op's result), bit for bit what running the
+ * activation op on op's result gives. */
+struct ct_kernel_post {
+  void (*row)(float *y, int64_t n, const ct_kernel_post *p);
+  double alpha, beta;
+};
+
+/* True when kind k's Top kernel honours ctx->post (Conv); others must get post == NULL. */
+bool ct_kernel_takes_post(ct_op_kind k);
+/* Fills *post with the f32 row of unary op `op` (Relu, LeakyRelu, HardSigmoid, HardSwish,
+ * Sigmoid, SiLU: exactly the f32 results of its Top kernel) and returns true; false (post
+ * untouched) for any other op. */
+bool ct_kernel_unary_post(const ct_op *op, ct_kernel_post *post);
 
 /* Computes op. in[i] is NULL for an absent optional input (op->n_in entries); out has
  * op->n_out preallocated tensors. Errors: CT_ERR_INPUT naming op->loc for unsupported

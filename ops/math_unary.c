@@ -148,7 +148,14 @@ static inline double k_leaky(double v, double al, double be) {
   return v < 0 ? t : v;
 }
 static inline double k_hsigm(double v, double al, double be) { return sel01(al * v + be); }
-static inline double k_hswish(double v, double al, double be) { (void)al, (void)be; return v * sel01(v / 6 + 0.5); }
+/* HardSwish as x (x + 3) / 6 clamped, with the division a multiply by 1/6 (a vector double
+ * division costs several multiplies): x + 3 is exact in double for any float x (|x| < 2^29;
+ * larger ones clamp), so the result is u_hswish's to ~2^-52 relative, the same float after
+ * rounding but where u_hswish lies within that of a half-ulp tie. */
+static inline double k_hswish(double v, double al, double be) {
+  (void)al, (void)be;
+  return v * sel01((v + 3) * (1.0 / 6));
+}
 /* Sigmoid and SiLU in float (8 lanes; double would halve the width and its division is the
  * slowest step): sigmoid(v) = (v >= 0 ? 1 : e) / (1 + e), e = exp_nonpos_f(-|v|); within 2
  * ulp (Sigmoid) and 3 ulp (SiLU) of the correctly rounded value (every 7th float of
@@ -161,9 +168,10 @@ static inline float k_sigmoid(float v, double al, double be) {
 }
 static inline float k_silu(float v, double al, double be) { return v * k_sigmoid(v, al, be); }
 
-/* y = f(x) over n f32 elements, y apart from x; results equal the u_* functions' after
- * rounding to float (Sigmoid, SiLU: within the few ulp of k_sigmoid). Blocks of 8 so that
- * GCC's -O2 (very-cheap cost model) vectorizes. */
+/* r_*: y = f(x) over n f32 elements, y apart from x; results equal the u_* functions' after
+ * rounding to float (Sigmoid, SiLU: within the few ulp of k_sigmoid). i_*: the same formula
+ * in place, as a ct_kernel_post row (same element results). Blocks of 8 so that GCC's -O2
+ * (very-cheap cost model) vectorizes. */
 typedef void (*un_row32)(const float *x, float *y, int64_t n, const up *p);
 #define UN_ROW(name)                                                                           \
   UN_CLONES static void r_##name(const float *restrict x, float *restrict y, int64_t n, const up *p) { \
@@ -172,6 +180,13 @@ typedef void (*un_row32)(const float *x, float *y, int64_t n, const up *p);
     for (k = 0; k < m; k += 8)                                                                 \
       for (i = k; i < k + 8; i++) y[i] = (float)k_##name(x[i], al, be);                        \
     for (i = m; i < n; i++) y[i] = (float)k_##name(x[i], al, be);                              \
+  }                                                                                            \
+  UN_CLONES static void i_##name(float *y, int64_t n, const ct_kernel_post *p) {               \
+    const double al = p->alpha, be = p->beta;                                                  \
+    int64_t m = n - n % 8, i, k;                                                               \
+    for (k = 0; k < m; k += 8)                                                                 \
+      for (i = k; i < k + 8; i++) y[i] = (float)k_##name(y[i], al, be);                        \
+    for (i = m; i < n; i++) y[i] = (float)k_##name(y[i], al, be);                              \
   }
 UN_ROW(relu)
 UN_ROW(leaky)
@@ -244,6 +259,22 @@ static void un_params(const ct_op *op, up *p) {
       break;
     default: break;
   }
+}
+
+bool ct_kernel_unary_post(const ct_op *op, ct_kernel_post *post) {
+  static const struct {
+    ct_op_kind kind;
+    void (*row)(float *y, int64_t n, const ct_kernel_post *p);
+  } rows[] = {{CT_OP_RELU, i_relu}, {CT_OP_LEAKYRELU, i_leaky}, {CT_OP_HARDSIGMOID, i_hsigm},
+              {CT_OP_HARDSWISH, i_hswish}, {CT_OP_SIGMOID, i_sigmoid}, {CT_OP_SILU, i_silu}};
+  up p;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    if (rows[i].kind != op->kind) continue;
+    un_params(op, &p);
+    *post = (ct_kernel_post){rows[i].row, p.alpha, p.beta};
+    return true;
+  }
+  return false;
 }
 
 /* Ops that make sense on integer inputs (computed exactly in int64 where it matters). */

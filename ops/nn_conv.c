@@ -25,6 +25,7 @@ typedef struct conv_job {
   float *y;
   float *scratch;                     /* depthwise: one dw_plan scratch per thread slot */
   ct_kn_act act;
+  const ct_kernel_post *post;         /* NULL, or ctx->post: applied after act */
 } conv_job;
 
 /* Input range of output index o along dim i for kernel tap kk: returns the input index. */
@@ -79,6 +80,7 @@ static void gemm_chunk(const conv_job *j, const float *w, const float *bias, con
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, (int)kk, 1.0f, w, (int)kk, src, (int)ldb,
               bias ? 1.0f : 0.0f, y, (int)ldy);
   for (int64_t r = 0; !j->act.none && r < rows; r++) ct_kn_act_apply(&j->act, y + r * ldy, n);
+  for (int64_t r = 0; j->post && r < rows; r++) j->post->row(y + r * ldy, n, j->post);
 }
 
 /* Task split of a general conv (see conv_gemm), fixed by the shapes alone (never by the
@@ -287,6 +289,7 @@ static void conv_dw(void *arg, int64_t lo, int64_t hi, int slot) {
     dw_fill(g, &p, j->x + pl * H * W, sub);
     dw_plane(j, &p, sub, t9, j->w + c * g->k[1] * g->k[2], j->b ? j->b[c] : 0.0f, o);
     ct_kn_act_apply(&j->act, o, p.L); /* while the plane is in cache */
+    if (j->post) j->post->row(o, p.L, j->post);
     if (OW == p.SW) memcpy(y, o, sizeof *y * (size_t)(OH * OW));
     else for (int64_t oh = 0; oh < OH; oh++) memcpy(y + oh * OW, o + oh * p.SW, sizeof *y * (size_t)OW);
   }
@@ -328,7 +331,8 @@ static ct_status conv_setup(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   return CT_OK;
 }
 
-/* Conv, f32, NCHW/OIHW (1-3 spatial dims), with optional bias and fused act: depthwise
+/* Conv, f32, NCHW/OIHW (1-3 spatial dims), with optional bias, fused act and ctx->post (applied
+ * after act, per row of output while it is in cache): depthwise
  * (group == C == OC, 1-D/2-D) by direct loops, otherwise im2col per group + OpenBLAS sgemm
  * (no im2col for 1x1 stride 1 unpadded). CT_ERR_INPUT on dtype/shape mismatches, CT_ERR_LIMIT
  * out of memory. */
@@ -337,6 +341,7 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   conv_job j;
   ct_status st = conv_setup(op, in, out, false, &j, d);
   if (st) return st;
+  j.post = ctx ? ctx->post : NULL;
   for (int i = 0; i < 3; i++) {
     int64_t span = j.g.in[i] + j.g.pb[i] + j.g.pe[i] - j.g.dl[i] * (j.g.k[i] - 1) - 1;
     if (span < 0 || span / j.g.s[i] + 1 != j.g.out[i])
@@ -388,6 +393,7 @@ ct_status ct_kern_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor
   conv_job j;
   ct_status st = conv_setup(op, in, out, true, &j, d);
   if (st) return st;
+  j.post = NULL; /* not a ct_kernel_takes_post kernel */
   int64_t rows = j.ocg * j.kvol, nb = 262144 / (rows > 0 ? rows : 1);
   nb = nb < 64 ? 64 : nb;
   if (nb > j.ivol) nb = j.ivol;

@@ -44,3 +44,5 @@ ct_kernel_fn ct_kernel_for(ct_op_kind k, ct_dialect dl) {
 ct_kernel_fn ct_kernel_of(ct_op_kind k) { return ct_kernel_for(k, CT_DIALECT_TOP); }
 
 bool ct_kernel_writes_all(ct_op_kind k) { return (unsigned)k < CT_OP_COUNT && registry[k].writes_all; }
+
+bool ct_kernel_takes_post(ct_op_kind k) { return k == CT_OP_CONV; }

@@ -92,7 +92,7 @@ static ct_status run_reader(const ct_op *op, const ct_value *v, const ct_tensor 
   for (int k = 0; st == CT_OK && k < op->n_in; k++) fin[k] = (ct_tensor *)in[k];
   if (st == CT_OK && x) fin[0] = x;
   if (st == CT_OK && wq) fin[1] = wq;
-  ct_kernel_ctx ctx = {1, NULL};
+  ct_kernel_ctx ctx = {.threads = 1};
   if (st == CT_OK) st = ct_kernel_of(op->kind)(op, fin, &y, &ctx, d);
   ct_tensor_free(wq), free(fin);
   return st;

@@ -82,7 +82,7 @@ static double score(cal_worker *w, const ct_op *op, const ct_tensor *const *in, 
     const ct_value *o = op->out[k];
     if (!(fout[k] = ct_tensor_new(o->dtype, o->ndim, o->shape, o->name))) *st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   }
-  ct_kernel_ctx ctx = {1, NULL};
+  ct_kernel_ctx ctx = {.threads = 1};
   if (*st == CT_OK) *st = fn(op, fin, fout, &ctx, d);
   double e = *st == CT_OK ? rel_error(op, fout, ref) : NAN;
   for (int k = 0; fin && mine && k < op->n_in; k++)

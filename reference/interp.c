@@ -1,7 +1,8 @@
 /* interp.c: the float Top interpreter (see interp.h). A plain in-order walk over the ops:
  * last-use indices are computed first so each intermediate tensor is released right after
  * the op that reads it last (the liveness rule of any tensor-arena planner, e.g. TFLite's)
- * into a per-run pool whose buffers later outputs reuse (best fit), sparing page faults. */
+ * into a per-run pool whose buffers later outputs reuse (best fit), sparing page faults.
+ * A Conv whose only reader is the next op, an activation, runs with it fused (fusable). */
 #include "reference/interp.h"
 
 #include <limits.h>
@@ -132,8 +133,11 @@ static bool all_outputs_const(const ct_op *op) {
   return op->n_out > 0;
 }
 
-/* Runs one computing op: gathers its input tensors, allocates its outputs, calls the kernel. */
-static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
+/* Runs one computing op: gathers its input tensors, allocates its outputs, calls the kernel.
+ * With `fuse` (an activation whose row is *post, see fusable): the kernel applies post and
+ * writes fuse's outputs instead of op's, which are never materialized. */
+static ct_status run_kernel(run_state *s, const ct_op *op, const ct_op *fuse, const ct_kernel_post *post,
+                            ct_diag *d) {
   bool tpu = ct_graph_dialect(s->g) == CT_DIALECT_TPU; /* Tpu: integer or rounded float (ct_tpu_exec) */
   ct_kernel_fn fn = tpu ? ct_tpu_exec : ct_kernel_of(op->kind);
   if (!fn)
@@ -147,18 +151,21 @@ static ct_status run_kernel(run_state *s, const ct_op *op, ct_diag *d) {
     in[k] = ct_value_is_const(v) ? v->data : s->vals[v->id];
     if (!in[k]) st = ct_diag_set(d, CT_ERR_INTERNAL, "node \"%s\": input %d (\"%s\") has no data", op->loc, k, v->name);
   }
+  const ct_op *res = fuse ? fuse : op; /* whose result values the kernel fills */
   for (int k = 0; st == CT_OK && k < op->n_out; k++) {
-    const ct_value *v = op->out[k];
+    const ct_value *v = res->out[k];
     if (v->ndim < 0)
       st = ct_diag_set(d, CT_ERR_INPUT, "node \"%s\": output %d (\"%s\") has no inferred shape", op->loc, k, v->name);
     else if (!(out[k] = acquire(s, v, tpu || !ct_kernel_writes_all(op->kind), &s->cap[v->id])))
       st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory for output \"%s\"", op->loc, v->name);
   }
-  if (st == CT_OK) st = fn(op, in, out, &s->ctx, d);
+  ct_kernel_ctx ctx = s->ctx;
+  ctx.post = post;
+  if (st == CT_OK) st = fn(op, in, out, &ctx, d);
   for (int k = 0; k < op->n_out; k++) {
     if (st == CT_OK) {
-      s->vals[op->out[k]->id] = out[k];
-      s->owned[op->out[k]->id] = true;
+      s->vals[res->out[k]->id] = out[k];
+      s->owned[res->out[k]->id] = true;
     } else if (out) {
       ct_tensor_free(out[k]);
     }
@@ -179,7 +186,7 @@ static ct_status exec_op(run_state *s, const ct_op *op, ct_diag *d) {
     }
     return CT_OK;
   }
-  return run_kernel(s, op, d);
+  return run_kernel(s, op, NULL, NULL, d);
 }
 
 /* Calls opt->on_op (rewrite false) or opt->rewrite (rewrite true: ops that ran a kernel
@@ -258,6 +265,30 @@ static ct_status collect_outputs(run_state *s, ct_tensor_list *outputs, ct_diag 
   return CT_OK;
 }
 
+/* The index of the live op after op i when the two may run fused (run_kernel's `fuse`, its
+ * row into *post), else -1: op i is a Top kernel that takes a post, with one f32 result read
+ * by that next op alone (not a module output), an activation with an f32 row and a result of
+ * the same shape. Run-time fusion spares a pass over memory, but op i's result then never
+ * exists: so never with a dump, on_op or rewrite hook, which must see every value. */
+static int fusable(const run_state *s, int i, ct_kernel_post *post) {
+  const ct_graph *g = s->g;
+  const ct_op *op = g->ops[i];
+  if (s->opt && (s->opt->dump || s->opt->on_op || s->opt->rewrite)) return -1;
+  if (ct_graph_dialect(g) != CT_DIALECT_TOP || !ct_kernel_takes_post(op->kind) || op->n_out != 1 ||
+      all_outputs_const(op))
+    return -1;
+  int j = i + 1;
+  while (j < g->n_ops && g->ops[j]->dead) j++;
+  if (j >= g->n_ops) return -1;
+  const ct_op *act = g->ops[j];
+  const ct_value *v = op->out[0], *w = act->n_out == 1 ? act->out[0] : NULL;
+  if (!w || act->n_in != 1 || act->in[0] != v || s->last[v->id] != j || v->dtype != CT_F32 || w->dtype != CT_F32 ||
+      ct_value_is_const(w) || v->ndim < 0 || w->ndim != v->ndim ||
+      memcmp(v->shape, w->shape, sizeof v->shape[0] * (size_t)v->ndim) != 0)
+    return -1;
+  return ct_kernel_unary_post(act, post) ? j : -1;
+}
+
 static ct_status run_ops(run_state *s, ct_diag *d) {
   const ct_graph *g = s->g;
   int total = 0, done = 0;
@@ -265,12 +296,17 @@ static ct_status run_ops(run_state *s, ct_diag *d) {
   for (int i = 0; i < g->n_ops; i++) {
     const ct_op *op = g->ops[i];
     if (op->dead) continue;
-    ct_status st = exec_op(s, op, d);
+    ct_kernel_post post;
+    int j = fusable(s, i, &post);
+    ct_status st = j >= 0 ? run_kernel(s, op, g->ops[j], &post, d) : exec_op(s, op, d);
     if (st == CT_OK && s->opt && s->opt->rewrite) st = notify_op(s, op, true, d);
     if (st == CT_OK && s->opt && s->opt->on_op) st = notify_op(s, op, false, d);
     if (st == CT_OK) st = after_op(s, i, d);
+    if (st == CT_OK && j >= 0) st = after_op(s, j, d);
     if (st) return st;
     if (s->opt && s->opt->progress) s->opt->progress(s->opt->progress_user, ++done, total, op);
+    if (j >= 0 && s->opt && s->opt->progress) s->opt->progress(s->opt->progress_user, ++done, total, g->ops[j]);
+    if (j >= 0) i = j;
   }
   return CT_OK;
 }

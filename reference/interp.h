@@ -48,6 +48,9 @@ typedef struct ct_ref_options {
  * Inputs are matched to the Input ops' values by name; their dtype and shape must equal the
  * value's. Constant values (v->data: weights, folded values) are used directly; an op whose
  * outputs are all constant is not run. Intermediates are freed after their last use.
+ * Without dump, on_op and rewrite, a Conv whose result only the next op, an activation
+ * (Relu, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, SiLU), reads runs fused with it
+ * (ct_kernel_ctx.post): same bits, the Conv result is never allocated.
  * Errors (outputs is left as it was):
  *   CT_ERR_USAGE  input count differs from the graph's Input ops, or an input is missing
  *                 (`no input tensor for input "x"`);

@@ -62,7 +62,8 @@ ct_status knh_run(knh *h) {
   }
   ct_kernel_fn k = ct_kernel_of(h->op->kind);
   ck_assert_ptr_nonnull(k);
-  ct_kernel_ctx ctx = {.threads = h->threads, .pool = h->threads > 1 ? ct_workpool_new(h->threads) : NULL};
+  ct_kernel_ctx ctx = {.threads = h->threads, .pool = h->threads > 1 ? ct_workpool_new(h->threads) : NULL,
+                       .post = h->post};
   ct_status rc = k(h->op, ins, h->out, &ctx, &h->d);
   ct_workpool_free(ctx.pool);
   return rc;

@@ -18,6 +18,7 @@ typedef struct knh {
   ct_tensor *out[KNH_MAX_OUT];
   ct_diag d;
   int threads;
+  const ct_kernel_post *post; /* passed as ctx->post (NULL by default) */
 } knh;
 
 /* New single-op graph; ins[i] NULL = absent optional input; ins are cloned (caller keeps them). */

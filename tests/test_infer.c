@@ -13,6 +13,7 @@
 #include "io/inputs.h"
 #include "reference/interp.h"
 #include "ops/kernel.h"
+#include "ops/shape.h"
 #include "tests/testutil.h"
 
 /* ---- graph helpers ---- */
@@ -204,6 +205,77 @@ START_TEST(test_run_chain_with_dump_and_folded_constant) {
   ct_tensor_list_free(&in);
   ct_tensor_list_free(&out);
   ct_tensor_list_free(&dumped);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* Counts on_op calls and checks that every op's results exist when it is called. */
+static ct_status count_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
+                          ct_diag *d) {
+  (void)in, (void)d;
+  for (int k = 0; k < op->n_out; k++) ck_assert_ptr_nonnull(out[k]);
+  ++*(int *)user;
+  return CT_OK;
+}
+
+/* A Conv followed by the only reader of its result, a SiLU, runs fused (no hooks) with the
+ * same bits as unfused (an on_op hook forces that; it still sees the Conv result); a Conv
+ * whose result is also a module output, and one read by two ops, are not fused: x → Conv c1
+ * → SiLU s1 → Conv c2 → HardSwish h2; c2 is an output; x → Conv c3 → Sigmoid g3 and Relu r3. */
+START_TEST(test_run_fuses_conv_activation_same_bits) {
+  ct_graph *g = ct_graph_new("f", "top");
+  int64_t sx[4] = {1, 3, 9, 8}, sw[4] = {3, 3, 3, 3}, sb[1] = {3};
+  ct_value *x = add_input(g, "x", CT_F32, 4, sx), *v[9];
+  static const char *const names[9] = {"c1", "s1", "c2", "h2", "c3", "g3", "r3", "w", "b"};
+  for (int i = 0; i < 7; i++) v[i] = ct_graph_add_value(g, names[i], CT_F32, -1, NULL);
+  uint32_t seed = 99;
+  ct_tensor *wt = ct_tensor_new(CT_F32, 4, sw, "w"), *bt = filled("b", 1, sb, -1);
+  for (int64_t i = 0; i < ct_tensor_numel(wt); i++) {
+    seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+    ((float *)wt->data)[i] = (float)((double)seed / 4294967296.0 - 0.5);
+  }
+  v[7] = ct_graph_add_weight(g, "w", wt), v[8] = ct_graph_add_weight(g, "b", bt);
+  ct_value *in1[3] = {x, v[7], v[8]}, *in2[3] = {v[1], v[7], v[8]};
+  ct_op *ops[7] = {ct_graph_add_op(g, CT_OP_CONV, "c1", 3, in1, 1, &v[0]),
+                   ct_graph_add_op(g, CT_OP_SILU, "s1", 1, &v[0], 1, &v[1]),
+                   ct_graph_add_op(g, CT_OP_CONV, "c2", 3, in2, 1, &v[2]),
+                   ct_graph_add_op(g, CT_OP_HARDSWISH, "h2", 1, &v[2], 1, &v[3]),
+                   ct_graph_add_op(g, CT_OP_CONV, "c3", 3, in1, 1, &v[4]),
+                   ct_graph_add_op(g, CT_OP_SIGMOID, "g3", 1, &v[4], 1, &v[5]),
+                   ct_graph_add_op(g, CT_OP_RELU, "r3", 1, &v[4], 1, &v[6])};
+  for (int i = 0; i < 7; i++) {
+    ck_assert_ptr_nonnull(ops[i]);
+    if (ops[i]->kind == CT_OP_CONV) ck_assert(ct_op_set_ints(g, ops[i], "pads", 4, (const int64_t[]){1, 1, 1, 1}));
+    ct_diag d;
+    ck_assert_msg(ct_shape_fn_of(ops[i]->kind)(g, ops[i], &d) == CT_OK, "%s", d.msg);
+  }
+  ct_value *outs[4] = {v[3], v[2], v[5], v[6]};
+  ck_assert(ct_graph_set_outputs(g, 4, outs));
+  ct_tensor_list in, out[2];
+  ct_tensor_list_init(&in);
+  ck_assert(ct_tensor_list_push(&in, filled("x", 4, sx, -30)));
+  int calls = 0;
+  for (int r = 0; r < 2; r++) {
+    ct_ref_options opt = {.threads = 1, .on_op = r ? count_op : NULL, .on_op_user = &calls};
+    ct_tensor_list_init(&out[r]);
+    ct_diag d;
+    ck_assert_msg(ct_ref_run(g, &opt, &in, &out[r], &d) == CT_OK, "%s", d.msg);
+    ck_assert_int_eq(out[r].n, 4);
+  }
+  ck_assert_int_eq(calls, 10); /* input, 2 weights, 7 ops */
+  for (int i = 0; i < 4; i++) {
+    ck_assert_str_eq(out[0].items[i]->name, out[1].items[i]->name);
+    ck_assert_int_eq(out[0].items[i]->nbytes, out[1].items[i]->nbytes);
+    ck_assert(memcmp(out[0].items[i]->data, out[1].items[i]->data, out[0].items[i]->nbytes) == 0);
+  }
+  const float *h2 = out[0].items[0]->data, *c2 = out[0].items[1]->data; /* h2 = hardswish(c2) */
+  for (int64_t i = 0; i < ct_tensor_numel(out[0].items[0]); i++) {
+    double t = c2[i] / 6.0 + 0.5;
+    ck_assert_float_eq_tol(h2[i], (float)(c2[i] * (t < 0 ? 0 : t > 1 ? 1 : t)), 1e-6);
+  }
+  ct_tensor_list_free(&in);
+  ct_tensor_list_free(&out[0]);
+  ct_tensor_list_free(&out[1]);
   ct_graph_free(g);
 }
 END_TEST
@@ -629,6 +701,7 @@ static Suite *infer_suite(void) {
   tcase_add_test(tc, test_run_reports_missing_kernel_naming_node_and_op);
   tcase_add_test(tc, test_run_dumps_inputs_not_weights_and_reports_progress);
   tcase_add_test(tc, test_run_chain_with_dump_and_folded_constant);
+  tcase_add_test(tc, test_run_fuses_conv_activation_same_bits);
   suite_add_tcase(s, tc);
   TCase *ti = tcase_create("image");
   tcase_add_test(ti, test_image_bilinear_half_pixel_upscale);

@@ -108,6 +108,58 @@ START_TEST(test_conv_random_vs_naive) {
 }
 END_TEST
 
+/* Conv with ctx->post (the interpreter's run-time fusion of an activation) gives bit for bit
+ * what the activation op's own kernel gives on the plain Conv's result: on every Conv path
+ * (1x1 direct GEMM, im2col in several chunks and row blocks, depthwise 9-tap, general and
+ * strided), with and without a fused act, at 1 and 2 threads. */
+START_TEST(test_conv_post_equals_conv_then_activation) {
+  static const cfg cases[] = {
+      /* n  c  h  w  oc kh kw g sh sw dh dw pt pl pb pr */
+      {2, 4, 7, 6, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},      /* 1x1 stride 1: direct GEMM, 42 columns */
+      {1, 8, 110, 101, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* im2col chunks x row blocks */
+      {1, 6, 10, 9, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1},     /* depthwise 3x3: 9-tap row */
+      {2, 5, 11, 8, 5, 3, 3, 5, 2, 2, 1, 1, 0, 1, 1, 0},     /* depthwise stride 2, 7 columns */
+      {1, 3, 12, 12, 3, 5, 5, 3, 1, 2, 2, 2, 4, 3, 2, 1},    /* depthwise 5x5 dilated */
+  };
+  static const ct_op_kind acts[] = {CT_OP_SILU, CT_OP_HARDSWISH, CT_OP_SIGMOID, CT_OP_HARDSIGMOID,
+                                    CT_OP_LEAKYRELU, CT_OP_RELU};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
+      const cfg *k = &cases[i];
+      uint32_t seed = 777u + (uint32_t)(i * 7 + a);
+      ct_tensor *x = knh_rand(4, SH(k->n, k->c, k->h, k->w), &seed);
+      ct_tensor *w = knh_rand(4, SH(k->oc, k->c / k->g, k->kh, k->kw), &seed);
+      ct_tensor *b = knh_rand(1, SH(k->oc), &seed), *ins[3] = {x, w, b};
+      float *x0 = x->data;
+      for (int64_t e = 0; e < ct_tensor_numel(x); e++) x0[e] *= 8; /* results well past the knees */
+      knh *conv[2];
+      for (int f = 0; f < 2; f++) { /* 0: plain, 1: with post */
+        conv[f] = knh_new(CT_OP_CONV, 3, ins, 1);
+        conv[f]->threads = 1 + (int)(a % 2);
+        knh_ints(conv[f], "strides", 2, (long long)k->sh, (long long)k->sw);
+        knh_ints(conv[f], "dilations", 2, (long long)k->dh, (long long)k->dw);
+        knh_ints(conv[f], "pads", 4, (long long)k->pt, (long long)k->pl, (long long)k->pb, (long long)k->pr);
+        knh_int(conv[f], "group", k->g);
+        if (a == 2) knh_str(conv[f], "act", "relu6");
+      }
+      ck_assert_msg(knh_run(conv[0]) == CT_OK, "%s", conv[0]->d.msg);
+      knh *act = knh_new(acts[a], 1, conv[0]->out, 1);
+      if (acts[a] == CT_OP_LEAKYRELU) knh_float(act, "alpha", 0.3);
+      if (acts[a] == CT_OP_HARDSIGMOID) knh_float(act, "alpha", 0.25), knh_float(act, "beta", 0.4);
+      ck_assert_msg(knh_run(act) == CT_OK, "%s", act->d.msg);
+      ct_kernel_post post;
+      ck_assert(ct_kernel_unary_post(act->op, &post));
+      conv[1]->post = &post;
+      ck_assert_msg(knh_run(conv[1]) == CT_OK, "%s", conv[1]->d.msg);
+      ck_assert_int_eq(conv[1]->out[0]->nbytes, act->out[0]->nbytes);
+      ck_assert_msg(memcmp(conv[1]->out[0]->data, act->out[0]->data, act->out[0]->nbytes) == 0,
+                    "case %zu act %zu: fused result differs", i, a);
+      knh_free(conv[0]), knh_free(conv[1]), knh_free(act);
+      ct_tensor_free(x), ct_tensor_free(w), ct_tensor_free(b);
+    }
+}
+END_TEST
+
 /* ONNX Conv spec example basic_conv_with_padding, worked by hand: x = 0..24 (5x5), w = ones 3x3. */
 START_TEST(test_conv_hand_and_auto_pad) {
   float xv[25];
@@ -567,6 +619,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_conv_random_vs_naive);
+  tcase_add_test(tc, test_conv_post_equals_conv_then_activation);
   tcase_add_test(tc, test_conv_hand_and_auto_pad);
   tcase_add_test(tc, test_conv_shape_errors);
   tcase_add_test(tc, test_convtranspose_random_vs_naive);
