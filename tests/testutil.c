@@ -1,4 +1,5 @@
 /* testutil.c: helpers shared by the Check suites (see testutil.h). */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "tests/testutil.h"
 
 #include <math.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <ftw.h>
 #include <unistd.h>
 
 const char *ct_test_shared(void) {
@@ -36,16 +38,32 @@ const char *ct_test_shared_path(const char *fmt, ...) {
   return buf;
 }
 
+static char tmp_dir[256];
+static pid_t tmp_owner; /* the process that made tmp_dir: Check's forked test children inherit
+                         * a directory made before the fork and must not remove it */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* atexit: removes the process's scratch directory (kept with CT_KEEP_TEST_TMP=1, to look at
+ * a failing test's files); without it every run left its files in the build tree. */
+static void remove_tmpdir(void) {
+  if (getpid() == tmp_owner && !getenv("CT_KEEP_TEST_TMP")) nftw(tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 const char *ct_test_tmpdir(void) {
-  static char dir[256];
-  if (!dir[0]) {
-    snprintf(dir, sizeof dir, "%s/tmp-tests-XXXXXX", CT_BINARY_DIR);
-    if (!mkdtemp(dir)) {
-      snprintf(dir, sizeof dir, "/tmp/ctpu-test-%ld", (long)getpid());
-      mkdir(dir, 0700);
+  if (!tmp_dir[0]) {
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/tmp-tests-XXXXXX", CT_BINARY_DIR);
+    if (!mkdtemp(tmp_dir)) {
+      snprintf(tmp_dir, sizeof tmp_dir, "/tmp/ctpu-test-%ld", (long)getpid());
+      mkdir(tmp_dir, 0700);
     }
+    tmp_owner = getpid();
+    atexit(remove_tmpdir);
   }
-  return dir;
+  return tmp_dir;
 }
 
 const char *ct_test_tmp_path(const char *name) {

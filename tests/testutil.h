@@ -21,7 +21,9 @@ const char *ct_test_shared(void);
 void ct_test_require_shared(const char *suite);
 /* Formats a path under ../shared into a static-lifetime buffer from a small ring. */
 const char *ct_test_shared_path(const char *fmt, ...) CT_PRINTF(1, 2);
-/* A fresh temporary directory for this process (created once), and a path inside it. */
+/* A fresh temporary directory for this process (created once, under the build tree; removed
+ * with its files when the process that made it exits, unless CT_KEEP_TEST_TMP is set), and a
+ * path inside it. */
 const char *ct_test_tmpdir(void);
 const char *ct_test_tmp_path(const char *name);
 /* Runs the ctpu binary with a shell command line of arguments (e.g. "transform a.onnx -o
