@@ -11,6 +11,7 @@
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
 #include "ops/shape_util.h"
+#include "common/clones.h"
 
 typedef float (*bf32)(float, float);
 typedef double (*bf64)(double, double);
@@ -63,14 +64,6 @@ B3(shl, a * 0 + b * 0, a * 0 + b * 0, b < 0 || b >= 64 ? 0 : (int64_t)(U(a) << b
 B3(shr, a * 0 + b * 0, a * 0 + b * 0, b < 0 || b >= 64 ? 0 : (int64_t)(U(a) >> b))
 #undef B3
 
-/* The f32 row loops below are compiled for AVX2 and baseline on x86-64 GCC/Clang and picked
- * at load time (function multiversioning); elsewhere they are plain C. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define BIN_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define BIN_CLONES
-#endif
-
 /* y[i] = a[i * sa] OP b[i * sb] for i < n, y apart from a and b. */
 typedef void (*brow32)(const float *a, int64_t sa, const float *b, int64_t sb, float *y, int64_t n);
 
@@ -86,7 +79,7 @@ typedef void (*brow32)(const float *a, int64_t sa, const float *b, int64_t sb, f
 /* Row loop of one f32 arithmetic op: same-shape, scalar-b (per-channel rows), scalar-a and
  * general strides. */
 #define BIN_ROW(name, OP)                                                                      \
-  BIN_CLONES static void r_##name(const float *restrict a, int64_t sa, const float *restrict b, \
+  CT_CLONES_AVX2 static void r_##name(const float *restrict a, int64_t sa, const float *restrict b, \
                                   int64_t sb, float *restrict y, int64_t n) {                  \
     if (sa == 1 && sb == 1) BIN_LOOP(y[i] = a[i] OP b[i]);                                     \
     else if (sa == 1 && sb == 0) {                                                             \

@@ -12,6 +12,7 @@
 #include "ops/kernel.h"
 #include "ops/shape_util.h"
 #include "ops/broadcast.h"
+#include "common/clones.h"
 
 /* Attributes of the parameterized activations, defaults from the ONNX spec. */
 typedef struct up {
@@ -96,13 +97,6 @@ static un_fn un_lookup(ct_op_kind k) {
   return NULL;
 }
 
-/* The f32 row loops below are compiled for AVX2 and baseline on x86-64 GCC/Clang and picked
- * at load time (function multiversioning); elsewhere they are plain C. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define UN_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define UN_CLONES
-#endif
 /* FP exceptions are never enabled here: letting GCC assume ops do not trap allows it to
  * if-convert the selects of the row loops (same results, vectorized). */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -174,14 +168,14 @@ static inline float k_silu(float v, double al, double be) { return v * k_sigmoid
  * (very-cheap cost model) vectorizes. */
 typedef void (*un_row32)(const float *x, float *y, int64_t n, const up *p);
 #define UN_ROW(name)                                                                           \
-  UN_CLONES static void r_##name(const float *restrict x, float *restrict y, int64_t n, const up *p) { \
+  CT_CLONES_AVX2 static void r_##name(const float *restrict x, float *restrict y, int64_t n, const up *p) { \
     const double al = p->alpha, be = p->beta;                                                  \
     int64_t m = n - n % 8, i, k;                                                               \
     for (k = 0; k < m; k += 8)                                                                 \
       for (i = k; i < k + 8; i++) y[i] = (float)k_##name(x[i], al, be);                        \
     for (i = m; i < n; i++) y[i] = (float)k_##name(x[i], al, be);                              \
   }                                                                                            \
-  UN_CLONES static void i_##name(float *y, int64_t n, const ct_kernel_post *p) {               \
+  CT_CLONES_AVX2 static void i_##name(float *y, int64_t n, const ct_kernel_post *p) {               \
     const double al = p->alpha, be = p->beta;                                                  \
     int64_t m = n - n % 8, i, k;                                                               \
     for (k = 0; k < m; k += 8)                                                                 \

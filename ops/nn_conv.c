@@ -7,14 +7,7 @@
 #include <string.h>
 
 #include "ops/nn_util.h"
-
-/* The depthwise loop is compiled twice on x86-64 GCC/Clang, AVX2+FMA and baseline, and picked
- * at load time (function multiversioning); elsewhere it is plain C. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define CT_SIMD_CLONES __attribute__((target_clones("avx2,fma", "default")))
-#else
-#define CT_SIMD_CLONES
-#endif
+#include "common/clones.h"
 
 /* Everything a conv needs, read once before the loops. */
 typedef struct conv_job {
@@ -159,7 +152,7 @@ static ct_status conv_gemm(const conv_job *j, const ct_kernel_ctx *ctx, const ct
 
 /* o[i] += sum over taps k < kw_n (<= 16) of w[k] * t[k][i], i in [0, n), in blocks of 8 so
  * that GCC's -O2 vectorizes them, with a fused 3-tap fast path. */
-CT_SIMD_CLONES static void dw_row(float *restrict o, int64_t n, const float *const *t, const float *w, int64_t kw_n) {
+CT_CLONES_AVX2_FMA static void dw_row(float *restrict o, int64_t n, const float *const *t, const float *w, int64_t kw_n) {
   int64_t m = n - n % 8;
   if (kw_n == 3) {
     const float w0 = w[0], w1 = w[1], w2 = w[2], *r0 = t[0], *r1 = t[1], *r2 = t[2];
@@ -177,7 +170,7 @@ CT_SIMD_CLONES static void dw_row(float *restrict o, int64_t n, const float *con
 }
 
 /* o[i] = b + sum of the 9 taps w[k] * t[k][i], i in [0, n): a whole 3x3 plane in one pass. */
-CT_SIMD_CLONES static void dw_row9(float *restrict o, int64_t n, const float *const *t, const float *w, float b) {
+CT_CLONES_AVX2_FMA static void dw_row9(float *restrict o, int64_t n, const float *const *t, const float *w, float b) {
   const float *t0 = t[0], *t1 = t[1], *t2 = t[2], *t3 = t[3], *t4 = t[4], *t5 = t[5], *t6 = t[6], *t7 = t[7],
               *t8 = t[8];
   const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
@@ -222,7 +215,7 @@ static const float *dw_tap(const ct_kn_geo *g, const dw_plan *p, const float *su
 }
 
 /* dst[e] = src[2 e], e in [0, n): in blocks of 8 so that GCC's -O2 vectorizes it. */
-CT_SIMD_CLONES static void dw_split2(float *restrict dst, const float *restrict src, int64_t n) {
+CT_CLONES_AVX2_FMA static void dw_split2(float *restrict dst, const float *restrict src, int64_t n) {
   int64_t m = n - n % 8;
   for (int64_t e = 0; e < m; e += 8)
     for (int k = 0; k < 8; k++) dst[e + k] = src[2 * (e + k)];
@@ -253,7 +246,7 @@ static void dw_fill(const ct_kn_geo *g, const dw_plan *p, const float *x, float 
 }
 
 /* The flat output of one plane into o (L floats, see dw_plan): bias plus every tap. */
-CT_SIMD_CLONES static void dw_plane(const conv_job *j, const dw_plan *p, const float *sub, const float *const *t9,
+CT_CLONES_AVX2_FMA static void dw_plane(const conv_job *j, const dw_plan *p, const float *sub, const float *const *t9,
                                     const float *wk, float bias, float *o) {
   const ct_kn_geo *g = &j->g;
   int64_t KH = g->k[1], KW = g->k[2];

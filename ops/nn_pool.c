@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ops/nn_util.h"
+#include "common/clones.h"
 
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 
@@ -99,16 +100,8 @@ static void pool_planes(void *arg, int64_t lo, int64_t hi, int part) {
   }
 }
 
-/* Vector loops are compiled for AVX2 and baseline on x86-64 GCC/Clang, picked at load time
- * (function multiversioning); elsewhere plain C. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define CT_POOL_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CT_POOL_CLONES
-#endif
-
 /* o[i] = a[i] > o[i] ? a[i] : o[i] (maxps), i < n, in blocks of 8 so that -O2 vectorizes. */
-CT_POOL_CLONES static void vmax(float *restrict o, const float *restrict a, int64_t n) {
+CT_CLONES_AVX2 static void vmax(float *restrict o, const float *restrict a, int64_t n) {
   int64_t m = n - n % 8, i;
   for (i = 0; i < m; i += 8)
     for (int k = 0; k < 8; k++) o[i + k] = a[i + k] > o[i + k] ? a[i + k] : o[i + k];
@@ -116,7 +109,7 @@ CT_POOL_CLONES static void vmax(float *restrict o, const float *restrict a, int6
 }
 
 /* acc[i] += a[i s] in double, i < n (vectorized for s == 1). */
-CT_POOL_CLONES static void vadd_d(double *restrict acc, const float *restrict a, int64_t s, int64_t n) {
+CT_CLONES_AVX2 static void vadd_d(double *restrict acc, const float *restrict a, int64_t s, int64_t n) {
   if (s != 1) {
     for (int64_t i = 0; i < n; i++) acc[i] += a[i * s];
     return;

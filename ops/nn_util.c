@@ -2,6 +2,7 @@
  * attributes, fused activations, a parallel-for on the context's worker pool and the f32
  * detour for integer inputs of data-moving ops. */
 #include "ops/nn_util.h"
+#include "common/clones.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -99,12 +100,8 @@ static inline float clampf(float v, float lo, float hi) {
 }
 
 /* y = clamp(leaky(y + b)); one loop per case, in blocks of 8, so that GCC's -O2 (very-cheap
- * cost model) vectorizes them; leaky(v) = max(v, 0) + alpha min(v, 0). Compiled for AVX2
- * and baseline on x86-64 GCC/Clang, picked at load time (function multiversioning). */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n) {
+ * cost model) vectorizes them; leaky(v) = max(v, 0) + alpha min(v, 0). CT_CLONES_AVX2. */
+CT_CLONES_AVX2 void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n) {
   const float lo = a->lo, hi = a->hi, al = a->alpha;
   int64_t m = n - n % 8, i;
   if (a->none) {

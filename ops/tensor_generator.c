@@ -10,6 +10,7 @@
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
 #include "ops/shape_util.h"
+#include "common/clones.h"
 
 /* Trilu: keeps j - i >= k (upper, default) or j - i <= k (lower) in the last two dims. */
 ct_status ct_kern_trilu(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
@@ -127,14 +128,6 @@ ct_status ct_kern_nonzero(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   return CT_OK;
 }
 
-/* The f32 <-> int8/uint8 loops below are compiled for AVX2 and baseline on x86-64 GCC/Clang
- * and picked at load time (function multiversioning); elsewhere they are plain C. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define QDQ_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define QDQ_CLONES
-#endif
-
 /* 1.5 * 2^23: for a float |v| < 2^22, (v + M) - M is v rounded to an integer half to even
  * (IEEE round-to-nearest-even of the sum, whose ulp is 1), as nearbyintf in the default
  * rounding mode, but in a form compilers vectorize. */
@@ -152,7 +145,7 @@ ct_status ct_kern_nonzero(const ct_op *op, ct_tensor *const *in, ct_tensor **out
     y[i] = (T)((int32_t)((v + QDQ_RNE_MAGIC) - QDQ_RNE_MAGIC) + zp);                        \
   } while (0)
 #define QDQ_Q_ROW(T, name)                                                                  \
-  QDQ_CLONES static void name(const float *restrict x, T *restrict y, int64_t n, float s, int32_t zp, \
+  CT_CLONES_AVX2 static void name(const float *restrict x, T *restrict y, int64_t n, float s, int32_t zp, \
                               float lo, float hi) {                                         \
     int64_t m = n - n % 8, i;                                                               \
     const float z0 = (float)-zp;                                                            \
@@ -163,7 +156,7 @@ ct_status ct_kern_nonzero(const ct_op *op, ct_tensor *const *in, ct_tensor **out
 /* Dequantize of n int8/uint8 values: y = (x - zp) * s in float32 (exact product rounded
  * once, as the double path: |x - zp| < 2^9). */
 #define QDQ_DQ_ROW(T, name)                                                                 \
-  QDQ_CLONES static void name(const T *restrict x, float *restrict y, int64_t n, float s, int32_t zp) { \
+  CT_CLONES_AVX2 static void name(const T *restrict x, float *restrict y, int64_t n, float s, int32_t zp) { \
     int64_t m = n - n % 8, i;                                                               \
     for (i = 0; i < m; i += 8)                                                              \
       for (int k = 0; k < 8; k++) y[i + k] = (float)((int32_t)x[i + k] - zp) * s;           \

@@ -6,15 +6,7 @@
 #include <string.h>
 
 #include "ops/tpu_dw.h"
-
-/* The integer row loops are compiled twice on x86-64 GCC/Clang, for x86-64-v3 (AVX2) and
- * the baseline, picked at load time (function multiversioning, as ops/nn_conv.c): integer
- * results do not depend on which one runs. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define SIMD_CLONES
-#endif
+#include "common/clones.h"
 
 /* xp := channel c of image n as x − zp_x, zero-padded by the pads (the zero point is
  * what the pads hold): [in0 + pb0 + pe0][in1 + pb1 + pe1][in2 + pb2 + pe2] int16. */
@@ -43,7 +35,7 @@ static bool dw_narrow(const int32_t *wt, int64_t taps, int32_t b, int16_t *w16) 
 
 /* acc[ow] = b + Σ_t w[t]·row[off[t] + ow·sw] in int32 (dw_narrow holds), ow < OW; the unit
  * and 2 strides as constants so that the loops vectorize. */
-SIMD_CLONES static void dw_row_i32(const int16_t *row, const int64_t *off, const int16_t *w, int64_t taps, int64_t OW,
+CT_CLONES_V3 static void dw_row_i32(const int16_t *row, const int64_t *off, const int16_t *w, int64_t taps, int64_t OW,
                                    int64_t sw, int32_t b, int32_t *acc) {
   for (int64_t ow = 0; ow < OW; ow++) acc[ow] = b;
   for (int64_t t = 0; t < taps; t++) {
@@ -97,7 +89,7 @@ static void dw_scratch_free(dw_scratch *sc) {
 #define DW_BLOCK 512 /* flat outputs summed per block: the block's int32 sums stay in L1 */
 
 /* acc[q] = b + Σ_t w[t]·x[q + off[t]] in int32 (dw_narrow holds) for q < L. */
-SIMD_CLONES static void dw_flat_i32(const int16_t *x, const int64_t *off, const int16_t *w, int64_t taps, int64_t L,
+CT_CLONES_V3 static void dw_flat_i32(const int16_t *x, const int64_t *off, const int16_t *w, int64_t taps, int64_t L,
                                     int32_t b, int32_t *acc) {
   for (int64_t q0 = 0; q0 < L; q0 += DW_BLOCK) {
     int64_t n = L - q0 < DW_BLOCK ? L - q0 : DW_BLOCK;

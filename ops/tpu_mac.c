@@ -17,6 +17,7 @@
 #include "ops/ops_util.h"
 #include "ops/tpu_dw.h"
 #include "ops/tpu_util.h"
+#include "common/clones.h"
 
 typedef struct conv_job {
   const ct_op *op;
@@ -36,15 +37,6 @@ typedef struct conv_job {
   bool acc32;             /* small, and max|b| + K·max|w − zp_w|·max|col| ≤ INT32_MAX: int32 sums */
   int64_t bmax;           /* max |bias| */
 } conv_job;
-
-/* The integer row loops are compiled twice on x86-64 GCC/Clang, for x86-64-v3 (AVX2) and
- * the baseline, picked at load time (function multiversioning, as ops/nn_conv.c): integer
- * results do not depend on which one runs. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define SIMD_CLONES
-#endif
 
 #define CONV_GEMM_MIN_OC 8 /* output channels per group from which a Conv runs on sgemm */
 
@@ -140,7 +132,7 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
 }
 
 /* Widens [*lo, *hi] to hold v[0..n). */
-SIMD_CLONES static void i32_range(const int32_t *v, int64_t n, int64_t *lo, int64_t *hi) {
+CT_CLONES_V3 static void i32_range(const int32_t *v, int64_t n, int64_t *lo, int64_t *hi) {
   int32_t l = (int32_t)*lo, h = (int32_t)*hi;
   for (int64_t i = 0; i < n; i++) {
     l = v[i] < l ? v[i] : l;
@@ -174,7 +166,7 @@ static int64_t weight_absmax(const ct_tensor *w, int64_t oc, int64_t K, const in
 }
 
 /* colf := col as floats (n of them); returns max |col|. */
-SIMD_CLONES static int col_floats(const int16_t *col, int64_t n, float *colf) {
+CT_CLONES_V3 static int col_floats(const int16_t *col, int64_t n, float *colf) {
   int cmax = 0;
   for (int64_t i = 0; i < n; i++) {
     int v = col[i];
@@ -227,6 +219,53 @@ static void conv_im2col(const int16_t *xs, const ct_kn_geo *g, int64_t cg, int16
         }
 }
 
+/* The depthwise path (every group one input and one output channel): ops/tpu_dw.c. */
+static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_tensor *x, const ct_kn_geo *g, int32_t zx,
+                                const ct_kernel_ctx *ctx, ct_diag *d) {
+  ct_tpu_dw_job dj = {.x = x, .w = j->w, .b = j->b, .y = j->y, .geo = g, .oc = j->oc, .P = j->P, .m = j->m, .s = j->s,
+                      .zw = j->zw, .zw0 = j->zw0, .zx = zx, .zy = j->zy, .hi = j->hi, .act = j->act};
+  for (int64_t n = 0; n < x->shape[0]; n++) {
+    dj.n = n;
+    ct_kn_parallel(ctx, j->oc, j->oc * j->K * j->P, ct_tpu_dw_channels, &dj);
+    if (dj.oom) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  }
+  return CT_OK;
+}
+
+/* The im2col path of groups of cg input channels: per image and group the int16 columns,
+ * then the dot loop (conv_channels) or, from CONV_GEMM_MIN_OC output channels per group,
+ * the exact chunked sgemm (conv_channels_gemm). */
+static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, const ct_kn_geo *g, int64_t G, int64_t cg,
+                              int32_t zx, const ct_kernel_ctx *ctx, ct_diag *d) {
+  int64_t vol = g->in[0] * g->in[1] * g->in[2], KP = j->K * j->P > 0 ? j->K * j->P : 1;
+  bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1;
+  int16_t *col = malloc(sizeof *col * (size_t)KP), *xs = malloc(sizeof *xs * (size_t)(cg * vol > 0 ? cg * vol : 1));
+  float *colf = gemm ? malloc(sizeof *colf * (size_t)KP) : NULL;
+  int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
+  ct_status st = !col || !xs || (gemm && !colf) || wmax < 0 ? ct_km_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
+  for (int64_t o = 0; gemm && j->b && o < j->oc; o++) {
+    int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
+    j->bmax = v > j->bmax ? v : j->bmax;
+  }
+  if (gemm) ct_kn_blas_threads(ctx);
+  j->col = col;
+  for (int64_t n = 0; !st && n < x->shape[0]; n++)
+    for (int64_t grp = 0; !st && grp < G; grp++) {
+      conv_input(x, g, n, grp * cg, cg, zx, xs);
+      conv_im2col(xs, g, cg, col);
+      j->n = n, j->grp = grp;
+      if (gemm) {
+        int cmax = col_floats(col, j->K * j->P, colf);
+        j->colf = colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
+        j->acc32 = j->small && j->bmax + j->K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
+      }
+      ct_kn_parallel(ctx, j->og, j->og * j->K * j->P, gemm ? conv_channels_gemm : conv_channels, j);
+      if (j->oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+    }
+  free(col), free(colf), free(xs);
+  return st;
+}
+
 ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   const ct_tensor *x = in[0], *w = in[1], *b = op->n_in > 2 ? in[2] : NULL;
   ct_tensor *y = out[0];
@@ -244,51 +283,15 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   j.P = g.out[0] * g.out[1] * g.out[2];
   int32_t *m = malloc((size_t)j.oc * sizeof *m);
   int *s = malloc((size_t)j.oc * sizeof *s);
-  int16_t *col = malloc((size_t)(j.K * j.P > 0 ? j.K * j.P : 1) * sizeof *col);
-  int64_t vol = g.in[0] * g.in[1] * g.in[2];
-  int16_t *xs = malloc((size_t)(cg * vol > 0 ? cg * vol : 1) * sizeof *xs);
-  if (!m || !s || !col || !xs) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!m || !s) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   if (!st) st = ct_tq_rq(op, j.oc, m, s, d);
   if (!st) st = ct_tq_act(op, &j.act, &j.hi, d);
   const ct_value *wv = op->in[1];
-  j.m = m, j.s = s, j.zy = ct_tq_zp(op->out[0]), j.zw0 = ct_tq_zp(wv), j.col = col;
+  j.m = m, j.s = s, j.zy = ct_tq_zp(op->out[0]), j.zw0 = ct_tq_zp(wv);
   j.zw = wv->n_scale > 1 && wv->n_scale == j.oc ? wv->zero_point : NULL;
   int32_t zx = ct_tq_zp(op->in[0]);
-  if (!st && cg == 1 && j.og == 1) { /* depthwise */
-    ct_tpu_dw_job dj = {.x = x, .w = w, .b = b, .y = y, .geo = &g, .oc = j.oc, .P = j.P, .m = m, .s = s, .zw = j.zw,
-                        .zw0 = j.zw0, .zx = zx, .zy = j.zy, .hi = j.hi, .act = j.act};
-    for (int64_t n = 0; !st && n < x->shape[0]; n++) {
-      dj.n = n;
-      ct_kn_parallel(ctx, j.oc, j.oc * j.K * j.P, ct_tpu_dw_channels, &dj);
-      if (dj.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
-    }
-    free(m), free(s), free(col), free(xs);
-    return st;
-  }
-  bool gemm = j.og >= CONV_GEMM_MIN_OC && j.K > 1 && j.P > 1;
-  float *colf = gemm && !st ? malloc(sizeof *colf * (size_t)(j.K * j.P > 0 ? j.K * j.P : 1)) : NULL;
-  if (gemm && !st && !colf) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
-  int64_t wmax = gemm && !st ? weight_absmax(w, j.oc, j.K, j.zw, j.zw0) : 0;
-  for (int64_t o = 0; gemm && b && o < j.oc; o++) {
-    int64_t v = llabs((int64_t)ct_tq_get(b, o));
-    j.bmax = v > j.bmax ? v : j.bmax;
-  }
-  if (wmax < 0) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
-  if (gemm) ct_kn_blas_threads(ctx);
-  for (int64_t n = 0; !st && n < x->shape[0]; n++)
-    for (int64_t grp = 0; !st && grp < G; grp++) {
-      conv_input(x, &g, n, grp * cg, cg, zx, xs);
-      conv_im2col(xs, &g, cg, col);
-      j.n = n, j.grp = grp;
-      if (gemm) {
-        int cmax = col_floats(col, j.K * j.P, colf);
-        j.colf = colf, j.kc = exact_chunk(wmax, cmax), j.small = exact_small(wmax, cmax);
-        j.acc32 = j.small && j.bmax + j.K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
-      }
-      ct_kn_parallel(ctx, j.og, j.og * j.K * j.P, gemm ? conv_channels_gemm : conv_channels, &j);
-      if (j.oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
-    }
-  free(m), free(s), free(col), free(colf), free(xs);
+  if (!st) st = cg == 1 && j.og == 1 ? conv_depthwise(op, &j, x, &g, zx, ctx, d) : conv_grouped(op, &j, x, &g, G, cg, zx, ctx, d);
+  free(m), free(s);
   return st;
 }
 

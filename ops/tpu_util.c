@@ -4,18 +4,14 @@
 
 #include "ops/ops_util.h"
 #include "ops/tpu_util.h"
+#include "common/clones.h"
 
 bool ct_tq_is_storage(ct_dtype dt) {
   return dt == CT_I8 || dt == CT_U8 || dt == CT_I16 || dt == CT_U16 || dt == CT_I32;
 }
 
-/* One loop per storage type: the loads are then plain typed arrays that compilers vectorize;
- * compiled for x86-64-v3 (AVX2) and the baseline, picked at load time (as ops/nn_conv.c). */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define ROW_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define ROW_CLONES
-#endif
+/* One loop per storage type: the loads are then plain typed arrays that compilers vectorize
+ * (CT_CLONES_V3). */
 #define GET_ROW(D)                                                                      \
   switch (t->dtype) {                                                                   \
   case CT_I8: for (int64_t i = 0; i < n; i++) dst[i] = (D)(((const int8_t *)t->data)[off + i] - z); break;    \
@@ -26,11 +22,10 @@ bool ct_tq_is_storage(ct_dtype dt) {
   default: for (int64_t i = 0; i < n; i++) dst[i] = (D)(0 - z); break;                 \
   }
 
-ROW_CLONES void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst) { GET_ROW(int32_t) }
+CT_CLONES_V3 void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst) { GET_ROW(int32_t) }
 
-ROW_CLONES void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) { GET_ROW(int16_t) }
+CT_CLONES_V3 void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) { GET_ROW(int16_t) }
 #undef GET_ROW
-#undef ROW_CLONES
 
 ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d) {
   const char *a = ct_op_get_string(op, "act", "none");

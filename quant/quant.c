@@ -2,6 +2,7 @@
  * requantization follow TPU-MLIR's ROUNDING_HALF_UP right shift; the multiplier search
  * follows TPU-MLIR get_scale_and_shift (largest shift that keeps the multiplier in range). */
 #include "quant/quant.h"
+#include "common/clones.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -10,18 +11,9 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
   return ct_quant_requant_act(acc, m, s, zp, CT_QUANT_ACT_NONE, 0, out);
 }
 
-/* The requant rows are compiled twice on x86-64 GCC/Clang, for x86-64-v3 (AVX2) and the
- * baseline, and picked at load time (function multiversioning, as ops/nn_conv.c's float
- * depthwise loop): only AVX2 has the lanes GCC needs to vectorize their int64 arithmetic.
- * Integer results do not depend on which one runs. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define RQ_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define RQ_CLONES
-#endif
-
 /* One loop per output type, so that the saturation bounds and the store are constants; each
- * element is ct_quant_requant_act itself (the one definition), s and act loop-invariant. */
+ * element is ct_quant_requant_act itself (the one definition), s and act loop-invariant.
+ * CT_CLONES_V3: only AVX2 has the lanes GCC needs to vectorize their int64 arithmetic. */
 #define RQ_ROW(T, DT)                                                                          \
   do {                                                                                         \
     for (int64_t i = 0; i < n; i++) ((T *)y)[i] = (T)ct_quant_requant_act(x[i], m, s, zp, act, hi, DT); \
@@ -37,16 +29,15 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
   default: return false;                    \
   }
 
-RQ_CLONES bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
+CT_CLONES_V3 bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
                                         int32_t hi, ct_dtype out, void *y) {
   RQ_ROW_TYPES
 }
 
-RQ_CLONES bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
+CT_CLONES_V3 bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
                                             ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
   RQ_ROW_TYPES
 }
-#undef RQ_CLONES
 #undef RQ_ROW_TYPES
 #undef RQ_ROW
 

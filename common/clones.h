@@ -1,0 +1,24 @@
+/* clones.h: function multiversioning of the hot row loops, one definition for all of them.
+ * On x86-64 with GCC or Clang a function marked with one of these macros is compiled twice —
+ * for the named instruction-set level and for the baseline — and the loader picks one by the
+ * CPU (GCC's target_clones; an ifunc resolver). Elsewhere, and in AddressSanitizer builds,
+ * the macros are empty and the loops are plain C.
+ *   CT_CLONES_AVX2      AVX2 without FMA: float loops round exactly as the baseline does
+ *                       (elementwise rows, pooling, quantize / dequantize rows, epilogues).
+ *   CT_CLONES_AVX2_FMA  the clones "avx2" and "fma" (the float depthwise Conv of nn_conv.c).
+ *   CT_CLONES_V3        x86-64-v3 (AVX2, FMA, BMI): integer loops, exact whichever runs (the
+ *                       Tpu reference's row loads, sums and requant rows). */
+#ifndef CT_COMMON_CLONES_H
+#define CT_COMMON_CLONES_H
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define CT_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
+#define CT_CLONES_AVX2_FMA __attribute__((target_clones("avx2,fma", "default")))
+#define CT_CLONES_V3 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define CT_CLONES_AVX2
+#define CT_CLONES_AVX2_FMA
+#define CT_CLONES_V3
+#endif
+
+#endif
