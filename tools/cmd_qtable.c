@@ -12,10 +12,10 @@
 #include "common/dequant.h"
 #include "common/outset.h"
 #include "compiler/lower.h"
-#include "io/dataset.h"
 #include "ir/text.h"
 #include "ops/tpu_util.h"
 #include "reference/interp.h"
+#include "tools/samples.h"
 #include "tools/tools.h"
 
 #define CMD "qtable"
@@ -38,8 +38,7 @@ typedef struct qt_state {
   const qt_args *a;
   ct_graph *g;
   ct_calib_table calib;
-  int64_t n;
-  ct_tensor_list *inputs, *ref_out;
+  ct_tool_samples sm;
   qt_cos *acc;            /* per value id of g */
   ct_tensor_list floats;  /* one sample's float results (the sensitivity pass) */
 } qt_state;
@@ -173,14 +172,14 @@ static ct_status measure(qt_state *s, const ct_qtable *rows, bool sens, double *
   int no = s->g->n_outputs;
   qt_cos *oc = calloc((size_t)no + 1, sizeof *oc);
   if (!st && !oc) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  for (int64_t i = 0; !st && i < s->n; i++) {
+  for (int64_t i = 0; !st && i < s->sm.n; i++) {
     ct_ref_options fo = {.on_op = keep_float, .on_op_user = s}, to = {.on_op = cmp_tpu, .on_op_user = s};
     ct_tensor_list tmp, outs;
     ct_tensor_list_init(&tmp), ct_tensor_list_init(&outs);
-    if (sens) st = ct_ref_run(s->g, &fo, &s->inputs[i], &tmp, d);
-    if (!st) st = ct_ref_run(t, sens ? &to : &(ct_ref_options){0}, &s->inputs[i], &outs, d);
-    for (int k = 0; !st && k < no && k < outs.n && k < s->ref_out[i].n; k++)
-      st = cos_add(&oc[k], s->ref_out[i].items[k], outs.items[k], d);
+    if (sens) st = ct_ref_run(s->g, &fo, &s->sm.inputs[i], &tmp, d);
+    if (!st) st = ct_ref_run(t, sens ? &to : &(ct_ref_options){0}, &s->sm.inputs[i], &outs, d);
+    for (int k = 0; !st && k < no && k < outs.n && k < s->sm.ref_out[i].n; k++)
+      st = cos_add(&oc[k], s->sm.ref_out[i].items[k], outs.items[k], d);
     ct_tensor_list_free(&tmp), ct_tensor_list_free(&outs), ct_tensor_list_free(&s->floats);
     ct_tensor_list_init(&s->floats);
     if (st) ct_diag_prefix(d, "sample %lld: ", (long long)i);
@@ -354,25 +353,6 @@ static ct_status search(qt_state *s, const qt_layer *l, int kmax, int *best, dou
   return st;
 }
 
-/* Loads the samples and the float outputs of the first n of them. */
-static ct_status load_samples(qt_state *s, ct_diag *d) {
-  ct_dataset *ds = NULL;
-  ct_status st = ct_dataset_open(s->a->dataset, s->g, &ds, d);
-  if (st) return st;
-  s->n = ct_dataset_size(ds);
-  if (s->a->input_num < s->n) s->n = s->a->input_num;
-  s->inputs = calloc((size_t)s->n, sizeof *s->inputs);
-  s->ref_out = calloc((size_t)s->n, sizeof *s->ref_out);
-  if (!s->inputs || !s->ref_out) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  for (int64_t i = 0; !st && i < s->n; i++) {
-    st = ct_dataset_load(ds, i, &s->inputs[i], d);
-    if (!st) st = ct_ref_run(s->g, &(ct_ref_options){0}, &s->inputs[i], &s->ref_out[i], d);
-    if (st) ct_diag_prefix(d, "sample %lld: ", (long long)i);
-  }
-  ct_dataset_free(ds);
-  return st;
-}
-
 static ct_status run(qt_state *s, ct_diag *d) {
   const qt_args *a = s->a;
   ct_outset os;
@@ -384,7 +364,7 @@ static ct_status run(qt_state *s, ct_diag *d) {
   if (!st) st = ct_ir_load(a->model, &s->g, d);
   if (!st && ct_graph_dialect(s->g) != CT_DIALECT_TOP)
     st = ct_diag_set(d, CT_ERR_INPUT, "%s: not a Top module (qtable searches a float model)", a->model);
-  if (!st) st = load_samples(s, d);
+  if (!st) st = ct_tool_samples_load(a->dataset, s->g, a->input_num, &s->sm, d);
   if (!st && !(s->acc = calloc((size_t)s->g->n_values, sizeof *s->acc))) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   double c0 = 0, best_cos = 0;
   if (!st) st = measure(s, NULL, true, &c0, d);
@@ -394,7 +374,7 @@ static ct_status run(qt_state *s, ct_diag *d) {
   int nl = st ? 0 : rank_layers(s, l, loss), best = 0;
   free(loss);
   if (!st) {
-    printf("samples %lld\nint8 cosine %.6f\nworst layers (cosine lost, cosine):\n", (long long)s->n, c0);
+    printf("samples %lld\nint8 cosine %.6f\nworst layers (cosine lost, cosine):\n", (long long)s->sm.n, c0);
     for (int i = 0; i < nl && i < 5; i++) printf("  %s %.6f %.6f\n", l[i].op->out[0]->name, l[i].loss, l[i].cos);
     fflush(stdout);
   }
@@ -432,9 +412,8 @@ int ct_cmd_qtable(int argc, char **argv) {
   ct_calib_table_init(&s.calib);
   ct_tensor_list_init(&s.floats);
   ct_status st = run(&s, &d);
-  for (int64_t i = 0; s.inputs && i < s.n; i++) ct_tensor_list_free(&s.inputs[i]);
-  for (int64_t i = 0; s.ref_out && i < s.n; i++) ct_tensor_list_free(&s.ref_out[i]);
-  free(s.inputs), free(s.ref_out), free(s.acc);
+  ct_tool_samples_free(&s.sm);
+  free(s.acc);
   ct_tensor_list_free(&s.floats);
   ct_calib_table_free(&s.calib);
   ct_graph_free(s.g);

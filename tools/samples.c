@@ -1,0 +1,33 @@
+/* samples.c: data-set samples and their float outputs (samples.h). */
+#include "tools/samples.h"
+
+#include <stdlib.h>
+
+#include "io/dataset.h"
+#include "reference/interp.h"
+
+ct_status ct_tool_samples_load(const char *dataset, const ct_graph *g, int64_t max, ct_tool_samples *s, ct_diag *d) {
+  ct_dataset *ds = NULL;
+  ct_status st = ct_dataset_open(dataset, g, &ds, d);
+  if (st) return st;
+  int64_t n = ct_dataset_size(ds);
+  if (max < n) n = max;
+  s->inputs = calloc((size_t)n + 1, sizeof *s->inputs);
+  s->ref_out = calloc((size_t)n + 1, sizeof *s->ref_out);
+  if (!s->inputs || !s->ref_out) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  for (int64_t i = 0; !st && i < n; i++) {
+    s->n = i + 1;
+    st = ct_dataset_load(ds, i, &s->inputs[i], d);
+    if (!st) st = ct_ref_run(g, &(ct_ref_options){0}, &s->inputs[i], &s->ref_out[i], d);
+    if (st) ct_diag_prefix(d, "sample %lld: ", (long long)i);
+  }
+  ct_dataset_free(ds);
+  return st;
+}
+
+void ct_tool_samples_free(ct_tool_samples *s) {
+  for (int64_t i = 0; s->inputs && i < s->n; i++) ct_tensor_list_free(&s->inputs[i]);
+  for (int64_t i = 0; s->ref_out && i < s->n; i++) ct_tensor_list_free(&s->ref_out[i]);
+  free(s->inputs), free(s->ref_out);
+  *s = (ct_tool_samples){0};
+}
