@@ -18,7 +18,6 @@
 #include "common/workpool.h"
 #include "compiler/lower.h"
 #include "ir/text.h"
-#include "reference/eval.h"
 #include "reference/interp.h"
 #include "tools/samples.h"
 #include "tools/tools.h"
@@ -39,7 +38,8 @@ typedef struct rf_state {
   ct_qtable q;
   ct_tool_samples sm;
   ct_workpool *pool;
-  double *cos;        /* by sample: mean output cosine of the candidate being scored */
+  int n_out;          /* module outputs */
+  double *sums;       /* by sample and output: Σxy, Σx², Σy² of the candidate vs float */
   ct_status *st;      /* by sample */
   ct_diag *diag;      /* by sample */
   const ct_graph *run; /* the candidate being scored (pool workers read it) */
@@ -88,8 +88,8 @@ static int parse_args(int argc, char **argv, rf_args *a) {
   return 0;
 }
 
-/* Pool body: runs the candidate on samples [lo, hi); cos[i] = the mean over the module
- * outputs of the cosine vs float (ct_eval_cosine of the dequantized values). */
+/* Pool body: runs the candidate on samples [lo, hi); sums[(i · n_out + k) · 3 ..] = Σxy,
+ * Σx², Σy² of output k's float values x and dequantized INT8 values y on sample i. */
 static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   rf_state *s = arg;
@@ -98,19 +98,41 @@ static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
     ct_tensor_list_init(&outs);
     const ct_tensor_list *ref = &s->sm.ref_out[i];
     ct_status st = ct_ref_run(s->run, &(ct_ref_options){.threads = 1}, &s->sm.inputs[i], &outs, &s->diag[i]);
-    if (!st && outs.n != ref->n)
+    if (!st && (outs.n != s->n_out || ref->n != s->n_out))
       st = ct_diag_set(&s->diag[i], CT_ERR_INPUT, "%d outputs, the float module has %d", outs.n, ref->n);
-    double sum = 0;
     for (int k = 0; !st && k < outs.n; k++) {
-      ct_tensor *x = NULL;
-      st = ct_dequant(outs.items[k], &x, &s->diag[i]);
-      if (!st) sum += ct_eval_cosine(ref->items[k], x);
-      ct_tensor_free(x);
+      ct_tensor *y = NULL;
+      double *a = &s->sums[(i * s->n_out + k) * 3];
+      a[0] = a[1] = a[2] = 0;
+      st = ct_dequant(outs.items[k], &y, &s->diag[i]);
+      int64_t m = ct_tensor_numel(ref->items[k]);
+      if (!st && ct_tensor_numel(y) != m)
+        st = ct_diag_set(&s->diag[i], CT_ERR_INPUT, "output %d: %lld elements, float has %lld", k,
+                         (long long)ct_tensor_numel(y), (long long)m);
+      for (int64_t j = 0; !st && j < m; j++) {
+        double x = ct_tensor_get_f64(ref->items[k], j), v = ((const float *)y->data)[j];
+        a[0] += x * v, a[1] += x * x, a[2] += v * v;
+      }
+      ct_tensor_free(y);
     }
-    s->cos[i] = outs.n > 0 ? sum / outs.n : 0;
     s->st[i] = st;
     ct_tensor_list_free(&outs);
   }
+}
+
+/* The score of the sums: per module output the cosine of all samples taken together (Σ over
+ * samples in order, so any thread count gives the same bits), the smallest over the outputs —
+ * the "int8 cosine" of `ctpu qtable` on the same samples. */
+static double score_of(const rf_state *s) {
+  double worst = 1;
+  for (int k = 0; k < s->n_out; k++) {
+    double a[3] = {0, 0, 0};
+    for (int64_t i = 0; i < s->sm.n; i++)
+      for (int q = 0; q < 3; q++) a[q] += s->sums[(i * s->n_out + k) * 3 + q];
+    double c = a[1] == 0 && a[2] == 0 ? 1 : a[1] == 0 || a[2] == 0 ? 0 : a[0] / sqrt(a[1] * a[2]);
+    worst = fmin(worst, c);
+  }
+  return worst;
 }
 
 /* Lowers the Top module to INT8 with the current table. */
@@ -134,7 +156,7 @@ static bool same_data(const ct_graph *a, const ct_graph *b) {
   return true;
 }
 
-/* Scores the current table: the mean over the samples of the mean output cosine. *same is
+/* Scores the current table (score_of). *same is
  * set (and nothing run) when its lowering equals the best one: the tensor's threshold does
  * not reach the module. On a better score the lowering becomes the best. */
 static ct_status score(rf_state *s, double *out, bool *same, ct_diag *d) {
@@ -148,12 +170,9 @@ static ct_status score(rf_state *s, double *out, bool *same, ct_diag *d) {
   if (!st && !*same) {
     s->run = t, s->evals++;
     ct_workpool_for(s->pool, s->sm.n, s->sm.n, score_samples, s);
-    double sum = 0;
-    for (int64_t i = 0; !st && i < s->sm.n; i++) {
+    for (int64_t i = 0; !st && i < s->sm.n; i++)
       if (s->st[i]) st = s->st[i], *d = s->diag[i], ct_diag_prefix(d, "sample %lld: ", (long long)i);
-      sum += s->cos[i];
-    }
-    *out = sum / (double)s->sm.n;
+    if (!st) *out = score_of(s);
   }
   if (*same) s->skipped++;
   if (!st && !*same && (!s->best || *out > s->best_score)) {
@@ -229,7 +248,8 @@ static ct_status run(rf_state *s, ct_diag *d) {
   if (!st) st = ct_tool_samples_load(a->dataset, s->g, a->input_num, &s->sm, d);
   int64_t n = s->sm.n;
   if (!st && !(s->pool = ct_workpool_new((int)a->threads))) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  if (!st && (!(s->cos = calloc((size_t)n, sizeof *s->cos)) || !(s->st = calloc((size_t)n, sizeof *s->st)) ||
+  s->n_out = s->g ? s->g->n_outputs : 0;
+  if (!st && (!(s->sums = calloc((size_t)(n * s->n_out * 3 + 1), sizeof *s->sums)) || !(s->st = calloc((size_t)n, sizeof *s->st)) ||
               !(s->diag = calloc((size_t)n, sizeof *s->diag))))
     st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   double c0 = 0;
@@ -270,7 +290,7 @@ int ct_cmd_refine(int argc, char **argv) {
   ct_status st = run(&s, &d);
   ct_tool_samples_free(&s.sm);
   ct_workpool_free(s.pool);
-  free(s.cos), free(s.st), free(s.diag), free(s.best_text);
+  free(s.sums), free(s.st), free(s.diag), free(s.best_text);
   ct_graph_free(s.best);
   ct_calib_table_free(&s.t);
   ct_qtable_free(&s.q);
