@@ -5,19 +5,9 @@
 # that the table reaches it, that a zero budget writes an empty table, and that bad options
 # fail with the documented exit codes and leave no file. Exits 77 without ../shared.
 set -uo pipefail
-ctpu=$1
-root=$(cd "$(dirname "$0")/.." && pwd)
-sh=$root/../shared
-model=$sh/models/fmnist-rescnn/model.onnx
-data=$sh/datasets/fashion-mnist-test.h5
-if [ ! -f "$model" ] || [ ! -f "$data" ]; then
-  echo "qtable: skipped: ../shared (fmnist-rescnn, fashion-mnist-test.h5) is absent"
-  exit 77
-fi
-t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
-fail() { echo "qtable: FAIL: $*"; exit 1; }
-"$ctpu" transform "$model" -o "$t/fm.top" --mean 72.93 --scale 0.0111092595 >/dev/null || fail transform
+NAME=qtable
+# shellcheck source=tests/fmnist_setup.sh
+source "$(dirname "$0")/fmnist_setup.sh"
 "$ctpu" calibrate "$t/fm.top" --dataset "$data" --input-num 50 --method minmax -o "$t/fm.cali" || fail calibrate
 # plain INT8 cosine, then a target halfway between it and 1
 "$ctpu" qtable "$t/fm.top" --calibration-table "$t/fm.cali" --dataset "$data" --input-num 8 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_refine.sh CTPU: `ctpu refine` on fmnist-rescnn (docs/calibration.md "Refinement").
+# run_refine.sh CTPU: `ctpu refine` on fmnist-rescnn (docs/calibration.md "ctpu refine").
 # Calibrates by min/max on 50 Fashion-MNIST test images, refines on 16, then checks
 # independently (ctpu qtable's INT8 cosine on the same 16 samples) that the start and final output
 # cosines it reports are what the two tables give, that the final one is not lower, that the
@@ -7,19 +7,9 @@
 # write the same table, and that bad input fails with the documented exit codes and leaves
 # no file. Exits 77 without ../shared.
 set -uo pipefail
-ctpu=$1
-root=$(cd "$(dirname "$0")/.." && pwd)
-sh=$root/../shared
-model=$sh/models/fmnist-rescnn/model.onnx
-data=$sh/datasets/fashion-mnist-test.h5
-if [ ! -f "$model" ] || [ ! -f "$data" ]; then
-  echo "refine: skipped: ../shared (fmnist-rescnn, fashion-mnist-test.h5) is absent"
-  exit 77
-fi
-t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
-fail() { echo "refine: FAIL: $*"; exit 1; }
-"$ctpu" transform "$model" -o "$t/fm.top" --mean 72.93 --scale 0.0111092595 >/dev/null || fail transform
+NAME=refine
+# shellcheck source=tests/fmnist_setup.sh
+source "$(dirname "$0")/fmnist_setup.sh"
 "$ctpu" calibrate "$t/fm.top" --dataset "$data" --input-num 50 --method minmax -o "$t/fm.cali" 2>/dev/null || fail calibrate
 "$ctpu" refine "$t/fm.top" --calibration-table "$t/fm.cali" --dataset "$data" --input-num 16 -o "$t/rf.cali" > "$t/out.txt" ||
   fail refine
