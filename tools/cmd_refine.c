@@ -1,6 +1,6 @@
 /* cmd_refine.c: `ctpu refine MODEL.top --calibration-table T --dataset D -o T2`: refines the
  * thresholds of a calibration table by the error of the whole INT8 model (docs/calibration.md
- * "Refinement"). Calibration methods choose each tensor's threshold by that tensor's own
+ * "ctpu refine"). Calibration methods choose each tensor's threshold by that tensor's own
  * error; refine scores a table by what the user measures, the module outputs of the lowered
  * INT8 model against float on the samples, and searches the thresholds jointly by coordinate
  * descent — loss-aware post-training quantization (Nahshan et al., "Loss Aware Post-training
