@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dequant.h"
 #include "common/outset.h"
 #include "compiler/lower.h"
 #include "ir/text.h"
@@ -27,9 +26,9 @@ typedef struct qt_args {
   ct_qmode float_mode;
 } qt_args;
 
-/* Cosine accumulator: Σxy, Σx², Σy² over every element of every sample. */
+/* Cosine accumulator over every element of every sample; seen: something was added. */
 typedef struct qt_cos {
-  double xy, xx, yy;
+  ct_cos_sums s;
   bool seen;
 } qt_cos;
 
@@ -97,28 +96,13 @@ static int parse_args(int argc, char **argv, qt_args *a) {
   return 0;
 }
 
-static double cos_of(const qt_cos *c) {
-  if (!c->seen) return 1.0;
-  if (c->xx == 0 && c->yy == 0) return 1.0;
-  if (c->xx == 0 || c->yy == 0) return 0.0;
-  return c->xy / sqrt(c->xx * c->yy);
-}
+static double cos_of(const qt_cos *c) { return c->seen ? ct_eval_cos_of(&c->s) : 1.0; }
 
 /* Adds the float reference ref and the (dequantized) tensor t to c. */
 static ct_status cos_add(qt_cos *c, const ct_tensor *ref, const ct_tensor *t, ct_diag *d) {
-  if (ct_tensor_numel(ref) != ct_tensor_numel(t)) return CT_OK; /* not comparable: ignored */
-  ct_tensor *x = NULL;
-  ct_status st = ct_dequant(t, &x, d);
-  if (st) return st;
-  const float *xv = x->data;
-  for (int64_t i = 0, n = ct_tensor_numel(ref); i < n; i++) {
-    double r = ct_tensor_get_f64(ref, i), y = xv[i];
-    if (!isfinite(r) || !isfinite(y)) continue;
-    c->xy += r * y, c->xx += r * r, c->yy += y * y;
-  }
-  c->seen = true;
-  ct_tensor_free(x);
-  return CT_OK;
+  ct_status st = ct_tool_cos_add(&c->s, ref, t, d);
+  c->seen |= !st && ct_tensor_numel(ref) == ct_tensor_numel(t);
+  return st;
 }
 
 /* on_op of the float run: keeps a copy of every computed result of g. */
@@ -157,10 +141,7 @@ static ct_status cmp_tpu(void *user, const ct_op *op, const ct_tensor *const *in
 /* Loads g, lowers it to INT8 with rows as the quantize table. */
 static ct_status lower_with(const qt_state *s, const ct_qtable *rows, ct_graph **out, ct_diag *d) {
   ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = &s->calib, .qtable = rows};
-  ct_status st = ct_ir_load(s->a->model, out, d);
-  if (!st) st = ct_lower(*out, &o, d);
-  if (st) ct_graph_free(*out), *out = NULL;
-  return st;
+  return ct_tool_load_lowered(s->a->model, &o, out, d);
 }
 
 /* Output cosine of the INT8 model with the first k ranked layers float: per module output,
@@ -219,13 +200,13 @@ static int rank_layers(const qt_state *s, qt_layer *l, double *loss) {
     if (op->dead || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_out < 1 || !op->out[0]) continue;
     const qt_cos *c = &s->acc[op->out[0]->id];
     if (!c->seen) continue;
-    qt_cos all = {0, 0, 0, false};
+    qt_cos all = {{0, 0, 0}, false};
     const ct_value *worst = NULL;
     for (int k = 0; k < op->n_in; k++) {
       const ct_value *v = op->in[k];
       if (!v || v->data || !s->acc[v->id].seen) continue;
       const qt_cos *a = &s->acc[v->id];
-      all.xy += a->xy, all.xx += a->xx, all.yy += a->yy, all.seen = true;
+      all.s.xy += a->s.xy, all.s.xx += a->s.xx, all.s.yy += a->s.yy, all.seen = true;
       if (!worst || cos_of(a) < cos_of(&s->acc[worst->id])) worst = v;
     }
     double x = cos_of(&all) - cos_of(c);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/dequant.h"
 #include "common/outset.h"
 #include "common/workpool.h"
 #include "compiler/lower.h"
@@ -39,7 +38,7 @@ typedef struct rf_state {
   ct_tool_samples sm;
   ct_workpool *pool;
   int n_out;          /* module outputs */
-  double *sums;       /* by sample and output: Σxy, Σx², Σy² of the candidate vs float */
+  ct_cos_sums *sums;  /* by sample and output: the candidate's output vs float */
   ct_status *st;      /* by sample */
   ct_diag *diag;      /* by sample */
   const ct_graph *run; /* the candidate being scored (pool workers read it) */
@@ -88,8 +87,8 @@ static int parse_args(int argc, char **argv, rf_args *a) {
   return 0;
 }
 
-/* Pool body: runs the candidate on samples [lo, hi); sums[(i · n_out + k) · 3 ..] = Σxy,
- * Σx², Σy² of output k's float values x and dequantized INT8 values y on sample i. */
+/* Pool body: runs the candidate on samples [lo, hi); sums[i · n_out + k] = the cosine sums
+ * of output k's float values and dequantized INT8 values on sample i. */
 static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   rf_state *s = arg;
@@ -101,19 +100,8 @@ static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
     if (!st && (outs.n != s->n_out || ref->n != s->n_out))
       st = ct_diag_set(&s->diag[i], CT_ERR_INPUT, "%d outputs, the float module has %d", outs.n, ref->n);
     for (int k = 0; !st && k < outs.n; k++) {
-      ct_tensor *y = NULL;
-      double *a = &s->sums[(i * s->n_out + k) * 3];
-      a[0] = a[1] = a[2] = 0;
-      st = ct_dequant(outs.items[k], &y, &s->diag[i]);
-      int64_t m = ct_tensor_numel(ref->items[k]);
-      if (!st && ct_tensor_numel(y) != m)
-        st = ct_diag_set(&s->diag[i], CT_ERR_INPUT, "output %d: %lld elements, float has %lld", k,
-                         (long long)ct_tensor_numel(y), (long long)m);
-      for (int64_t j = 0; !st && j < m; j++) {
-        double x = ct_tensor_get_f64(ref->items[k], j), v = ((const float *)y->data)[j];
-        a[0] += x * v, a[1] += x * x, a[2] += v * v;
-      }
-      ct_tensor_free(y);
+      s->sums[i * s->n_out + k] = (ct_cos_sums){0, 0, 0};
+      st = ct_tool_cos_add(&s->sums[i * s->n_out + k], ref->items[k], outs.items[k], &s->diag[i]);
     }
     s->st[i] = st;
     ct_tensor_list_free(&outs);
@@ -126,11 +114,12 @@ static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
 static double score_of(const rf_state *s) {
   double worst = 1;
   for (int k = 0; k < s->n_out; k++) {
-    double a[3] = {0, 0, 0};
-    for (int64_t i = 0; i < s->sm.n; i++)
-      for (int q = 0; q < 3; q++) a[q] += s->sums[(i * s->n_out + k) * 3 + q];
-    double c = a[1] == 0 && a[2] == 0 ? 1 : a[1] == 0 || a[2] == 0 ? 0 : a[0] / sqrt(a[1] * a[2]);
-    worst = fmin(worst, c);
+    ct_cos_sums a = {0, 0, 0};
+    for (int64_t i = 0; i < s->sm.n; i++) {
+      const ct_cos_sums *x = &s->sums[i * s->n_out + k];
+      a.xy += x->xy, a.xx += x->xx, a.yy += x->yy;
+    }
+    worst = fmin(worst, ct_eval_cos_of(&a));
   }
   return worst;
 }
@@ -138,10 +127,7 @@ static double score_of(const rf_state *s) {
 /* Lowers the Top module to INT8 with the current table. */
 static ct_status lower_now(const rf_state *s, ct_graph **out, ct_diag *d) {
   ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = &s->t, .qtable = s->a->qtable ? &s->q : NULL, .lut16 = s->a->lut16};
-  ct_status st = ct_ir_load(s->a->model, out, d);
-  if (!st) st = ct_lower(*out, &o, d);
-  if (st) ct_graph_free(*out), *out = NULL;
-  return st;
+  return ct_tool_load_lowered(s->a->model, &o, out, d);
 }
 
 /* True if a and b (lowerings of one Top module, so with the same values) hold the same
@@ -249,7 +235,7 @@ static ct_status run(rf_state *s, ct_diag *d) {
   int64_t n = s->sm.n;
   if (!st && !(s->pool = ct_workpool_new((int)a->threads))) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   s->n_out = s->g ? s->g->n_outputs : 0;
-  if (!st && (!(s->sums = calloc((size_t)(n * s->n_out * 3 + 1), sizeof *s->sums)) || !(s->st = calloc((size_t)n, sizeof *s->st)) ||
+  if (!st && (!(s->sums = calloc((size_t)(n * s->n_out + 1), sizeof *s->sums)) || !(s->st = calloc((size_t)n, sizeof *s->st)) ||
               !(s->diag = calloc((size_t)n, sizeof *s->diag))))
     st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   double c0 = 0;

@@ -1,9 +1,12 @@
-/* samples.c: data-set samples and their float outputs (samples.h). */
+/* samples.c: data-set samples and their float outputs, cosine sums, candidate lowerings
+ * (samples.h). */
 #include "tools/samples.h"
 
 #include <stdlib.h>
 
+#include "common/dequant.h"
 #include "io/dataset.h"
+#include "ir/text.h"
 #include "reference/interp.h"
 
 ct_status ct_tool_samples_load(const char *dataset, const ct_graph *g, int64_t max, ct_tool_samples *s, ct_diag *d) {
@@ -30,4 +33,20 @@ void ct_tool_samples_free(ct_tool_samples *s) {
   for (int64_t i = 0; s->ref_out && i < s->n; i++) ct_tensor_list_free(&s->ref_out[i]);
   free(s->inputs), free(s->ref_out);
   *s = (ct_tool_samples){0};
+}
+
+ct_status ct_tool_cos_add(ct_cos_sums *sums, const ct_tensor *ref, const ct_tensor *t, ct_diag *d) {
+  if (ct_tensor_numel(ref) != ct_tensor_numel(t)) return CT_OK;
+  ct_tensor *x = NULL;
+  ct_status st = ct_dequant(t, &x, d);
+  if (!st) ct_eval_cos_add(sums, ref, x);
+  ct_tensor_free(x);
+  return st;
+}
+
+ct_status ct_tool_load_lowered(const char *path, const ct_lower_options *o, ct_graph **out, ct_diag *d) {
+  ct_status st = ct_ir_load(path, out, d);
+  if (!st) st = ct_lower(*out, o, d);
+  if (st) ct_graph_free(*out), *out = NULL;
+  return st;
 }
