@@ -40,7 +40,10 @@ static void epi_float(const epi *e, int64_t i, int64_t ch, float v) {
   if (e->acc_in) v += ct_elem_getf(e->mem + e->acc, CT_F32, i);
   if (e->has_bias) v += ct_elem_getf(e->mem + e->bias, CT_F32, ch);
   if (e->act != CT_ISA_ACT_NONE && v < 0) v = 0;
-  if (e->act == CT_ISA_ACT_CLAMP && v > (float)e->act_hi) v = (float)e->act_hi;
+  if (e->act == CT_ISA_ACT_CLAMP) {
+    float hi = ct_quant_float_act_hi(e->act_hi, e->dt_out);
+    if (v > hi) v = hi;
+  }
   ct_elem_setf(e->mem + e->out, e->dt_out, i, v);
 }
 

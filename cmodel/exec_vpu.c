@@ -54,7 +54,8 @@ static ct_status exec_eltwise(ct_sim_mem *m, const ct_insn *in, uint32_t index, 
             float v = float_op(E.op, ct_elem_getf(mem + E.a, (ct_dtype)E.dt_a, ia),
                                ct_elem_getf(mem + E.b, (ct_dtype)E.dt_b, ib));
             if (E.act != CT_ISA_ACT_NONE && v < 0) v = 0;
-            if (E.act == CT_ISA_ACT_CLAMP && v > (float)E.act_hi) v = (float)E.act_hi;
+            float hi = ct_quant_float_act_hi(E.act_hi, (ct_dtype)E.dt_out);
+            if (E.act == CT_ISA_ACT_CLAMP && v > hi) v = hi;
             ct_elem_setf(mem + E.out, (ct_dtype)E.dt_out, o, v);
           }
         }
@@ -95,6 +96,7 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
   bool mx = P.mode == CT_ISA_POOL_MAX, fl = !is_int(P.dt);
   int64_t cnt = 0, acc = 0;
   float facc = 0;
+  double dsum = 0; /* float mean: summed in double, as the reference kernels (ops/nn_pool.c) */
   for (int64_t ky = 0; ky < P.kh; ky++)
     for (int64_t kx = 0; kx < P.kw; kx++) {
       int64_t iy = y * P.stride_h - P.pad_t + ky, ix = x * P.stride_w - P.pad_l + kx;
@@ -102,7 +104,8 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
       int64_t i = (plane * P.ih + iy) * P.iw + ix;
       if (fl) {
         float v = ct_elem_getf(mem + P.in, (ct_dtype)P.dt, i);
-        facc = !cnt ? v : mx ? (v > facc ? v : facc) : facc + v;
+        facc = !cnt ? v : mx ? (v > facc ? v : facc) : facc;
+        dsum += v;
       } else {
         int64_t v = ct_elem_geti(mem + P.in, (ct_dtype)P.dt, i);
         acc = mx ? (!cnt || v > acc ? v : acc) : acc + v - P.zp_in;
@@ -112,7 +115,7 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
   if (mx && cnt) acc -= P.zp_in;
   *r = acc;
   int64_t div = P.count_pad ? P.kh * P.kw : cnt;
-  *f = !mx && fl && div ? facc / (float)div : facc;
+  *f = mx || !fl ? facc : div ? (float)(dsum / (double)div) : 0.0f;
 #undef P
 }
 

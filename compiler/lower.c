@@ -243,16 +243,29 @@ bool ct_lower_only_output(const ct_graph *g, const ct_value *y) {
   return n > 0 && ct_graph_count_uses(g, y) == n;
 }
 
+/* Does op read a module input of f32 directly? In a BF16 / F16 lowering it then computes in
+ * f32 (its weights stay f32) and rounds only its result to the mode's type: the image is not
+ * rounded to 8 or 11 bits before the first layer (PP-OCRv4 rec BF16: cosine 0.9960 with the
+ * input rounded to bf16, 0.9999 without). */
+static bool reads_f32_input(const ct_op *op) {
+  for (int k = 0; k < op->n_in; k++)
+    if (op->in[k] && op->in[k]->dtype == CT_F32 && op->in[k]->def && op->in[k]->def->kind == CT_OP_INPUT) return true;
+  return false;
+}
+
 /* Float form of op in type ft: quantized operands are dequantized by Casts, f32 results
- * become ft, and the constant MAC operands (weights, bias) and constant data a move op
- * moves are stored as ft (rounded once, as the result would be). */
+ * become ft, and the constant MAC weights (not the bias: it is added to the f32 accumulator)
+ * and constant data a move op moves are stored as ft (rounded once, as the result would be)
+ * — unless op reads the f32 module input (reads_f32_input): then they stay f32. */
 static ct_status lower_float(ct_lower_ctx *c, ct_op *op, ct_dtype ft) {
+  bool at_input = reads_f32_input(op);
   for (int k = 0; k < op->n_in; k++) {
     ct_value *v = op->in[k], *nv;
     if (!v) continue;
     ct_status st = ct_lower_ensure_float(c, v, &nv);
     if (st) return st;
-    if (ft != CT_F32 && ((is_mac(op->kind) && k >= 1) || moved_operand(op, k)) && v->data && v->data->dtype == CT_F32) {
+    bool mac_weight = is_mac(op->kind) && k == 1;
+    if (ft != CT_F32 && !at_input && (mac_weight || moved_operand(op, k)) && v->data && v->data->dtype == CT_F32) {
       ct_tensor *t = ct_tensor_cast(v->data, ft);
       char name[512];
       snprintf(name, sizeof name, "%s_%s", v->name, ct_dtype_name(ft));

@@ -55,6 +55,20 @@ ct_kernel_fn ct_kernel_of(ct_op_kind k);
  * FULL): callers may pass buffers with stale contents; otherwise outputs must be zeroed. */
 bool ct_kernel_writes_all(ct_op_kind k);
 
+/* Conv, Gemm and MatMul (f32 tensors, the Top kernels' attributes and checks) in the order of
+ * the ISA's float CONV / DWCONV / MATMUL (docs/isa.md, cmodel/exec_mxu.c), which the Tpu
+ * reference uses for float MACs so that the cmodel equals it bit for bit: every output starts
+ * at +0.0 and adds the f32 products in (c, kd, kh, kw) order (Conv, within the output's
+ * group) or k order (Gemm, MatMul), each product and sum rounded to f32 (no FMA); then, in
+ * f32, Gemm's alpha · acc + beta · C, the bias, the fused act (relu / relu6 / clip; leaky is
+ * CT_ERR_INPUT). Same errors as the Top kernels. ctx->post is ignored (must be NULL). */
+ct_status ct_kern_conv_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                               ct_diag *d);
+ct_status ct_kern_gemm_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                               ct_diag *d);
+ct_status ct_kern_matmul_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                                 ct_diag *d);
+
 /* Runs op of a Tpu module (ops/tpu_exec.c, docs/tpu.md): an op with quantized operands or
  * results, or a Cast, runs its integer kernel (ct_kernel_for(kind, CT_DIALECT_TPU)); any other
  * op runs its Top kernel on f32 copies of bf16/f16 operands and rounds the results to their

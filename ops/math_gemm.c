@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clones.h"
 #include "ops/broadcast.h"
 #include "ops/nn_util.h"
 
@@ -55,41 +56,113 @@ static void fill_bias(ct_tensor *y, const ct_tensor *c, double beta, int64_t m, 
     }
 }
 
-/* Gemm, f32 or f64: Y = alpha op(A) op(B) + beta C (C broadcast), then the fused act (f32).
- * CT_ERR_INPUT on dtype or shape mismatches. */
-ct_status ct_kern_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
-                       ct_diag *d) {
+/* A Gemm's operands and attributes, checked. */
+typedef struct gemm_args {
+  const ct_tensor *a, *b, *c; /* c NULL when absent or beta == 0 */
+  bool ta, tb;
+  double alpha, beta;
+  int64_t m, k, n;
+  ct_kn_act act;
+} gemm_args;
+
+/* Reads and checks a Gemm (dtypes, 2-D A and B, inner dims, Y's shape, act, C broadcast). */
+static ct_status gemm_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor *y, gemm_args *g, ct_diag *d) {
   const ct_tensor *a = in[0], *b = in[1], *c = op->n_in > 2 ? in[2] : NULL;
-  ct_tensor *y = out[0];
   const ct_tensor *ts[3] = {a, b, c};
   ct_status st = same_float_dtype(op, y, ts, 3, d);
   if (st) return st;
   if (!a || !b || a->ndim != 2 || b->ndim != 2) return ct_shape_nn_fail(d, op, "A and B must be 2-D");
-  bool ta = ct_attr_gemm_transA(op) != 0, tb = ct_attr_gemm_transB(op) != 0;
-  double alpha = ct_attr_gemm_alpha(op), beta = ct_attr_gemm_beta(op);
-  int64_t m = a->shape[ta], k = a->shape[!ta], n = b->shape[!tb];
-  if (b->shape[tb] != k) return ct_shape_nn_fail(d, op, "inner dimensions differ (%lld vs %lld)", (long long)k,
-                                           (long long)b->shape[tb]);
-  int64_t shape[2] = {m, n};
+  *g = (gemm_args){a, b, c, ct_attr_gemm_transA(op) != 0, ct_attr_gemm_transB(op) != 0, ct_attr_gemm_alpha(op),
+                   ct_attr_gemm_beta(op), 0, 0, 0, {0}};
+  g->m = a->shape[g->ta], g->k = a->shape[!g->ta], g->n = b->shape[!g->tb];
+  if (b->shape[g->tb] != g->k)
+    return ct_shape_nn_fail(d, op, "inner dimensions differ (%lld vs %lld)", (long long)g->k, (long long)b->shape[g->tb]);
+  int64_t shape[2] = {g->m, g->n};
   if ((st = ct_kn_check_shape(op, y, 2, shape, d))) return st;
-  ct_kn_act act;
-  if ((st = ct_kn_act_parse(op, &act, d))) return st;
-  if (!act.none && y->dtype != CT_F32) return ct_shape_nn_fail(d, op, "unsupported fused act on f64");
-  bool with_c = c && beta != 0.0;
-  if (with_c) {
-    if (!ct_bcast_to(c->ndim, c->shape, 2, shape))
-      return ct_shape_nn_fail(d, op, "C does not broadcast to [%lldx%lld]", (long long)m, (long long)n);
-    fill_bias(y, c, beta, m, n);
-  }
+  if ((st = ct_kn_act_parse(op, &g->act, d))) return st;
+  if (!g->act.none && y->dtype != CT_F32) return ct_shape_nn_fail(d, op, "unsupported fused act on f64");
+  if (!c || g->beta == 0.0) g->c = NULL;
+  if (g->c && !ct_bcast_to(c->ndim, c->shape, 2, shape))
+    return ct_shape_nn_fail(d, op, "C does not broadcast to [%lldx%lld]", (long long)g->m, (long long)g->n);
+  return CT_OK;
+}
+
+/* Gemm, f32 or f64: Y = alpha op(A) op(B) + beta C (C broadcast), then the fused act (f32).
+ * CT_ERR_INPUT on dtype or shape mismatches. */
+ct_status ct_kern_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                       ct_diag *d) {
+  ct_tensor *y = out[0];
+  gemm_args g;
+  ct_status st = gemm_setup(op, in, y, &g, d);
+  if (st) return st;
+  if (g.c) fill_bias(y, g.c, g.beta, g.m, g.n);
   ct_kn_blas_threads(ctx);
-  if (m == 0 || n == 0) return CT_OK;
-  if (k == 0) {
-    if (!with_c) memset(y->data, 0, y->nbytes);
+  if (g.m == 0 || g.n == 0) return CT_OK;
+  if (g.k == 0) {
+    if (!g.c) memset(y->data, 0, y->nbytes);
   } else {
-    gemm_any(y->dtype, ta, tb, m, n, k, alpha, a->data, a->shape[1], b->data, b->shape[1], with_c ? 1.0 : 0.0,
-             y->data, n);
+    gemm_any(y->dtype, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a->data, g.a->shape[1], g.b->data, g.b->shape[1],
+             g.c ? 1.0 : 0.0, y->data, g.n);
   }
-  if (y->dtype == CT_F32) ct_kn_act_apply(&act, y->data, m * n);
+  if (y->dtype == CT_F32) ct_kn_act_apply(&g.act, y->data, g.m * g.n);
+  return CT_OK;
+}
+
+/* y[j] = Σ_k a[k · sa] · b[k · ldb + j] over k ascending from +0.0, f32 (the ISA's float
+ * MATMUL order; no FMA: common/clones.h), vectorized over j. */
+CT_CLONES_AVX2 static void mac_row(float *restrict y, const float *restrict a, int64_t sa, const float *restrict b,
+                                   int64_t ldb, int64_t k, int64_t n) {
+  for (int64_t j = 0; j < n; j++) y[j] = 0.0f;
+  for (int64_t kk = 0; kk < k; kk++) {
+    const float av = a[kk * sa], *br = b + kk * ldb;
+    for (int64_t j = 0; j < n; j++) y[j] += av * br[j];
+  }
+}
+
+/* Row tasks of an ordered product: rows [lo, hi) of `rows`, each one mac_row. */
+typedef struct ord_rows {
+  const float *a, *b;
+  float *y;
+  int64_t m, k, n, sa_row, sa_k; /* A(i, kk) = a[i · sa_row + kk · sa_k] within a batch */
+  const int64_t *aoff, *boff;    /* per batch: element offsets into a and b */
+} ord_rows;
+
+static void ord_rows_task(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const ord_rows *r = arg;
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t bt = t / r->m, i = t % r->m;
+    mac_row(r->y + t * r->n, r->a + r->aoff[bt] + i * r->sa_row, r->sa_k, r->b + r->boff[bt], r->n, r->k, r->n);
+  }
+}
+
+ct_status ct_kern_gemm_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                               ct_diag *d) {
+  ct_tensor *y = out[0];
+  gemm_args g;
+  ct_status st = gemm_setup(op, in, y, &g, d);
+  if (st) return st;
+  if (y->dtype != CT_F32) return ct_shape_nn_fail(d, op, "the ISA's float order needs f32 tensors");
+  if (g.act.leaky) return ct_shape_nn_fail(d, op, "unsupported fused act (leaky) in the ISA's float order");
+  float *bt = malloc(sizeof *bt * (size_t)(g.k * g.n + 1)); /* B as [k][n] */
+  if (!bt) return ct_shape_nn_oom(d, op);
+  const float *b = g.b->data;
+  for (int64_t kk = 0; kk < g.k; kk++)
+    for (int64_t j = 0; j < g.n; j++) bt[kk * g.n + j] = g.tb ? b[j * g.k + kk] : b[kk * g.n + j];
+  int64_t zero = 0;
+  ord_rows r = {g.a->data, bt, y->data, g.m, g.k, g.n, g.ta ? 1 : g.k, g.ta ? g.m : 1, &zero, &zero};
+  if (g.m > 0) ct_kn_parallel(ctx, g.m, g.m * g.k * g.n, ord_rows_task, &r);
+  free(bt);
+  float *yv = y->data;
+  int64_t ys[2] = {g.m, g.n}, cs[2] = {0, 0};
+  if (g.c) ct_bcast_strides(g.c->ndim, g.c->shape, 2, ys, cs);
+  for (int64_t i = 0; i < g.m; i++)
+    for (int64_t j = 0; j < g.n; j++) {
+      float v = g.alpha == 1.0 ? yv[i * g.n + j] : (float)g.alpha * yv[i * g.n + j];
+      if (g.c) v += (float)(g.beta * ((const float *)g.c->data)[i * cs[0] + j * cs[1]]);
+      yv[i * g.n + j] = v;
+    }
+  ct_kn_act_apply(&g.act, yv, g.m * g.n);
   return CT_OK;
 }
 
@@ -166,5 +239,29 @@ ct_status ct_kern_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
              (const char *)b->data + (size_t)ob * es, p.n, 0.0, (char *)y->data + (size_t)(t * p.m * p.n) * es, p.n);
     for (int i = p.nb - 1; i >= 0 && ++idx[i] == p.bshape[i]; i--) idx[i] = 0;
   }
+  return CT_OK;
+}
+
+ct_status ct_kern_matmul_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                                 ct_diag *d) {
+  const ct_tensor *a = in[0], *b = in[1];
+  ct_tensor *y = out[0];
+  const ct_tensor *ts[2] = {a, b};
+  ct_status st = same_float_dtype(op, y, ts, 2, d);
+  if (st) return st;
+  if (!a || !b) return ct_shape_nn_fail(d, op, "an operand is missing");
+  if (y->dtype != CT_F32) return ct_shape_nn_fail(d, op, "the ISA's float order needs f32 tensors");
+  mm_plan p = {0};
+  if ((st = mm_plan_make(op, a, b, y, &p, d))) return st;
+  int64_t *off = malloc(sizeof *off * (size_t)(2 * p.batch + 2)), idx[CT_MAX_DIMS] = {0};
+  if (!off) return ct_shape_nn_oom(d, op);
+  for (int64_t t = 0; t < p.batch; t++) {
+    off[t] = off[p.batch + t] = 0;
+    for (int i = 0; i < p.nb; i++) off[t] += idx[i] * p.sa[i], off[p.batch + t] += idx[i] * p.sb[i];
+    for (int i = p.nb - 1; i >= 0 && ++idx[i] == p.bshape[i]; i--) idx[i] = 0;
+  }
+  ord_rows r = {a->data, b->data, y->data, p.m, p.k, p.n, p.k, 1, off, off + p.batch};
+  if (p.m > 0) ct_kn_parallel(ctx, p.batch * p.m, p.batch * p.m * p.k * p.n, ord_rows_task, &r);
+  free(off);
   return CT_OK;
 }

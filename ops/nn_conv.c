@@ -324,6 +324,16 @@ static ct_status conv_setup(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   return CT_OK;
 }
 
+/* CT_ERR_INPUT unless the output's spatial sizes follow from the input's and the attributes. */
+static ct_status check_spatial(const conv_job *j, const ct_op *op, ct_diag *d) {
+  for (int i = 0; i < 3; i++) {
+    int64_t span = j->g.in[i] + j->g.pb[i] + j->g.pe[i] - j->g.dl[i] * (j->g.k[i] - 1) - 1;
+    if (span < 0 || span / j->g.s[i] + 1 != j->g.out[i])
+      return ct_shape_nn_fail(d, op, "output spatial size %lld inconsistent with the attributes", (long long)j->g.out[i]);
+  }
+  return CT_OK;
+}
+
 /* Conv, f32, NCHW/OIHW (1-3 spatial dims), with optional bias, fused act and ctx->post (applied
  * after act, per row of output while it is in cache): depthwise
  * (group == C == OC, 1-D/2-D) by direct loops, otherwise im2col per group + OpenBLAS sgemm
@@ -335,11 +345,7 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   ct_status st = conv_setup(op, in, out, false, &j, d);
   if (st) return st;
   j.post = ctx ? ctx->post : NULL;
-  for (int i = 0; i < 3; i++) {
-    int64_t span = j.g.in[i] + j.g.pb[i] + j.g.pe[i] - j.g.dl[i] * (j.g.k[i] - 1) - 1;
-    if (span < 0 || span / j.g.s[i] + 1 != j.g.out[i])
-      return ct_shape_nn_fail(d, op, "output spatial size %lld inconsistent with the attributes", (long long)j.g.out[i]);
-  }
+  if ((st = check_spatial(&j, op, d))) return st;
   if (j.group == j.c && j.oc == j.c && j.g.k[0] == 1 && j.g.in[0] == 1 && j.g.out[0] == 1 &&
       j.g.s[2] <= CT_KN_DW_MAX_S) {
     int64_t work = j.n * j.c * j.ovol * j.kvol;
@@ -352,6 +358,52 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   }
   ct_kn_blas_threads(ctx);
   return conv_gemm(&j, ctx, op, d);
+}
+
+/* The ISA's float CONV order: y[p] += col[r][p] · w[r] for r = (c, kd, kh, kw) ascending, one
+ * f32 rounding per product and per sum (no FMA: common/clones.h), vectorized over p. */
+CT_CLONES_AVX2 static void mac_rows(float *restrict y, const float *restrict col, const float *restrict w, int64_t rows,
+                                    int64_t nb) {
+  for (int64_t p = 0; p < nb; p++) y[p] = 0.0f;
+  for (int64_t r = 0; r < rows; r++) {
+    const float wv = w[r], *src = col + r * nb;
+    for (int64_t p = 0; p < nb; p++) y[p] += src[p] * wv;
+  }
+}
+
+enum { ORD_CHUNK = 512 }; /* output columns per task: col = rows × 512 floats */
+
+/* Tasks (image, group, chunk of output columns): im2col of the chunk, then each output
+ * channel of the group by mac_rows. */
+static void conv_ordered_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
+  conv_job *j = arg;
+  int64_t rows = j->cg * j->kvol, nch = (j->ovol + ORD_CHUNK - 1) / ORD_CHUNK;
+  float *col = j->scratch + slot * rows * ORD_CHUNK;
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t n = t / (j->group * nch), g = t / nch % j->group, c0 = t % nch * ORD_CHUNK;
+    int64_t nb = j->ovol - c0 < ORD_CHUNK ? j->ovol - c0 : ORD_CHUNK;
+    im2col(j, j->x + (n * j->c + g * j->cg) * j->ivol, col, c0, nb);
+    for (int64_t o = g * j->ocg; o < (g + 1) * j->ocg; o++)
+      mac_rows(j->y + (n * j->oc + o) * j->ovol + c0, col, j->w + o * rows, rows, nb);
+  }
+}
+
+ct_status ct_kern_conv_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
+                               ct_diag *d) {
+  conv_job j;
+  ct_status st = conv_setup(op, in, out, false, &j, d);
+  if (!st) st = check_spatial(&j, op, d);
+  if (st) return st;
+  if (j.act.leaky) return ct_shape_nn_fail(d, op, "unsupported fused act (leaky) in the ISA's float order");
+  int64_t rows = j.cg * j.kvol, tasks = j.n * j.group * ((j.ovol + ORD_CHUNK - 1) / ORD_CHUNK);
+  int64_t work = j.n * j.oc * j.ovol * rows;
+  int parts = ct_kn_parallel_parts(ctx, tasks, work);
+  j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * rows * ORD_CHUNK + 1));
+  if (!j.scratch) return ct_shape_nn_oom(d, op);
+  if (tasks > 0) ct_kn_parallel(ctx, tasks, work, conv_ordered_tasks, &j);
+  free(j.scratch);
+  conv_epilogue(&j);
+  return CT_OK;
 }
 
 /* col2im of ConvTranspose for the input columns [c0, c0 + nb) (flattened (id, ih, iw)):

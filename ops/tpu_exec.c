@@ -1,8 +1,9 @@
 /* tpu_exec.c: how the Tpu reference runs one op (docs/tpu.md): an op touching quantized
  * values (quant params on an operand or result) or a Cast runs its integer kernel (ops.def's
  * tpu column); any other op runs in float — its Top kernel on f32 copies of bf16/f16
- * operands, the results rounded to their storage type (bf16/f16: nearest even). F32 Tpu
- * ops are therefore the Top kernels exactly. Results get their value's quant params. */
+ * operands, the results rounded to their storage type (bf16/f16: nearest even); Conv, Gemm
+ * and MatMul in the ISA's float MAC order instead (ct_kern_conv_ordered …), so that the
+ * cmodel's float CONV / MATMUL equal them bit for bit. Results get their value's quant params. */
 #include <stdlib.h>
 
 #include "ops/kernel.h"
@@ -29,8 +30,19 @@ static void store_rounded(const ct_tensor *src, ct_tensor *dst) {
   for (int64_t i = 0; i < n; i++) h[i] = dst->dtype == CT_BF16 ? ct_quant_f32_to_bf16(f[i]) : ct_quant_f32_to_f16(f[i]);
 }
 
+/* The float kernel of a Tpu op: the MACs in the ISA's float order (ct_kern_conv_ordered …),
+ * every other op its Top kernel. */
+static ct_kernel_fn float_kernel(ct_op_kind k) {
+  switch (k) {
+  case CT_OP_CONV: return ct_kern_conv_ordered;
+  case CT_OP_GEMM: return ct_kern_gemm_ordered;
+  case CT_OP_MATMUL: return ct_kern_matmul_ordered;
+  default: return ct_kernel_for(k, CT_DIALECT_TOP);
+  }
+}
+
 static ct_status run_float(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
-  ct_kernel_fn fn = ct_kernel_for(op->kind, CT_DIALECT_TOP);
+  ct_kernel_fn fn = float_kernel(op->kind);
   if (!fn) return ct_km_err(d, CT_ERR_INPUT, op, "has no float kernel");
   if (op->n_in > MAX_IO || op->n_out > MAX_IO) return ct_km_err(d, CT_ERR_INPUT, op, "too many operands");
   ct_tensor *fin[MAX_IO] = {0}, *fout[MAX_IO] = {0};

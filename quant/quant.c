@@ -205,6 +205,19 @@ float ct_quant_bf16_to_f32(uint16_t b) { return ct_bf16_to_f32(b); }
 uint16_t ct_quant_f32_to_f16(float x) { return ct_f32_to_f16(x); }
 float ct_quant_f16_to_f32(uint16_t h) { return ct_f16_to_f32(h); }
 
+float ct_quant_float_act_hi(int64_t act_hi, ct_dtype dt_out) {
+  uint16_t b = (uint16_t)(act_hi & 0xffff);
+  return dt_out == CT_F16 ? ct_quant_f16_to_f32(b) : ct_quant_bf16_to_f32(b);
+}
+
+bool ct_quant_float_act_hi_bits(float hi, ct_dtype dt_out, int64_t *act_hi) {
+  if (!isfinite(hi)) return false;
+  uint16_t b = dt_out == CT_F16 ? ct_quant_f32_to_f16(hi) : ct_quant_f32_to_bf16(hi);
+  if (dt_out != CT_BF16 && dt_out != CT_F16 && ct_quant_bf16_to_f32(b) != hi) return false;
+  *act_hi = (int16_t)b;
+  return true;
+}
+
 float ct_quant_round_float(float x, ct_dtype dt) {
   if (dt == CT_BF16) return ct_bf16_to_f32(ct_f32_to_bf16(x));
   if (dt == CT_F16) return ct_f16_to_f32(ct_f32_to_f16(x));

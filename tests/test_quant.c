@@ -304,6 +304,33 @@ START_TEST(test_half_wrappers_round_to_nearest_even) {
 }
 END_TEST
 
+/* The clamp bound of a float result (ISA act_hi, hand values): 3.4291034 (a Clip bound of
+ * MobileNetV2) is bf16 0x405B = 3.421875 (219 · 2^-6) and f16 0x42DC = 3.4296875 (1756 · 2^-9);
+ * an f32 result takes only bf16 values (6 yes, 3.4291034 no); negative bounds use all 16
+ * bits; clamping at the rounded bound then rounding equals rounding the clamp at the bound. */
+START_TEST(test_float_act_hi_bits) {
+  int64_t b = 0;
+  ck_assert(ct_quant_float_act_hi_bits(3.4291034f, CT_BF16, &b) && b == 0x405B);
+  ck_assert_float_eq(ct_quant_float_act_hi(b, CT_BF16), 3.421875f);
+  ck_assert(ct_quant_float_act_hi_bits(3.4291034f, CT_F16, &b) && b == 0x42DC);
+  ck_assert_float_eq(ct_quant_float_act_hi(b, CT_F16), 3.4296875f);
+  ck_assert(ct_quant_float_act_hi_bits(6.0f, CT_F32, &b) && b == 0x40C0);
+  ck_assert_float_eq(ct_quant_float_act_hi(b, CT_F32), 6.0f);
+  b = 77;
+  ck_assert(!ct_quant_float_act_hi_bits(3.4291034f, CT_F32, &b) && b == 77);
+  ck_assert(!ct_quant_float_act_hi_bits(INFINITY, CT_BF16, &b) && b == 77);
+  ck_assert(ct_quant_float_act_hi_bits(-6.0f, CT_BF16, &b) && b == (int16_t)0xC0C0);
+  ck_assert_float_eq(ct_quant_float_act_hi(b, CT_BF16), -6.0f);
+  const float h = 3.4291034f;
+  for (float v = 3.40f; v < 3.45f; v += 0x1p-12f) {
+    int64_t hb;
+    ck_assert(ct_quant_float_act_hi_bits(h, CT_BF16, &hb));
+    float hr = ct_quant_float_act_hi(hb, CT_BF16);
+    ck_assert_float_eq(ct_quant_round_float(v < h ? v : h, CT_BF16), ct_quant_round_float(v < hr ? v : hr, CT_BF16));
+  }
+}
+END_TEST
+
 /* The two named roundings on the ties ±0.5, ±1.5, ±2.5 and around them (hand values). */
 START_TEST(test_round_half_away_and_half_even_ties) {
   const double x[] = {0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 2.4999999, 2.5000001, -3.5, 0.0};
@@ -413,6 +440,7 @@ int main(void) {
   tcase_add_test(tc, test_lut16_build_and_lookup);
   tcase_add_test(tc, test_eltwise_exhaustive_int8);
   tcase_add_test(tc, test_half_wrappers_round_to_nearest_even);
+  tcase_add_test(tc, test_float_act_hi_bits);
   tcase_add_test(tc, test_round_half_away_and_half_even_ties);
   tcase_add_test(tc, test_quantize_onnx_vs_ctpu_rounding);
   tcase_add_test(tc, test_zero_threshold_gives_scale_one);

@@ -1,6 +1,8 @@
-/* cg_float.c: codegen of the float layers the INT8 lowering keeps (cg_int.h): Casts between
- * integer and float storage (CAST), Softmax (SOFTMAX) and LayerNormalization (NORM) in
- * bf16 / f16 / f32.
+/* cg_float.c: codegen of float layers (cg_int.h): Casts between integer and float storage
+ * (CAST), Softmax (SOFTMAX), LayerNormalization (NORM), standalone Relu / Clip (ELTWISE max
+ * of the input with itself, clamped) in bf16 / f16 / f32, and the activation fields of float
+ * CONV / MATMUL / ELTWISE (cg_insn_act). Float MACs follow the ISA's order, which the Tpu
+ * reference uses (ops/kernel.h ct_kern_conv_ordered), so they are bit-exact too.
  *
  * The ISA's CAST carries its scale as f32 while the Tpu reference (ops/tpu_elt.c
  * ct_tpu_cast) uses the value's double scale. A cast is emitted only when that makes no
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "compiler/backend/cg_int.h"
+#include "ops/nn_util.h"
 #include "quant/quant.h"
 
 static bool low_float(ct_dtype t) { return t == CT_BF16 || t == CT_F16; }
@@ -137,6 +140,67 @@ static ct_status emit_layernorm(mg *c, const ct_op *op, int li, int64_t t, ct_di
   return put(c, &in, nm(op), t, d);
 }
 
+/* act / act_hi of a float result in [lo, hi] (ct_kn_act: relu [0, inf), relu6, clip): the
+ * ISA clamps below at 0 only, and holds hi as a 16-bit float (quant/ ct_quant_float_act_hi). */
+static ct_status float_act(const ct_op *op, const ct_value *y, bool none, float lo, float hi, int64_t *act,
+                           int64_t *act_hi, ct_diag *d) {
+  *act = CT_ISA_ACT_NONE, *act_hi = 0;
+  if (none) return CT_OK;
+  if (lo != 0.0f) return no_cg(op, "a float activation whose lower bound is not 0", d);
+  if (isinf(hi) && hi > 0) return *act = CT_ISA_ACT_RELU, CT_OK;
+  if (!ct_quant_float_act_hi_bits(hi, y->dtype, act_hi))
+    return no_cg(op, "a clamp bound that the result type's act_hi cannot hold (f32 results: a bf16 value)", d);
+  *act = CT_ISA_ACT_CLAMP;
+  return CT_OK;
+}
+
+ct_status cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t *act_hi, ct_diag *d) {
+  if (is_int(y->dtype)) {
+    ct_quant_act a;
+    int32_t hi;
+    ct_status st = ct_tq_act(op, &a, &hi, d);
+    if (st) return st;
+    *act = act_of(a), *act_hi = a == CT_QUANT_ACT_CLAMP ? hi : 0;
+    return CT_OK;
+  }
+  ct_kn_act a;
+  if (ct_kn_act_parse(op, &a, d)) return no_cg(op, "an unknown fused activation", d);
+  if (a.leaky) return no_cg(op, "a leaky fused activation on a float result", d);
+  return float_act(op, y, a.none, a.lo, a.hi, act, act_hi, d);
+}
+
+/* The constant scalar operand k of op (a Clip's min / max), or dflt when absent. */
+static bool const_scalar(const ct_op *op, int k, float dflt, float *v) {
+  *v = dflt;
+  if (op->n_in <= k || !op->in[k]) return true;
+  const ct_value *x = op->in[k];
+  if (!x->data || ct_tensor_numel(x->data) != 1) return false;
+  *v = (float)ct_tensor_get_f64(x->data, 0);
+  return true;
+}
+
+/* Relu / Clip on a float tile: ELTWISE max(x, x) with the clamp of the activation fields. */
+static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box by;
+  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  float lo = 0.0f, hi = INFINITY;
+  if (op->kind == CT_OP_CLIP && (!const_scalar(op, 1, -INFINITY, &lo) || !const_scalar(op, 2, INFINITY, &hi)))
+    return no_cg(op, "a Clip whose bounds are not constant scalars", d);
+  if (x->dtype != y->dtype) return no_cg(op, "a float Relu / Clip that changes the storage type", d);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_ELTWISE;
+  struct ct_insn_eltwise *e = &in.eltwise;
+  ct_status st = float_act(op, y, false, lo, hi, &e->act, &e->act_hi, d);
+  if (st) return st;
+  e->a = e->b = lmem_of(c->gr, x), e->out = lmem_of(c->gr, y);
+  if (e->a < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  e->n = by.ext[0], e->c = by.ext[1], e->h = by.ext[2], e->w = by.ext[3];
+  e->op = CT_ISA_ELT_MAX, e->dt_a = e->dt_b = e->dt_out = y->dtype;
+  return put(c, &in, nm(op), t, d);
+}
+
 bool cg_float_ok(const ct_op *op) {
   switch (op->kind) {
   case CT_OP_CAST:
@@ -147,7 +211,19 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_SLICE:
   case CT_OP_PAD: /* zero bytes, then a MOVE (cg_data.c emit_pad) */
   case CT_OP_MAXPOOL: /* a float POOL (max: a selection, exact in any float type) */
-  case CT_OP_GLOBALMAXPOOL: return true;
+  case CT_OP_GLOBALMAXPOOL:
+  case CT_OP_AVERAGEPOOL: /* float POOL mean: summed in double, as the reference */
+  case CT_OP_GLOBALAVERAGEPOOL:
+  case CT_OP_REDUCEMEAN:
+  case CT_OP_CONV: /* float CONV / DWCONV / MATMUL in the ISA's order (ops/kernel.h) */
+  case CT_OP_GEMM:
+  case CT_OP_MATMUL:
+  case CT_OP_ADD: /* float ELTWISE: one f32 operation, rounded once */
+  case CT_OP_SUB:
+  case CT_OP_MUL:
+  case CT_OP_RELU:
+  case CT_OP_CLIP:
+  case CT_OP_RESIZE: return true;
   default: return false;
   }
 }
@@ -158,6 +234,8 @@ ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   case CT_OP_CAST: return emit_cast(c, op, t, d);
   case CT_OP_SOFTMAX: return emit_softmax(c, op, t, d);
   case CT_OP_LAYERNORM: return emit_layernorm(c, op, li, t, d);
+  case CT_OP_RELU:
+  case CT_OP_CLIP: return emit_clamp(c, op, t, d);
   default: return no_cg(op, NULL, d);
   }
 }

@@ -14,7 +14,8 @@ ct_status group_tables(mg *c, ct_diag *d) {
     const ct_op *op = c->p->layers[li].op;
     if (!border_cast(op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
       return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
-    if ((op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && !ct_tq_raw_out(op)) {
+    if ((op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && !ct_tq_raw_out(op) &&
+        is_int(op->out[0]->dtype)) {
       const ct_value *y = op->out[0];
       int64_t n = op->kind == CT_OP_CONV ? y->shape[1] : y->shape[y->ndim - 1];
       int32_t *t = malloc((size_t)n * 2 * sizeof *t), *m = malloc((size_t)n * sizeof *m);
@@ -97,9 +98,8 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   }
   if (w.sh > 15 || w.sw > 15 || w.dh > 15 || w.dw > 15)
     return no_cg(op, "stride or dilation above 15 (the CONV fields are 4 bits)", d);
-  ct_quant_act a;
-  int32_t hi;
-  if ((st = ct_tq_act(op, &a, &hi, d))) return st;
+  int64_t act, hi;
+  if ((st = cg_insn_act(op, y, &act, &hi, d))) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = dw ? CT_ISA_DWCONV : CT_ISA_CONV; /* grouped: one CONV with `groups` (cmodel/exec_mxu.c) */
@@ -114,7 +114,8 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   cv->kh = w.kh, cv->kw = w.kw, cv->stride_h = w.sh, cv->stride_w = w.sw;
   cv->pad_t = w.pt, cv->pad_b = w.pb, cv->pad_l = w.pl, cv->pad_r = w.pr, cv->dil_h = w.dh, cv->dil_w = w.dw;
   cv->groups = G, cv->dt_in = x->dtype, cv->dt_w = wv->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
-  cv->act = act_of(a), cv->act_hi = a == CT_QUANT_ACT_CLAMP ? hi : 0;
+  if (!is_int(y->dtype)) cv->rq_mode = CT_ISA_RQ_NONE, cv->rq = 0; /* float: the f32 accumulator, rounded */
+  cv->act = act, cv->act_hi = hi;
   cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
   if (cv->in < 0 || cv->out < 0 || cv->wt < 0 || cv->bias < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   return put(c, &in, nm(op), t, d);
@@ -155,7 +156,8 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   }
   int32_t m = 1;
   int s = 0;
-  if (avg && (st = ct_tq_rq(op, 1, &m, &s, d))) return st;
+  bool fl = !is_int(x->dtype);
+  if (avg && !fl && (st = ct_tq_rq(op, 1, &m, &s, d))) return st;
   if (m < -32768 || m > 32767) return no_cg(op, "pool multiplier does not fit 16 bits", d);
   if (!avg && ct_tq_zp(x) != ct_tq_zp(y)) return no_cg(op, "max pooling with different input and output zero points", d);
   ct_insn in;
@@ -168,6 +170,7 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   pl->pad_t = w.pt, pl->pad_b = w.pb, pl->pad_l = w.pl, pl->pad_r = w.pr;
   pl->mode = avg ? CT_ISA_POOL_AVG : CT_ISA_POOL_MAX, pl->dt = x->dtype, pl->m = m, pl->s = s;
   pl->zp_in = ct_tq_zp(x), pl->zp_out = ct_tq_zp(y);
+  pl->count_pad = fl && op->kind == CT_OP_AVERAGEPOOL && ct_op_get_int(op, "count_include_pad", 0); /* float mean */
   if (x->dtype != y->dtype) return no_cg(op, "pooling that changes the storage type", d);
   if (pl->in < 0 || pl->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   return put(c, &in, nm(op), t, d);
@@ -179,12 +182,13 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (!box_of(c, a, &ba) || !box_of(c, b, &bb) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
   int nm_ = 0, ns = 0;
   const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm_), *sv = ct_op_get_ints(op, "rshift", &ns);
-  if (nm_ != 2 || ns != 3) return no_cg(op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]", d);
+  const int64_t zero[3] = {0, 0, 0};
+  if (!is_int(y->dtype)) mv = sv = zero; /* float: a op b in f32, rounded once */
+  else if (nm_ != 2 || ns != 3) return no_cg(op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]", d);
   for (int i = 0; i < 2; i++)
     if (mv[i] < -32768 || mv[i] > 32767) return no_cg(op, "multiplier does not fit 16 bits", d);
-  ct_quant_act act;
-  int32_t hi;
-  ct_status st = ct_tq_act(op, &act, &hi, d);
+  int64_t act, hi;
+  ct_status st = cg_insn_act(op, y, &act, &hi, d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
@@ -228,7 +232,7 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   e->dt_a = a->dtype, e->dt_b = b->dtype, e->dt_out = y->dtype;
   e->m_a = mv[0], e->m_b = mv[1], e->s_a = sv[0], e->s_b = sv[1], e->s_out = sv[2];
   e->zp_a = ct_tq_zp(a), e->zp_b = ct_tq_zp(b), e->zp_out = ct_tq_zp(y);
-  e->act = act_of(act), e->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
+  e->act = act, e->act_hi = hi;
   return put(c, &in, nm(op), t, d);
 }
 
@@ -283,9 +287,8 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
     return no_cg(op, "cut along output features of a resident [K, N] B", d);
   if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) return no_cg(op, "transA", d);
   ct_status st = need_sym(op, b, d);
-  ct_quant_act act;
-  int32_t hi;
-  if (!st) st = ct_tq_act(op, &act, &hi, d);
+  int64_t act, hi;
+  if (!st) st = cg_insn_act(op, y, &act, &hi, d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
@@ -298,8 +301,8 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   mm->batch = ba.ext[0] * ba.ext[1], mm->m = ba.ext[2], mm->k = ba.ext[3], mm->n = nf;
   mm->b_trans = tb, mm->b_bcast = !bbat;
   mm->dt_a = a->dtype, mm->dt_b = b->dtype, mm->dt_out = y->dtype, mm->rq_mode = CT_ISA_RQ_CHANNEL;
-  if (ct_tq_raw_out(op)) mm->rq_mode = CT_ISA_RQ_NONE, mm->rq = 0; /* the accumulator itself */
-  mm->act = act_of(act), mm->act_hi = act == CT_QUANT_ACT_CLAMP ? hi : 0;
+  if (ct_tq_raw_out(op) || !is_int(y->dtype)) mm->rq_mode = CT_ISA_RQ_NONE, mm->rq = 0; /* the accumulator itself */
+  mm->act = act, mm->act_hi = hi;
   mm->zp_a = ct_tq_zp(a), mm->zp_out = ct_tq_zp(y);
   if (mm->a < 0 || mm->b < 0 || mm->out < 0 || mm->bias < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   return put(c, &in, nm(op), t, d);
@@ -312,7 +315,9 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   for (int i = 0; i < op->n_out; i++)
     if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
   bool float_cast = op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype));
-  if (op->kind == CT_OP_SOFTMAX || op->kind == CT_OP_LAYERNORM || float_cast) return cg_emit_float(c, op, li, t, d);
+  if (op->kind == CT_OP_SOFTMAX || op->kind == CT_OP_LAYERNORM || float_cast ||
+      ((op->kind == CT_OP_RELU || op->kind == CT_OP_CLIP) && !is_int(op->out[0]->dtype)))
+    return cg_emit_float(c, op, li, t, d);
   switch (op->kind) {
   case CT_OP_CONV: return emit_conv(c, op, li, t, d);
   case CT_OP_ADD:

@@ -101,10 +101,7 @@ ct_isa_act act_of(ct_quant_act a) {
 bool is_int(ct_dtype t) { return ct_tq_is_storage(t); }
 
 /* Is layer li a border Cast (float module input → integer)? Its output is the program input. */
-bool border_cast(const ct_op *op) {
-  return op->kind == CT_OP_CAST && op->in[0]->def && op->in[0]->def->kind == CT_OP_INPUT &&
-         ct_dtype_is_float(op->in[0]->dtype) && is_int(op->out[0]->dtype);
-}
+bool border_cast(const ct_op *op) { return lg_border_cast(op); }
 
 ct_status no_cg(const ct_op *op, const char *why, ct_diag *d) {
   return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (%s): no codegen yet%s%s", nm(op), ct_op_name(op->kind),
@@ -185,12 +182,17 @@ ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by
   if (ilo < bx->off[2] || ihi > bx->off[2] + bx->ext[2])
     return ct_diag_set(d, CT_ERR_INTERNAL, "layer \"%s\": needs input rows [%lld, %lld), the tile holds [%lld, %lld)", nm(op),
                        (long long)ilo, (long long)ihi, (long long)bx->off[2], (long long)(bx->off[2] + bx->ext[2]));
-  if (ilo != bx->off[2] || ihi != bx->off[2] + bx->ext[2]) {
+  int64_t end = bx->off[2] + bx->ext[2], pb = (ohi - 1) * l->sh - l->pad_top + (kh - 1) * l->dh + 1 - ihi;
+  /* rows after the window, fewer than a stride past it: the window's floor drops them (a
+   * stride-2 1×1 conv whose tile holds an even row count), so no gather */
+  bool tail = ilo == bx->off[2] && end > ihi && end - ihi - pb < l->sh;
+  if (tail) pb = pb > end - ihi ? pb - (end - ihi) : 0, ihi = end;
+  if (ilo != bx->off[2] || ihi != end) {
     ct_status st0 = gather_rows(c, op, op->in[0], bx, ilo, ihi, in_addr, t, d);
     if (st0) return st0;
   }
   w->pt = ilo - (olo * l->sh - l->pad_top);
-  w->pb = (ohi - 1) * l->sh - l->pad_top + (kh - 1) * l->dh + 1 - ihi;
+  w->pb = pb;
   w->pl = pads ? pads[1] : 0, w->pr = pads ? pads[3] : 0;
   /* ceil_mode pooling: the last column's window reaches past the right padding (those
    * positions count as padding: excluded from max and average, as ONNX) */

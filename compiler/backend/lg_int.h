@@ -73,9 +73,10 @@ bool lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n);
 /* Slice op: start and step along axis a of its input (0 and 1 when a is not sliced); false
  * when the op is not a Slice with constant parameters and a positive step there. */
 bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step);
-/* Is op a border Cast — a float module input cast to an integer storage type? The program
- * input is that integer tensor (the cmodel quantizes the float data when it loads the input),
- * so the Cast costs no compute and its input moves at the integer size (codegen: cg_model.c). */
+/* Is op a border Cast — a float module input cast to an integer storage type, or an f32 one
+ * cast to bf16 / f16 (BF16 / F16 lowerings)? The program input is that tensor (the cmodel
+ * quantizes or rounds the float data when it loads the input), so the Cast costs no compute
+ * and its input moves at the result's size (codegen: cg_model.c). */
 bool lg_border_cast(const ct_op *op);
 /* Whole-tensor helper: elements. */
 int64_t lg_numel(const ct_value *v);

@@ -219,7 +219,9 @@ static void classify(const lg_ctx *x, const ct_op *op, ct_lg_layer *l) {
 
 bool lg_border_cast(const ct_op *op) {
   return op->kind == CT_OP_CAST && op->n_in == 1 && op->in[0] && op->in[0]->def && op->in[0]->def->kind == CT_OP_INPUT &&
-         ct_dtype_is_float(op->in[0]->dtype) && ct_tq_is_storage(op->out[0]->dtype);
+         ct_dtype_is_float(op->in[0]->dtype) &&
+         (ct_tq_is_storage(op->out[0]->dtype) ||
+          (op->in[0]->dtype == CT_F32 && (op->out[0]->dtype == CT_BF16 || op->out[0]->dtype == CT_F16)));
 }
 
 static bool is_layer_op(const ct_op *op) {
