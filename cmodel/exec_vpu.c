@@ -7,6 +7,7 @@
 
 #include "cmodel/elem.h"
 #include "cmodel/exec.h"
+#include "quant/float_fn.h"
 #include "quant/quant.h"
 
 static bool is_int(int64_t dt) { return !ct_dtype_is_float((ct_dtype)dt); }
@@ -240,7 +241,8 @@ static ct_status exec_exp(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_d
   int64_t n = in->exp.n * in->exp.c * in->exp.h * in->exp.w;
   for (int64_t i = 0; i < n; i++)
     ct_elem_setf(mem + in->exp.out, (ct_dtype)in->exp.dt_out, i,
-                 expf(ct_elem_getf(mem + in->exp.in, (ct_dtype)in->exp.dt_in, i)));
+                 ct_quant_fn_f32((int)in->exp.func, ct_elem_getf(mem + in->exp.in, (ct_dtype)in->exp.dt_in, i),
+                                 (double)in->exp.alpha, (double)in->exp.beta));
   return CT_OK;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "isa/isa.h"
+#include "quant/float_fn.h"
 
 #define FAIL(...) ct_diag_set(d, CT_ERR_INPUT, __VA_ARGS__)
 #define REQ(cond, ...) \
@@ -154,7 +155,10 @@ static ct_status check_float_unary(const char *op, int64_t tin, int64_t tout, ct
 
 static ct_status check_exp(const ct_insn *i, ct_diag *d) {
   ct_status st = check_float_unary("exp", i->exp.dt_in, i->exp.dt_out, d);
-  return st ? st : check_shape4("exp", i->exp.n, i->exp.c, i->exp.h, i->exp.w, d);
+  if (st) return st;
+  REQ(i->exp.func < CT_QUANT_FN_COUNT, "exp: func %lld: the function unit has codes 0..%d", (long long)i->exp.func,
+      CT_QUANT_FN_COUNT - 1);
+  return check_shape4("exp", i->exp.n, i->exp.c, i->exp.h, i->exp.w, d);
 }
 
 static ct_status check_softmax(const ct_insn *i, ct_diag *d) {

@@ -13,6 +13,7 @@
 #include "ops/shape_util.h"
 #include "ops/broadcast.h"
 #include "common/clones.h"
+#include "quant/float_fn.h"
 
 /* Attributes of the parameterized activations, defaults from the ONNX spec. */
 typedef struct up {
@@ -104,63 +105,14 @@ static un_fn un_lookup(ct_op_kind k) {
 #pragma GCC optimize("no-trapping-math")
 #endif
 
-/* e^t for t <= 0 in float, branch-free so loops vectorize 8 wide: t = k ln2 + r (Cody-Waite
- * with ln2 split as in Cephes' expf: 0.693359375 - 2.12194440e-4), |r| <= ln2 / 2, e^r by its
- * Taylor series to r^7 (truncation r^8 / 8! < 6e-9, a tenth of float's ulp), written
- * 1 + (r + r^2 q(r)) so the rounding of the small part stays small, then scaled by 2^(k + 25)
- * through the exponent bits (k is read from t log2(e) + 1.5 * 2^23) and by 2^-25 in a
- * multiply, which rounds results below float's normal range (2^-126) correctly. t < -104
- * gives 0 (e^t is below half the smallest subnormal there). Error: at most 1 ulp where e^t
- * is normal (measured on every 7th float of [-104, 0], against libm's exp in double). */
-static inline float exp_nonpos_f(float t) {
-  const float shift = 12582912.0f; /* 1.5 * 2^23 */
-  float tc = t < -104.0f ? -104.0f : t;
-  float kb = tc * 1.44269504f + shift, k = kb - shift;
-  float r = (tc - k * 0.693359375f) + k * 2.12194440e-4f;
-  float q = 1.0f / 5040 * r + 1.0f / 720;
-  q = q * r + 1.0f / 120, q = q * r + 1.0f / 24, q = q * r + 1.0f / 6, q = q * r + 0.5f;
-  float p = (q * r * r + r) + 1.0f;
-  uint32_t kbits, pbits;
-  memcpy(&kbits, &kb, sizeof kbits);
-  memcpy(&pbits, &p, sizeof pbits);
-  pbits += (kbits + 25) << 23;
-  memcpy(&p, &pbits, sizeof p);
-  return t < -104.0f ? 0.0f : p * 0x1p-25f;
-}
-
-/* The row formulas in double, as the u_* functions, written as selects after unconditional
- * arithmetic (GCC if-converts them). sigmoid(v) = (v >= 0 ? 1 : e) / (1 + e) with
- * e = exp(-|v|): 1 / (1 + exp(-v)) for v >= 0, exp(v) / (1 + exp(v)) below, as sigm(). */
-static inline double sel01(double t) {
-  t = t < 0 ? 0.0 : t;
-  return t > 1 ? 1.0 : t;
-}
+/* The element formulas of the f32 rows: quant/float_fn.h, shared with the cmodel's function
+ * unit (ISA EXP `func`) so that both give the same bits. */
 static inline double k_relu(double v, double al, double be) { (void)al, (void)be; return v > 0 ? v : (v == v ? 0 : v); }
-static inline double k_leaky(double v, double al, double be) {
-  (void)be;
-  double t = al * v;
-  return v < 0 ? t : v;
-}
-static inline double k_hsigm(double v, double al, double be) { return sel01(al * v + be); }
-/* HardSwish as x (x + 3) / 6 clamped, with the division a multiply by 1/6 (a vector double
- * division costs several multiplies): x + 3 is exact in double for any float x (|x| < 2^29;
- * larger ones clamp), so the result is u_hswish's to ~2^-52 relative, the same float after
- * rounding but where u_hswish lies within that of a half-ulp tie. */
-static inline double k_hswish(double v, double al, double be) {
-  (void)al, (void)be;
-  return v * sel01((v + 3) * (1.0 / 6));
-}
-/* Sigmoid and SiLU in float (8 lanes; double would halve the width and its division is the
- * slowest step): sigmoid(v) = (v >= 0 ? 1 : e) / (1 + e), e = exp_nonpos_f(-|v|); within 2
- * ulp (Sigmoid) and 3 ulp (SiLU) of the correctly rounded value (every 7th float of
- * [-104, 104]; test_unary_f32_rows), coarser only where a result or SiLU's sigmoid factor is
- * subnormal. onnxruntime's MLAS also computes them in float. */
-static inline float k_sigmoid(float v, double al, double be) {
-  (void)al, (void)be;
-  float e = exp_nonpos_f(-fabsf(v)), num = v >= 0 ? 1.0f : e, y = num / (1.0f + e);
-  return v == v ? y : v; /* NaN stays NaN */
-}
-static inline float k_silu(float v, double al, double be) { return v * k_sigmoid(v, al, be); }
+static inline double k_leaky(double v, double al, double be) { (void)be; return ct_quant_fn_leaky(v, al); }
+static inline double k_hsigm(double v, double al, double be) { return ct_quant_fn_hsigmoid(v, al, be); }
+static inline double k_hswish(double v, double al, double be) { (void)al, (void)be; return ct_quant_fn_hswish(v); }
+static inline float k_sigmoid(float v, double al, double be) { (void)al, (void)be; return ct_quant_fn_sigmoid(v); }
+static inline float k_silu(float v, double al, double be) { (void)al, (void)be; return ct_quant_fn_silu(v); }
 
 /* r_*: y = f(x) over n f32 elements, y apart from x; results equal the u_* functions' after
  * rounding to float (Sigmoid, SiLU: within the few ulp of k_sigmoid). i_*: the same formula

@@ -15,6 +15,7 @@
 
 #include "compiler/backend/cg_int.h"
 #include "ops/nn_util.h"
+#include "quant/float_fn.h"
 #include "quant/quant.h"
 
 static bool low_float(ct_dtype t) { return t == CT_BF16 || t == CT_F16; }
@@ -201,6 +202,45 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   return put(c, &in, nm(op), t, d);
 }
 
+/* The function-unit code of a float activation op and its parameters (those of the Top
+ * kernel, ops/math_unary.c un_params); false for other ops. */
+static bool fn_of(const ct_op *op, int *f, double *al, double *be) {
+  *al = 0, *be = 0;
+  switch (op->kind) {
+  case CT_OP_EXP: *f = CT_QUANT_FN_EXP; return true;
+  case CT_OP_SIGMOID: *f = CT_QUANT_FN_SIGMOID; return true;
+  case CT_OP_SILU: *f = CT_QUANT_FN_SILU; return true;
+  case CT_OP_TANH: *f = CT_QUANT_FN_TANH; return true;
+  case CT_OP_HARDSWISH: *f = CT_QUANT_FN_HSWISH; return true;
+  case CT_OP_HARDSIGMOID:
+    *f = CT_QUANT_FN_HSIGMOID, *al = ct_attr_hardsigmoid_alpha(op), *be = ct_attr_hardsigmoid_beta(op);
+    return true;
+  case CT_OP_LEAKYRELU: *f = CT_QUANT_FN_LEAKY, *al = ct_attr_leakyrelu_alpha(op); return true;
+  case CT_OP_GELU: *f = strcmp(ct_attr_gelu_approximate(op), "tanh") ? CT_QUANT_FN_GELU : CT_QUANT_FN_GELU_TANH; return true;
+  default: return false;
+  }
+}
+
+/* A float activation: one EXP (the function unit) with its code; parameters must be f32
+ * values (the instruction holds f32, the reference computes with the attribute's double). */
+static ct_status emit_fn(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  box by;
+  int f;
+  double al, be;
+  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  if (!fn_of(op, &f, &al, &be)) return no_cg(op, NULL, d);
+  if ((double)(float)al != al || (double)(float)be != be) return no_cg(op, "an activation parameter that is not an f32 value", d);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_EXP;
+  in.exp.in = lmem_of(c->gr, x), in.exp.out = lmem_of(c->gr, y);
+  if (in.exp.in < 0 || in.exp.out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  in.exp.n = by.ext[0], in.exp.c = by.ext[1], in.exp.h = by.ext[2], in.exp.w = by.ext[3];
+  in.exp.dt_in = x->dtype, in.exp.dt_out = y->dtype, in.exp.func = f, in.exp.alpha = (float)al, in.exp.beta = (float)be;
+  return put(c, &in, nm(op), t, d);
+}
+
 bool cg_float_ok(const ct_op *op) {
   switch (op->kind) {
   case CT_OP_CAST:
@@ -224,8 +264,18 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_RELU:
   case CT_OP_CLIP:
   case CT_OP_RESIZE: return true;
-  default: return false;
+  default: {
+    int f;
+    double al, be;
+    return fn_of(op, &f, &al, &be); /* the function unit (EXP func) */
   }
+  }
+}
+
+bool cg_float_fn(const ct_op *op) {
+  int f;
+  double al, be;
+  return fn_of(op, &f, &al, &be);
 }
 
 ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
@@ -236,6 +286,6 @@ ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   case CT_OP_LAYERNORM: return emit_layernorm(c, op, li, t, d);
   case CT_OP_RELU:
   case CT_OP_CLIP: return emit_clamp(c, op, t, d);
-  default: return no_cg(op, NULL, d);
+  default: return emit_fn(c, op, t, d);
   }
 }

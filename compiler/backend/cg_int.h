@@ -107,6 +107,9 @@ ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d);
 ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* Is op a layer whose float result has codegen (casts, Softmax, data movement)? */
 bool cg_float_ok(const ct_op *op);
+/* Is op a float activation of the function unit (Exp, Sigmoid, SiLU, Tanh, HardSigmoid,
+ * HardSwish, LeakyRelu, Gelu: one EXP with its `func`)? */
+bool cg_float_fn(const ct_op *op);
 /* A MOVE of a 4-D block of dtype dt: extents e, source / destination LMEM byte addresses and
  * strides (elements). Errors: no codegen (an extent above 65535), CT_ERR_LIMIT. */
 ct_status cg_move4(mg *c, const ct_op *op, ct_dtype dt, int64_t src, const int64_t ss[4], int64_t dst, const int64_t ds[4],

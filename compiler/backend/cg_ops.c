@@ -316,7 +316,7 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
     if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
   bool float_cast = op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype));
   if (op->kind == CT_OP_SOFTMAX || op->kind == CT_OP_LAYERNORM || float_cast ||
-      ((op->kind == CT_OP_RELU || op->kind == CT_OP_CLIP) && !is_int(op->out[0]->dtype)))
+      ((op->kind == CT_OP_RELU || op->kind == CT_OP_CLIP || cg_float_fn(op)) && !is_int(op->out[0]->dtype)))
     return cg_emit_float(c, op, li, t, d);
   switch (op->kind) {
   case CT_OP_CONV: return emit_conv(c, op, li, t, d);
