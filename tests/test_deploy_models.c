@@ -135,6 +135,36 @@ START_TEST(test_models) {
 }
 END_TEST
 
+/* MobileNetV2 (fp32, 96×96) in BF16 and F16: its Clips end at bounds bf16 / f16 cannot hold
+ * (3.4291…), so the float clamp's act_hi is the bound rounded to the result type — bit-exact
+ * all the same, on the default chip (dp and one layer per group) and sweep chip 4. */
+START_TEST(test_mnv2_float) {
+  char out[8192], top2[700], mod[720], tag[64], in[700];
+  snprintf(top2, sizeof top2, "%s", ct_test_tmp_path("mf.top"));
+  snprintf(in, sizeof in, "%s", ct_test_shared_path("images/imagenet-sample/n01440764_tench.JPEG"));
+  int rc = ct_test_run_ctpu(out, sizeof out,
+                            "transform '%s' -o '%s' --input-shapes input:1x3x96x96 --mean 123.675,116.28,103.53 "
+                            "--scale 0.017125,0.017507,0.017429",
+                            ct_test_shared_path("models/mobilenetv2-fp32-dequant-from-qdq/model.onnx"), top2);
+  ck_assert_msg(rc == 0, "transform: %s", out);
+  static const char *modes[] = {"BF16", "F16"};
+  for (int m = 0; m < 2; m++) {
+    snprintf(mod, sizeof mod, "%s_%s.tpu", top2, modes[m]);
+    rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s -o '%s'", top2, modes[m], mod);
+    ck_assert_msg(rc == 0, "lower %s: %s", modes[m], out);
+    char *text = ct_test_read_file(mod, NULL);
+    ck_assert_msg(text && strstr(text, "act_max = 3.42910"), "%s: no Clip bound 3.4291 fused into a Conv", modes[m]);
+    free(text);
+    snprintf(tag, sizeof tag, "mf_%s.ctpu", modes[m]);
+    deploy_exact(mod, "", NULL, in, tag, 15);
+    snprintf(tag, sizeof tag, "mf_%s_none.ctpu", modes[m]);
+    deploy_exact(mod, "--layer-group none", NULL, in, tag, 60);
+    snprintf(tag, sizeof tag, "mf_%s_sweep%d.ctpu", modes[m], sweep[0]);
+    deploy_exact(mod, "", sweep_chip(sweep[0]), in, tag, 10);
+  }
+}
+END_TEST
+
 /* Usage errors of the lowering options and a chip whose LMEM is too small. */
 START_TEST(test_errors) {
   char out[8192];
@@ -169,6 +199,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("models");
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_models, 0, N_MODELS);
+  tcase_add_test(tc, test_mnv2_float);
   suite_add_tcase(s, tc);
   TCase *te = tcase_create("errors");
   tcase_set_timeout(te, 120);
