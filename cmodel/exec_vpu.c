@@ -22,6 +22,7 @@ static float float_op(int64_t op, float a, float b) {
     case CT_ISA_ELT_SUB: return a - b;
     case CT_ISA_ELT_MUL: return a * b;
     case CT_ISA_ELT_MAX: return a > b ? a : b;
+    case CT_ISA_ELT_DIV: return a / b;
     default: return a < b ? a : b;
   }
 }

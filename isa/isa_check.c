@@ -101,6 +101,7 @@ static ct_status check_eltwise(const ct_insn *i, ct_diag *d) {
   bool q = is_qint(c->dt_a) && is_qint(c->dt_b) && is_int(c->dt_out);
   REQ(f || q, "eltwise: types %s, %s -> %s are not all float or all integer (i8 u8 i16 in, i32 out allowed)",
       dt(c->dt_a), dt(c->dt_b), dt(c->dt_out));
+  REQ(f || c->op != CT_ISA_ELT_DIV, "eltwise: div needs float operands, not %s", dt(c->dt_a));
   return CT_OK;
 }
 

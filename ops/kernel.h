@@ -68,6 +68,9 @@ ct_status ct_kern_gemm_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor 
                                ct_diag *d);
 ct_status ct_kern_matmul_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                  ct_diag *d);
+/* ConvTranspose the same way: products added in (c, kd, kh, kw) order per output, then bias. */
+ct_status ct_kern_convtranspose_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
+                                        const ct_kernel_ctx *ctx, ct_diag *d);
 
 /* Runs op of a Tpu module (ops/tpu_exec.c, docs/tpu.md): an op with quantized operands or
  * results, or a Cast, runs its integer kernel (ct_kernel_for(kind, CT_DIALECT_TPU)); any other

@@ -458,3 +458,36 @@ ct_status ct_kern_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor
   conv_epilogue(&j);
   return CT_OK;
 }
+
+/* ConvTranspose in the ISA's float order: every output starts at +0.0 and adds the f32 products
+ * x[c, i] · W[c, o, k] in (c, kd, kh, kw) order (each input position i reaching the output by
+ * i·s − pb + k·dl), then the bias. With kernel = stride (the codegen's form, cg_convt.c) one
+ * tap per channel reaches each output, so this is the 1 × 1 CONV over c the program runs. */
+ct_status ct_kern_convtranspose_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
+                                        const ct_kernel_ctx *ctx, ct_diag *d) {
+  (void)ctx;
+  conv_job j;
+  ct_status st = conv_setup(op, in, out, true, &j, d);
+  if (st) return st;
+  const ct_kn_geo *g = &j.g;
+  memset(j.y, 0, sizeof *j.y * (size_t)(j.n * j.oc * j.ovol));
+  for (int64_t n = 0; n < j.n; n++)
+    for (int64_t gi = 0; gi < j.group; gi++)
+      for (int64_t c = gi * j.cg; c < (gi + 1) * j.cg; c++)
+        for (int64_t o = 0; o < j.ocg; o++) {
+          const float *x = j.x + (n * j.c + c) * j.ivol, *w = j.w + (c * j.ocg + o) * j.kvol;
+          float *y = j.y + (n * j.oc + gi * j.ocg + o) * j.ovol;
+          for (int64_t t = 0; t < j.kvol; t++) {
+            int64_t kd = t / (g->k[1] * g->k[2]), kh = t / g->k[2] % g->k[1], kw = t % g->k[2];
+            for (int64_t i = 0; i < j.ivol; i++) {
+              int64_t id = i / (g->in[1] * g->in[2]), ih = i / g->in[2] % g->in[1], iw = i % g->in[2];
+              int64_t od = id * g->s[0] - g->pb[0] + kd * g->dl[0], oh = ih * g->s[1] - g->pb[1] + kh * g->dl[1];
+              int64_t ow = iw * g->s[2] - g->pb[2] + kw * g->dl[2];
+              if (od < 0 || od >= g->out[0] || oh < 0 || oh >= g->out[1] || ow < 0 || ow >= g->out[2]) continue;
+              y[(od * g->out[1] + oh) * g->out[2] + ow] += x[i] * w[t];
+            }
+          }
+        }
+  conv_epilogue(&j);
+  return CT_OK;
+}

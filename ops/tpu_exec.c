@@ -37,6 +37,7 @@ static ct_kernel_fn float_kernel(ct_op_kind k) {
   case CT_OP_CONV: return ct_kern_conv_ordered;
   case CT_OP_GEMM: return ct_kern_gemm_ordered;
   case CT_OP_MATMUL: return ct_kern_matmul_ordered;
+  case CT_OP_CONVTRANSPOSE: return ct_kern_convtranspose_ordered;
   default: return ct_kernel_for(k, CT_DIALECT_TOP);
   }
 }

@@ -12,9 +12,9 @@
 /* Fused activation in the quantized domain (same numbering as isa.def's ACT kind). */
 typedef enum ct_quant_act { CT_QUANT_ACT_NONE, CT_QUANT_ACT_RELU, CT_QUANT_ACT_CLAMP } ct_quant_act;
 
-/* Elementwise binary operations (same numbering as isa.def's ELT kind). */
+/* Elementwise binary operations (same numbering as isa.def's ELT kind; DIV: float only). */
 typedef enum ct_quant_elt_op {
-  CT_QUANT_ELT_ADD, CT_QUANT_ELT_SUB, CT_QUANT_ELT_MUL, CT_QUANT_ELT_MAX, CT_QUANT_ELT_MIN
+  CT_QUANT_ELT_ADD, CT_QUANT_ELT_SUB, CT_QUANT_ELT_MUL, CT_QUANT_ELT_MAX, CT_QUANT_ELT_MIN, CT_QUANT_ELT_DIV
 } ct_quant_elt_op;
 
 /* Arithmetic right shift with rounding, ties toward +inf (TPU-MLIR ROUNDING_HALF_UP):

@@ -4,7 +4,9 @@
  * ReduceMean over H and W (ShuffleNet, MnasNet); an explicit Pad, integer and float (Swin); a ViT's 16×16 patch embedding (a stride the
  * CONV fields cannot hold: space-to-depth MOVEs + a 1×1 CONV) and its class-token Gather — transformed, calibrated, lowered to INT8
  * and deployed with --compare-all on the default chip and on small-LMEM sweep chips (tiles):
- * every stored tensor bit-exact against the Tpu reference. */
+ * every stored tensor bit-exact against the Tpu reference; the same models lowered to BF16,
+ * F16 and F32 (float codegen; with the float activations of the function unit and a Div), and
+ * a float op without codegen (exit 3, named). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +111,31 @@ static void write_float_pad(const char *path, const char *input) {
   finish(&b, path, input, xs, &seed, 3);
 }
 
+/* x[1,4,8,8] → Conv(8 out, 3×3 pad 1) → LeakyRelu(0.1) → HardSigmoid(0.2, 0.5) · Tanh(x') …:
+ * the float activations of the function unit and a Div — c = Conv(x), l = LeakyRelu(c),
+ * h = HardSigmoid(l), t = Tanh(c), e = Exp(h), y = (t · e) / (h + 1.5) → y[1,8,8,8]. */
+static void write_float_acts(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 4242;
+  int64_t xs[4] = {1, 4, 8, 8}, ws[4] = {8, 4, 3, 3}, c8 = 8, one = 1;
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c8, &seed, 0);
+  ob_init_f32(&b, "k", 1, &one, (float[]){1.5f});
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  n = ob_node(&b, "LeakyRelu", "leaky", (const char *[]){"c", NULL}, (const char *[]){"l", NULL});
+  ob_attr_f(&b, n, "alpha", 0.1f);
+  n = ob_node(&b, "HardSigmoid", "hsig", (const char *[]){"l", NULL}, (const char *[]){"h", NULL});
+  ob_attr_f(&b, n, "alpha", 0.2f), ob_attr_f(&b, n, "beta", 0.5f);
+  ob_node(&b, "Tanh", "tanh", (const char *[]){"c", NULL}, (const char *[]){"t", NULL});
+  ob_node(&b, "Exp", "exp", (const char *[]){"h", NULL}, (const char *[]){"e", NULL});
+  ob_node(&b, "Mul", "mul", (const char *[]){"t", "e", NULL}, (const char *[]){"m", NULL});
+  ob_node(&b, "Add", "add", (const char *[]){"h", "k", NULL}, (const char *[]){"a", NULL});
+  ob_node(&b, "Div", "div", (const char *[]){"m", "a", NULL}, (const char *[]){"y", NULL});
+  finish(&b, path, input, xs, &seed, 2);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name, *must, *must_not; /* the transformed .top holds must, not must_not */
@@ -117,7 +144,25 @@ static const struct {
     {"patterns", "group = 24", "BatchNormalization", write_model},
     {"patches", "top.Pad", "top.Gather", write_patches},
     {"float_pad", "top.Pad", "top.Gather", write_float_pad},
+    {"float_acts", "top.HardSigmoid", "top.Gather", write_float_acts},
 };
+
+/* Deploys tpu on the default chip and sweep chips 0, 5, …, 30 with --compare-all: bit-exact. */
+static void deploy_chips(const char *tpu, const char *input, const char *tag) {
+  char out[8192];
+  for (int k = -1; k < 32; k += k < 0 ? 1 : 5) {
+    char chip[700] = "", prog[100];
+    if (k >= 0) snprintf(chip, sizeof chip, "--chip '%s'", ct_test_sweep_chip(k, "ops"));
+    snprintf(prog, sizeof prog, "%s_%d.ctpu", tag, k);
+    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", tpu, chip,
+                              ct_test_tmp_path(prog), input);
+    int compared = -1, differ = -1;
+    const char *m = strstr(out, "--compare-all: ");
+    ck_assert_msg(rc == 0 && m && sscanf(m, "--compare-all: %d stored tensors compared, %d differ", &compared, &differ) == 2,
+                  "%s chip %d: deploy exited %d: %s", tag, k, rc, out);
+    ck_assert_msg(compared >= 1 && differ == 0, "%s chip %d: %s", tag, k, out);
+  }
+}
 
 START_TEST(test_patterns_bit_exact) {
   char model[700], input[700], top[700], calib[700], tpu[700], out[8192], name[100];
@@ -136,18 +181,39 @@ START_TEST(test_patterns_bit_exact) {
   ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, calib,
                                  tpu) == 0,
                 "lower: %s", out);
-  for (int k = -1; k < 32; k += k < 0 ? 1 : 5) { /* default, then sweep chips 0, 5, …, 30 */
-    char chip[700] = "", prog[64];
-    if (k >= 0) snprintf(chip, sizeof chip, "--chip '%s'", ct_test_sweep_chip(k, "ops"));
-    snprintf(prog, sizeof prog, "%s_%d.ctpu", m0, k);
-    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", tpu, chip,
-                              ct_test_tmp_path(prog), input);
-    int compared = -1, differ = -1;
-    const char *m = strstr(out, "--compare-all: ");
-    ck_assert_msg(rc == 0 && m && sscanf(m, "--compare-all: %d stored tensors compared, %d differ", &compared, &differ) == 2,
-                  "chip %d: deploy exited %d: %s", k, rc, out);
-    ck_assert_msg(compared >= 1 && differ == 0, "chip %d: %s", k, out);
+  deploy_chips(tpu, input, m0);
+  static const char *fm[] = {"BF16", "F16", "F32"}; /* the float codegen, bit-exact too */
+  for (int f = 0; f < 3; f++) {
+    char ftpu[720], tag[100];
+    snprintf(ftpu, sizeof ftpu, "%s.%s.tpu", top, fm[f]);
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s -o '%s'", top, fm[f], ftpu) == 0, "lower: %s", out);
+    snprintf(tag, sizeof tag, "%s_%s", m0, fm[f]);
+    deploy_chips(ftpu, input, tag);
   }
+}
+END_TEST
+
+/* A float op the function unit does not have (Softplus): deploy exits 3 naming the layer and
+ * the reason, and writes nothing. */
+START_TEST(test_float_op_without_codegen) {
+  char model[700], input[700], top[700], tpu[700], prog[700], out[8192];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("softplus.onnx"));
+  snprintf(input, sizeof input, "%s", ct_test_tmp_path("softplus_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("softplus.top"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("softplus.tpu"));
+  snprintf(prog, sizeof prog, "%s", ct_test_tmp_path("softplus.ctpu"));
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 7;
+  int64_t xs[4] = {1, 2, 4, 4};
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  ob_node(&b, "Softplus", "soft", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+  finish(&b, model, input, xs, &seed, 2);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize BF16 -o '%s'", top, tpu) == 0, "lower: %s", out);
+  int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s' --test-input '%s'", tpu, prog, input);
+  ck_assert_msg(rc == 3 && strstr(out, "layer \"soft\"") && strstr(out, "no codegen"), "%d %s", rc, out);
+  ck_assert_msg(!ct_test_file_exists(prog), "a failed deploy wrote %s", prog);
 }
 END_TEST
 
@@ -156,6 +222,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("patterns");
   tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, test_patterns_bit_exact, 0, (int)(sizeof models / sizeof models[0]));
+  tcase_add_test(tc, test_float_op_without_codegen);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -4,7 +4,9 @@
  * is a 1 × 1 convolution of input pixel (i, j) with W[:, o, a, b] (ops/tpu_mac.c
  * ct_tpu_convtranspose, the scatter form). One CONV computes all k·k·OC such channels into
  * scratch LMEM (weights reordered at compile time to [(a·k + b)·OC + o][c], bias and requant
- * pairs repeated per (a, b)); k·k MOVEs scatter them to the output rows and columns. */
+ * pairs repeated per (a, b)); k·k MOVEs scatter them to the output rows and columns. Float
+ * layers the same with f32 bias and no requant (the reference's float ConvTranspose adds the
+ * products in channel order: ops/kernel.h ct_kern_convtranspose_ordered). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,10 +37,11 @@ static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
   return need_sym(op, w, d);
 }
 
-/* Byte offsets in the layer's table: requant pairs at 0, bias at *ob, weights at *ow. */
-static int64_t convt_layout(const convt_geo *g, int64_t *ob, int64_t *ow) {
+/* Byte offsets in the layer's table: requant pairs at 0 (unused by float layers), bias (i32 or
+ * f32) at *ob, weights (wb bytes each) at *ow. lg_reserve.c convt_table_bytes is the total. */
+static int64_t convt_layout(const convt_geo *g, int64_t wb, int64_t *ob, int64_t *ow) {
   *ob = AL(g->Q * 8), *ow = *ob + AL(g->Q * 4);
-  return AL(*ow + g->Q * g->C);
+  return AL(*ow + g->Q * g->C * wb);
 }
 
 ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
@@ -47,20 +50,27 @@ ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
   if (st) return st;
   const ct_value *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL;
   if (!w->data || (b && !b->data)) return no_cg(op, "weights computed at run time", d);
-  int64_t ob, ow, bytes = convt_layout(&g, &ob, &ow);
+  bool fl = !is_int(op->out[0]->dtype);
+  int64_t wb = (int64_t)ct_dtype_size(w->dtype), ob, ow, bytes = convt_layout(&g, wb, &ob, &ow);
   if (bytes / 64 > 65535) return no_cg(op, "reordered weights above 4 MiB", d);
-  if (w->dtype != CT_I8) return no_cg(op, "ConvTranspose weights not i8", d);
+  if (fl ? w->dtype != op->in[0]->dtype : w->dtype != CT_I8)
+    return no_cg(op, "ConvTranspose weights not i8 (integer) or of the input's type (float)", d);
+  if (fl && b && b->dtype != CT_F32) return no_cg(op, "a float ConvTranspose whose bias is not f32", d);
   uint8_t *t = calloc((size_t)bytes, 1);
   int32_t *m = malloc((size_t)g.OC * sizeof *m);
   int *s = malloc((size_t)g.OC * sizeof *s);
   if (!t || !m || !s) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  if (!st) st = ct_tq_rq(op, g.OC, m, s, d);
-  const int8_t *wd = w->data ? (const int8_t *)w->data->data : NULL;
+  if (!st && !fl) st = ct_tq_rq(op, g.OC, m, s, d);
+  const uint8_t *wd = w->data ? (const uint8_t *)w->data->data : NULL;
   for (int64_t q = 0; !st && q < g.Q; q++) { /* q = (a·k + b)·OC + o */
     int64_t o = q % g.OC, ab = q / g.OC;
-    int32_t pair[2] = {m[o], s[o]}, bias = b ? (int32_t)ct_tensor_get_f64(b->data, o) : 0;
-    memcpy(t + q * 8, pair, 8), memcpy(t + ob + q * 4, &bias, 4);
-    for (int64_t ci = 0; ci < g.C; ci++) t[ow + q * g.C + ci] = (uint8_t)wd[(ci * g.OC + o) * g.k * g.k + ab];
+    int32_t pair[2] = {fl ? 0 : m[o], fl ? 0 : s[o]}, bias = b && !fl ? (int32_t)ct_tensor_get_f64(b->data, o) : 0;
+    float fbias = b && fl ? (float)ct_tensor_get_f64(b->data, o) : 0.0f;
+    memcpy(t + q * 8, pair, 8);
+    if (fl) memcpy(t + ob + q * 4, &fbias, 4);
+    else memcpy(t + ob + q * 4, &bias, 4);
+    for (int64_t ci = 0; ci < g.C; ci++)
+      memcpy(t + ow + (q * g.C + ci) * wb, wd + ((ci * g.OC + o) * g.k * g.k + ab) * wb, (size_t)wb);
   }
   if (!st) st = add_table(c, op, li, t, bytes, CT_U8, d);
   free(t), free(m), free(s);
@@ -75,10 +85,13 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   box bx, by;
   box_of(c, x, &bx), box_of(c, y, &by);
   if (by.ext[1] != g.OC) return no_cg(op, "ConvTranspose cut along output channels", d);
-  if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype)) return no_cg(op, "ConvTranspose input not 8-bit", d);
+  bool fl = !is_int(y->dtype);
+  if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype) != fl) return no_cg(op, "ConvTranspose input not 8-bit or float", d);
+  int64_t act, hi, wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
+  if (fl && (st = cg_insn_act(op, y, &act, &hi, d))) return st;
   int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob, ow;
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
-  convt_layout(&g, &ob, &ow);
+  convt_layout(&g, wb, &ob, &ow);
   int64_t IW = x->shape[3], OW = y->shape[3], ih = bx.ext[2], ilo = bx.off[2], olo = by.off[2], ohi = olo + by.ext[2];
   int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = AL(c->lm_scratch), nb = bx.ext[0], plane = nb * ih * IW * eb;
   /* the k·k·OC channels in chunks [q0, q0 + nq) whose CONV result fits the free LMEM */
@@ -95,11 +108,12 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
     memset(&in, 0, sizeof in);
     in.op = CT_ISA_CONV;
     struct ct_insn_conv *cv = &in.conv;
-    cv->in = lx, cv->out = scr, cv->wt = tab + ow + q0 * g.C, cv->rq = tab + q0 * 8, cv->bias = tab + ob + q0 * 4;
+    cv->in = lx, cv->out = scr, cv->wt = tab + ow + q0 * g.C * wb, cv->rq = tab + q0 * 8, cv->bias = tab + ob + q0 * 4;
     cv->has_bias = 1, cv->n = nb, cv->ic = g.C, cv->ih = ih, cv->iw = IW, cv->oc = q1 - q0, cv->oh = ih, cv->ow = IW;
     cv->kh = cv->kw = 1, cv->stride_h = cv->stride_w = 1, cv->dil_h = cv->dil_w = 1, cv->groups = 1;
     cv->dt_in = x->dtype, cv->dt_w = op->in[1]->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
     cv->act = CT_ISA_ACT_NONE, cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
+    if (fl) cv->rq_mode = CT_ISA_RQ_NONE, cv->rq = 0, cv->act = act, cv->act_hi = hi; /* the f32 accumulator + bias */
     if ((st = put(c, &in, nm(op), t, d))) return st;
     for (int64_t q = q0; q < q1 && !st;) { /* one MOVE per tap (a, b) and run of output channels */
       int64_t ab = q / g.OC, o0 = q % g.OC, o1 = ab * g.OC + g.OC < q1 ? g.OC : q1 - ab * g.OC, a = ab / g.k, b = ab % g.k;

@@ -132,7 +132,8 @@ typedef struct rq_side {
   int32_t zp;
 } rq_side;
 
-/* A tensor-wide REQUANT of `count` dense elements (as 1 × 1 × rows × 64 or 1 × 1 × 1 × count). */
+/* A tensor-wide REQUANT of `count` dense elements (as 1 × 1 × rows × 64 or 1 × 1 × 1 × count);
+ * between two float types a CAST instead (nearest even: the reference's storage rounding). */
 static ct_status requant_raw(mg *c, const ct_op *op, rq_side x, rq_side y, int64_t src, int64_t dst, int64_t count, int32_t m,
                              int s, int64_t t, ct_diag *d) {
   ct_status st = CT_OK;
@@ -144,6 +145,14 @@ static ct_status requant_raw(mg *c, const ct_op *op, rq_side x, rq_side y, int64
       if (h * w == 0) continue;
       ct_insn in;
       memset(&in, 0, sizeof in);
+      if (ct_dtype_is_float(x.dt) && ct_dtype_is_float(y.dt)) {
+        in.op = CT_ISA_CAST;
+        struct ct_insn_cast *k = &in.cast;
+        k->in = src + off * ex, k->out = dst + off * ey, k->n = 1, k->c = 1, k->h = h, k->w = w;
+        k->dt_in = x.dt, k->dt_out = y.dt, k->scale = 1;
+        st = put(c, &in, nm(op), t, d);
+        continue;
+      }
       in.op = CT_ISA_REQUANT;
       struct ct_insn_requant *r = &in.requant;
       r->in = src + off * ex, r->out = dst + off * ey, r->n = 1, r->c = 1, r->h = h, r->w = w;
@@ -191,7 +200,8 @@ static ct_status requant_blocks(mg *c, const ct_op *op, const ct_value *x, const
 }
 
 /* Concat along any axis: input k is requantized to the output (ct_tq_rq pair k; skipped
- * when it is the identity, and for a float Concat of inputs of its own dtype) and moved into its block [c_k, c_k + C_k) of the output tile
+ * when it is the identity, and for a float Concat of inputs of its own dtype; a CAST for a
+ * float input of another float type) and moved into its block [c_k, c_k + C_k) of the output tile
  * along the axis. Input tiles holding more rows along H than the output (another reader's
  * halo) are gathered first. */
 static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
@@ -204,9 +214,9 @@ static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (op->n_in > 64) return no_cg(op, "more than 64 inputs", d);
   int32_t m[64];
   int s[64];
-  bool fl = !is_int(y->dtype); /* a float Concat (kept float by the lowering) only moves data */
+  bool fl = !is_int(y->dtype); /* a float Concat moves data (an input of another float type: CAST) */
   for (int k = 0; fl && k < op->n_in; k++) {
-    if (op->in[k]->dtype != y->dtype) return no_cg(op, "a float Concat of inputs of another dtype", d);
+    if (!ct_dtype_is_float(op->in[k]->dtype)) return no_cg(op, "a float Concat of an integer input", d);
     m[k] = 1 << 30, s[k] = 30;
   }
   ct_status st = fl ? CT_OK : ct_tq_rq(op, op->n_in, m, s, d);

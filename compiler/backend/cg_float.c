@@ -256,11 +256,13 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_GLOBALAVERAGEPOOL:
   case CT_OP_REDUCEMEAN:
   case CT_OP_CONV: /* float CONV / DWCONV / MATMUL in the ISA's order (ops/kernel.h) */
+  case CT_OP_CONVTRANSPOSE:
   case CT_OP_GEMM:
   case CT_OP_MATMUL:
   case CT_OP_ADD: /* float ELTWISE: one f32 operation, rounded once */
   case CT_OP_SUB:
   case CT_OP_MUL:
+  case CT_OP_DIV:
   case CT_OP_RELU:
   case CT_OP_CLIP:
   case CT_OP_RESIZE: return true;

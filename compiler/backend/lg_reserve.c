@@ -17,7 +17,7 @@ static int64_t convt_table_bytes(const ct_op *op) {
   const ct_value *x = op->in[0], *w = op->n_in > 1 ? op->in[1] : NULL, *y = op->out[0];
   if (!w || x->ndim != 4 || w->ndim != 4 || y->ndim != 4) return 0;
   int64_t q = w->shape[2] * w->shape[2] * y->shape[1];
-  return al(al(q * 8) + al(q * 4) + q * x->shape[1]);
+  return al(al(q * 8) + al(q * 4) + q * x->shape[1] * (int64_t)ct_dtype_size(w->dtype));
 }
 
 /* LayerNormalization without B (cg_float.c emit_layernorm): NORM reads a zero B table, f32
@@ -34,6 +34,7 @@ static int64_t layernorm_table_bytes(const ct_op *op) {
 int64_t lg_table_bytes(const ct_op *op) {
   const ct_value *y = op->out[0];
   if (op->kind == CT_OP_LAYERNORM) return layernorm_table_bytes(op);
+  if (op->kind == CT_OP_CONVTRANSPOSE && y && y->ndim == 4) return convt_table_bytes(op); /* integer or float */
   if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1 || ct_tq_raw_out(op)) return 0;
   if (op->kind == CT_OP_CONV && y->ndim >= 2) return y->shape[1] * 8;
   if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
