@@ -13,7 +13,7 @@ ct_status group_tables(mg *c, ct_diag *d) {
     int li = c->gr->first + k;
     const ct_op *op = c->p->layers[li].op;
     if (!border_cast(op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
-      return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
+      return no_cg(op, "a float op outside docs/codegen_ops.md \"Float programs\"", d);
     if ((op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && !ct_tq_raw_out(op) &&
         is_int(op->out[0]->dtype)) {
       const ct_value *y = op->out[0];
@@ -315,7 +315,7 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   if (border_cast(op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
   c->lm_scratch = c->lm_extra;
   for (int i = 0; i < op->n_out; i++)
-    if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_cg(op, "float result (only INT8 Tpu ops have codegen)", d);
+    if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_cg(op, "a float op outside docs/codegen_ops.md \"Float programs\"", d);
   bool float_cast = op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype));
   if (op->kind == CT_OP_SOFTMAX || op->kind == CT_OP_LAYERNORM || float_cast ||
       ((op->kind == CT_OP_RELU || op->kind == CT_OP_CLIP || cg_float_fn(op)) && !is_int(op->out[0]->dtype)))
