@@ -205,17 +205,25 @@ static ct_status mm_plan_make(const ct_op *op, const ct_tensor *a, const ct_tens
   return ct_kn_check_shape(op, y, nd, shape, d);
 }
 
+/* Checks a MatMul's operands (dtypes, presence) and makes its plan. */
+static ct_status mm_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor *y, mm_plan *p, ct_diag *d) {
+  const ct_tensor *a = in[0], *b = in[1];
+  const ct_tensor *ts[2] = {a, b};
+  ct_status st = same_float_dtype(op, y, ts, 2, d);
+  if (st) return st;
+  if (!a || !b) return ct_shape_nn_fail(d, op, "an operand is missing");
+  *p = (mm_plan){0};
+  return mm_plan_make(op, a, b, y, p, d);
+}
+
 /* MatMul, f32 or f64, numpy broadcasting of batch dims; one GEMM when B has no batch dims. */
 ct_status ct_kern_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   const ct_tensor *a = in[0], *b = in[1];
   ct_tensor *y = out[0];
-  const ct_tensor *ts[2] = {a, b};
-  ct_status st = same_float_dtype(op, y, ts, 2, d);
+  mm_plan p;
+  ct_status st = mm_setup(op, in, y, &p, d);
   if (st) return st;
-  if (!a || !b) return ct_shape_nn_fail(d, op, "an operand is missing");
-  mm_plan p = {0};
-  if ((st = mm_plan_make(op, a, b, y, &p, d))) return st;
   ct_kn_blas_threads(ctx);
   size_t es = ct_dtype_size(y->dtype);
   if (ct_tensor_numel(y) == 0) return CT_OK;
@@ -246,13 +254,10 @@ ct_status ct_kern_matmul_ordered(const ct_op *op, ct_tensor *const *in, ct_tenso
                                  ct_diag *d) {
   const ct_tensor *a = in[0], *b = in[1];
   ct_tensor *y = out[0];
-  const ct_tensor *ts[2] = {a, b};
-  ct_status st = same_float_dtype(op, y, ts, 2, d);
+  mm_plan p;
+  ct_status st = mm_setup(op, in, y, &p, d);
   if (st) return st;
-  if (!a || !b) return ct_shape_nn_fail(d, op, "an operand is missing");
   if (y->dtype != CT_F32) return ct_shape_nn_fail(d, op, "the ISA's float order needs f32 tensors");
-  mm_plan p = {0};
-  if ((st = mm_plan_make(op, a, b, y, &p, d))) return st;
   int64_t *off = malloc(sizeof *off * (size_t)(2 * p.batch + 2)), idx[CT_MAX_DIMS] = {0};
   if (!off) return ct_shape_nn_oom(d, op);
   for (int64_t t = 0; t < p.batch; t++) {
