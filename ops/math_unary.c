@@ -25,7 +25,6 @@ typedef struct up {
 typedef double (*un_fn)(double x, const up *p);
 
 static double sigm(double x) { return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)); }
-static double softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
 static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
 
 #define F(name, expr) static double u_##name(double x, const up *p) { (void)p; return (expr); }
@@ -55,22 +54,21 @@ F(sigmoid, sigm(x))
 F(sign, x > 0 ? 1 : x < 0 ? -1 : x)
 F(sin, sin(x))
 F(sinh, sinh(x))
-F(softplus, softplus(x))
-F(softsign, x / (1 + fabs(x)))
+F(softplus, ct_quant_fn_softplus(x))
+F(softsign, ct_quant_fn_softsign(x))
 F(sqrt, sqrt(x))
 F(tan, tan(x))
 F(tanh, tanh(x))
-F(elu, x < 0 ? p->alpha * (exp(x) - 1) : x)              /* Elu-6, alpha 1 */
-F(selu, x > 0 ? p->gamma * x : p->gamma * (p->alpha * exp(x) - p->alpha)) /* Selu-6 */
-F(celu, fmax(0, x) + fmin(0, p->alpha * (exp(x / p->alpha) - 1)))          /* Celu-12 */
+F(elu, ct_quant_fn_elu(x, p->alpha))                     /* Elu-6, alpha 1 */
+F(selu, ct_quant_fn_selu(x, p->alpha, p->gamma))         /* Selu-6 */
+F(celu, ct_quant_fn_celu(x, p->alpha))                   /* Celu-12 */
 F(leaky, x < 0 ? p->alpha * x : x)                       /* LeakyRelu-16, alpha 0.01 */
 F(thresh, x > p->alpha ? x : 0)                          /* ThresholdedRelu-10, alpha 1 */
 F(hsigm, clamp01(p->alpha * x + p->beta))                /* HardSigmoid-6, 0.2 / 0.5 */
 F(hswish, x * clamp01(x / 6 + 0.5))                      /* HardSwish-14 */
 F(shrink, x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0) /* Shrink-9 */
-F(mish, x * tanh(softplus(x)))                           /* Mish-18 */
-F(gelu, p->tanh_gelu ? 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)))
-                     : 0.5 * x * (1 + erf(x / sqrt(2))))  /* Gelu-20 */
+F(mish, ct_quant_fn_mish(x))                             /* Mish-18 */
+F(gelu, ct_quant_fn_gelu(x, p->tanh_gelu))                 /* Gelu-20 (quant/float_fn.h) */
 F(silu, x * sigm(x))                                     /* x * Sigmoid(x) */
 #undef F
 

@@ -11,9 +11,18 @@ float ct_quant_fn_f32(int f, float x, double alpha, double beta) {
   case CT_QUANT_FN_HSIGMOID: return (float)ct_quant_fn_hsigmoid(v, alpha, beta);
   case CT_QUANT_FN_HSWISH: return (float)ct_quant_fn_hswish(v);
   case CT_QUANT_FN_LEAKY: return (float)ct_quant_fn_leaky(v, alpha);
-  case CT_QUANT_FN_GELU: return (float)(0.5 * v * (1 + erf(v / sqrt(2))));
-  case CT_QUANT_FN_GELU_TANH:
-    return (float)(0.5 * v * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v))));
+  case CT_QUANT_FN_GELU: return (float)ct_quant_fn_gelu(v, 0);
+  case CT_QUANT_FN_GELU_TANH: return (float)ct_quant_fn_gelu(v, 1);
+  case CT_QUANT_FN_SOFTPLUS: return (float)ct_quant_fn_softplus(v);
+  case CT_QUANT_FN_MISH: return (float)ct_quant_fn_mish(v);
+  case CT_QUANT_FN_ELU: return (float)ct_quant_fn_elu(v, alpha);
+  case CT_QUANT_FN_SELU: return (float)ct_quant_fn_selu(v, alpha, beta);
+  case CT_QUANT_FN_CELU: return (float)ct_quant_fn_celu(v, alpha);
+  case CT_QUANT_FN_SOFTSIGN: return (float)ct_quant_fn_softsign(v);
+  case CT_QUANT_FN_LOG: return (float)log(v);
+  case CT_QUANT_FN_SQRT: return (float)sqrt(v);
+  case CT_QUANT_FN_RECIP: return (float)(1 / v);
+  case CT_QUANT_FN_ERF: return (float)erf(v);
   default: return NAN;
   }
 }

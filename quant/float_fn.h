@@ -22,6 +22,16 @@ typedef enum ct_quant_fn {
   CT_QUANT_FN_LEAKY,     /* x < 0 ? alpha · x : x (LeakyRelu-16) */
   CT_QUANT_FN_GELU,      /* 0.5 x (1 + erf(x / √2)) in double (Gelu-20) */
   CT_QUANT_FN_GELU_TANH, /* 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))) in double */
+  CT_QUANT_FN_SOFTPLUS,  /* log(1 + e^x), ct_quant_fn_softplus */
+  CT_QUANT_FN_MISH,      /* x · tanh(softplus(x)) */
+  CT_QUANT_FN_ELU,       /* x < 0 ? alpha (e^x − 1) : x (Elu-6) */
+  CT_QUANT_FN_SELU,      /* gamma = beta: x > 0 ? gamma x : gamma (alpha e^x − alpha) (Selu-6) */
+  CT_QUANT_FN_CELU,      /* max(0, x) + min(0, alpha (e^(x / alpha) − 1)) (Celu-12) */
+  CT_QUANT_FN_SOFTSIGN,  /* x / (1 + |x|) */
+  CT_QUANT_FN_LOG,       /* (float) log((double) x) */
+  CT_QUANT_FN_SQRT,      /* (float) sqrt((double) x) */
+  CT_QUANT_FN_RECIP,     /* (float) (1 / (double) x) */
+  CT_QUANT_FN_ERF,       /* (float) erf((double) x) */
   CT_QUANT_FN_COUNT
 } ct_quant_fn;
 
@@ -75,6 +85,23 @@ static inline float ct_quant_fn_sigmoid(float v) {
   return v == v ? y : v;
 }
 static inline float ct_quant_fn_silu(float v) { return v * ct_quant_fn_sigmoid(v); }
+
+/* Gelu-20 in double: the erf form 0.5 x (1 + erf(x / √2)) and the tanh approximation
+ * 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))). */
+static inline double ct_quant_fn_gelu(double x, int tanh_form) {
+  return tanh_form ? 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)))
+                   : 0.5 * x * (1 + erf(x / sqrt(2)));
+}
+
+/* The other activations in double, as the ONNX spec writes them (the reference's kernels of
+ * Softplus, Mish, Elu, Selu, Celu, Softsign, ops/math_unary.c, call these). Softplus avoids
+ * overflow: x + log1p(e^-x) for x > 0, log1p(e^x) otherwise. */
+static inline double ct_quant_fn_softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+static inline double ct_quant_fn_mish(double x) { return x * tanh(ct_quant_fn_softplus(x)); }
+static inline double ct_quant_fn_elu(double x, double al) { return x < 0 ? al * (exp(x) - 1) : x; }
+static inline double ct_quant_fn_selu(double x, double al, double ga) { return x > 0 ? ga * x : ga * (al * exp(x) - al); }
+static inline double ct_quant_fn_celu(double x, double al) { return fmax(0, x) + fmin(0, al * (exp(x / al) - 1)); }
+static inline double ct_quant_fn_softsign(double x) { return x / (1 + fabs(x)); }
 
 /* f(x) of function code f (parameters alpha, beta where f takes them), as an f32: what the
  * reference's f32 kernel of the matching op computes. NaN for an unknown code. */

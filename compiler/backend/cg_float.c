@@ -217,6 +217,16 @@ static bool fn_of(const ct_op *op, int *f, double *al, double *be) {
     return true;
   case CT_OP_LEAKYRELU: *f = CT_QUANT_FN_LEAKY, *al = ct_attr_leakyrelu_alpha(op); return true;
   case CT_OP_GELU: *f = strcmp(ct_attr_gelu_approximate(op), "tanh") ? CT_QUANT_FN_GELU : CT_QUANT_FN_GELU_TANH; return true;
+  case CT_OP_SOFTPLUS: *f = CT_QUANT_FN_SOFTPLUS; return true;
+  case CT_OP_MISH: *f = CT_QUANT_FN_MISH; return true;
+  case CT_OP_ELU: *f = CT_QUANT_FN_ELU, *al = ct_attr_elu_alpha(op); return true;
+  case CT_OP_SELU: *f = CT_QUANT_FN_SELU, *al = ct_attr_selu_alpha(op), *be = ct_attr_selu_gamma(op); return true;
+  case CT_OP_CELU: *f = CT_QUANT_FN_CELU, *al = ct_attr_celu_alpha(op); return true;
+  case CT_OP_SOFTSIGN: *f = CT_QUANT_FN_SOFTSIGN; return true;
+  case CT_OP_LOG: *f = CT_QUANT_FN_LOG; return true;
+  case CT_OP_SQRT: *f = CT_QUANT_FN_SQRT; return true;
+  case CT_OP_RECIPROCAL: *f = CT_QUANT_FN_RECIP; return true;
+  case CT_OP_ERF: *f = CT_QUANT_FN_ERF; return true;
   default: return false;
   }
 }
