@@ -7,7 +7,9 @@
 #     groups, codegen) → simulate on the cmodel, every stored tensor compared bit for bit with
 #     the Tpu reference and the output with the float Top inference;
 #  3. a per-layer report, a Perfetto trace and a summary (cycles, MXU utilization, DDR bytes,
-#     the layers where INT8 loses most) in demo-out/.
+#     the layers where INT8 loses most) in demo-out/;
+#  4. BF16: the same model lowered to BF16 and deployed, bit-exact against its Tpu reference
+#     too, its output against float, and its cycles next to INT8's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -53,7 +55,7 @@ set -x
 "$ctpu" calibrate "$out/det.top" --dataset "$out/calib" --input-num ${#texts[@]} --method mse -o "$out/det.calib"
 "$ctpu" lower "$out/det.top" --quantize INT8 --calibration-table "$out/det.calib" -o "$out/det.tpu"
 "$ctpu" deploy "$out/det.tpu" -o "$out/det.ctpu" --test-input "$out/input_0.pb" --compare-all \
-  --test-reference "$out/ctpu.h5" --tolerance 0.90,0.50
+  --test-reference "$out/ctpu.h5" --tolerance 0.90,0.50 2>&1 | tee "$out/int8.log"
 "$ctpu" sim "$out/det.ctpu" --input "$out/input_0.pb" -o "$out/sim.h5" --report "$out/layers.csv" \
   --trace "$out/trace.json" --summary "$out/summary.json"
 "$ctpu" infer "$out/det.top" --input "$out/input_0.pb" --dump-all "$out/top_all.h5" -o "$out/top_out.h5"
@@ -64,3 +66,12 @@ echo "== the five layers where INT8 departs most from float (Top vs Tpu referenc
 echo "== cmodel summary ($out/summary.json); per-layer report $out/layers.csv, per-group $out/det.ctpu.groups.csv,"
 echo "   trace $out/trace.json (open in https://ui.perfetto.dev or chrome://tracing)"
 /usr/bin/python3 scripts/demo/summary.py "$out/summary.json"
+echo "== BF16: the same model in bf16 (float CONV / MATMUL in the ISA's f32 order, bit-exact too)"
+set -x
+"$ctpu" deploy "$out/det.top" --quantize BF16 -o "$out/det.bf16.ctpu" --test-input "$out/input_0.pb" --compare-all \
+  --test-reference "$out/ctpu.h5" --tolerance 0.99,0.90 2>&1 | tee "$out/bf16.log"
+set +x
+c8=$(sed -n 's/.*simulated \([0-9]*\) cycles,.*/\1/p' "$out/int8.log")
+c16=$(sed -n 's/.*simulated \([0-9]*\) cycles,.*/\1/p' "$out/bf16.log")
+echo "== cycles on the default chip: INT8 $c8, BF16 $c16 (BF16 / INT8 $(awk -v a="$c16" -v b="$c8" 'BEGIN { printf "%.2f", a / b }'))"
+
