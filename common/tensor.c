@@ -3,6 +3,7 @@
  * nearest even. */
 #include "common/tensor.h"
 
+#include "common/clones.h"
 #include "common/limits.h"
 
 #include <math.h>
@@ -173,6 +174,15 @@ uint16_t ct_f32_to_bf16(float f) {
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
   x += 0x7fffu + ((x >> 16) & 1u);
   return (uint16_t)(x >> 16);
+}
+
+CT_CLONES_AVX2 void ct_f32_to_bf16_row(const float *restrict f, uint16_t *restrict b, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t x;
+    memcpy(&x, &f[i], 4);
+    uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16, q = (x >> 16) | 0x40u;
+    b[i] = (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? q : r); /* NaN: quiet, as ct_f32_to_bf16 */
+  }
 }
 
 float ct_bf16_to_f32(uint16_t b) {

@@ -89,5 +89,7 @@ uint16_t ct_f32_to_f16(float f);
 float ct_f16_to_f32(uint16_t h);
 uint16_t ct_f32_to_bf16(float f);
 float ct_bf16_to_f32(uint16_t b);
+/* b[i] = ct_f32_to_bf16(f[i]) for n elements (the same bits; a loop compilers vectorize). */
+void ct_f32_to_bf16_row(const float *f, uint16_t *b, int64_t n);
 
 #endif

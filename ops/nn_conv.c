@@ -19,6 +19,7 @@ typedef struct conv_job {
   float *scratch;                     /* depthwise: one dw_plan scratch per thread slot */
   ct_kn_act act;
   const ct_kernel_post *post;         /* NULL, or ctx->post: applied after act */
+  bool direct;                        /* ordered kernel: 1 × 1, stride 1, no pads (no im2col) */
 } conv_job;
 
 /* Input range of output index o along dim i for kernel tap kk: returns the input index. */
@@ -362,12 +363,27 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
 
 /* The ISA's float CONV order: y[p] += col[r][p] · w[r] for r = (c, kd, kh, kw) ascending, one
  * f32 rounding per product and per sum (no FMA: common/clones.h), vectorized over p. */
-CT_CLONES_AVX2 static void mac_rows(float *restrict y, const float *restrict col, const float *restrict w, int64_t rows,
-                                    int64_t nb) {
+CT_CLONES_AVX2 static void mac_rows(float *restrict y, const float *restrict col, int64_t ldc, const float *restrict w,
+                                    int64_t rows, int64_t nb) {
   for (int64_t p = 0; p < nb; p++) y[p] = 0.0f;
   for (int64_t r = 0; r < rows; r++) {
-    const float wv = w[r], *src = col + r * nb;
+    const float wv = w[r], *src = col + r * ldc;
     for (int64_t p = 0; p < nb; p++) y[p] += src[p] * wv;
+  }
+}
+
+/* mac_rows for 4 output channels at once (w0 … w3 their weight rows): each col row is read
+ * once for the four; every output still adds its products in r order, as mac_rows does. */
+CT_CLONES_AVX2 static void mac_rows4(float *restrict y0, float *restrict y1, float *restrict y2, float *restrict y3,
+                                     const float *restrict col, int64_t ldc, const float *restrict w, int64_t wstride,
+                                     int64_t rows, int64_t nb) {
+  for (int64_t p = 0; p < nb; p++) y0[p] = y1[p] = y2[p] = y3[p] = 0.0f;
+  for (int64_t r = 0; r < rows; r++) {
+    const float a = w[r], b = w[wstride + r], c = w[2 * wstride + r], d = w[3 * wstride + r], *src = col + r * ldc;
+    for (int64_t p = 0; p < nb; p++) {
+      const float v = src[p];
+      y0[p] += v * a, y1[p] += v * b, y2[p] += v * c, y3[p] += v * d;
+    }
   }
 }
 
@@ -381,10 +397,16 @@ static void conv_ordered_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
   float *col = j->scratch + slot * rows * ORD_CHUNK;
   for (int64_t t = lo; t < hi; t++) {
     int64_t n = t / (j->group * nch), g = t / nch % j->group, c0 = t % nch * ORD_CHUNK;
-    int64_t nb = j->ovol - c0 < ORD_CHUNK ? j->ovol - c0 : ORD_CHUNK;
-    im2col(j, j->x + (n * j->c + g * j->cg) * j->ivol, col, c0, nb);
-    for (int64_t o = g * j->ocg; o < (g + 1) * j->ocg; o++)
-      mac_rows(j->y + (n * j->oc + o) * j->ovol + c0, col, j->w + o * rows, rows, nb);
+    int64_t nb = j->ovol - c0 < ORD_CHUNK ? j->ovol - c0 : ORD_CHUNK, ldc = nb;
+    const float *src = col, *x = j->x + (n * j->c + g * j->cg) * j->ivol;
+    if (j->direct) src = x + c0, ldc = j->ivol; /* 1 × 1, stride 1, unpadded: the input is the column matrix */
+    else im2col(j, x, col, c0, nb);
+    int64_t o = g * j->ocg, oe = (g + 1) * j->ocg;
+    float *y = j->y + n * j->oc * j->ovol + c0;
+    for (; o + 4 <= oe; o += 4)
+      mac_rows4(y + o * j->ovol, y + (o + 1) * j->ovol, y + (o + 2) * j->ovol, y + (o + 3) * j->ovol, src, ldc,
+                j->w + o * rows, rows, rows, nb);
+    for (; o < oe; o++) mac_rows(y + o * j->ovol, src, ldc, j->w + o * rows, rows, nb);
   }
 }
 
@@ -395,6 +417,8 @@ ct_status ct_kern_conv_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor 
   if (!st) st = check_spatial(&j, op, d);
   if (st) return st;
   if (j.act.leaky) return ct_shape_nn_fail(d, op, "unsupported fused act (leaky) in the ISA's float order");
+  j.direct = j.kvol == 1 && j.ivol == j.ovol;
+  for (int i = 0; i < 3; i++) j.direct = j.direct && j.g.s[i] == 1 && j.g.pb[i] == 0 && j.g.pe[i] == 0;
   int64_t rows = j.cg * j.kvol, tasks = j.n * j.group * ((j.ovol + ORD_CHUNK - 1) / ORD_CHUNK);
   int64_t work = j.n * j.oc * j.ovol * rows;
   int parts = ct_kn_parallel_parts(ctx, tasks, work);

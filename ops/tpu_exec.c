@@ -27,7 +27,9 @@ static void store_rounded(const ct_tensor *src, ct_tensor *dst) {
   int64_t n = ct_tensor_numel(dst);
   const float *f = src->data;
   uint16_t *h = dst->data;
-  for (int64_t i = 0; i < n; i++) h[i] = dst->dtype == CT_BF16 ? ct_quant_f32_to_bf16(f[i]) : ct_quant_f32_to_f16(f[i]);
+  if (dst->dtype == CT_BF16) ct_f32_to_bf16_row(f, h, n); /* ct_quant_f32_to_bf16's bits, vectorized */
+  else
+    for (int64_t i = 0; i < n; i++) h[i] = ct_quant_f32_to_f16(f[i]);
 }
 
 /* The float kernel of a Tpu op: the MACs in the ISA's float order (ct_kern_conv_ordered …),
