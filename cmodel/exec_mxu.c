@@ -41,7 +41,7 @@ static void epi_float(const epi *e, int64_t i, int64_t ch, float v) {
   if (e->has_bias) v += ct_elem_getf(e->mem + e->bias, CT_F32, ch);
   if (e->act != CT_ISA_ACT_NONE && v < 0) v = 0;
   if (e->act == CT_ISA_ACT_CLAMP) {
-    float hi = ct_quant_float_act_hi(e->act_hi, e->dt_out);
+    float hi = ct_quant_float_act_hi(e->act_hi, e->zp_out);
     if (v > hi) v = hi;
   }
   ct_elem_setf(e->mem + e->out, e->dt_out, i, v);

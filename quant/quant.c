@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out) {
   return ct_quant_requant_act(acc, m, s, zp, CT_QUANT_ACT_NONE, 0, out);
@@ -205,16 +206,19 @@ float ct_quant_bf16_to_f32(uint16_t b) { return ct_bf16_to_f32(b); }
 uint16_t ct_quant_f32_to_f16(float x) { return ct_f32_to_f16(x); }
 float ct_quant_f16_to_f32(uint16_t h) { return ct_f16_to_f32(h); }
 
-float ct_quant_float_act_hi(int64_t act_hi, ct_dtype dt_out) {
-  uint16_t b = (uint16_t)(act_hi & 0xffff);
-  return dt_out == CT_F16 ? ct_quant_f16_to_f32(b) : ct_quant_bf16_to_f32(b);
+float ct_quant_float_act_hi(int64_t act_hi, int64_t zp_out) {
+  uint32_t x = (uint32_t)(act_hi & 0xffff) << 16 | (uint32_t)(zp_out & 0xffff);
+  float f;
+  memcpy(&f, &x, sizeof f);
+  return f;
 }
 
-bool ct_quant_float_act_hi_bits(float hi, ct_dtype dt_out, int64_t *act_hi) {
+bool ct_quant_float_act_hi_bits(float hi, ct_dtype dt_out, int64_t *act_hi, int64_t *zp_out) {
   if (!isfinite(hi)) return false;
-  uint16_t b = dt_out == CT_F16 ? ct_quant_f32_to_f16(hi) : ct_quant_f32_to_bf16(hi);
-  if (dt_out != CT_BF16 && dt_out != CT_F16 && ct_quant_bf16_to_f32(b) != hi) return false;
-  *act_hi = (int16_t)b;
+  float r = ct_quant_round_float(hi, dt_out);
+  uint32_t x;
+  memcpy(&x, &r, sizeof x);
+  *act_hi = (int16_t)(x >> 16), *zp_out = (int16_t)(x & 0xffff);
   return true;
 }
 

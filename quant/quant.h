@@ -191,15 +191,15 @@ uint16_t ct_quant_f32_to_f16(float x);
 float ct_quant_f16_to_f32(uint16_t h);
 float ct_quant_round_float(float x, ct_dtype dt);
 
-/* The upper clamp bound of a float CONV / DWCONV / MATMUL / ELTWISE result (ISA field act_hi,
- * 16 bits, act = clamp; the lower bound is 0): the bit pattern of the bound in dt_out's type
- * when that is bf16 or f16, of a bf16 value when it is f32 (docs/isa.md). */
-float ct_quant_float_act_hi(int64_t act_hi, ct_dtype dt_out);
-/* The act_hi field for bound hi on a dt_out result: hi rounded to dt_out (bf16 / f16, nearest
- * even) — rounding is monotone, so clamping at the rounded bound and rounding the result gives
- * what clamping at hi and rounding gives, for every value; an f32 result needs hi to be a bf16
- * value. False (nothing written) when it is not, or hi is not finite. */
-bool ct_quant_float_act_hi_bits(float hi, ct_dtype dt_out, int64_t *act_hi);
+/* The upper clamp bound of a float CONV / DWCONV / MATMUL / ELTWISE result (act = clamp; the
+ * lower bound is 0): the f32 whose bits are act_hi (high 16) and zp_out (low 16) — fields a
+ * float result has no other use for (docs/isa.md). */
+float ct_quant_float_act_hi(int64_t act_hi, int64_t zp_out);
+/* The act_hi / zp_out fields for bound hi on a dt_out result: hi rounded to dt_out (bf16 / f16,
+ * nearest even; f32: hi) — rounding is monotone, so clamping at the rounded bound and rounding
+ * the result gives what clamping at hi and rounding gives, for every value (and a bf16 bound
+ * leaves zp_out 0). False (nothing written) when hi is not finite. */
+bool ct_quant_float_act_hi_bits(float hi, ct_dtype dt_out, int64_t *act_hi, int64_t *zp_out);
 
 /* ---- Quantization parameters of the Tpu ops (quant_params.c; docs/quant.md "Per op") ---- */
 

@@ -130,9 +130,10 @@ START_TEST(test_models) {
 }
 END_TEST
 
-/* MobileNetV2 (fp32, 96×96) in BF16 and F16: its Clips end at bounds bf16 / f16 cannot hold
- * (3.4291…), so the float clamp's act_hi is the bound rounded to the result type — bit-exact
- * all the same, on the default chip (dp and one layer per group) and sweep chip 4. */
+/* MobileNetV2 (fp32, 96×96) in BF16, F16 and F32: its Clips end at bounds bf16 / f16 cannot
+ * hold (3.4291…), so the float clamp bound (act_hi:zp_out) is the bound rounded to the result
+ * type — bit-exact all the same, on the default chip (dp and one layer per group) and sweep
+ * chip 4. */
 START_TEST(test_mnv2_float) {
   char out[8192], top2[700], mod[720], tag[64], in[700];
   snprintf(top2, sizeof top2, "%s", ct_test_tmp_path("mf.top"));
@@ -142,8 +143,8 @@ START_TEST(test_mnv2_float) {
                             "--scale 0.017125,0.017507,0.017429",
                             ct_test_shared_path("models/mobilenetv2-fp32-dequant-from-qdq/model.onnx"), top2);
   ck_assert_msg(rc == 0, "transform: %s", out);
-  static const char *modes[] = {"BF16", "F16"};
-  for (int m = 0; m < 2; m++) {
+  static const char *modes[] = {"BF16", "F16", "F32"};
+  for (int m = 0; m < 3; m++) {
     snprintf(mod, sizeof mod, "%s_%s.tpu", top2, modes[m]);
     rc = ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s -o '%s'", top2, modes[m], mod);
     ck_assert_msg(rc == 0, "lower %s: %s", modes[m], out);

@@ -304,29 +304,31 @@ START_TEST(test_half_wrappers_round_to_nearest_even) {
 }
 END_TEST
 
-/* The clamp bound of a float result (ISA act_hi, hand values): 3.4291034 (a Clip bound of
- * MobileNetV2) is bf16 0x405B = 3.421875 (219 · 2^-6) and f16 0x42DC = 3.4296875 (1756 · 2^-9);
- * an f32 result takes only bf16 values (6 yes, 3.4291034 no); negative bounds use all 16
- * bits; clamping at the rounded bound then rounding equals rounding the clamp at the bound. */
+/* The clamp bound of a float result (ISA act_hi:zp_out, hand values): 3.4291034 (a Clip bound of
+ * MobileNetV2) rounds to bf16 3.421875 = 0x405B0000 (219 · 2^-6) and to f16 3.4296875 =
+ * 0x405B8000 as an f32 (1756 · 2^-9); an f32 result keeps the bound's own bits (0x405B766E);
+ * negative bounds and infinities; clamping at the rounded bound then rounding equals rounding
+ * the clamp at the bound. */
 START_TEST(test_float_act_hi_bits) {
-  int64_t b = 0;
-  ck_assert(ct_quant_float_act_hi_bits(3.4291034f, CT_BF16, &b) && b == 0x405B);
-  ck_assert_float_eq(ct_quant_float_act_hi(b, CT_BF16), 3.421875f);
-  ck_assert(ct_quant_float_act_hi_bits(3.4291034f, CT_F16, &b) && b == 0x42DC);
-  ck_assert_float_eq(ct_quant_float_act_hi(b, CT_F16), 3.4296875f);
-  ck_assert(ct_quant_float_act_hi_bits(6.0f, CT_F32, &b) && b == 0x40C0);
-  ck_assert_float_eq(ct_quant_float_act_hi(b, CT_F32), 6.0f);
-  b = 77;
-  ck_assert(!ct_quant_float_act_hi_bits(3.4291034f, CT_F32, &b) && b == 77);
-  ck_assert(!ct_quant_float_act_hi_bits(INFINITY, CT_BF16, &b) && b == 77);
-  ck_assert(ct_quant_float_act_hi_bits(-6.0f, CT_BF16, &b) && b == (int16_t)0xC0C0);
-  ck_assert_float_eq(ct_quant_float_act_hi(b, CT_BF16), -6.0f);
-  const float h = 3.4291034f;
-  for (float v = 3.40f; v < 3.45f; v += 0x1p-12f) {
-    int64_t hb;
-    ck_assert(ct_quant_float_act_hi_bits(h, CT_BF16, &hb));
-    float hr = ct_quant_float_act_hi(hb, CT_BF16);
-    ck_assert_float_eq(ct_quant_round_float(v < h ? v : h, CT_BF16), ct_quant_round_float(v < hr ? v : hr, CT_BF16));
+  int64_t h = 0, z = 0;
+  ck_assert(ct_quant_float_act_hi_bits(3.4291034f, CT_BF16, &h, &z) && h == 0x405B && z == 0);
+  ck_assert_float_eq(ct_quant_float_act_hi(h, z), 3.421875f);
+  ck_assert(ct_quant_float_act_hi_bits(3.4291034f, CT_F16, &h, &z) && h == 0x405B && z == (int16_t)0x8000);
+  ck_assert_float_eq(ct_quant_float_act_hi(h, z), 3.4296875f);
+  ck_assert(ct_quant_float_act_hi_bits(3.4291034f, CT_F32, &h, &z));
+  ck_assert_float_eq(ct_quant_float_act_hi(h, z), 3.4291034f);
+  ck_assert(ct_quant_float_act_hi_bits(6.0f, CT_F32, &h, &z) && h == 0x40C0 && z == 0);
+  h = 77, z = 78;
+  ck_assert(!ct_quant_float_act_hi_bits(INFINITY, CT_BF16, &h, &z) && h == 77 && z == 78);
+  ck_assert(ct_quant_float_act_hi_bits(-6.0f, CT_BF16, &h, &z) && h == (int16_t)0xC0C0 && z == 0);
+  ck_assert_float_eq(ct_quant_float_act_hi(h, z), -6.0f);
+  const float b = 3.4291034f;
+  for (int t = 0; t < 2; t++) {
+    ct_dtype dt = t ? CT_F16 : CT_BF16;
+    ck_assert(ct_quant_float_act_hi_bits(b, dt, &h, &z));
+    float br = ct_quant_float_act_hi(h, z);
+    for (float v = 3.40f; v < 3.45f; v += 0x1p-14f)
+      ck_assert_float_eq(ct_quant_round_float(v < b ? v : b, dt), ct_quant_round_float(v < br ? v : br, dt));
   }
 }
 END_TEST

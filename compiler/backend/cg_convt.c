@@ -87,8 +87,8 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   if (by.ext[1] != g.OC) return no_cg(op, "ConvTranspose cut along output channels", d);
   bool fl = !is_int(y->dtype);
   if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype) != fl) return no_cg(op, "ConvTranspose input not 8-bit or float", d);
-  int64_t act, hi, wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
-  if (fl && (st = cg_insn_act(op, y, &act, &hi, d))) return st;
+  int64_t act, hi, zo, wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
+  if (fl && (st = cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
   int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob, ow;
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   convt_layout(&g, wb, &ob, &ow);
@@ -113,7 +113,7 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
     cv->kh = cv->kw = 1, cv->stride_h = cv->stride_w = 1, cv->dil_h = cv->dil_w = 1, cv->groups = 1;
     cv->dt_in = x->dtype, cv->dt_w = op->in[1]->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
     cv->act = CT_ISA_ACT_NONE, cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
-    if (fl) cv->rq_mode = CT_ISA_RQ_NONE, cv->rq = 0, cv->act = act, cv->act_hi = hi; /* the f32 accumulator + bias */
+    if (fl) cv->rq_mode = CT_ISA_RQ_NONE, cv->rq = 0, cv->act = act, cv->act_hi = hi, cv->zp_out = zo; /* f32 acc + bias */
     if ((st = put(c, &in, nm(op), t, d))) return st;
     for (int64_t q = q0; q < q1 && !st;) { /* one MOVE per tap (a, b) and run of output channels */
       int64_t ab = q / g.OC, o0 = q % g.OC, o1 = ab * g.OC + g.OC < q1 ? g.OC : q1 - ab * g.OC, a = ab / g.k, b = ab % g.k;

@@ -141,21 +141,22 @@ static ct_status emit_layernorm(mg *c, const ct_op *op, int li, int64_t t, ct_di
   return put(c, &in, nm(op), t, d);
 }
 
-/* act / act_hi of a float result in [lo, hi] (ct_kn_act: relu [0, inf), relu6, clip): the
- * ISA clamps below at 0 only, and holds hi as a 16-bit float (quant/ ct_quant_float_act_hi). */
-static ct_status float_act(const ct_op *op, const ct_value *y, bool none, float lo, float hi, int64_t *act,
-                           int64_t *act_hi, ct_diag *d) {
-  *act = CT_ISA_ACT_NONE, *act_hi = 0;
+/* act / act_hi / zp_out of a float result in [lo, hi] (ct_kn_act: relu [0, inf), relu6, clip):
+ * the ISA clamps below at 0 only; hi is held as an f32 in act_hi:zp_out, rounded to the
+ * result type (quant/ ct_quant_float_act_hi). */
+static ct_status float_act(const ct_op *op, bool none, float lo, float hi, ct_dtype dt, int64_t *act, int64_t *act_hi,
+                           int64_t *zp_out, ct_diag *d) {
+  *act = CT_ISA_ACT_NONE, *act_hi = 0, *zp_out = 0;
   if (none) return CT_OK;
   if (lo != 0.0f) return no_cg(op, "a float activation whose lower bound is not 0", d);
   if (isinf(hi) && hi > 0) return *act = CT_ISA_ACT_RELU, CT_OK;
-  if (!ct_quant_float_act_hi_bits(hi, y->dtype, act_hi))
-    return no_cg(op, "a clamp bound that the result type's act_hi cannot hold (f32 results: a bf16 value)", d);
+  if (!ct_quant_float_act_hi_bits(hi, dt, act_hi, zp_out)) return no_cg(op, "a clamp bound that is not finite", d);
   *act = CT_ISA_ACT_CLAMP;
   return CT_OK;
 }
 
-ct_status cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t *act_hi, ct_diag *d) {
+ct_status cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t *act_hi, int64_t *zp_out, ct_diag *d) {
+  *zp_out = ct_tq_zp(y);
   if (is_int(y->dtype)) {
     ct_quant_act a;
     int32_t hi;
@@ -167,7 +168,7 @@ ct_status cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t 
   ct_kn_act a;
   if (ct_kn_act_parse(op, &a, d)) return no_cg(op, "an unknown fused activation", d);
   if (a.leaky) return no_cg(op, "a leaky fused activation on a float result", d);
-  return float_act(op, y, a.none, a.lo, a.hi, act, act_hi, d);
+  return float_act(op, a.none, a.lo, a.hi, y->dtype, act, act_hi, zp_out, d);
 }
 
 /* The constant scalar operand k of op (a Clip's min / max), or dflt when absent. */
@@ -193,7 +194,7 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_ELTWISE;
   struct ct_insn_eltwise *e = &in.eltwise;
-  ct_status st = float_act(op, y, false, lo, hi, &e->act, &e->act_hi, d);
+  ct_status st = float_act(op, false, lo, hi, y->dtype, &e->act, &e->act_hi, &e->zp_out, d);
   if (st) return st;
   e->a = e->b = lmem_of(c->gr, x), e->out = lmem_of(c->gr, y);
   if (e->a < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);

@@ -64,11 +64,11 @@ ct_isa_act act_of(ct_quant_act a);
 bool is_int(ct_dtype t);
 /* Is op a border Cast (float module input → integer)? Its output is the program input. */
 bool border_cast(const ct_op *op);
-/* The activation fields (act, act_hi) of a CONV / MATMUL / ELTWISE computing op's result y:
- * integer results from the op's act / qact_hi (ct_tq_act), float ones from act / act_min /
- * act_max (relu, relu6, clip with lower bound 0; act_hi a 16-bit float, docs/isa.md). Errors:
- * "no codegen" naming the layer for other activations. */
-ct_status cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t *act_hi, ct_diag *d);
+/* The activation fields (act, act_hi) and zp_out of a CONV / MATMUL / ELTWISE computing op's
+ * result y: integer results from the op's act / qact_hi (ct_tq_act) and y's zero point, float
+ * ones from act / act_min / act_max (relu, relu6, clip with lower bound 0; the bound an f32 in
+ * act_hi:zp_out, docs/isa.md). Errors: "no codegen" naming the layer for other activations. */
+ct_status cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t *act_hi, int64_t *zp_out, ct_diag *d);
 /* Sets CT_ERR_INPUT "layer ... no codegen yet[: why]" and returns it. */
 ct_status no_cg(const ct_op *op, const char *why, ct_diag *d);
 /* GMEM address of a border Cast's integer result (the program input): its own, else the

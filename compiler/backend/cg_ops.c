@@ -98,8 +98,8 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   }
   if (w.sh > 15 || w.sw > 15 || w.dh > 15 || w.dw > 15)
     return no_cg(op, "stride or dilation above 15 (the CONV fields are 4 bits)", d);
-  int64_t act, hi;
-  if ((st = cg_insn_act(op, y, &act, &hi, d))) return st;
+  int64_t act, hi, zo;
+  if ((st = cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = dw ? CT_ISA_DWCONV : CT_ISA_CONV; /* grouped: one CONV with `groups` (cmodel/exec_mxu.c) */
@@ -116,7 +116,7 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   cv->groups = G, cv->dt_in = x->dtype, cv->dt_w = wv->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
   if (!is_int(y->dtype)) cv->rq_mode = CT_ISA_RQ_NONE, cv->rq = 0; /* float: the f32 accumulator, rounded */
   cv->act = act, cv->act_hi = hi;
-  cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
+  cv->zp_in = ct_tq_zp(x), cv->zp_out = zo;
   if (cv->in < 0 || cv->out < 0 || cv->wt < 0 || cv->bias < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   return put(c, &in, nm(op), t, d);
 }
@@ -187,8 +187,8 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   else if (nm_ != 2 || ns != 3) return no_cg(op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]", d);
   for (int i = 0; i < 2; i++)
     if (mv[i] < -32768 || mv[i] > 32767) return no_cg(op, "multiplier does not fit 16 bits", d);
-  int64_t act, hi;
-  ct_status st = cg_insn_act(op, y, &act, &hi, d);
+  int64_t act, hi, zo;
+  ct_status st = cg_insn_act(op, y, &act, &hi, &zo, d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
@@ -233,7 +233,7 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (op->kind == CT_OP_DIV && is_int(y->dtype)) return no_cg(op, "an integer Div", d);
   e->dt_a = a->dtype, e->dt_b = b->dtype, e->dt_out = y->dtype;
   e->m_a = mv[0], e->m_b = mv[1], e->s_a = sv[0], e->s_b = sv[1], e->s_out = sv[2];
-  e->zp_a = ct_tq_zp(a), e->zp_b = ct_tq_zp(b), e->zp_out = ct_tq_zp(y);
+  e->zp_a = ct_tq_zp(a), e->zp_b = ct_tq_zp(b), e->zp_out = zo;
   e->act = act, e->act_hi = hi;
   return put(c, &in, nm(op), t, d);
 }
@@ -289,8 +289,8 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
     return no_cg(op, "cut along output features of a resident [K, N] B", d);
   if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) return no_cg(op, "transA", d);
   ct_status st = need_sym(op, b, d);
-  int64_t act, hi;
-  if (!st) st = cg_insn_act(op, y, &act, &hi, d);
+  int64_t act, hi, zo;
+  if (!st) st = cg_insn_act(op, y, &act, &hi, &zo, d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
@@ -305,7 +305,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   mm->dt_a = a->dtype, mm->dt_b = b->dtype, mm->dt_out = y->dtype, mm->rq_mode = CT_ISA_RQ_CHANNEL;
   if (ct_tq_raw_out(op) || !is_int(y->dtype)) mm->rq_mode = CT_ISA_RQ_NONE, mm->rq = 0; /* the accumulator itself */
   mm->act = act, mm->act_hi = hi;
-  mm->zp_a = ct_tq_zp(a), mm->zp_out = ct_tq_zp(y);
+  mm->zp_a = ct_tq_zp(a), mm->zp_out = zo;
   if (mm->a < 0 || mm->b < 0 || mm->out < 0 || mm->bias < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   return put(c, &in, nm(op), t, d);
 }
