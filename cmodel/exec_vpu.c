@@ -21,9 +21,9 @@ static float float_op(int64_t op, float a, float b) {
     case CT_ISA_ELT_ADD: return a + b;
     case CT_ISA_ELT_SUB: return a - b;
     case CT_ISA_ELT_MUL: return a * b;
-    case CT_ISA_ELT_MAX: return a > b ? a : b;
+    case CT_ISA_ELT_MAX: return a != a || b != b ? NAN : a > b ? a : b; /* NaN wins, as the reference's Max */
     case CT_ISA_ELT_DIV: return a / b;
-    default: return a < b ? a : b;
+    default: return a != a || b != b ? NAN : a < b ? a : b;
   }
 }
 

@@ -114,7 +114,7 @@ static void write_float_pad(const char *path, const char *input) {
 /* x[1,4,8,8] → Conv(8 out, 3×3 pad 1) → LeakyRelu(0.1) → HardSigmoid(0.2, 0.5) · Tanh(x') …:
  * the float activations of the function unit and a Div — c = Conv(x), l = LeakyRelu(c),
  * h = HardSigmoid(l), t = Tanh(c), e = Exp(h), q = (t · e) / (h + 1.5),
- * y = Softsign(Elu(Softplus(q))) → y[1,8,8,8]. */
+ * y = Softsign(min(max(Elu(Softplus(q)), t), h)) → y[1,8,8,8]. */
 static void write_float_acts(const char *path, const char *input) {
   ob_model b;
   ob_init(&b, 13);
@@ -137,7 +137,9 @@ static void write_float_acts(const char *path, const char *input) {
   ob_node(&b, "Softplus", "softplus", (const char *[]){"q", NULL}, (const char *[]){"sp", NULL});
   n = ob_node(&b, "Elu", "elu", (const char *[]){"sp", NULL}, (const char *[]){"el", NULL});
   ob_attr_f(&b, n, "alpha", 0.5f);
-  ob_node(&b, "Softsign", "softsign", (const char *[]){"el", NULL}, (const char *[]){"y", NULL});
+  ob_node(&b, "Max", "max", (const char *[]){"el", "t", NULL}, (const char *[]){"mx", NULL});
+  ob_node(&b, "Min", "min", (const char *[]){"mx", "h", NULL}, (const char *[]){"mn", NULL});
+  ob_node(&b, "Softsign", "softsign", (const char *[]){"mn", NULL}, (const char *[]){"y", NULL});
   finish(&b, path, input, xs, &seed, 2);
 }
 

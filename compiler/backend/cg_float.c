@@ -274,6 +274,8 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_SUB:
   case CT_OP_MUL:
   case CT_OP_DIV:
+  case CT_OP_MAX: /* NaN wins on both sides */
+  case CT_OP_MIN:
   case CT_OP_RELU:
   case CT_OP_CLIP:
   case CT_OP_RESIZE: return true;

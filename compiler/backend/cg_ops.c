@@ -229,7 +229,9 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   }
   if (e->bcast_a > 15 || e->bcast_b > 15) return no_cg(op, "operand tiles that do not broadcast", d);
   e->op = op->kind == CT_OP_ADD ? CT_ISA_ELT_ADD : op->kind == CT_OP_SUB ? CT_ISA_ELT_SUB
-          : op->kind == CT_OP_DIV ? CT_ISA_ELT_DIV : CT_ISA_ELT_MUL;
+          : op->kind == CT_OP_DIV ? CT_ISA_ELT_DIV : op->kind == CT_OP_MAX ? CT_ISA_ELT_MAX
+          : op->kind == CT_OP_MIN ? CT_ISA_ELT_MIN : CT_ISA_ELT_MUL;
+  if (op->n_in != 2) return no_cg(op, "an elementwise op of other than two inputs", d);
   if (op->kind == CT_OP_DIV && is_int(y->dtype)) return no_cg(op, "an integer Div", d);
   e->dt_a = a->dtype, e->dt_b = b->dtype, e->dt_out = y->dtype;
   e->m_a = mv[0], e->m_b = mv[1], e->s_a = sv[0], e->s_b = sv[1], e->s_out = sv[2];
@@ -325,6 +327,8 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   case CT_OP_ADD:
   case CT_OP_SUB:
   case CT_OP_DIV:
+  case CT_OP_MAX:
+  case CT_OP_MIN:
   case CT_OP_MUL: return emit_eltwise(c, op, t, d);
   case CT_OP_AVERAGEPOOL:
   case CT_OP_GLOBALAVERAGEPOOL:
