@@ -7,6 +7,7 @@
 
 #include "cmodel/elem.h"
 #include "cmodel/exec.h"
+#include "quant/float_fn.h"
 #include "quant/quant.h"
 
 /* The output stage shared by CONV and MATMUL. */
@@ -39,11 +40,7 @@ static void epi_int(const epi *e, int64_t i, int64_t ch, int64_t v) {
 static void epi_float(const epi *e, int64_t i, int64_t ch, float v) {
   if (e->acc_in) v += ct_elem_getf(e->mem + e->acc, CT_F32, i);
   if (e->has_bias) v += ct_elem_getf(e->mem + e->bias, CT_F32, ch);
-  if (e->act != CT_ISA_ACT_NONE && v < 0) v = 0;
-  if (e->act == CT_ISA_ACT_CLAMP) {
-    float hi = ct_quant_float_act_hi(e->act_hi, e->zp_out);
-    if (v > hi) v = hi;
-  }
+  v = ct_quant_fn_act(v, (int)e->act, ct_quant_float_act_hi(e->act_hi, e->zp_out));
   ct_elem_setf(e->mem + e->out, e->dt_out, i, v);
 }
 

@@ -55,9 +55,7 @@ static ct_status exec_eltwise(ct_sim_mem *m, const ct_insn *in, uint32_t index, 
           } else {
             float v = float_op(E.op, ct_elem_getf(mem + E.a, (ct_dtype)E.dt_a, ia),
                                ct_elem_getf(mem + E.b, (ct_dtype)E.dt_b, ib));
-            if (E.act != CT_ISA_ACT_NONE && v < 0) v = 0;
-            float hi = ct_quant_float_act_hi(E.act_hi, E.zp_out);
-            if (E.act == CT_ISA_ACT_CLAMP && v > hi) v = hi;
+            v = ct_quant_fn_act(v, (int)E.act, ct_quant_float_act_hi(E.act_hi, E.zp_out));
             ct_elem_setf(mem + E.out, (ct_dtype)E.dt_out, o, v);
           }
         }

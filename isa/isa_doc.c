@@ -28,7 +28,7 @@ static const char intro[] =
     "output channel (one pair for rq_mode=tensor); out = sat(act(rshift(acc * m, s) + zp_out)).\n"
     "Float MXU/VPU ops compute in f32 and round the result to the output type (nearest even);\n"
     "their integer parameters (multipliers, shifts, zero points) are ignored, and `act` applies\n"
-    "in the real domain (relu: max(x, 0); clamp: min(max(x, 0), hi), hi the f32 whose high half\n"
+    "in the real domain (relu: x > 0 ? x : +0; clamp: min(max(x, 0), hi), hi the f32 whose high half\n"
     "is `act_hi` and low half `zp_out`, quant/ `ct_quant_float_act_hi`; the codegen stores the\n"
     "bound rounded to the result type). Float CONV / DWCONV / MATMUL start every output at +0.0 and add the\n"
     "f32 products in (c, ky, kx) / k order, one rounding per product and per sum, then the bias;\n"

@@ -103,6 +103,15 @@ static inline double ct_quant_fn_selu(double x, double al, double ga) { return x
 static inline double ct_quant_fn_celu(double x, double al) { return fmax(0, x) + fmin(0, al * (exp(x / al) - 1)); }
 static inline double ct_quant_fn_softsign(double x) { return x / (1 + fabs(x)); }
 
+/* The float activation of a CONV / MATMUL / ELTWISE result (act: 0 none, 1 relu, 2 clamp, the
+ * ISA's ACT numbering): relu v > 0 ? v : +0 (NaN kept, −0 → +0: the reference's Relu), clamp
+ * v < 0 ? 0 : v > hi ? hi : v (−0 kept: the reference's Clip and fused clip). */
+static inline float ct_quant_fn_act(float v, int act, float hi) {
+  if (act == 1) return v > 0 ? v : (v == v ? 0.0f : v);
+  if (act == 2) return v < 0 ? 0.0f : v > hi ? hi : v;
+  return v;
+}
+
 /* f(x) of function code f (parameters alpha, beta where f takes them), as an f32: what the
  * reference's f32 kernel of the matching op computes. NaN for an unknown code. */
 float ct_quant_fn_f32(int f, float x, double alpha, double beta);
