@@ -114,8 +114,8 @@ static void write_float_pad(const char *path, const char *input) {
 /* x[1,4,8,8] → Conv(8 out, 3×3 pad 1) → LeakyRelu(0.1) → HardSigmoid(0.2, 0.5) · Tanh(x') …:
  * the float activations of the function unit and a Div — c = Conv(x), l = LeakyRelu(c),
  * h = HardSigmoid(l), t = Tanh(c), e = Exp(h), q = (t · e) / (h + 1.5),
- * s = Softsign(min(max(Elu(Softplus(q)), t), h)), y = max(Relu(s · 0), s) → y[1,8,8,8] (the
- * Relu sees −0 where s < 0: +0 out, as the reference's Relu, and y shows the sign). */
+ * s = Softsign(min(max(Elu(Softplus(q)), t), h)), y = max(Relu(t · 0), −s) → y[1,8,8,8] (the
+ * Relu sees −0 where t < 0: +0 out, as the reference's Relu; −s ≤ 0, so y shows that sign). */
 static void write_float_acts(const char *path, const char *input) {
   ob_model b;
   ob_init(&b, 13);
@@ -125,6 +125,7 @@ static void write_float_acts(const char *path, const char *input) {
   init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c8, &seed, 0);
   ob_init_f32(&b, "k", 1, &one, (float[]){1.5f});
   ob_init_f32(&b, "kz", 1, &one, (float[]){0.0f});
+  ob_init_f32(&b, "km", 1, &one, (float[]){-1.0f});
   Onnx__NodeProto *n = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"c", NULL});
   ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
   n = ob_node(&b, "LeakyRelu", "leaky", (const char *[]){"c", NULL}, (const char *[]){"l", NULL});
@@ -142,9 +143,10 @@ static void write_float_acts(const char *path, const char *input) {
   ob_node(&b, "Max", "max", (const char *[]){"el", "t", NULL}, (const char *[]){"mx", NULL});
   ob_node(&b, "Min", "min", (const char *[]){"mx", "h", NULL}, (const char *[]){"mn", NULL});
   ob_node(&b, "Softsign", "softsign", (const char *[]){"mn", NULL}, (const char *[]){"ss", NULL});
-  ob_node(&b, "Mul", "zero", (const char *[]){"ss", "kz", NULL}, (const char *[]){"z", NULL}); /* ±0 */
-  ob_node(&b, "Relu", "relu0", (const char *[]){"z", NULL}, (const char *[]){"rz", NULL});     /* −0 → +0 */
-  ob_node(&b, "Max", "max0", (const char *[]){"rz", "ss", NULL}, (const char *[]){"y", NULL});
+  ob_node(&b, "Mul", "zero", (const char *[]){"t", "kz", NULL}, (const char *[]){"z", NULL});  /* ±0 */
+  ob_node(&b, "Relu", "relu0", (const char *[]){"z", NULL}, (const char *[]){"rz", NULL});    /* −0 → +0 */
+  ob_node(&b, "Mul", "neg", (const char *[]){"ss", "km", NULL}, (const char *[]){"wn", NULL}); /* ≤ 0 */
+  ob_node(&b, "Max", "max0", (const char *[]){"rz", "wn", NULL}, (const char *[]){"y", NULL});
   finish(&b, path, input, xs, &seed, 2);
 }
 
