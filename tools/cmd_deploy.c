@@ -1,7 +1,7 @@
 /* cmd_deploy.c: `ctpu deploy MODEL.onnx|.top|.tpu [--quantize M [--calibration-table T]]
  * [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input F...
  * [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]] [--mxu-report F.csv]`: lowers the
- * model if needed (deploy_load.h), plans and generates the program of a whole INT8 Tpu module
+ * model if needed (deploy_load.h), plans and generates the program of a whole Tpu module (INT8, BF16, F16, F32)
  * (compiler/backend: lg.h, codegen.h), optionally runs it
  * on the cmodel and compares it with the Tpu reference run in-process (issue 12 item 5,
  * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
@@ -39,7 +39,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: ctpu deploy MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]]\n"
              "                   [--input-shapes N:DxD..] [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
              "                   [--test-input FILE... [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]]\n"
-             "  plans and generates the program of an INT8 Tpu module; writes OUT.ctpu and\n"
+             "  plans and generates the program of a Tpu module (INT8, BF16, F16 or F32); writes OUT.ctpu and\n"
              "  OUT.groups.csv (per group: layers, tile shape, tiles, LMEM bytes, estimated cycles and,\n"
              "  after simulation, simulated cycles, MXU utilization, DDR bytes)\n"
              "  --quantize M        lower an ONNX model or Top module first (INT8, BF16, F16, F32), as\n"
