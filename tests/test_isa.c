@@ -225,6 +225,19 @@ START_TEST(test_semantic_checks_and_footprints) {
   ck_assert(a[1].mem == CT_MEM_LMEM && a[1].bytes == (60 + 40 + 15 + 4 + 1) * 2 && a[1].write);
   ck_assert_int_eq(ct_isa_check(&in, &chip, &d), CT_ERR_INPUT); /* eng 1, one load engine */
   ck_assert(strstr(d.msg, "dma.load_engines") != NULL);
+  /* the function unit's codes 0..18; ELTWISE div only on float operands */
+  ck_assert_int_eq(ct_asm_insn("EXP in=0 out=64 n=1 c=1 h=1 w=8 dt_in=f32 dt_out=bf16 func=18", NULL, &in, NULL), CT_OK);
+  ck_assert_msg(ct_isa_check(&in, NULL, &d) == CT_OK, "%s", d.msg);
+  in.exp.func = 19;
+  ck_assert_int_eq(ct_isa_check(&in, NULL, &d), CT_ERR_INPUT);
+  ck_assert(strstr(d.msg, "func 19") != NULL);
+  ck_assert_int_eq(ct_asm_insn("ELTWISE a=0 b=64 out=128 n=1 c=1 h=1 w=8 op=div dt_a=bf16 dt_b=bf16 dt_out=bf16", NULL, &in,
+                               NULL),
+                   CT_OK);
+  ck_assert_msg(ct_isa_check(&in, NULL, &d) == CT_OK, "%s", d.msg);
+  in.eltwise.dt_a = in.eltwise.dt_b = in.eltwise.dt_out = CT_I8;
+  ck_assert_int_eq(ct_isa_check(&in, NULL, &d), CT_ERR_INPUT);
+  ck_assert(strstr(d.msg, "div needs float") != NULL);
 }
 END_TEST
 
@@ -256,7 +269,7 @@ START_TEST(test_disasm_asm_identical_bytes_every_opcode) {
   ck_assert_uint_eq(ct_program_find_const(&p, "w")->gmem_addr, 0x1000);
   ck_assert_uint_eq(ct_program_find_const(&p, "rq")->gmem_addr, 0x1040); /* 9 bytes, next 64-aligned */
   ck_assert_uint_eq(p.insns[3].load.src, 0x1001);                         /* @w+1 */
-  ck_assert_uint_eq(p.insns[19].end.code, 7);
+  ck_assert_uint_eq(p.insns[p.n_insns - 1].end.code, 7); /* END, the last one */
   free(text);
   free(b1);
   free(b2);
@@ -362,7 +375,7 @@ START_TEST(test_loader_rejects_every_truncation_with_offset) {
   ct_program p;
   ct_diag d;
   ck_assert_int_eq(ct_program_parse(b, n, &chip, "a.ctpu", &p, &d), CT_OK);
-  ck_assert_uint_eq(p.n_insns, 20);
+  ck_assert_uint_eq(p.n_insns, 22); /* all_ops.s: 22 instructions */
   ct_program_free(&p);
   for (size_t k = 0; k < n; k++) {
     uint8_t *cut = malloc(k ? k : 1); /* exact-size copy so ASan sees over-reads */

@@ -26,6 +26,8 @@ CAST in=0 out=8192 n=1 c=4 h=8 w=8 dt_in=i8 dt_out=f32 scale=0.0213 zp=-1
 CAST in=0 out=8192 n=1 c=4 h=8 w=8 dt_in=f32 dt_out=bf16 scale=0x7fc00001 zp=0
 REDUCE in=0 out=8192 n=1 c=4 h=8 w=8 axis=3 op=sum dt_in=i8 dt_out=i32 m=1 s=0 zp_in=0 zp_out=0 scale=0.125
 EXP in=0 out=8192 n=1 c=4 h=8 w=8 dt_in=f32 dt_out=f16
+EXP in=0 out=8192 n=1 c=4 h=8 w=8 dt_in=bf16 dt_out=bf16 func=4 alpha=0.2 beta=0.5
+ELTWISE a=0 b=4096 out=8192 n=1 c=4 h=8 w=8 bcast_b=15 op=div dt_a=f32 dt_b=f32 dt_out=bf16 act=clamp act_hi=16512 zp_out=0
 SOFTMAX in=0 out=8192 n=2 c=1 h=1 w=1000 axis=3 dt_in=f32 dt_out=f32 dbg=1
 NORM in=0 out=8192 gamma=65536 beta=66560 n=1 c=16 h=1 w=256 axis=3 mode=layer affine=1 eps=1e-05 dt_in=f32 dt_out=f32 dbg=0
 MOVE dst=100000 src=0 dtype=f32 n=1 c=16 h=1 w=256 src_sn=4096 src_sc=256 src_sh=256 src_sw=1 dst_sn=0 dst_sc=1 dst_sh=16 dst_sw=16 signal=3
