@@ -104,8 +104,8 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
       int64_t i = (plane * P.ih + iy) * P.iw + ix;
       if (fl) {
         float v = ct_elem_getf(mem + P.in, (ct_dtype)P.dt, i);
-        facc = !cnt ? v : mx ? (v > facc ? v : facc) : facc;
-        dsum += v;
+        if (mx) facc = !cnt || v > facc ? v : facc;
+        else dsum += v;
       } else {
         int64_t v = ct_elem_geti(mem + P.in, (ct_dtype)P.dt, i);
         acc = mx ? (!cnt || v > acc ? v : acc) : acc + v - P.zp_in;
@@ -115,7 +115,7 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
   if (mx && cnt) acc -= P.zp_in;
   *r = acc;
   int64_t div = P.count_pad ? P.kh * P.kw : cnt;
-  *f = mx || !fl ? facc : div ? (float)(dsum / (double)div) : 0.0f;
+  *f = mx ? facc : div ? (float)(dsum / (double)div) : 0.0f;
 #undef P
 }
 

@@ -279,11 +279,7 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_RELU:
   case CT_OP_CLIP:
   case CT_OP_RESIZE: return true;
-  default: {
-    int f;
-    double al, be;
-    return fn_of(op, &f, &al, &be); /* the function unit (EXP func) */
-  }
+  default: return cg_float_fn(op); /* the function unit (EXP func) */
   }
 }
 

@@ -62,8 +62,6 @@ void dma_box(ct_insn *in, bool load, ct_dtype dt, int64_t lm, int64_t gm, const 
 ct_isa_act act_of(ct_quant_act a);
 /* Is t an integer storage type (ct_tq_is_storage)? */
 bool is_int(ct_dtype t);
-/* Is op a border Cast (float module input → integer)? Its output is the program input. */
-bool border_cast(const ct_op *op);
 /* The activation fields (act, act_hi) and zp_out of a CONV / MATMUL / ELTWISE computing op's
  * result y: integer results from the op's act / qact_hi (ct_tq_act) and y's zero point, float
  * ones from act / act_min / act_max (relu, relu6, clip with lower bound 0; the bound an f32 in

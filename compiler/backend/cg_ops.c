@@ -6,14 +6,19 @@
 #include "compiler/backend/cg_int.h"
 #include "ops/ops_util.h"
 
+/* The refusal of a float op without codegen (the list is docs/codegen_ops.md). */
+static ct_status no_float_cg(const ct_op *op, ct_diag *d) {
+  return no_cg(op, "a float op outside docs/codegen_ops.md \"Float programs\"", d);
+}
+
 /* The per-layer tables of the group: requant pairs of CONV/MATMUL, LUT bytes. */
 ct_status group_tables(mg *c, ct_diag *d) {
   ct_status st = CT_OK;
   for (int k = 0; k < c->gr->n_layers && !st; k++) {
     int li = c->gr->first + k;
     const ct_op *op = c->p->layers[li].op;
-    if (!border_cast(op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
-      return no_cg(op, "a float op outside docs/codegen_ops.md \"Float programs\"", d);
+    if (!lg_border_cast(op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
+      return no_float_cg(op, d);
     if ((op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && !ct_tq_raw_out(op) &&
         is_int(op->out[0]->dtype)) {
       const ct_value *y = op->out[0];
@@ -177,9 +182,11 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
 }
 
 static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  if (op->n_in != 2) return no_cg(op, "an elementwise op of other than two inputs", d);
   const ct_value *a = op->in[0], *b = op->in[1], *y = op->out[0];
   box ba, bb, by;
   if (!box_of(c, a, &ba) || !box_of(c, b, &bb) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  if (op->kind == CT_OP_DIV && is_int(y->dtype)) return no_cg(op, "an integer Div", d);
   int nm_ = 0, ns = 0;
   const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm_), *sv = ct_op_get_ints(op, "rshift", &ns);
   const int64_t zero[3] = {0, 0, 0};
@@ -231,8 +238,6 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   e->op = op->kind == CT_OP_ADD ? CT_ISA_ELT_ADD : op->kind == CT_OP_SUB ? CT_ISA_ELT_SUB
           : op->kind == CT_OP_DIV ? CT_ISA_ELT_DIV : op->kind == CT_OP_MAX ? CT_ISA_ELT_MAX
           : op->kind == CT_OP_MIN ? CT_ISA_ELT_MIN : CT_ISA_ELT_MUL;
-  if (op->n_in != 2) return no_cg(op, "an elementwise op of other than two inputs", d);
-  if (op->kind == CT_OP_DIV && is_int(y->dtype)) return no_cg(op, "an integer Div", d);
   e->dt_a = a->dtype, e->dt_b = b->dtype, e->dt_out = y->dtype;
   e->m_a = mv[0], e->m_b = mv[1], e->s_a = sv[0], e->s_b = sv[1], e->s_out = sv[2];
   e->zp_a = ct_tq_zp(a), e->zp_b = ct_tq_zp(b), e->zp_out = zo;
@@ -314,10 +319,10 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
 
 ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   const ct_op *op = c->p->layers[li].op;
-  if (border_cast(op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
+  if (lg_border_cast(op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
   c->lm_scratch = c->lm_extra;
   for (int i = 0; i < op->n_out; i++)
-    if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_cg(op, "a float op outside docs/codegen_ops.md \"Float programs\"", d);
+    if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_float_cg(op, d);
   bool float_cast = op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype));
   if (op->kind == CT_OP_SOFTMAX || op->kind == CT_OP_LAYERNORM || float_cast ||
       ((op->kind == CT_OP_RELU || op->kind == CT_OP_CLIP || cg_float_fn(op)) && !is_int(op->out[0]->dtype)))

@@ -100,9 +100,6 @@ ct_isa_act act_of(ct_quant_act a) {
 
 bool is_int(ct_dtype t) { return ct_tq_is_storage(t); }
 
-/* Is layer li a border Cast (float module input → integer)? Its output is the program input. */
-bool border_cast(const ct_op *op) { return lg_border_cast(op); }
-
 ct_status no_cg(const ct_op *op, const char *why, ct_diag *d) {
   return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (%s): no codegen yet%s%s", nm(op), ct_op_name(op->kind),
                      why ? ": " : "", why ? why : "");
