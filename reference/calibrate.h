@@ -45,6 +45,17 @@ typedef struct ct_calibrate_options {
 #define CT_CALIBRATE_DEFAULTS \
   ((ct_calibrate_options){CT_CALIB_KLD, false, 2048, 0.9999, 1, 5, 20, NULL, NULL, 1.0, false, false})
 
+/* The method `ctpu calibrate` uses without --method, and the fewest samples it takes
+ * per-channel activation thresholds (#channel_threshold) from. Chosen by measurement
+ * (bench/calib_defaults.sh, docs/calibration.md "Defaults"): over the shared models and an
+ * unseen classifier with 1 and 20 samples, mse has the best worst-case output cosine
+ * (KLD, TensorRT's, flips a classifier from one sample); channel ranges from fewer samples
+ * than this fit those samples (MobileNetV2, 1 sample: output cosine 0.81 with them, 0.99
+ * without). A histogram method from fewer than CT_CALIB_FEW_SAMPLES samples is warned of. */
+#define CT_CALIBRATE_DEFAULT_METHOD CT_CALIB_MSE
+#define CT_CALIB_CHANNEL_MIN_SAMPLES 10
+#define CT_CALIB_FEW_SAMPLES 10
+
 /* Calibrates g (a Top module, shape-inferred) on samples 0..n-1 and appends one row per
  * calibrated tensor — every f32 value an op computes or an Input op binds, in graph order,
  * named by the value — to table: threshold by the method (≤ max(|min|, |max|)), min, max.

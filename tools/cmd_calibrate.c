@@ -16,6 +16,7 @@
 typedef struct cal_args {
   const char *model, *dataset, *out, *method;
   long long input_num;
+  bool force_channel; /* --channel-thresholds */
   ct_calibrate_options o;
 } cal_args;
 
@@ -24,16 +25,17 @@ static void usage(FILE *f) {
           "usage: ctpu calibrate MODEL.top --dataset DIR|LIST|FILE.h5 -o TABLE [--input-num N]\n"
           "         [--method kld|minmax|percentile|mse|tune] [--histogram-bins 2048] [--threads N]\n"
           "         [--percentile 0.9999] [--tune-num 5] [--tune-steps 20] [--tune-low 1]\n"
-          "         [--channel-score reader|output] [--no-channel-thresholds]\n"
+          "         [--channel-score reader|output] [--no-channel-thresholds | --channel-thresholds]\n"
           "  runs float inference over the data set's samples and writes a TPU-MLIR calibration\n"
           "  table: one line `name threshold min max` per f32 tensor (docs/formats.md section 3)\n"
           "  --dataset D         an image folder (labels.tsv optional), a list file (one sample per\n"
           "                      line, files separated by ','), an HDF5 file with `images`, or one\n"
           "                      .h5/.pb/image input; images are preprocessed as the Input op says\n"
           "  --input-num N       use the first N samples (default all)\n"
-          "  --method M          kld (default; TensorRT entropy), minmax (max |x|), percentile,\n"
-          "                      mse, or tune (KLD, then the threshold between KLD and max that\n"
-          "                      minimizes the quantized error of the ops reading the tensor)\n"
+          "  --method M          mse (default), kld (TensorRT entropy), minmax (max |x|), percentile,\n"
+          "                      or tune (KLD, then the threshold between KLD and max that\n"
+          "                      minimizes the quantized error of the ops reading the tensor);\n"
+          "                      the default is chosen by measurement (docs/calibration.md)\n"
           "  --histogram-bins B  bins of the |x| histograms (default 2048; >= 128 for kld/tune)\n"
           "  --threads N         samples run in parallel (default 1)\n"
           "  --percentile F      fraction for --method percentile (default 0.9999)\n"
@@ -45,7 +47,10 @@ static void usage(FILE *f) {
           "                      (the module outputs' error: one float run per sample, tensor and\n"
           "                      candidate)\n"
           "  --no-channel-thresholds  no #channel_threshold block (per-channel activations, docs/quant.md):\n"
-          "                      a table TPU-MLIR reads; the lowering then uses per-tensor scales only\n");
+          "                      a table TPU-MLIR reads; the lowering then uses per-tensor scales only\n"
+          "  --channel-thresholds  write the #channel_threshold block even from fewer than 10\n"
+          "                      samples (by default left out then: few samples' channel ranges\n"
+          "                      fit those samples)\n");
 }
 
 static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
@@ -113,11 +118,14 @@ static int parse_method(cal_args *a) {
 static int parse_args(int argc, char **argv, cal_args *a) {
   memset(a, 0, sizeof *a);
   a->o = CT_CALIBRATE_DEFAULTS;
+  a->o.method = CT_CALIBRATE_DEFAULT_METHOD;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
     if (!strcmp(s, "--no-channel-thresholds")) {
       a->o.no_channel = true;
+    } else if (!strcmp(s, "--channel-thresholds")) {
+      a->force_channel = true;
     } else if (s[0] == '-') {
       if (i + 1 >= argc) return ct_tool_usage(CMD, "option \"%s\" needs a value", s);
       int rc = parse_opt(s, argv[++i], a);
@@ -131,10 +139,13 @@ static int parse_args(int argc, char **argv, cal_args *a) {
   if (!a->model) return ct_tool_usage(CMD, "no model given");
   if (!a->dataset) return ct_tool_usage(CMD, "no data set given (--dataset DIR|LIST|FILE.h5)");
   if (!a->out) return ct_tool_usage(CMD, "no output given (-o TABLE)");
-  if (a->o.method == CT_CALIB_KLD || a->o.tune) {
-    if (a->o.bins < 128) return ct_tool_usage(CMD, "--histogram-bins must be >= 128 for kld and tune");
-  }
-  return parse_method(a);
+  if (a->o.no_channel && a->force_channel)
+    return ct_tool_usage(CMD, "--channel-thresholds and --no-channel-thresholds exclude each other");
+  int rc = parse_method(a);
+  if (rc) return rc;
+  if ((a->o.method == CT_CALIB_KLD || a->o.tune) && a->o.bins < 128)
+    return ct_tool_usage(CMD, "--histogram-bins must be >= 128 for kld and tune");
+  return 0;
 }
 
 /* True if paths a and b name the same existing file. */
@@ -162,16 +173,36 @@ static ct_status load_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag 
   return ct_dataset_load(user, i, in, d);
 }
 
-static ct_status calibrate(const cal_args *a, const ct_graph *g, ct_dataset *ds, ct_diag *d) {
+/* The name of the method a runs, as the table's comment and the warnings give it. */
+static const char *method_name(const cal_args *a) {
+  return a->o.tune ? "tune" : a->o.method == CT_CALIB_MAX ? "minmax" : ct_calib_method_name(a->o.method);
+}
+
+/* Few samples: warns that histogram thresholds fit them, and leaves out the per-channel
+ * activation thresholds unless --channel-thresholds asks for them (docs/calibration.md
+ * "Defaults"). */
+static void few_samples(cal_args *a, int64_t n) {
+  if (n < CT_CALIB_FEW_SAMPLES && (a->o.tune || a->o.method != CT_CALIB_MAX))
+    fprintf(stderr, "ctpu calibrate: warning: %s thresholds from %lld sample%s fit %s; %d or more give stable tables\n",
+            method_name(a), (long long)n, n == 1 ? "" : "s", n == 1 ? "that sample" : "those samples", 2 * CT_CALIB_FEW_SAMPLES);
+  if (n < CT_CALIB_CHANNEL_MIN_SAMPLES && !a->o.no_channel && !a->force_channel) {
+    a->o.no_channel = true;
+    fprintf(stderr, "ctpu calibrate: warning: %lld sample%s: no per-channel activation thresholds (they need %d; "
+            "--channel-thresholds to write them anyway)\n", (long long)n, n == 1 ? "" : "s", CT_CALIB_CHANNEL_MIN_SAMPLES);
+  }
+}
+
+static ct_status calibrate(cal_args *a, const ct_graph *g, ct_dataset *ds, ct_diag *d) {
   int64_t n = ct_dataset_size(ds);
   if (a->input_num > 0 && a->input_num < n) n = a->input_num;
+  few_samples(a, n);
   ct_calib_table t;
   ct_calib_table_init(&t);
   ct_status st = ct_calibrate(g, n, load_sample, ds, &a->o, &t, d);
   char c[3][512];
   snprintf(c[0], sizeof c[0], "model %s", a->model);
   snprintf(c[1], sizeof c[1], "dataset %s, %lld samples", a->dataset, (long long)n);
-  snprintf(c[2], sizeof c[2], "method %s, %d histogram bins", a->o.tune ? "tune" : a->method ? a->method : "kld", a->o.bins);
+  snprintf(c[2], sizeof c[2], "method %s, %d histogram bins", method_name(a), a->o.bins);
   const char *comments[3] = {c[0], c[1], c[2]};
   if (st == CT_OK) st = ct_calib_table_write(a->out, &t, comments, 3, d);
   ct_calib_table_free(&t);
