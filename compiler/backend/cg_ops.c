@@ -112,7 +112,7 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   cv->in = xa, cv->out = lmem_of(c->gr, y), cv->wt = lmem_of(c->gr, wv), cv->rq = c->lm_attr[li] + 8 * c0;
   cv->bias = bv ? lmem_of(c->gr, bv) : 0, cv->has_bias = bv != NULL;
   if (bv && !is_wslice(c, bv)) cv->bias += 4 * c0; /* whole bias resident: index the slice */
-  if (!is_wslice(c, wv)) cv->wt += c0 * wv->shape[1] * wv->shape[2] * wv->shape[3];
+  if (!is_wslice(c, wv)) cv->wt += c0 * wv->shape[1] * wv->shape[2] * wv->shape[3] * (int64_t)ct_dtype_size(wv->dtype);
   cv->n = bx.ext[0], cv->ic = patches ? wv->shape[1] * wv->shape[2] * wv->shape[3] : x->shape[1], cv->ih = w.ih;
   cv->iw = patches ? y->shape[3] : x->shape[3];
   cv->oc = by.ext[1], cv->oh = w.oh, cv->ow = y->shape[3];
@@ -306,7 +306,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   mm->a = lmem_of(c->gr, a), mm->b = lmem_of(c->gr, b), mm->out = lmem_of(c->gr, y), mm->rq = c->lm_attr[li] + 8 * f0;
   mm->bias = bias ? lmem_of(c->gr, bias) : 0, mm->has_bias = bias != NULL;
   if (bias && !is_wslice(c, bias)) mm->bias += 4 * f0;
-  if (!is_wslice(c, b)) mm->b += f0 * ba.ext[3];
+  if (!is_wslice(c, b)) mm->b += f0 * ba.ext[3] * (int64_t)ct_dtype_size(b->dtype); /* rows f0.. of a resident [N, K] B */
   mm->batch = ba.ext[0] * ba.ext[1], mm->m = ba.ext[2], mm->k = ba.ext[3], mm->n = nf;
   mm->b_trans = tb, mm->b_bcast = !bbat;
   mm->dt_a = a->dtype, mm->dt_b = b->dtype, mm->dt_out = y->dtype, mm->rq_mode = CT_ISA_RQ_CHANNEL;
