@@ -295,6 +295,10 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   if (nf != y->shape[y->ndim - 1] && !is_wslice(c, b) && !tb)
     return no_cg(op, "cut along output features of a resident [K, N] B", d);
   if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) return no_cg(op, "transA", d);
+  if (op->kind == CT_OP_GEMM && (ct_op_get_float(op, "alpha", 1) != 1 || (bias && ct_op_get_float(op, "beta", 1) != 1)))
+    return no_cg(op, "alpha or beta other than 1 (lowering folds them: canonical-gemm)", d);
+  if (bias && (lg_numel(bias) != y->shape[y->ndim - 1] || bias->ndim > 2 || (bias->ndim == 2 && bias->shape[0] != 1)))
+    return no_cg(op, "a C other than one value per column ([N] or [1, N])", d);
   ct_status st = need_sym(op, b, d);
   int64_t act, hi, zo;
   if (!st) st = cg_insn_act(op, y, &act, &hi, &zo, d);

@@ -92,13 +92,14 @@ static bool fold_b(ct_rw *rw, ct_op *op, bool inexact) {
 
 /* A constant C: beta·C (each rounded once to f32, as the Top kernel adds it) and, when C
  * broadcasts along the rows (one element, [1, N]), spread to [N]; beta 0 drops C (the Top
- * kernel ignores C then). False when nothing changes. */
+ * kernel ignores C then), and beta is 1 without C. False when nothing changes. */
 static bool fold_c(ct_rw *rw, ct_op *op, int64_t N) {
   ct_value *c = op->n_in > 2 ? op->in[2] : NULL;
   double beta = ct_attr_gemm_beta(op);
-  if (c && beta == 0) {
-    ct_rw_set_input(rw, op, 2, NULL);
-    op->n_in = 2;
+  if (c && beta == 0) ct_rw_set_input(rw, op, 2, NULL), op->n_in = 2, c = NULL;
+  if (!c) { /* beta means nothing without C */
+    if (beta == 1) return false;
+    if (!ct_attr_set_gemm_beta(rw->g, op, 1.0)) rw->oom = true;
     return true;
   }
   bool row = c_per_column(c, N);
