@@ -14,8 +14,9 @@ static bool f32_const(const ct_value *v) { return v && ct_value_is_const(v) && v
 static bool c_per_column(const ct_value *c, int64_t N) {
   if (!c) return true;
   if (!ct_value_is_const(c)) return false;
-  int64_t n = ct_tensor_numel(c->data);
-  return c->ndim == 1 ? n == N || n == 1 : c->ndim == 0 || n == 1 || (c->ndim == 2 && c->shape[0] == 1 && n == N);
+  const ct_tensor *t = c->data;
+  int64_t n = ct_tensor_numel(t);
+  return t->ndim <= 2 && (n == 1 || (n == N && (t->ndim == 1 || t->shape[0] == 1)));
 }
 
 /* Is alpha·b exactly an f32 for every element b of t, and the product alpha·(a·b) the same
@@ -71,9 +72,10 @@ static bool fold_b(ct_rw *rw, ct_op *op, bool inexact) {
   ct_value *b = op->in[1];
   bool tb = ct_attr_gemm_transB(op) != 0;
   double alpha = ct_attr_gemm_alpha(op);
+  if (!f32_const(b) || b->data->ndim != 2) return false;
   bool fa = alpha != 1 && (inexact || alpha_exact(b->data, alpha));
-  if (!f32_const(b) || b->ndim != 2 || (tb && !fa)) return false;
-  int64_t K = b->shape[tb], N = b->shape[!tb], sh[2] = {N, K};
+  if (tb && !fa) return false;
+  int64_t K = b->data->shape[tb], N = b->data->shape[!tb], sh[2] = {N, K};
   ct_tensor *t = ct_tensor_new(CT_F32, 2, sh, NULL);
   if (!t) return rw->oom = true, false;
   const float *src = b->data->data;
@@ -103,13 +105,14 @@ static bool fold_c(ct_rw *rw, ct_op *op, int64_t N) {
     return true;
   }
   bool row = c_per_column(c, N);
-  if (!f32_const(c) || (beta == 1 && (!row || (c->ndim == 1 && c->shape[0] == N)))) return false;
+  if (!f32_const(c) || (beta == 1 && (!row || (c->data->ndim == 1 && c->data->shape[0] == N)))) return false;
   int64_t n = ct_tensor_numel(c->data), cnt = row ? N : n;
   double *v = malloc(sizeof *v * (size_t)(cnt > 0 ? cnt : 1));
   if (!v) return rw->oom = true, false;
   const float *src = c->data->data;
   for (int64_t i = 0; i < cnt; i++) v[i] = (float)(beta * src[n == 1 ? 0 : i]);
-  ct_value *nc = row ? ct_rw_weight_f32(rw, c->name, 1, &N, v) : ct_rw_weight_f32(rw, c->name, c->ndim, c->shape, v);
+  const ct_tensor *ct = c->data;
+  ct_value *nc = row ? ct_rw_weight_f32(rw, c->name, 1, &N, v) : ct_rw_weight_f32(rw, c->name, ct->ndim, ct->shape, v);
   free(v);
   if (!nc || !ct_attr_set_gemm_beta(rw->g, op, 1.0)) return rw->oom = true, false;
   ct_rw_set_input(rw, op, 2, nc);
@@ -182,7 +185,7 @@ static int canon_one(ct_rw *rw, ct_op *op, void *user) {
   ch |= fold_b(rw, op, inexact);
   ch |= fold_c(rw, op, N);
   ct_value *c = op->n_in > 2 ? op->in[2] : NULL;
-  bool need = !c_per_column(c, N) || (c && c->ndim != 1) || (ct_attr_gemm_alpha(op) != 1 && !ct_value_is_const(op->in[1]));
+  bool need = !c_per_column(c, N) || (c && c->data->ndim != 1) || (ct_attr_gemm_alpha(op) != 1 && !ct_value_is_const(op->in[1]));
   if (!rw->oom && need) ch |= split(rw, op);
   return ch && !rw->oom;
 }
