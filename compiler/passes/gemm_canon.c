@@ -10,13 +10,23 @@
 
 static bool f32_const(const ct_value *v) { return v && ct_value_is_const(v) && v->data->dtype == CT_F32; }
 
-/* Is C (absent) or a constant the MAC can add per column: one element, [N] or [1, N]? */
+/* Is C absent or a constant that varies along the columns only: one element, [N] or [1, N]? */
 static bool c_per_column(const ct_value *c, int64_t N) {
   if (!c) return true;
   if (!ct_value_is_const(c)) return false;
   const ct_tensor *t = c->data;
   int64_t n = ct_tensor_numel(t);
   return t->ndim <= 2 && (n == 1 || (n == N && (t->ndim == 1 || t->shape[0] == 1)));
+}
+
+/* Is C absent or what the MAC adds as it is, a bias of [N] or [1, N] that is a constant or a
+ * DequantizeLinear of constants (a QDQ model's bias, quantized by the INT8 lowering)? */
+static bool c_is_bias(const ct_value *c, int64_t N) {
+  if (!c) return true;
+  const ct_op *dq = c->def;
+  bool ok = ct_value_is_const(c) || (dq && dq->kind == CT_OP_DEQUANTIZELINEAR);
+  for (int k = 0; ok && !ct_value_is_const(c) && k < dq->n_in; k++) ok = !dq->in[k] || ct_value_is_const(dq->in[k]);
+  return ok && ((c->ndim == 1 && c->shape[0] == N) || (c->ndim == 2 && c->shape[0] == 1 && c->shape[1] == N));
 }
 
 /* Is alpha·b exactly an f32 for every element b of t, and the product alpha·(a·b) the same
@@ -185,7 +195,8 @@ static int canon_one(ct_rw *rw, ct_op *op, void *user) {
   ch |= fold_b(rw, op, inexact);
   ch |= fold_c(rw, op, N);
   ct_value *c = op->n_in > 2 ? op->in[2] : NULL;
-  bool need = !c_per_column(c, N) || (c && c->data->ndim != 1) || (ct_attr_gemm_alpha(op) != 1 && !ct_value_is_const(op->in[1]));
+  bool need = !c_is_bias(c, N) || (c && ct_attr_gemm_beta(op) != 1) ||
+              (ct_attr_gemm_alpha(op) != 1 && !ct_value_is_const(op->in[1]));
   if (!rw->oom && need) ch |= split(rw, op);
   return ch && !rw->oom;
 }
