@@ -4,8 +4,9 @@
  * (the raw kernel and after canonicalize) against a plain double loop; then transformed,
  * lowered to INT8 / BF16 / F32 and deployed with --compare-all on the default chip and sweep
  * chips: every stored tensor bit-exact against the Tpu reference, no alpha or beta left
- * for the back end. A MatMul (+ Add of a [1, N] bias) with N not a multiple of the MXU width
- * and a large K, cut into several N tiles, deploys bit-exact too. */
+ * for the back end (a square transB B, cut into N tiles, reads the slices of its dim 0). A
+ * MatMul (+ Add of a [1, N] bias) with N not a multiple of the MXU width and a large K, cut
+ * into several N tiles, deploys bit-exact too. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ static const gcase cases[] = {
     {"c_input_N", 3, 20, 12, 1.0f, 0.5f, 0, 1, C_INPUT_N, false, false, false},
     {"c_input_MN", 3, 20, 12, 2.0f, -1.0f, 0, 1, C_INPUT_MN, false, false, false},
     {"b_input_alpha", 3, 20, 12, 0.3f, 1.0f, 0, 0, C_N, false, true, false},
+    {"square_tb_N_tiles", 2, 256, 256, 1.0f, 1.0f, 0, 1, C_N, false, false, false}, /* B [N, K], K = N: cut along N */
 };
 
 static float lcgf(uint32_t *s) {
