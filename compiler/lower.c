@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/lower_int.h"
+#include "compiler/pass.h"
 
 bool ct_lower_is_q(const ct_value *v) {
   return v && v->n_scale > 0 && !ct_dtype_is_float(v->dtype);
@@ -312,6 +313,9 @@ static bool any_forced(const ct_lower_ctx *c) {
 
 ct_status ct_lower(ct_graph *g, const ct_lower_options *o, ct_diag *d) {
   if (ct_graph_dialect(g) != CT_DIALECT_TOP) return ct_diag_set(d, CT_ERR_INPUT, "the module is not in the top dialect");
+  int n_gemm = 0; /* every Gemm in the back end's form, alpha folded into a constant B (docs/tpu.md) */
+  ct_status st0 = ct_gemm_canonicalize(g, true, &n_gemm, d);
+  if (st0) return st0;
   ct_lower_ctx c = {.g = g, .o = o, .d = d, .n0 = g->n_values};
   c.ftype = o->mode == CT_QMODE_INT8 ? (o->float_fallback_f32 ? CT_F32 : CT_BF16) : mode_dtype(o->mode);
   size_t n = (size_t)(c.n0 > 0 ? c.n0 : 1);

@@ -39,7 +39,7 @@ static const struct {
 } pipeline_table[] = {
     {"canonicalize",
      "fold-constants,infer-shapes,remove-identity,dce,cse,fold-pad,fold-bn,fold-affine,merge-chains,"
-     "matmul-to-gemm,gather-to-slice,collapse-reshape,fold-transpose,fuse-patterns,bn-to-conv,fuse-act,dce"},
+     "matmul-to-gemm,canonical-gemm,gather-to-slice,collapse-reshape,fold-transpose,fuse-patterns,bn-to-conv,fuse-act,dce"},
 };
 #define N_PIPELINES ((int)(sizeof pipeline_table / sizeof pipeline_table[0]))
 

@@ -40,6 +40,18 @@ void ct_pass_options_init(ct_pass_options *o);
  * ..."); CT_ERR_LIMIT when out of memory. */
 ct_status ct_pass_run_pipeline(ct_graph *g, const char *passes, const ct_pass_options *o, ct_diag *d);
 
+/* Rewrites every f32 2-D Gemm of g into the form the back end computes, Y = A·Bᵀ + c[N] with
+ * the fused act (compiler/passes/gemm_canon.c, docs/passes.md "canonical-gemm"): transA
+ * becomes a Transpose of A; a constant B is stored [N, K] (transB 1) and takes alpha when
+ * alpha·b is exact (alpha = ±2^k, no overflow or underflow) or, with inexact_alpha (the
+ * lowering), always (each alpha·b rounded once to f32); a constant C takes beta (each beta·c
+ * rounded once to f32, as the Top kernel adds it), one element or [1, N] becomes [N], beta 0
+ * drops it; what is left — a C of [M, 1] or [M, N] or not constant, alpha with a non-constant
+ * B — is split off: Gemm, then Mul by alpha, Add of (beta·)C broadcast, then the fused act as
+ * its own op, the last op keeping the Gemm's result. Adds the number of Gemms rewritten to
+ * *n_changed. Errors: CT_ERR_LIMIT when out of memory; CT_ERR_INTERNAL on a rewriting bug. */
+ct_status ct_gemm_canonicalize(ct_graph *g, bool inexact_alpha, int *n_changed, ct_diag *d);
+
 /* Signature of one pass: rewrites g, adds the number of rewrites it made to *n_changed.
  * Errors as for ct_pass_run_pipeline. */
 typedef ct_status (*ct_pass_fn)(ct_graph *g, const ct_pass_options *o, int *n_changed, ct_diag *d);

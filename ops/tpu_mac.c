@@ -378,8 +378,10 @@ ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
     return ct_km_err(d, CT_ERR_INPUT, op, "integer Gemm needs 2-D A (not transposed) and B");
   mm_args q = {.a = a, .b = b, .bias = c, .y = out[0], .M = a->shape[0], .K = a->shape[1], .tb = tb};
   q.N = tb ? b->shape[0] : b->shape[1];
-  if ((tb ? b->shape[1] : b->shape[0]) != q.K || (c && ct_tensor_numel(c) != q.N))
-    return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent Gemm shapes (bias must have N entries)");
+  if ((tb ? b->shape[1] : b->shape[0]) != q.K || (c && (ct_tensor_numel(c) != q.N || c->ndim > 2 || (c->ndim == 2 && c->shape[0] != 1))))
+    return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent Gemm shapes (bias must be [N] or [1, N])");
+  if (ct_op_get_float(op, "alpha", 1) != 1 || (c && ct_op_get_float(op, "beta", 1) != 1))
+    return ct_km_err(d, CT_ERR_INPUT, op, "integer Gemm needs alpha = beta = 1 (lowering folds them into the weights and bias)");
   int32_t *m = NULL, *zb = NULL;
   int *s = NULL;
   st = mm_params(op, op->in[1], q.N, &m, &s, &zb, &q.raw, d);

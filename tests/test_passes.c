@@ -122,7 +122,7 @@ static void run_case(const char *file, int first_line, const char *text) {
 
 static const char *const case_files[] = {
     "dce", "cse", "remove_identity", "fold_constants", "fold_pad", "fold_bn", "bn_to_conv", "gather_to_slice", "fold_affine",
-    "matmul_to_gemm", "merge_chains", "collapse_reshape", "fold_transpose", "fuse_patterns", "fuse_act", "canonicalize",
+    "matmul_to_gemm", "canonical_gemm", "merge_chains", "collapse_reshape", "fold_transpose", "fuse_patterns", "fuse_act", "canonicalize",
 };
 #define N_CASE_FILES ((int)(sizeof case_files / sizeof case_files[0]))
 

@@ -28,9 +28,8 @@ static ct_status load_value(mg *c, const ct_op *op, const ct_value *v, int64_t t
   if (is_wslice(c, v)) { /* rows of the output channels / features of this tile */
     const ct_value *y = op->out[0];
     const lg_rng *r = &c->x.rng[y->id];
-    bool fdim = v == op->in[1] && ((op->kind == CT_OP_GEMM && !ct_op_get_int(op, "transB", 0)) || op->kind == CT_OP_MATMUL);
-    int wd = (fdim ? 1 : 0) + 4 - v->ndim;
-    if (!r->set || r->ax < 0) return no_cg(op, "a weight slice without an output cut", d);
+    int wdim = r->set ? lg_weight_dim(op, v, r->ax) : -1, wd = wdim + 4 - v->ndim;
+    if (wdim < 0) return no_cg(op, "a weight slice without an output cut", d);
     b.off[wd] = r->lo, b.ext[wd] = r->hi - r->lo;
   }
   ct_insn in;

@@ -112,7 +112,7 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   cv->in = xa, cv->out = lmem_of(c->gr, y), cv->wt = lmem_of(c->gr, wv), cv->rq = c->lm_attr[li] + 8 * c0;
   cv->bias = bv ? lmem_of(c->gr, bv) : 0, cv->has_bias = bv != NULL;
   if (bv && !is_wslice(c, bv)) cv->bias += 4 * c0; /* whole bias resident: index the slice */
-  if (!is_wslice(c, wv)) cv->wt += c0 * wv->shape[1] * wv->shape[2] * wv->shape[3];
+  if (!is_wslice(c, wv)) cv->wt += c0 * wv->shape[1] * wv->shape[2] * wv->shape[3] * (int64_t)ct_dtype_size(wv->dtype);
   cv->n = bx.ext[0], cv->ic = patches ? wv->shape[1] * wv->shape[2] * wv->shape[3] : x->shape[1], cv->ih = w.ih;
   cv->iw = patches ? y->shape[3] : x->shape[3];
   cv->oc = by.ext[1], cv->oh = w.oh, cv->ow = y->shape[3];
@@ -295,6 +295,10 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   if (nf != y->shape[y->ndim - 1] && !is_wslice(c, b) && !tb)
     return no_cg(op, "cut along output features of a resident [K, N] B", d);
   if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) return no_cg(op, "transA", d);
+  if (op->kind == CT_OP_GEMM && (ct_op_get_float(op, "alpha", 1) != 1 || (bias && ct_op_get_float(op, "beta", 1) != 1)))
+    return no_cg(op, "alpha or beta other than 1 (lowering folds them: canonical-gemm)", d);
+  if (bias && (lg_numel(bias) != y->shape[y->ndim - 1] || bias->ndim > 2 || (bias->ndim == 2 && bias->shape[0] != 1)))
+    return no_cg(op, "a C other than one value per column ([N] or [1, N])", d);
   ct_status st = need_sym(op, b, d);
   int64_t act, hi, zo;
   if (!st) st = cg_insn_act(op, y, &act, &hi, &zo, d);
@@ -306,7 +310,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
   mm->a = lmem_of(c->gr, a), mm->b = lmem_of(c->gr, b), mm->out = lmem_of(c->gr, y), mm->rq = c->lm_attr[li] + 8 * f0;
   mm->bias = bias ? lmem_of(c->gr, bias) : 0, mm->has_bias = bias != NULL;
   if (bias && !is_wslice(c, bias)) mm->bias += 4 * f0;
-  if (!is_wslice(c, b)) mm->b += f0 * ba.ext[3];
+  if (!is_wslice(c, b)) mm->b += f0 * ba.ext[3] * (int64_t)ct_dtype_size(b->dtype); /* rows f0.. of a resident [N, K] B */
   mm->batch = ba.ext[0] * ba.ext[1], mm->m = ba.ext[2], mm->k = ba.ext[3], mm->n = nf;
   mm->b_trans = tb, mm->b_bcast = !bbat;
   mm->dt_a = a->dtype, mm->dt_b = b->dtype, mm->dt_out = y->dtype, mm->rq_mode = CT_ISA_RQ_CHANNEL;

@@ -182,13 +182,16 @@ typedef struct gval {
   int64_t moved[3], cyc[3]; /* per tile type: DMA bytes moved (load or store) */
 } gval;
 
-/* Weight dim matching the output channels / features of a split on axis a, -1 none. */
-static int weight_dim(const ct_op *op, const ct_value *w, int a) {
+int lg_weight_dim(const ct_op *op, const ct_value *w, int a) {
+  if (a < 0 || a >= op->out[0]->ndim || w->ndim < 1) return -1;
   int64_t e = op->out[0]->shape[a];
-  if (op->kind == CT_OP_CONV) return w->ndim >= 1 && w->shape[0] == e ? 0 : -1;
-  for (int d = w->ndim - 1; d >= 0; d--)
-    if (w->shape[d] == e) return d;
-  return -1;
+  int d;
+  if (op->kind == CT_OP_CONV) d = 0;                                    /* W [OC, ...], bias [OC] */
+  else if (op->kind == CT_OP_CONVTRANSPOSE) d = w == op->in[1] ? 1 : 0; /* W [C, OC/g, ...], bias [OC] */
+  else if (w == op->in[0]) d = -1;                                      /* a constant A: whole */
+  else if (op->kind == CT_OP_GEMM && w == op->in[1]) d = ct_op_get_int(op, "transB", 0) ? 0 : 1; /* [N, K] / [K, N] */
+  else d = w->ndim - 1; /* MatMul B [.., K, N]; Gemm C [N] or [1, N] */
+  return d >= 0 && w->shape[d] == e ? d : -1;
 }
 
 static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
@@ -215,7 +218,7 @@ static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
       } else if (ct_lg_is_weight(v)) {
         g->kind = CT_LG_BUF_RES;
         if (n == 1 && tl->axis >= 0 && tl->axis == x->layers[li].wsplit_axis && tl->secs > 1 &&
-            (g->wdim = weight_dim(op, v, tl->axis)) >= 0)
+            (g->wdim = lg_weight_dim(op, v, tl->axis)) >= 0)
           g->kind = CT_LG_BUF_WSLICE;
       } else {
         g->kind = CT_LG_BUF_IN;

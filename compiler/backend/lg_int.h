@@ -73,6 +73,12 @@ bool lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n);
 /* Slice op: start and step along axis a of its input (0 and 1 when a is not sliced); false
  * when the op is not a Slice with constant parameters and a positive step there. */
 bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step);
+/* The dim of constant operand w of op (an MXU layer) that follows op's output axis a when
+ * the weights are split along it (WSLICE): Conv W and bias dim 0, ConvTranspose W dim 1,
+ * Gemm B dim 0 (transB) or 1, MatMul B and a Gemm C ([N], [1, N]) their last dim; -1 when
+ * that dim's extent is not the output's along a (the operand is then loaded whole) or w is
+ * A. One rule for the planner (lg_eval.c) and the codegen's loads (cg_model.c). */
+int lg_weight_dim(const ct_op *op, const ct_value *w, int a);
 /* Is op a border Cast — a float module input cast to an integer storage type, or an f32 one
  * cast to bf16 / f16 (BF16 / F16 lowerings)? The program input is that tensor (the cmodel
  * quantizes or rounds the float data when it loads the input), so the Cast costs no compute
