@@ -18,6 +18,21 @@ cp -r "$DIR/." "$W/"; cd "$W" || exit 2
 C=$CT; cls=PASS; why=""; mincos=-; ortmax=-
 
 one_line() { grep -v '^\s*$' "$1" | grep -m1 -E "$2" || grep -v '^\s*$' "$1" | head -1; }
+# triage: " [Op <- input]" for the Top op that produced the first differing tensor ("<- input"
+# when it reads a graph input directly), to sort mismatches without reducing them.
+triage() {
+  local t op line src
+  t=$(cat err.log out.log | grep -m1 -oE 'first: "[^"]+"' | cut -d'"' -f2)
+  [ -z "$t" ] && t=$(cat err.log out.log | grep -m1 -oE 'output "[^"]+" differs' | cut -d'"' -f2)
+  [ -n "$t" ] && [ -f m.top ] || return 0
+  line=$(grep -m1 -E "(-> |loc\\()\"$t\"\\)" m.top) || return 0
+  op=$(printf '%s' "$line" | grep -oE 'top\.[A-Za-z]+' | head -1 | cut -c5-)
+  src=""
+  for v in $(printf '%s' "$line" | sed 's/.*= top\.[A-Za-z]*(//; s/).*//' | grep -oE '%[0-9]+'); do
+    grep -qE "^ *$v = top\.Input" m.top && src=" <- input"
+  done
+  printf ' [%s%s]' "$op" "$src"
+}
 # ok CMD...: runs one ctpu command; a failure sets cls/why and stops the case.
 ok() {
   local step=$2 rc; timeout "$TMO" "$@" >out.log 2>err.log; rc=$?
@@ -34,7 +49,7 @@ ok() {
     else cls=REFUSED; fi
   elif [ $rc -eq 1 ]; then
     if grep -qiE "race|deadlock" err.log out.log; then cls=RACE; why="$step: $(one_line err.log 'race|deadlock')"
-    else cls=MISMATCH; why="$step: $(cat err.log out.log | grep -m1 -E 'differ|first|element' || one_line err.log .)"; fi
+    else cls=MISMATCH; why="$step: $(cat err.log out.log | grep -m1 -E 'first:' || cat err.log out.log | grep -m1 -E 'differ' || one_line err.log .)$(triage)"; fi
   elif [ $rc -ne 0 ]; then cls=CRASH; why="$step: exit $rc"
   fi
   [ $rc -eq 0 ] && return 0

@@ -14,6 +14,8 @@ echo "== clean refusals by reason"
 awk -F'\t' '$6=="REFUSED"{print $7}' "$R.body" | sed -E 's/"[^"]*"/"L"/g; s/[0-9]+/N/g' | sort | uniq -c | sort -rn
 echo "== lowest cosine (Tpu vs Top) per dtype, PASS cases"
 awk -F'\t' '$6=="PASS" && $8!="-"{if(!($2 in m) || $8+0<m[$2]+0){m[$2]=$8; s[$2]=$1}} END{for(k in m) print k, m[k], "seed", s[k]}' "$R.body" | sort
+echo "== failures by class, dtype and the op of the first differing tensor (run_case.sh triage)"
+awk -F'\t' '$6!="PASS" && $6!="REFUSED"{t=$7; if (match(t, /\[[^]]*\]$/)) t=substr(t, RSTART); else if ($6=="MISMATCH") t="?"; else {gsub(/"[^"]*"/, "\"L\"", t); gsub(/[0-9]+/, "N", t); t=substr(t, 1, 90)} print $6, $2, t}' "$R.body" | sort | uniq -c | sort -k2,2 -k1,1rn
 echo "== failures (class, seed, reason)"
 awk -F'\t' '$6!="PASS" && $6!="REFUSED"{print $6"\t"$1"\t"$2"\t"$7}' "$R.body" | sort | cut -c1-260
 rm -f "$R.body"
