@@ -3,7 +3,8 @@
 # ctpu_gengraph + run_case.sh, JOBS at a time (GNU parallel if present, else xargs -P), writes
 # OUT/results.tsv (seed, dtype, chip, families, nodes, class, reason, min cosine, ORT max error)
 # and OUT/summary.txt (by class, by family, refusals by reason); failing cases stay in OUT/cases/.
-# usage: campaign.sh CTPU GENGRAPH FIRST COUNT OUT [JOBS]     (env as run_case.sh)
+# usage: campaign.sh CTPU GENGRAPH FIRST COUNT OUT [JOBS]     (env as run_case.sh; GEN_ARGS:
+#        more ctpu_gengraph arguments, e.g. "--avoid-known 1")
 set -u
 [ $# -ge 5 ] || { echo "usage: campaign.sh CTPU GENGRAPH FIRST COUNT OUT [JOBS]" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -12,12 +13,12 @@ GG=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 FIRST=$3 COUNT=$4 OUT=$5 JOBS=${6:-2}
 mkdir -p "$OUT/rows" "$OUT/cases"
 OUT=$(cd "$OUT" && pwd)
-export CT GG OUT HERE
+export CT GG OUT HERE GEN_ARGS
 one() {
   local s=$1 d=$OUT/cases/$1
   [ -s "$OUT/rows/$s.tsv" ] && return 0
   rm -rf "$d"
-  if ! "$GG" --seed "$s" -o "$d" 2>"$OUT/rows/$s.err"; then
+  if ! "$GG" --seed "$s" ${GEN_ARGS:-} -o "$d" 2>"$OUT/rows/$s.err"; then
     printf '%s\t-\t-\t-\t-\tGENERATOR\t%s\t-\t-\n' "$s" "$(head -1 "$OUT/rows/$s.err")" >"$OUT/rows/$s.tsv"; return 0
   fi
   local res meta

@@ -34,6 +34,7 @@ typedef struct gen_tensor {
   int64_t d[GEN_MAX_RANK];
   int uses;
   bool input;
+  bool mac; /* made by MatMul or Gemm */
 } gen_tensor;
 
 /* Operator families (the TSV's family column, README "families"). ORDER FAM. */
@@ -58,6 +59,7 @@ typedef struct gen {
   int n_names; /* counter for node / initializer names */
   uint32_t fams; /* bit GEN_FAM_x: the family occurs in the graph */
   int max_hw;    /* largest H / W of a generated input */
+  bool avoid_known; /* --avoid-known: no pattern of a known open bug class (README) */
 } gen;
 
 /* Emits one random operator step (one or a few ONNX nodes) reading tensors of g; false when
@@ -84,6 +86,7 @@ typedef struct gen_opts {
   unsigned chip_keep; /* bit k: chip key k keeps its drawn value, else the default */
   unsigned flags_keep; /* bit k: optional pipeline flag k (GEN_FLAG_*) kept */
   int max_hw;      /* cap on input H / W (< 0: none) */
+  bool avoid_known; /* steer clear of the known bug classes (fuzz/README.md) */
 } gen_opts;
 
 enum { GEN_FLAG_ASYM = 1, GEN_FLAG_NOUNSIGNED = 2, GEN_FLAG_FALLBACK = 4, GEN_FLAG_QTABLE = 8,

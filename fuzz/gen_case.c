@@ -129,6 +129,7 @@ bool gen_write_case(const gen_opts *o, const gen *g, const gen_input *ins, int n
   if (o->chip_keep != ~0u) fprintf(f, " --chip-keep %u", o->chip_keep);
   if (o->flags_keep != ~0u) fprintf(f, " --flags-keep %u", o->flags_keep);
   if (o->max_hw > 0) fprintf(f, " --max-hw %d", o->max_hw);
+  if (o->avoid_known) fprintf(f, " --avoid-known 1");
   fprintf(f, "\n# chip: %s\nok \"$C\" transform m.onnx -o m.top\n", chip);
   if (dt == 0) {
     fprintf(f, "ok \"$C\" calibrate m.top --dataset cal/list.txt -o m.cali%s%s\n",

@@ -33,6 +33,34 @@ static void input_shape(gen *g, gen_input *in, int max_hw) {
   in->positive = gen_chance(&g->r, 20);
 }
 
+/* --avoid-known: the graph input t is read by one Conv 1x1 (rank 4) or MatMul (else) only, so
+ * no float border op, Slice, Softmax, Flatten ... reads an f32 graph input. */
+static void stem(gen *g, int t) {
+  gen_tensor *x = &g->t[t];
+  int nd = x->nd;
+  int64_t o[4], n = gen_int(&g->r, 1, 16);
+  memcpy(o, x->d, sizeof o);
+  const char *in[4] = {x->name, NULL, NULL, NULL};
+  if (nd == 4) {
+    int64_t wd[4] = {n, x->d[1], 1, 1};
+    o[1] = n;
+    in[1] = gen_weight(g, 4, wd, 1.0f);
+    in[2] = gen_weight(g, 1, &n, 0.5f);
+  } else {
+    int64_t wd[2] = {x->d[nd - 1], n};
+    o[nd - 1] = n;
+    in[1] = gen_weight(g, 2, wd, 1.0f);
+  }
+  int y = gen_new_tensor(g, nd, o);
+  const char *outs[] = {g->t[y].name, NULL};
+  char nm[16];
+  snprintf(nm, sizeof nm, "stem_%s", x->name);
+  ob_node(g->b, nd == 4 ? "Conv" : "MatMul", nm, in, outs);
+  g->t[y].mac = nd != 4;
+  g->t[t].uses++;
+  g->t[t].nd = -1; /* nobody else reads it */
+}
+
 /* Declares the graph inputs; an NHWC input is read through Transpose(0,3,1,2). */
 static int make_inputs(gen *g, gen_input *ins, int max_hw) {
   int n = gen_chance(&g->r, 65) ? 1 : gen_chance(&g->r, 80) ? 2 : 3;
@@ -40,7 +68,7 @@ static int make_inputs(gen *g, gen_input *ins, int max_hw) {
     gen_input *in = &ins[i];
     snprintf(in->name, sizeof in->name, "x%d", i);
     input_shape(g, in, max_hw);
-    bool nhwc = in->nd == 4 && gen_chance(&g->r, 25);
+    bool nhwc = in->nd == 4 && gen_chance(&g->r, 25) && !g->avoid_known;
     int64_t nchw[4];
     memcpy(nchw, in->d, sizeof nchw);
     if (nhwc) in->d[1] = nchw[2], in->d[2] = nchw[3], in->d[3] = nchw[1];
@@ -49,6 +77,7 @@ static int make_inputs(gen *g, gen_input *ins, int max_hw) {
     g->t[t].input = true;
     if (!nhwc) {
       snprintf(g->t[t].name, sizeof g->t[t].name, "%s", in->name);
+      if (g->avoid_known) stem(g, t);
       continue;
     }
     static const int64_t perm[4] = {0, 3, 1, 2};
@@ -224,12 +253,12 @@ static bool write_inputs(const gen_opts *o, const gen_input *ins, int n_in) {
 static int usage(void) {
   fprintf(stderr,
           "usage: ctpu_gengraph --seed N -o DIR [--max-steps K] [--keep-output I] [--chip-keep MASK]\n"
-          "                     [--flags-keep MASK] [--max-hw H]\n");
+          "                     [--flags-keep MASK] [--max-hw H] [--avoid-known 0|1]\n");
   return 2;
 }
 
 static int parse(int argc, char **argv, gen_opts *o) {
-  *o = (gen_opts){0, NULL, -1, -1, GEN_ALL, GEN_ALL, -1};
+  *o = (gen_opts){0, NULL, -1, -1, GEN_ALL, GEN_ALL, -1, false};
   bool seed = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -245,6 +274,7 @@ static int parse(int argc, char **argv, gen_opts *o) {
     else if (!strcmp(a, "--chip-keep") && num) o->chip_keep = (unsigned)n;
     else if (!strcmp(a, "--flags-keep") && num) o->flags_keep = (unsigned)n;
     else if (!strcmp(a, "--max-hw") && num && n >= 1) o->max_hw = (int)n;
+    else if (!strcmp(a, "--avoid-known") && num) o->avoid_known = n != 0;
     else return usage();
     i++;
   }
@@ -267,6 +297,7 @@ int main(int argc, char **argv) {
   g.b = &b;
   g.r.s = o.seed;
   g.wr.s = o.seed ^ 0x5bd1e9955bd1e995ULL;
+  g.avoid_known = o.avoid_known;
   gen_input ins[GEN_MAX_IN];
   int n_in = make_inputs(&g, ins, o.max_hw > 0 ? o.max_hw : 16);
   int steps = gen_int(&g.r, 1, 10);

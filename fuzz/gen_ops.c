@@ -225,11 +225,13 @@ static bool e_gemm(gen *g) {
     in[2] = gen_weight(g, cnd[w], cshapes[w], 0.5f);
   }
   int y;
+  if (g->avoid_known && ck >= 6) return false; /* a C other than [N] */
   Onnx__NodeProto *n = node1(g, "Gemm", in, 2, o, &y);
+  g->t[y].mac = true;
   if (ta) ob_attr_i(g->b, n, "transA", 1);
   if (tb) ob_attr_i(g->b, n, "transB", 1);
-  if (gen_chance(&g->r, 40)) ob_attr_f(g->b, n, "alpha", coef(g));
-  if (in[2] && gen_chance(&g->r, 40)) ob_attr_f(g->b, n, "beta", coef(g));
+  if (gen_chance(&g->r, 40) && !g->avoid_known) ob_attr_f(g->b, n, "alpha", coef(g));
+  if (in[2] && gen_chance(&g->r, 40) && !g->avoid_known) ob_attr_f(g->b, n, "beta", coef(g));
   fam(g, GEN_FAM_gemm);
   return true;
 }
@@ -263,6 +265,7 @@ static bool e_matmul(gen *g) {
   if (!fits(nd, o)) return false;
   int y;
   node1(g, "MatMul", in, nd, o, &y);
+  g->t[y].mac = true;
   fam(g, GEN_FAM_matmul);
   return true;
 }
@@ -275,7 +278,9 @@ static bool e_binary(gen *g) {
   if (x < 0) return false;
   gen_tensor *t = &g->t[x];
   const char *other = NULL;
-  if (op != 3 && gen_chance(&g->r, 40)) {
+  bool same = op != 3 && gen_chance(&g->r, 40);
+  if (g->avoid_known && t->mac) same = true, op = op == 3 ? 0 : op; /* no MatMul + constant = Gemm C */
+  if (same) {
     int cand[GEN_MAX_T], n = 0;
     for (int i = 0; i < g->nt; i++)
       if (g->t[i].nd == t->nd && !memcmp(g->t[i].d, t->d, sizeof *t->d * (size_t)t->nd)) cand[n++] = i;
@@ -360,7 +365,7 @@ static bool e_pool(gen *g) {
   ob_attr_ints(g->b, n, "strides", 2, s);
   ob_attr_ints(g->b, n, "pads", 4, p);
   if (ceil_m) ob_attr_i(g->b, n, "ceil_mode", 1);
-  if (avg && gen_chance(&g->r, 30)) ob_attr_i(g->b, n, "count_include_pad", 1);
+  if (avg && gen_chance(&g->r, 30) && !(g->avoid_known && ceil_m)) ob_attr_i(g->b, n, "count_include_pad", 1);
   fam(g, GEN_FAM_pool);
   return true;
 }

@@ -7,14 +7,14 @@
 # reduced case in OUT.
 # usage: reduce.sh CTPU GENGRAPH SEED OUT [CLASS]   (CLASS: the class to keep; default: the
 #        seed's own class; env REASON=REGEX: the reason must match too, e.g. to reduce a
-#        REFUSED case with a suspicious message)
+#        REFUSED case with a suspicious message; GEN_ARGS: more ctpu_gengraph arguments)
 set -u
 [ $# -ge 4 ] || { echo "usage: reduce.sh CTPU GENGRAPH SEED OUT [CLASS]" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 CT=$1 GG=$2 SEED=$3 OUT=$4 WANT=${5:-}
 TRY=$(mktemp -d); trap 'rm -rf "$TRY"' EXIT
 declare -A K=([max-steps]=-1 [keep-output]=-1 [max-hw]=-1 [chip-keep]=4294967295 [flags-keep]=4294967295)
-args() { local a=(--seed "$SEED"); for k in max-steps keep-output max-hw; do [ "${K[$k]}" -ge 0 ] && a+=(--$k "${K[$k]}"); done
+args() { local a=(--seed "$SEED" ${GEN_ARGS:-}); for k in max-steps keep-output max-hw; do [ "${K[$k]}" -ge 0 ] && a+=(--$k "${K[$k]}"); done
          for k in chip-keep flags-keep; do [ "${K[$k]}" != 4294967295 ] && a+=(--$k "${K[$k]}"); done; echo "${a[@]}"; }
 # class_of: generates the case of the current knobs into $1 and prints its class.
 class_of() { rm -rf "$1"; "$GG" $(args) -o "$1" >/dev/null 2>&1 || { echo GENERATOR; return; }
