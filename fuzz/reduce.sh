@@ -7,7 +7,8 @@
 # reduced case in OUT.
 # usage: reduce.sh CTPU GENGRAPH SEED OUT [CLASS]   (CLASS: the class to keep; default: the
 #        seed's own class; env REASON=REGEX: the reason must match too, e.g. to reduce a
-#        REFUSED case with a suspicious message; GEN_ARGS: more ctpu_gengraph arguments)
+#        REFUSED case with a suspicious message; TAG=1: the op of the first differing tensor
+#        (run_case.sh's "[Op <- input]") must stay too; GEN_ARGS: more ctpu_gengraph arguments)
 set -u
 [ $# -ge 4 ] || { echo "usage: reduce.sh CTPU GENGRAPH SEED OUT [CLASS]" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +19,8 @@ args() { local a=(--seed "$SEED" ${GEN_ARGS:-}); for k in max-steps keep-output 
          for k in chip-keep flags-keep; do [ "${K[$k]}" != 4294967295 ] && a+=(--$k "${K[$k]}"); done; echo "${a[@]}"; }
 # class_of: generates the case of the current knobs into $1 and prints its class.
 class_of() { rm -rf "$1"; "$GG" $(args) -o "$1" >/dev/null 2>&1 || { echo GENERATOR; return; }
-             "$HERE/run_case.sh" "$1" "$CT" | awk -F'\t' -v re="${REASON:-}" '{print (re == "" || $2 ~ re) ? $1 : $1 "-OTHER"}'; }
+             "$HERE/run_case.sh" "$1" "$CT" | awk -F'\t' -v re="${REASON:-}" -v tag="${TAG:-}" '{t = ""; if (tag != "" && match($2, /\[[^]]*\]$/)) t = substr($2, RSTART)
+               print ((re == "" || $2 ~ re) ? $1 : $1 "-OTHER") t}'; }
 # digest of a generated case (a knob that changes nothing is accepted without a run)
 digest() { cat "$1"/m.onnx "$1"/chip.json "$1"/*.pb "$1"/qtable.txt 2>/dev/null | md5sum | cut -c1-32
            grep -v '^#' "$1/case.sh" | md5sum | cut -c1-32; }
@@ -31,7 +33,7 @@ try() { local old=${K[$1]} d; K[$1]=$2; rm -rf "$TRY/c"
 first=$(class_of "$TRY/c"); CUR=$(digest "$TRY/c")
 WANT=${WANT:-$first}
 [ "$first" = "$WANT" ] || { echo "seed $SEED: class $first, not $WANT" >&2; exit 1; }
-case "$WANT${REASON:+ reason}" in PASS|REFUSED) echo "seed $SEED: $WANT, nothing to reduce" >&2; exit 1;; esac
+case "$WANT${REASON:+ reason}" in PASS|REFUSED|PASS\ *|REFUSED\ *) echo "seed $SEED: $WANT, nothing to reduce" >&2; exit 1;; esac
 echo "seed $SEED: $WANT"
 for s in 1 2 3 4 5 6 7 8 9; do try max-steps $s && break; done
 for o in 0 1 2 3 4 5 6 7 8; do try keep-output $o && break; done
