@@ -207,7 +207,8 @@ static float coef(gen *g) {
   return gen_chance(&g->r, 25) ? gen_float(&g->r, -2, 2) : c[gen_int(&g->r, 0, 7)];
 }
 
-/* Gemm: transA / transB, alpha, beta, C of shape [N], [1,N], [M,N], [M,1], [1] or []. */
+/* Gemm: transA / transB, alpha, beta, C of shape [N], [M,N], [M,1], [1] or [] (row 1, [1,N],
+ * is never drawn: w = ck - 4 skips it; kept so that seeds keep their cases). */
 static bool e_gemm(gen *g) {
   int x = rank2(g);
   if (x < 0) return false;
