@@ -33,7 +33,7 @@ try() { local old=${K[$1]} d; K[$1]=$2; rm -rf "$TRY/c"
 first=$(class_of "$TRY/c"); CUR=$(digest "$TRY/c")
 WANT=${WANT:-$first}
 [ "$first" = "$WANT" ] || { echo "seed $SEED: class $first, not $WANT" >&2; exit 1; }
-case "$WANT${REASON:+ reason}" in PASS|REFUSED|PASS\ *|REFUSED\ *) echo "seed $SEED: $WANT, nothing to reduce" >&2; exit 1;; esac
+case "$WANT${REASON:+ reason}" in PASS|REFUSED|PASS\ \[*|REFUSED\ \[*) echo "seed $SEED: $WANT, nothing to reduce" >&2; exit 1;; esac
 echo "seed $SEED: $WANT"
 for s in 1 2 3 4 5 6 7 8 9; do try max-steps $s && break; done
 for o in 0 1 2 3 4 5 6 7 8; do try keep-output $o && break; done
