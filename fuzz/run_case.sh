@@ -12,7 +12,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} UBSAN_OPTIONS=${UBSAN_OPTION
 # Cosine floors of the Tpu reference against the Top (float) inference, per lowering mode.
 declare -A FLOOR=([INT8]=${FLOOR_INT8:-0.90} [BF16]=${FLOOR_BF16:-0.998} [F16]=${FLOOR_F16:-0.999} [F32]=${FLOOR_F32:-0.99999})
 # A deploy refusal with one of these messages is a plan that fits failing in codegen.
-PLAN_RE='no LMEM left|insn [0-9]+: |has no LMEM buffer|does not fit in the group|overlaps .* in GMEM|GMEM 0x[0-9a-f]+ \+ [0-9]+ bytes exceeds'
+PLAN_RE='no LMEM left|insn [0-9]+: |has no LMEM buffer|does not fit in the group|overlaps .* in GMEM|GMEM 0x[0-9a-f]+ \+ [0-9]+ bytes exceeds|is defined twice'
 W=$(mktemp -d); trap '[ -n "$FUZZ_KEEP" ] && echo "kept $W" >&2 || rm -rf "$W"' EXIT
 cp -r "$DIR/." "$W/"; cd "$W" || exit 2
 C=$CT; cls=PASS; why=""; mincos=-; ortmax=-
