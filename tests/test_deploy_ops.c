@@ -150,6 +150,41 @@ static void write_float_acts(const char *path, const char *input) {
   finish(&b, path, input, xs, &seed, 2);
 }
 
+/* A linear Resize of its own: scales (4 floats) or sizes (4 ints), a coordinate mode. */
+static void resize_node(ob_model *b, const char *name, const char *in, const char *out, const float *sc,
+                        const int64_t *sz, const char *ctm) {
+  char sn[64];
+  snprintf(sn, sizeof sn, "%s_%s", name, sc ? "scales" : "sizes");
+  if (sc) ob_init_f32(b, sn, 1, (int64_t[]){4}, sc);
+  else ob_init_i64(b, sn, 4, sz);
+  Onnx__NodeProto *n = ob_node(b, "Resize", name, (const char *[]){in, "", sc ? sn : "", sc ? NULL : sn, NULL},
+                               (const char *[]){out, NULL});
+  ob_attr_s(b, n, "mode", "linear"), ob_attr_s(b, n, "coordinate_transformation_mode", ctm);
+}
+
+/* x[1,4,10,12] → Conv(8 out, 3×3 pad 1) → Resize(linear, ×2, half_pixel) → [1,8,20,24] →
+ * Conv(6 out, 3×3 pad 1) → Resize(linear, sizes 13×17, align_corners) → Resize(linear, scales
+ * 0.6 × 1.5, pytorch_half_pixel: a non-integer shrink of H, stretch of W) → [1,6,7,25] →
+ * Resize(linear, ×2 × 1, asymmetric) → y[1,6,14,25] (YOLO / DeepLab / LR-ASPP upsampling). */
+static void write_bilinear(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 2718;
+  int64_t xs[4] = {1, 4, 10, 12}, ws[4] = {8, 4, 3, 3}, w2s[4] = {6, 8, 3, 3}, c8 = 8, c6 = 6;
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c8, &seed, 0);
+  init_rand(&b, "w2", 4, w2s, &seed, 0), init_rand(&b, "wb2", 1, &c6, &seed, 0);
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  resize_node(&b, "up2", "c", "u", (const float[]){1, 1, 2, 2}, NULL, "half_pixel");
+  n = ob_node(&b, "Conv", "conv2", (const char *[]){"u", "w2", "wb2", NULL}, (const char *[]){"c2", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  resize_node(&b, "corners", "c2", "a", NULL, (const int64_t[]){1, 6, 13, 17}, "align_corners");
+  resize_node(&b, "odd", "a", "o", (const float[]){1, 1, 0.6f, 1.5f}, NULL, "pytorch_half_pixel");
+  resize_node(&b, "asym", "o", "y", (const float[]){1, 1, 2, 1}, NULL, "asymmetric");
+  finish(&b, path, input, xs, &seed, 2);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name, *must, *must_not; /* the transformed .top holds must, not must_not */
@@ -159,6 +194,7 @@ static const struct {
     {"patches", "top.Pad", "top.Gather", write_patches},
     {"float_pad", "top.Pad", "top.Gather", write_float_pad},
     {"float_acts", "top.HardSigmoid", "top.Gather", write_float_acts},
+    {"bilinear", "top.Resize", "top.Gather", write_bilinear},
 };
 
 /* Deploys tpu on the default chip and sweep chips 0, 5, …, 30 with --compare-all: bit-exact. */
