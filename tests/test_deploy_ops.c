@@ -243,6 +243,51 @@ START_TEST(test_patterns_bit_exact) {
 }
 END_TEST
 
+/* The bilinear model with asymmetric INT8 (zero points ≠ 0 inside RESIZE) deploys bit-exact
+ * on the default chip and sweep chips 3, 17, 29; its Tpu reference (INT8 and BF16) is within
+ * cosine 0.99 of the Top float inference. */
+START_TEST(test_bilinear_asymmetric_and_cosine) {
+  char model[700], input[700], top[700], calib[700], tpu[700], out[8192], dump[3][700];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("bl.onnx")), snprintf(input, sizeof input, "%s", ct_test_tmp_path("bl_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("bl.top")), snprintf(calib, sizeof calib, "%s", ct_test_tmp_path("bl.calib"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("bl.tpu"));
+  write_bilinear(model, input);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0, "%s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --asymmetric --calibration-table '%s' -o '%s'", top,
+                                 calib, tpu) == 0, "lower: %s", out);
+  char *text = ct_test_read_file(tpu, NULL);
+  ck_assert_msg(text && strstr(text, "tpu.Resize") && strstr(text, "x14x25xu8 !quant<") && !strstr(text, "xbf16"), "%s", text);
+  free(text);
+  for (int k = -1; k < 3; k++) {
+    static const int chips[] = {3, 17, 29};
+    char chip[700] = "";
+    if (k >= 0) snprintf(chip, sizeof chip, "--chip '%s'", ct_test_sweep_chip(chips[k], "bl"));
+    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", tpu, chip,
+                              ct_test_tmp_path("bl.ctpu"), input);
+    ck_assert_msg(rc == 0 && strstr(out, " 0 differ"), "chip %d: %d %s", k, rc, out);
+  }
+  char btpu[700];
+  snprintf(btpu, sizeof btpu, "%s", ct_test_tmp_path("bl.BF16.tpu"));
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize BF16 -o '%s'", top, btpu) == 0, "lower: %s", out);
+  const char *mods[3] = {top, tpu, btpu};
+  for (int i = 0; i < 3; i++) {
+    char name[40];
+    snprintf(name, sizeof name, "bl_out%d.h5", i);
+    snprintf(dump[i], sizeof dump[i], "%s", ct_test_tmp_path(name));
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s' --dequant", mods[i], input, dump[i]) == 0,
+                  "infer: %s", out);
+  }
+  for (int i = 1; i < 3; i++) {
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s'", dump[0], dump[i]) == 0, "compare: %s", out);
+    const char *row = strstr(out, "\ny ");
+    char verdict[32];
+    double cos = 0;
+    ck_assert_msg(row && sscanf(row, " y %*s %*s %31s %lf", verdict, &cos) == 2 && cos >= 0.99, "%s", out);
+  }
+}
+END_TEST
+
 /* A float op the function unit does not have (Sin): deploy exits 3 naming the layer and the
  * reason, and writes nothing. */
 START_TEST(test_float_op_without_codegen) {
@@ -273,6 +318,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, test_patterns_bit_exact, 0, (int)(sizeof models / sizeof models[0]));
   tcase_add_test(tc, test_float_op_without_codegen);
+  tcase_add_test(tc, test_bilinear_asymmetric_and_cosine);
   suite_add_tcase(s, tc);
   return s;
 }
