@@ -3,6 +3,8 @@
  * Concat (DenseNet: canonicalize's bn-to-conv), a ceil_mode MaxPool (GoogLeNet), a
  * ReduceMean over H and W (ShuffleNet, MnasNet); an explicit Pad, integer and float (Swin); a ViT's 16×16 patch embedding (a stride the
  * CONV fields cannot hold: space-to-depth MOVEs + a 1×1 CONV) and its class-token Gather — transformed, calibrated, lowered to INT8
+ * and a bilinear Resize chain (YOLO / DeepLab upsampling: the RESIZE instruction, every coordinate mode, integer and
+ * non-integer scales, up and down) —
  * and deployed with --compare-all on the default chip and on small-LMEM sweep chips (tiles):
  * every stored tensor bit-exact against the Tpu reference; the same models lowered to BF16,
  * F16 and F32 (float codegen; with the float activations of the function unit and a Div), and
