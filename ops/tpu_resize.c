@@ -28,6 +28,14 @@ bool ct_tpu_resize_lin(const ct_op *op, ct_tpu_lin *p) {
   return !(p->scale_h < 0) && !(p->scale_w < 0);
 }
 
+void ct_tpu_resize_rows(const ct_op *op, const ct_tpu_lin *p, int64_t olo, int64_t ohi, int64_t *lo, int64_t *hi) {
+  int64_t ih = op->in[0]->shape[2], oh = op->out[0]->shape[2];
+  ct_quant_lin_tap a, b;
+  ct_quant_resize_tap(p->ctm, ih, oh, p->scale_h, olo, &a);
+  ct_quant_resize_tap(p->ctm, ih, oh, p->scale_h, ohi - 1, &b);
+  *lo = a.i0, *hi = b.i1 + 1;
+}
+
 /* One [H, W] → [OH, OW] plane pair (integer when zp_ok, else f32), taps th / tw. */
 static void plane(const ct_tensor *x, ct_tensor *y, int64_t pl, const ct_quant_lin_tap *th, const ct_quant_lin_tap *tw,
                   int32_t zp) {

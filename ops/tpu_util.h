@@ -105,6 +105,10 @@ bool ct_tpu_resize_lin(const ct_op *op, ct_tpu_lin *p);
 /* Resize of the Tpu dialect: a ct_tpu_resize_lin Resize of i8 / u8 storage (input and output
  * sharing one scale and zero point; else CT_ERR_INPUT) or of f32 (the float path's copies)
  * through quant/quant_resize.h; any other Resize: ct_kern_resize. */
+/* Input rows [*lo, *hi) a ct_tpu_resize_lin op reads for its output rows [olo, ohi)
+ * (0 <= olo < ohi <= output height): the taps of the first and last row (the source
+ * coordinate grows with the output index). */
+void ct_tpu_resize_rows(const ct_op *op, const ct_tpu_lin *p, int64_t olo, int64_t ohi, int64_t *lo, int64_t *hi);
 ct_status ct_tpu_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d);
 ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d);
 

@@ -187,6 +187,24 @@ static void write_bilinear(const char *path, const char *input) {
   finish(&b, path, input, xs, &seed, 2);
 }
 
+/* x[1,1,36,40] → Conv(1 out, 3×3 pad 1) → Resize(linear, ×2, half_pixel) → [1,1,72,80] →
+ * Resize(linear, sizes 53×80, align_corners) → Resize(linear, scales 1.7 × 1, pytorch_half_pixel)
+ * → y[1,1,90,80]: one channel, so a small LMEM cuts the Resizes along H (halo rows). */
+static void write_bilinear_rows(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 31415;
+  int64_t xs[4] = {1, 1, 36, 40}, ws[4] = {1, 1, 3, 3}, c1 = 1;
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c1, &seed, 0);
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  resize_node(&b, "up2", "c", "u", (const float[]){1, 1, 2, 2}, NULL, "half_pixel");
+  resize_node(&b, "corners", "u", "a", NULL, (const int64_t[]){1, 1, 53, 80}, "align_corners");
+  resize_node(&b, "odd", "a", "y", (const float[]){1, 1, 1.7f, 1}, NULL, "pytorch_half_pixel");
+  finish(&b, path, input, xs, &seed, 2);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name, *must, *must_not; /* the transformed .top holds must, not must_not */
@@ -290,6 +308,41 @@ START_TEST(test_bilinear_asymmetric_and_cosine) {
 }
 END_TEST
 
+/* The one-channel bilinear model on a 4 KiB LMEM chip: every Resize is cut along H (RESIZE
+ * with ih0 / oh0 > 0 in the program), INT8 and BF16 bit-exact. */
+START_TEST(test_bilinear_h_tiles) {
+  char model[700], input[700], top[700], calib[700], tpu[700], out[8192], chip[700], prog[700];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("blr.onnx")), snprintf(input, sizeof input, "%s", ct_test_tmp_path("blr_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("blr.top")), snprintf(calib, sizeof calib, "%s", ct_test_tmp_path("blr.calib"));
+  snprintf(chip, sizeof chip, "%s", ct_test_tmp_path("lmem4k.json")), snprintf(prog, sizeof prog, "%s", ct_test_tmp_path("blr.ctpu"));
+  const char *json = "{\"name\": \"lmem4k\", \"lmem.bytes\": 4096, \"lmem.banks\": 4}";
+  ck_assert(ct_test_write_file(chip, json, strlen(json)));
+  write_bilinear_rows(model, input);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0, "%s", out);
+  for (int f = 0; f < 2; f++) {
+    snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path(f ? "blr.BF16.tpu" : "blr.tpu"));
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s --calibration-table '%s' -o '%s'", top,
+                                   f ? "BF16" : "INT8", calib, tpu) == 0, "lower: %s", out);
+    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --chip '%s' -o '%s' --test-input '%s' --compare-all", tpu, chip,
+                              prog, input);
+    ck_assert_msg(rc == 0 && strstr(out, " 0 differ"), "%s: %d %s", tpu, rc, out);
+    static char dis[1 << 18];
+    ck_assert_msg(ct_test_run_ctpu(dis, sizeof dis, "disasm '%s'", prog) == 0, "disasm failed");
+    int cut[3] = {0, 0, 0};
+    static const char *names[3] = {" up2 g", " corners g", " odd g"}; /* the debug comment: # id layer group tile */
+    for (const char *l = strstr(dis, "RESIZE "); l; l = strstr(l + 1, "RESIZE ")) {
+      const char *e = strchr(l, '\n'), *h = strstr(l, " ih0="), *o = strstr(l, " oh0=");
+      for (int k = 0; k < 3; k++) {
+        const char *t = strstr(l, names[k]);
+        if (t && (!e || t < e) && h && o && (atoi(h + 5) > 0 || atoi(o + 5) > 0)) cut[k]++;
+      }
+    }
+    ck_assert_msg(cut[0] && cut[1] && cut[2], "%s: Resizes not cut along H: %d %d %d", tpu, cut[0], cut[1], cut[2]);
+  }
+}
+END_TEST
+
 /* A float op the function unit does not have (Sin): deploy exits 3 naming the layer and the
  * reason, and writes nothing. */
 START_TEST(test_float_op_without_codegen) {
@@ -321,6 +374,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_patterns_bit_exact, 0, (int)(sizeof models / sizeof models[0]));
   tcase_add_test(tc, test_float_op_without_codegen);
   tcase_add_test(tc, test_bilinear_asymmetric_and_cosine);
+  tcase_add_test(tc, test_bilinear_h_tiles);
   suite_add_tcase(s, tc);
   return s;
 }
