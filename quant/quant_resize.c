@@ -39,7 +39,9 @@ static double coord(ct_quant_ctm ctm, int64_t in, int64_t out, float scale, int6
 static int64_t clamp(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
 
 void ct_quant_resize_tap(ct_quant_ctm ctm, int64_t in, int64_t out, float scale, int64_t o, ct_quant_lin_tap *t) {
-  double c = coord(ctm, in, out, scale, o), f = floor(c);
+  double c = coord(ctm, in, out, scale, o);
+  c = c > -1 ? (c < (double)in ? c : (double)in) : -1; /* NaN and far coordinates: an edge tap */
+  double f = floor(c);
   int64_t base = (int64_t)f;
   t->i0 = clamp(base, in), t->i1 = clamp(base + 1, in);
   t->w1 = t->i0 == t->i1 ? 0.0 : c - f;

@@ -20,7 +20,8 @@ typedef enum ct_quant_ctm {
 /* The two taps of one output index along one axis: input indices i0 <= i1 (clamped into
  * [0, in)), weight w1 of tap i1 (1 − w1 of tap i0) as a double and in fixed point
  * (w1_q = round_half_away(w1 · 2^FRAC), 0..2^FRAC). A coordinate outside [0, in − 1] gives
- * i0 = i1 and w1 = w1_q = 0. */
+ * i0 = i1 and w1 = w1_q = 0 (the coordinate is first clamped into [−1, in], NaN to −1, so
+ * any scale gives indices in range). */
 typedef struct ct_quant_lin_tap {
   int64_t i0, i1;
   double w1;
