@@ -40,6 +40,8 @@ static ct_status emit_resize_lin(mg *c, const ct_op *op, const ct_tpu_lin *lin, 
   bool q8 = (x->dtype == CT_I8 || x->dtype == CT_U8) && y->dtype == x->dtype;
   if (!q8 && !(ct_dtype_is_float(x->dtype) && ct_dtype_is_float(y->dtype)))
     return no_cg(op, "linear Resize other than i8 / u8 or float", d);
+  if (q8 && (x->n_scale != 1 || y->n_scale != 1 || x->scale[0] != y->scale[0] || ct_tq_zp(x) != ct_tq_zp(y)))
+    return no_cg(op, "integer linear Resize whose input and output quant params differ", d);
   for (int i = 0; i < 4; i++)
     if (x->shape[i] > 65535 || y->shape[i] > 65535) return no_cg(op, "Resize dims above 65535", d);
   ct_insn in;
@@ -65,7 +67,7 @@ static ct_status emit_resize(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (x->ndim != 4 || y->ndim != 4 || !box_of(c, x, &bx) || !box_of(c, y, &by)) return no_cg(op, "Resize of a non-NCHW tensor", d);
   ct_tpu_lin lin;
   if (ct_tpu_resize_lin(op, &lin)) return emit_resize_lin(c, op, &lin, &bx, &by, t, d);
-  if (!nearest_is_div(op)) return no_cg(op, "only nearest Resize whose index map is o / factor", d);
+  if (!nearest_is_div(op)) return no_cg(op, "only nearest Resize whose index map is o / factor, or linear Resize of H and W (docs/codegen_ops.md)", d);
   int64_t ih = x->shape[2], iw = x->shape[3], oh = y->shape[2], ow = y->shape[3];
   if (x->shape[0] != y->shape[0] || x->shape[1] != y->shape[1] || oh % ih || ow % iw)
     return no_cg(op, "Resize other than a whole-factor enlargement of H and W", d);
