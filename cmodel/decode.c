@@ -224,6 +224,15 @@ static ct_status dec_norm(dctx *x) {
 #undef N
 }
 
+static ct_status dec_resize(dctx *x) {
+#define R (x->in->resize)
+  lm(x, false, R.in, R.n, R.c, R.ih, R.iw, R.dt_in);
+  lm(x, true, R.out, R.n, R.c, R.oh, R.ow, R.dt_out);
+  x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_RESIZE, (uint64_t)(R.n * R.c * R.oh * R.ow) * 4, width_of(R.dt_in, R.dt_out));
+  return CT_OK;
+#undef R
+}
+
 static ct_status dec_ctrl(dctx *x) {
   ct_sim_op *op = x->op;
   op->unit = CT_SIM_CTRL;
@@ -247,6 +256,7 @@ static const dec_fn decoders[CT_ISA_OP_COUNT] = {
     [CT_ISA_ELTWISE] = dec_eltwise, [CT_ISA_LUT] = dec_lut,      [CT_ISA_POOL] = dec_pool,
     [CT_ISA_REQUANT] = dec_requant, [CT_ISA_CAST] = dec_cast,    [CT_ISA_REDUCE] = dec_reduce,
     [CT_ISA_EXP] = dec_exp,        [CT_ISA_SOFTMAX] = dec_softmax, [CT_ISA_NORM] = dec_norm,
+    [CT_ISA_RESIZE] = dec_resize,
 };
 
 static const char *region_name(const ct_insn *in, int k) {

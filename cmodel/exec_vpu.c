@@ -9,6 +9,9 @@
 #include "cmodel/exec.h"
 #include "quant/float_fn.h"
 #include "quant/quant.h"
+#include "quant/quant_resize.h"
+
+_Static_assert((int)CT_ISA_CTM_COUNT == (int)CT_QUANT_CTM_COUNT, "isa.def CTM and quant_resize.h drift");
 
 static bool is_int(int64_t dt) { return !ct_dtype_is_float((ct_dtype)dt); }
 
@@ -302,6 +305,45 @@ static ct_status exec_norm(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_
 #undef N
 }
 
+/* RESIZE: taps of every output row (whole-tensor index oh0 + r, read at row i − ih0 of the
+ * input held) and column through quant/quant_resize.h, which the Tpu reference also uses. */
+static ct_status exec_resize(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
+#define R (in->resize)
+  uint8_t *mem = m->lmem->data;
+  ct_quant_lin_tap *t = malloc(sizeof *t * (size_t)(R.oh + R.ow));
+  if (!t) return ct_diag_set(d, CT_ERR_LIMIT, "insn %u (resize): out of memory", index);
+  for (int64_t r = 0; r < R.oh; r++) {
+    ct_quant_resize_tap((ct_quant_ctm)R.ctm, R.full_ih, R.full_oh, R.scale_h, R.oh0 + r, &t[r]);
+    t[r].i0 -= R.ih0, t[r].i1 -= R.ih0;
+    if (t[r].i0 < 0 || t[r].i1 >= R.ih) {
+      free(t);
+      return bad(d, index, in, "an output row reads an input row outside the rows held");
+    }
+  }
+  for (int64_t q = 0; q < R.ow; q++) ct_quant_resize_tap((ct_quant_ctm)R.ctm, R.iw, R.ow, R.scale_w, q, &t[R.oh + q]);
+  bool fl = !is_int(R.dt_in);
+  int64_t o = 0;
+  for (int64_t pl = 0; pl < R.n * R.c; pl++)
+    for (int64_t r = 0; r < R.oh; r++)
+      for (int64_t q = 0; q < R.ow; q++, o++) {
+        const ct_quant_lin_tap *h = &t[r], *w = &t[R.oh + q];
+        int64_t b = pl * R.ih, k[4] = {(b + h->i0) * R.iw + w->i0, (b + h->i0) * R.iw + w->i1,
+                                       (b + h->i1) * R.iw + w->i0, (b + h->i1) * R.iw + w->i1};
+        if (fl) {
+          float v[4];
+          for (int j = 0; j < 4; j++) v[j] = ct_elem_getf(mem + R.in, (ct_dtype)R.dt_in, k[j]);
+          ct_elem_setf(mem + R.out, (ct_dtype)R.dt_out, o, ct_quant_resize_lin_f(v, h, w));
+        } else {
+          int64_t v[4];
+          for (int j = 0; j < 4; j++) v[j] = ct_elem_geti(mem + R.in, (ct_dtype)R.dt_in, k[j]);
+          ct_elem_seti(mem + R.out, (ct_dtype)R.dt_out, o, ct_quant_resize_lin_q(v, h, w, (int32_t)R.zp, (ct_dtype)R.dt_out));
+        }
+      }
+  free(t);
+  return CT_OK;
+#undef R
+}
+
 typedef ct_status (*exec_fn)(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d);
 
 static ct_status exec_nothing(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
@@ -320,6 +362,7 @@ ct_status ct_sim_exec(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag 
       [CT_ISA_REQUANT] = exec_requant,      [CT_ISA_CAST] = exec_cast,
       [CT_ISA_REDUCE] = exec_reduce,        [CT_ISA_EXP] = exec_exp,
       [CT_ISA_SOFTMAX] = exec_softmax,      [CT_ISA_NORM] = exec_norm,
+      [CT_ISA_RESIZE] = exec_resize,
   };
   if ((unsigned)in->op >= CT_ISA_OP_COUNT || !fns[in->op])
     return ct_diag_set(d, CT_ERR_INPUT, "insn %u: illegal opcode %d", index, (int)in->op);

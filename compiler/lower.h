@@ -35,7 +35,7 @@ typedef struct ct_lower_options {
  * weights "<weight>_q". INT8 uses, for each activation, the QDQ pair's scale and zero point
  * when the Top graph has one (a QDQ model: its int weight initializers are used as they are),
  * else the calibration table row of the tensor name. Data-moving ops (Reshape, Transpose,
- * Slice, MaxPool, Resize nearest, ...) keep their input's parameters.
+ * Slice, MaxPool, Resize nearest or linear, ...) keep their input's parameters.
  * Errors: CT_ERR_USAGE `--quantize INT8 needs a calibration table` (INT8 on a float model
  * without o->calib); CT_ERR_INPUT `tensor "x" is not in the calibration table`, `quantize
  * table: line N: no op or tensor named "x"`, an op whose integer parameters are not

@@ -663,7 +663,10 @@ static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *
 static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *x = op->in[0];
   if (!ct_lower_is_q(x)) return CT_OK;
-  if (op->kind == CT_OP_RESIZE && strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest")) return CT_OK;
+  ct_tpu_lin lin;
+  if (op->kind == CT_OP_RESIZE && strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest") &&
+      !(ct_tpu_resize_lin(op, &lin) && x->n_scale == 1 && (x->dtype == CT_I8 || x->dtype == CT_U8)))
+    return CT_OK; /* linear Resize on the zero point and scale of its 8-bit input (RESIZE) */
   if (op->kind == CT_OP_MAXPOOL && op->n_out > 1 && op->out[1]) return CT_OK;
   ct_quant_param p = {x->scale[0], x->zero_point[0], x->dtype};
   if (op->kind == CT_OP_PAD) {

@@ -47,6 +47,7 @@ typedef enum ct_isa_elt { CT_ISA_VALUES_ELT(CT_ISA_VALUE_ENUM) CT_ISA_ELT_COUNT 
 typedef enum ct_isa_pool { CT_ISA_VALUES_POOL(CT_ISA_VALUE_ENUM) CT_ISA_POOL_COUNT } ct_isa_pool;
 typedef enum ct_isa_red { CT_ISA_VALUES_RED(CT_ISA_VALUE_ENUM) CT_ISA_RED_COUNT } ct_isa_red;
 typedef enum ct_isa_norm { CT_ISA_VALUES_NORM(CT_ISA_VALUE_ENUM) CT_ISA_NORM_COUNT } ct_isa_norm;
+typedef enum ct_isa_ctm { CT_ISA_VALUES_CTM(CT_ISA_VALUE_ENUM) CT_ISA_CTM_COUNT } ct_isa_ctm;
 
 /* C type of a decoded field of each kind: F32 fields are floats, all others int64_t
  * (unsigned fields hold their value, signed ones are sign-extended, DT a ct_dtype number,
@@ -63,6 +64,7 @@ typedef enum ct_isa_norm { CT_ISA_VALUES_NORM(CT_ISA_VALUE_ENUM) CT_ISA_NORM_COU
 #define CT_ISA_CTYPE_POOL int64_t
 #define CT_ISA_CTYPE_RED int64_t
 #define CT_ISA_CTYPE_NORM int64_t
+#define CT_ISA_CTYPE_CTM int64_t
 
 /* A decoded instruction. The operand fields of opcode X are the members of `x` (lower-case
  * opcode name, of type struct ct_insn_x), e.g. insn.conv.kh, insn.load.src_sn,

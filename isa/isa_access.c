@@ -139,6 +139,12 @@ static int access_norm(const ct_insn *i, ct_isa_access *a) {
   return add(a, n, CT_MEM_LMEM, c->out, e * esz(c->dt_out), true);
 }
 
+static int access_resize(const ct_insn *i, ct_isa_access *a) {
+  const struct ct_insn_resize *c = &i->resize;
+  int n = add(a, 0, CT_MEM_LMEM, c->in, bcast_elems(c->n, c->c, c->ih, c->iw, 0) * esz(c->dt_in), false);
+  return add(a, n, CT_MEM_LMEM, c->out, bcast_elems(c->n, c->c, c->oh, c->ow, 0) * esz(c->dt_out), true);
+}
+
 typedef int (*access_fn)(const ct_insn *, ct_isa_access *);
 static const access_fn accessors[CT_ISA_OP_COUNT] = {
 #define CT_ISA_OP(E, name, eng, FIELDS, sem) access_##name,

@@ -176,6 +176,23 @@ static ct_status check_norm(const ct_insn *i, ct_diag *d) {
   return check_shape4("norm", c->n, c->c, c->h, c->w, d);
 }
 
+static ct_status check_resize(const ct_insn *i, ct_diag *d) {
+  const struct ct_insn_resize *c = &i->resize;
+  ct_status st = check_shape4("resize", c->n, c->c, c->ih, c->iw, d);
+  if (st) return st;
+  REQ(c->oh > 0 && c->ow > 0, "resize: output shape has a zero dimension");
+  REQ(c->ih0 + c->ih <= c->full_ih && c->oh0 + c->oh <= c->full_oh,
+      "resize: rows %lld+%lld of %lld in, %lld+%lld of %lld out exceed the whole tensor", (long long)c->ih0,
+      (long long)c->ih, (long long)c->full_ih, (long long)c->oh0, (long long)c->oh, (long long)c->full_oh);
+  REQ(c->ctm < CT_ISA_CTM_COUNT, "resize: ctm %lld: the coordinate transformations are 0..%d", (long long)c->ctm,
+      CT_ISA_CTM_COUNT - 1);
+  if (is_int8(c->dt_in)) REQ(c->dt_out == c->dt_in, "resize: integer dt_out %s must be dt_in %s", dt(c->dt_out), dt(c->dt_in));
+  else REQ(is_flt(c->dt_in) && is_flt(c->dt_out), "resize: types %s -> %s are not i8, u8 or float", dt(c->dt_in), dt(c->dt_out));
+  REQ(c->scale_h >= 0 && c->scale_w >= 0 && c->scale_h < 3.4e38f && c->scale_w < 3.4e38f,
+      "resize: scales %g, %g must be finite and >= 0", (double)c->scale_h, (double)c->scale_w);
+  return CT_OK;
+}
+
 typedef ct_status (*check_fn)(const ct_insn *, ct_diag *);
 static const check_fn checks[CT_ISA_OP_COUNT] = {
 #define CT_ISA_OP(E, name, eng, FIELDS, sem) check_##name,

@@ -8,6 +8,7 @@
 
 #include "ops/kernel.h"
 #include "ops/ops_util.h"
+#include "ops/tpu_util.h"
 #include "quant/quant.h"
 
 enum { MAX_IO = 64 };
@@ -40,6 +41,7 @@ static ct_kernel_fn float_kernel(ct_op_kind k) {
   case CT_OP_GEMM: return ct_kern_gemm_ordered;
   case CT_OP_MATMUL: return ct_kern_matmul_ordered;
   case CT_OP_CONVTRANSPOSE: return ct_kern_convtranspose_ordered;
+  case CT_OP_RESIZE: return ct_tpu_resize; /* linear: the RESIZE instruction's arithmetic */
   default: return ct_kernel_for(k, CT_DIALECT_TOP);
   }
 }

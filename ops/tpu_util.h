@@ -9,6 +9,7 @@
 
 #include "ops/kernel.h"
 #include "quant/quant.h"
+#include "quant/quant_resize.h"
 
 /* Element i of integer storage t (i8, u8, i16, u16, i32) as int32; other types give 0. */
 static inline int32_t ct_tq_get(const ct_tensor *t, int64_t i) {
@@ -91,5 +92,24 @@ bool ct_tq_folds_channels(const ct_op *op, const ct_value *v);
 bool ct_tq_lut_spec(const ct_op *op, ct_quant_lut_spec *sp);
 /* Checks that every present input and output of op has integer storage. */
 ct_status ct_tq_need_int(const ct_op *op, ct_tensor *const *in, ct_tensor **out, int n_in, ct_diag *d);
+
+/* The TPU form of a linear Resize (the RESIZE instruction, docs/isa.md): coordinate mode and
+ * the f32 scales of H and W (0: the op gave sizes, the scale is out / in). */
+typedef struct ct_tpu_lin {
+  ct_quant_ctm ctm;
+  float scale_h, scale_w;
+} ct_tpu_lin;
+/* Is op a Resize the TPU computes as linear interpolation of H and W (mode linear, 4-D NCHW
+ * with N and C kept, a coordinate mode of ct_quant_ctm)? Fills *p when it is. */
+bool ct_tpu_resize_lin(const ct_op *op, ct_tpu_lin *p);
+/* Resize of the Tpu dialect: a ct_tpu_resize_lin Resize of i8 / u8 storage (input and output
+ * sharing one scale and zero point; else CT_ERR_INPUT) or of f32 (the float path's copies)
+ * through quant/quant_resize.h; any other Resize: ct_kern_resize. */
+/* Input rows [*lo, *hi) a ct_tpu_resize_lin op reads for its output rows [olo, ohi)
+ * (0 <= olo < ohi <= output height): the taps of the first and last row (the source
+ * coordinate grows with the output index). */
+void ct_tpu_resize_rows(const ct_op *op, const ct_tpu_lin *p, int64_t olo, int64_t ohi, int64_t *lo, int64_t *hi);
+ct_status ct_tpu_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d);
+ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d);
 
 #endif

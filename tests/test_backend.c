@@ -139,10 +139,10 @@ START_TEST(test_costs_match_cmodel) {
                                       j.dtype == CT_BF16 ? 2 : 1, j.dtype == CT_BF16),
                      (int64_t)mc.cycles);
     static const ct_vpu_kind ck[] = {CT_VPU_ELTWISE, CT_VPU_LUT, CT_VPU_POOL, CT_VPU_DWCONV, CT_VPU_CAST,
-                                     CT_VPU_REDUCE, CT_VPU_EXP, CT_VPU_SOFTMAX, CT_VPU_NORM};
+                                     CT_VPU_REDUCE, CT_VPU_EXP, CT_VPU_SOFTMAX, CT_VPU_NORM, CT_VPU_RESIZE};
     static const lg_vpu_kind lk[] = {LG_VPU_ELTWISE, LG_VPU_LUT, LG_VPU_POOL, LG_VPU_DWCONV, LG_VPU_CAST,
-                                     LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM};
-    int k = (int)((seed >> 4) % 9);
+                                     LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM, LG_VPU_RESIZE};
+    int k = (int)((seed >> 4) % 10);
     uint32_t wb = 1u << ((seed >> 7) % 3);
     ck_assert_int_eq(lg_vpu_cycles(&c, lk[k], (int64_t)j.pixels, wb), (int64_t)ct_vpu_cycles(&c, ck[k], j.pixels, wb));
   }

@@ -331,6 +331,61 @@ START_TEST(test_float_exp_softmax_norm) {
 }
 END_TEST
 
+/* Taps of output index o, written out from the ONNX formulas (half_pixel and align_corners)
+ * for the check below: input indices clamped, Q0.11 weight of the second one. */
+static void lin_tap(int ac, int64_t in, int64_t out, int64_t o, int64_t *i0, int64_t *i1, int64_t *wq) {
+  double c = ac ? (double)o * (double)(in - 1) / (double)(out - 1) : ((double)o + 0.5) * (double)in / (double)out - 0.5;
+  double f = floor(c);
+  *i0 = clampi((int64_t)f, 0, in - 1), *i1 = clampi((int64_t)f + 1, 0, in - 1);
+  *wq = *i0 == *i1 ? 0 : (int64_t)floor((c - f) * 2048 + 0.5);
+}
+
+/* RESIZE i8, half_pixel ×2 and align_corners 5 → 9 rows: out = rsr(Σ wh·ww·(x − zp), 22) + zp
+ * against the taps above; the same rows in two pieces (ih0 / oh0: an H-cut tile with its
+ * halo) give the same bytes; a row outside the rows held is refused. */
+START_TEST(test_resize_linear_int8_rows_and_tiles) {
+  const uint64_t IN = 0, OUT = 0x10000, OUT2 = 0x20000;
+  const int64_t C = 3, IH = 5, IW = 6, zp = -7;
+  fill_i8(IN, (int)(C * IH * IW));
+  for (int ac = 0; ac < 2; ac++) {
+    int64_t OH = ac ? 9 : 2 * IH, OW = ac ? 4 : 2 * IW;
+    ct_insn in;
+    memset(&in, 0, sizeof in);
+    in.op = CT_ISA_RESIZE;
+    struct ct_insn_resize *r = &in.resize;
+    r->in = IN, r->out = OUT, r->n = 1, r->c = C, r->ih = r->full_ih = IH, r->iw = IW, r->oh = r->full_oh = OH, r->ow = OW;
+    r->ctm = ac ? CT_ISA_CTM_ALIGN_CORNERS : CT_ISA_CTM_HALF_PIXEL, r->dt_in = r->dt_out = CT_I8, r->zp = zp;
+    r->scale_h = ac ? 0 : 2, r->scale_w = ac ? 0 : 2;
+    exec(&in);
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t y = 0; y < OH; y++)
+        for (int64_t x = 0; x < OW; x++) {
+          int64_t h0, h1, wh, w0, w1, ww;
+          lin_tap(ac, IH, OH, y, &h0, &h1, &wh), lin_tap(ac, IW, OW, x, &w0, &w1, &ww);
+          const int64_t *H[2] = {&h0, &h1}, *W[2] = {&w0, &w1}, WH[2] = {2048 - wh, wh}, WW[2] = {2048 - ww, ww};
+          int64_t acc = 0;
+          for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++) acc += WH[a] * WW[b] * (i8(IN, (int)((c * IH + *H[a]) * IW + *W[b])) - zp);
+          ck_assert_int_eq(i8(OUT, (int)((c * OH + y) * OW + x)), clampi(rsr(acc, 22) + zp, -128, 127));
+        }
+    /* two tiles of output rows: [0, OH/2) from input rows [0, 3), [OH/2, OH) from [2, IH) */
+    int64_t half = OH / 2;
+    for (int t = 0; t < 2; t++) {
+      int64_t i0 = t ? 2 : 0, ni = t ? IH - 2 : 3, o0 = t ? half : 0, no = t ? OH - half : half;
+      for (int64_t c = 0; c < C; c++) memcpy(L.data + 0x30000 + c * ni * IW, L.data + IN + (c * IH + i0) * IW, (size_t)(ni * IW));
+      r->in = 0x30000, r->out = 0x40000, r->ih = ni, r->ih0 = i0, r->oh = no, r->oh0 = o0;
+      exec(&in);
+      for (int64_t c = 0; c < C; c++) memcpy(L.data + OUT2 + (c * OH + o0) * OW, L.data + 0x40000 + c * no * OW, (size_t)(no * OW));
+    }
+    ck_assert(memcmp(L.data + OUT, L.data + OUT2, (size_t)(C * OH * OW)) == 0);
+    r->ih = 1, r->ih0 = 0, r->oh = OH, r->oh0 = 0; /* every row but the first lies outside */
+    ct_diag d;
+    ck_assert_int_eq(ct_sim_exec(&MEM, &in, 3, &d), CT_ERR_INPUT);
+    ck_assert_msg(strstr(d.msg, "insn 3 (resize)") && strstr(d.msg, "outside the rows held"), "%s", d.msg);
+  }
+}
+END_TEST
+
 START_TEST(test_dma_strided_transpose_load_store_move) {
   /* GMEM [2,3,4,5] i16 with padded rows (stride_h 7) -> LMEM transposed (n,c,w,h) dense */
   int16_t src[2 * 3 * 4 * 7];
@@ -383,6 +438,7 @@ int main(void) {
   tcase_add_test(t, test_pool_requant_lut_cast_reduce);
   tcase_add_test(t, test_float_exp_softmax_norm);
   tcase_add_test(t, test_dma_strided_transpose_load_store_move);
+  tcase_add_test(t, test_resize_linear_int8_rows_and_tiles);
   suite_add_tcase(s, t);
   return ct_test_run_suite(s);
 }

@@ -3,6 +3,8 @@
  * Concat (DenseNet: canonicalize's bn-to-conv), a ceil_mode MaxPool (GoogLeNet), a
  * ReduceMean over H and W (ShuffleNet, MnasNet); an explicit Pad, integer and float (Swin); a ViT's 16×16 patch embedding (a stride the
  * CONV fields cannot hold: space-to-depth MOVEs + a 1×1 CONV) and its class-token Gather — transformed, calibrated, lowered to INT8
+ * and a bilinear Resize chain (YOLO / DeepLab upsampling: the RESIZE instruction, every coordinate mode, integer and
+ * non-integer scales, up and down) —
  * and deployed with --compare-all on the default chip and on small-LMEM sweep chips (tiles):
  * every stored tensor bit-exact against the Tpu reference; the same models lowered to BF16,
  * F16 and F32 (float codegen; with the float activations of the function unit and a Div), and
@@ -150,6 +152,59 @@ static void write_float_acts(const char *path, const char *input) {
   finish(&b, path, input, xs, &seed, 2);
 }
 
+/* A linear Resize of its own: scales (4 floats) or sizes (4 ints), a coordinate mode. */
+static void resize_node(ob_model *b, const char *name, const char *in, const char *out, const float *sc,
+                        const int64_t *sz, const char *ctm) {
+  char sn[64];
+  snprintf(sn, sizeof sn, "%s_%s", name, sc ? "scales" : "sizes");
+  if (sc) ob_init_f32(b, sn, 1, (int64_t[]){4}, sc);
+  else ob_init_i64(b, sn, 4, sz);
+  Onnx__NodeProto *n = ob_node(b, "Resize", name, (const char *[]){in, "", sc ? sn : "", sc ? NULL : sn, NULL},
+                               (const char *[]){out, NULL});
+  ob_attr_s(b, n, "mode", "linear"), ob_attr_s(b, n, "coordinate_transformation_mode", ctm);
+}
+
+/* x[1,4,10,12] → Conv(8 out, 3×3 pad 1) → Resize(linear, ×2, half_pixel) → [1,8,20,24] →
+ * Conv(6 out, 3×3 pad 1) → Resize(linear, sizes 13×17, align_corners) → Resize(linear, scales
+ * 0.6 × 1.5, pytorch_half_pixel: a non-integer shrink of H, stretch of W) → [1,6,7,25] →
+ * Resize(linear, ×2 × 1, asymmetric) → y[1,6,14,25] (YOLO / DeepLab / LR-ASPP upsampling). */
+static void write_bilinear(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 2718;
+  int64_t xs[4] = {1, 4, 10, 12}, ws[4] = {8, 4, 3, 3}, w2s[4] = {6, 8, 3, 3}, c8 = 8, c6 = 6;
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c8, &seed, 0);
+  init_rand(&b, "w2", 4, w2s, &seed, 0), init_rand(&b, "wb2", 1, &c6, &seed, 0);
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  resize_node(&b, "up2", "c", "u", (const float[]){1, 1, 2, 2}, NULL, "half_pixel");
+  n = ob_node(&b, "Conv", "conv2", (const char *[]){"u", "w2", "wb2", NULL}, (const char *[]){"c2", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  resize_node(&b, "corners", "c2", "a", NULL, (const int64_t[]){1, 6, 13, 17}, "align_corners");
+  resize_node(&b, "odd", "a", "o", (const float[]){1, 1, 0.6f, 1.5f}, NULL, "pytorch_half_pixel");
+  resize_node(&b, "asym", "o", "y", (const float[]){1, 1, 2, 1}, NULL, "asymmetric");
+  finish(&b, path, input, xs, &seed, 2);
+}
+
+/* x[1,1,36,40] → Conv(1 out, 3×3 pad 1) → Resize(linear, ×2, half_pixel) → [1,1,72,80] →
+ * Resize(linear, sizes 53×80, align_corners) → Resize(linear, scales 1.7 × 1, pytorch_half_pixel)
+ * → y[1,1,90,80]: one channel, so a small LMEM cuts the Resizes along H (halo rows). */
+static void write_bilinear_rows(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 31415;
+  int64_t xs[4] = {1, 1, 36, 40}, ws[4] = {1, 1, 3, 3}, c1 = 1;
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0), init_rand(&b, "wb", 1, &c1, &seed, 0);
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", "wb", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  resize_node(&b, "up2", "c", "u", (const float[]){1, 1, 2, 2}, NULL, "half_pixel");
+  resize_node(&b, "corners", "u", "a", NULL, (const int64_t[]){1, 1, 53, 80}, "align_corners");
+  resize_node(&b, "odd", "a", "y", (const float[]){1, 1, 1.7f, 1}, NULL, "pytorch_half_pixel");
+  finish(&b, path, input, xs, &seed, 2);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name, *must, *must_not; /* the transformed .top holds must, not must_not */
@@ -159,6 +214,7 @@ static const struct {
     {"patches", "top.Pad", "top.Gather", write_patches},
     {"float_pad", "top.Pad", "top.Gather", write_float_pad},
     {"float_acts", "top.HardSigmoid", "top.Gather", write_float_acts},
+    {"bilinear", "top.Resize", "top.Gather", write_bilinear},
 };
 
 /* Deploys tpu on the default chip and sweep chips 0, 5, …, 30 with --compare-all: bit-exact. */
@@ -207,6 +263,86 @@ START_TEST(test_patterns_bit_exact) {
 }
 END_TEST
 
+/* The bilinear model with asymmetric INT8 (zero points ≠ 0 inside RESIZE) deploys bit-exact
+ * on the default chip and sweep chips 3, 17, 29; its Tpu reference (INT8 and BF16) is within
+ * cosine 0.99 of the Top float inference. */
+START_TEST(test_bilinear_asymmetric_and_cosine) {
+  char model[700], input[700], top[700], calib[700], tpu[700], out[8192], dump[3][700];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("bl.onnx")), snprintf(input, sizeof input, "%s", ct_test_tmp_path("bl_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("bl.top")), snprintf(calib, sizeof calib, "%s", ct_test_tmp_path("bl.calib"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("bl.tpu"));
+  write_bilinear(model, input);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0, "%s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --asymmetric --calibration-table '%s' -o '%s'", top,
+                                 calib, tpu) == 0, "lower: %s", out);
+  char *text = ct_test_read_file(tpu, NULL);
+  ck_assert_msg(text && strstr(text, "tpu.Resize") && strstr(text, "x14x25xu8 !quant<") && !strstr(text, "xbf16"), "%s", text);
+  free(text);
+  for (int k = -1; k < 3; k++) {
+    static const int chips[] = {3, 17, 29};
+    char chip[700] = "";
+    if (k >= 0) snprintf(chip, sizeof chip, "--chip '%s'", ct_test_sweep_chip(chips[k], "bl"));
+    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' %s -o '%s' --test-input '%s' --compare-all", tpu, chip,
+                              ct_test_tmp_path("bl.ctpu"), input);
+    ck_assert_msg(rc == 0 && strstr(out, " 0 differ"), "chip %d: %d %s", k, rc, out);
+  }
+  char btpu[700];
+  snprintf(btpu, sizeof btpu, "%s", ct_test_tmp_path("bl.BF16.tpu"));
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize BF16 -o '%s'", top, btpu) == 0, "lower: %s", out);
+  const char *mods[3] = {top, tpu, btpu};
+  for (int i = 0; i < 3; i++) {
+    char name[40];
+    snprintf(name, sizeof name, "bl_out%d.h5", i);
+    snprintf(dump[i], sizeof dump[i], "%s", ct_test_tmp_path(name));
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s' --dequant", mods[i], input, dump[i]) == 0,
+                  "infer: %s", out);
+  }
+  for (int i = 1; i < 3; i++) {
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s'", dump[0], dump[i]) == 0, "compare: %s", out);
+    const char *row = strstr(out, "\ny ");
+    char verdict[32];
+    double cos = 0;
+    ck_assert_msg(row && sscanf(row, " y %*s %*s %31s %lf", verdict, &cos) == 2 && cos >= 0.99, "%s", out);
+  }
+}
+END_TEST
+
+/* The one-channel bilinear model on a 4 KiB LMEM chip: every Resize is cut along H (RESIZE
+ * with ih0 / oh0 > 0 in the program), INT8 and BF16 bit-exact. */
+START_TEST(test_bilinear_h_tiles) {
+  char model[700], input[700], top[700], calib[700], tpu[700], out[8192], chip[700], prog[700];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("blr.onnx")), snprintf(input, sizeof input, "%s", ct_test_tmp_path("blr_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("blr.top")), snprintf(calib, sizeof calib, "%s", ct_test_tmp_path("blr.calib"));
+  snprintf(chip, sizeof chip, "%s", ct_test_tmp_path("lmem4k.json")), snprintf(prog, sizeof prog, "%s", ct_test_tmp_path("blr.ctpu"));
+  const char *json = "{\"name\": \"lmem4k\", \"lmem.bytes\": 4096, \"lmem.banks\": 4}";
+  ck_assert(ct_test_write_file(chip, json, strlen(json)));
+  write_bilinear_rows(model, input);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0, "%s", out);
+  for (int f = 0; f < 2; f++) {
+    snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path(f ? "blr.BF16.tpu" : "blr.tpu"));
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s --calibration-table '%s' -o '%s'", top,
+                                   f ? "BF16" : "INT8", calib, tpu) == 0, "lower: %s", out);
+    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --chip '%s' -o '%s' --test-input '%s' --compare-all", tpu, chip,
+                              prog, input);
+    ck_assert_msg(rc == 0 && strstr(out, " 0 differ"), "%s: %d %s", tpu, rc, out);
+    static char dis[1 << 18];
+    ck_assert_msg(ct_test_run_ctpu(dis, sizeof dis, "disasm '%s'", prog) == 0, "disasm failed");
+    int cut[3] = {0, 0, 0};
+    static const char *names[3] = {" up2 g", " corners g", " odd g"}; /* the debug comment: # id layer group tile */
+    for (const char *l = strstr(dis, "RESIZE "); l; l = strstr(l + 1, "RESIZE ")) {
+      const char *e = strchr(l, '\n'), *h = strstr(l, " ih0="), *o = strstr(l, " oh0=");
+      for (int k = 0; k < 3; k++) {
+        const char *t = strstr(l, names[k]);
+        if (t && (!e || t < e) && h && o && (atoi(h + 5) > 0 || atoi(o + 5) > 0)) cut[k]++;
+      }
+    }
+    ck_assert_msg(cut[0] && cut[1] && cut[2], "%s: Resizes not cut along H: %d %d %d", tpu, cut[0], cut[1], cut[2]);
+  }
+}
+END_TEST
+
 /* A float op the function unit does not have (Sin): deploy exits 3 naming the layer and the
  * reason, and writes nothing. */
 START_TEST(test_float_op_without_codegen) {
@@ -237,6 +373,8 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, test_patterns_bit_exact, 0, (int)(sizeof models / sizeof models[0]));
   tcase_add_test(tc, test_float_op_without_codegen);
+  tcase_add_test(tc, test_bilinear_asymmetric_and_cosine);
+  tcase_add_test(tc, test_bilinear_h_tiles);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "quant/quant.h"
+#include "quant/quant_resize.h"
 #include "tests/testutil.h"
 
 /* Independent reference: floor((x + 2^(s-1)) / 2^s) by exact long division on |x|. */
@@ -426,6 +427,33 @@ START_TEST(test_zero_threshold_gives_scale_one) {
 }
 END_TEST
 
+/* Linear Resize taps by hand (ONNX Resize spec formulas): ×2 half_pixel rows 0..3 of 4 sit at
+ * −0.25 (clamped: one tap), 0.25, 0.75, 1.25; align_corners 3 → 5 at 0, 0.5, 1, ...;
+ * asymmetric 0.6 at o / 0.6; a NaN or far coordinate gives an in-range edge tap. Integer
+ * element: 0.25·(−100) + 0.75·20 = −10 exactly, a tie (−2.5 → −2: half toward +inf). */
+START_TEST(test_resize_linear_taps_and_element) {
+  ct_quant_lin_tap t;
+  static const struct { int ctm; int64_t in, out; float sc; int64_t o, i0, i1; int32_t wq; } c[] = {
+      {CT_QUANT_CTM_HALF_PIXEL, 4, 8, 2, 0, 0, 0, 0},        {CT_QUANT_CTM_HALF_PIXEL, 4, 8, 2, 1, 0, 1, 512},
+      {CT_QUANT_CTM_HALF_PIXEL, 4, 8, 2, 2, 0, 1, 1536},     {CT_QUANT_CTM_HALF_PIXEL, 4, 8, 2, 7, 3, 3, 0},
+      {CT_QUANT_CTM_ALIGN_CORNERS, 3, 5, 0, 1, 0, 1, 1024},  {CT_QUANT_CTM_ALIGN_CORNERS, 3, 5, 0, 4, 2, 2, 0},
+      {CT_QUANT_CTM_ASYMMETRIC, 10, 6, 0.6f, 1, 1, 2, 1365}, {CT_QUANT_CTM_PYTORCH_HALF_PIXEL, 5, 1, 0, 0, 0, 1, 0},
+      {CT_QUANT_CTM_HALF_PIXEL, 5, 9, 1e-30f, 3, 4, 4, 0},
+  };
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    ct_quant_resize_tap((ct_quant_ctm)c[k].ctm, c[k].in, c[k].out, c[k].sc, c[k].o, &t);
+    ck_assert_msg(t.i0 == c[k].i0 && t.i1 == c[k].i1 && t.w1_q == c[k].wq, "case %zu: %lld %lld %d", k, (long long)t.i0,
+                  (long long)t.i1, t.w1_q);
+  }
+  ct_quant_lin_tap h = {0, 1, 0.75, 1536}, h2 = {0, 1, 0.5, 1024}, w = {0, 0, 0, 0};
+  ck_assert_int_eq(ct_quant_resize_lin_q((const int64_t[]){-100, -100, 20, 20}, &h, &w, 0, CT_I8), -10);
+  ck_assert_int_eq(ct_quant_resize_lin_q((const int64_t[]){-3, -3, -2, -2}, &h2, &w, 0, CT_I8), -2);
+  ck_assert_int_eq(ct_quant_resize_lin_q((const int64_t[]){10, 10, 30, 30}, &h, &w, 10, CT_U8), 25);
+  ck_assert_int_eq(ct_quant_resize_lin_q((const int64_t[]){127, 127, 127, 127}, &h, &h2, -128, CT_I8), 127);
+  ck_assert_float_eq(ct_quant_resize_lin_f((const float[]){-100, 0, 20, 0}, &h, &w), -10.0f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("quant");
   TCase *tc = tcase_create("quant");
@@ -448,6 +476,7 @@ int main(void) {
   tcase_add_test(tc, test_zero_threshold_gives_scale_one);
   tcase_add_test(tc, test_negative_and_large_shifts);
   tcase_add_test(tc, test_quantize_onnx_row_matches_scalar);
+  tcase_add_test(tc, test_resize_linear_taps_and_element);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

@@ -8,6 +8,7 @@
 
 #include "compiler/backend/cg_int.h"
 #include "ops/ops_util.h"
+#include "ops/tpu_util.h"
 
 #define AL(x) (((x) + 63) / 64 * 64)
 
@@ -26,6 +27,35 @@ static bool nearest_is_div(const ct_op *op) {
   return false;
 }
 
+/* Resize, linear (ct_tpu_resize_lin): one RESIZE per tile over the tile's n·c planes, the
+ * rows of the tile's output box (whole-output rows by.off[2] on) from the input box's rows
+ * (whole-input rows bx.off[2] on); W is never cut. */
+static ct_status emit_resize_lin(mg *c, const ct_op *op, const ct_tpu_lin *lin, const box *bx, const box *by, int64_t t,
+                                 ct_diag *d) {
+  const ct_value *x = op->in[0], *y = op->out[0];
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
+  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if (bx->ext[0] != by->ext[0] || bx->ext[1] != by->ext[1] || bx->ext[3] != x->shape[3] || by->ext[3] != y->shape[3])
+    return no_cg(op, "linear Resize cut along W or differently along N, C", d);
+  bool q8 = (x->dtype == CT_I8 || x->dtype == CT_U8) && y->dtype == x->dtype;
+  if (!q8 && !(ct_dtype_is_float(x->dtype) && ct_dtype_is_float(y->dtype)))
+    return no_cg(op, "linear Resize other than i8 / u8 or float", d);
+  if (q8 && (x->n_scale != 1 || y->n_scale != 1 || x->scale[0] != y->scale[0] || ct_tq_zp(x) != ct_tq_zp(y)))
+    return no_cg(op, "integer linear Resize whose input and output quant params differ", d);
+  for (int i = 0; i < 4; i++)
+    if (x->shape[i] > 65535 || y->shape[i] > 65535) return no_cg(op, "Resize dims above 65535", d);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_RESIZE;
+  struct ct_insn_resize *r = &in.resize;
+  r->in = lx, r->out = ly, r->n = bx->ext[0], r->c = bx->ext[1];
+  r->ih = bx->ext[2], r->iw = x->shape[3], r->oh = by->ext[2], r->ow = y->shape[3];
+  r->full_ih = x->shape[2], r->full_oh = y->shape[2], r->ih0 = bx->off[2], r->oh0 = by->off[2];
+  r->ctm = lin->ctm, r->dt_in = x->dtype, r->dt_out = y->dtype, r->zp = q8 ? ct_tq_zp(x) : 0;
+  r->scale_h = lin->scale_h, r->scale_w = lin->scale_w;
+  return put(c, &in, nm(op), t, d);
+}
+
 /* Resize, nearest, NCHW, H and W enlarged by whole factors fh, fw (N, C unchanged): the
  * tile's rows r = n·c·IH of the input are copied with a MOVE whose n axis repeats each
  * element fw times (source stride 0, destination stride 1), c runs over the rows (source IW,
@@ -35,7 +65,9 @@ static ct_status emit_resize(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box bx, by;
   if (x->ndim != 4 || y->ndim != 4 || !box_of(c, x, &bx) || !box_of(c, y, &by)) return no_cg(op, "Resize of a non-NCHW tensor", d);
-  if (!nearest_is_div(op)) return no_cg(op, "only nearest Resize whose index map is o / factor", d);
+  ct_tpu_lin lin;
+  if (ct_tpu_resize_lin(op, &lin)) return emit_resize_lin(c, op, &lin, &bx, &by, t, d);
+  if (!nearest_is_div(op)) return no_cg(op, "only nearest Resize whose index map is o / factor, or linear Resize of H and W (docs/codegen_ops.md)", d);
   int64_t ih = x->shape[2], iw = x->shape[3], oh = y->shape[2], ow = y->shape[3];
   if (x->shape[0] != y->shape[0] || x->shape[1] != y->shape[1] || oh % ih || ow % iw)
     return no_cg(op, "Resize other than a whole-factor enlargement of H and W", d);

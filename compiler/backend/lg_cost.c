@@ -31,6 +31,7 @@ static const struct {
     [LG_VPU_ELTWISE] = {1, 1, 4}, [LG_VPU_LUT] = {1, 1, 2},  [LG_VPU_LUT16] = {2, 1, 2}, [LG_VPU_POOL] = {1, 1, 4},
     [LG_VPU_DWCONV] = {1, 1, 6},  [LG_VPU_CAST] = {1, 1, 2}, [LG_VPU_REDUCE] = {1, 1, 4},
     [LG_VPU_EXP] = {1, 4, 8},     [LG_VPU_SOFTMAX] = {3, 4, 8}, [LG_VPU_NORM] = {3, 4, 8},
+    [LG_VPU_RESIZE] = {1, 1, 4},
 };
 
 int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes) {

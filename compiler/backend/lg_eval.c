@@ -57,7 +57,8 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
 /* Is op one the codegen moves LMEM → LMEM with MOVEs on load engine 0 (cg_data.c; a
  * ConvTranspose scatters its CONV's result to the output with one MOVE per tap, cg_convt.c)? */
 static bool moved_in_lmem(const ct_op *op) {
-  return op->kind == CT_OP_RESIZE || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_CONCAT ||
+  ct_tpu_lin lin;
+  return (op->kind == CT_OP_RESIZE && !ct_tpu_resize_lin(op, &lin)) || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_CONCAT ||
          op->kind == CT_OP_CONVTRANSPOSE || op->kind == CT_OP_PAD || lg_patchify(op);
 }
 
@@ -141,6 +142,7 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
     return vpu + mv;
   }
   switch (op->kind) {
+  case CT_OP_RESIZE: return lg_vpu_cycles(x->chip, LG_VPU_RESIZE, out * 4, w); /* linear: RESIZE, 4 taps */
   case CT_OP_CONV: return lg_vpu_cycles(x->chip, LG_VPU_DWCONV, out * win, w);
   case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: return lg_vpu_cycles(x->chip, LG_VPU_POOL, out * win, w);
   case CT_OP_GLOBALAVERAGEPOOL: case CT_OP_GLOBALMAXPOOL: case CT_OP_REDUCEMEAN: case CT_OP_REDUCESUM:

@@ -11,7 +11,7 @@
 
 typedef enum lg_vpu_kind {
   LG_VPU_ELTWISE, LG_VPU_LUT, LG_VPU_LUT16, LG_VPU_POOL, LG_VPU_DWCONV, LG_VPU_CAST,
-  LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM, LG_VPU_COUNT
+  LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM, LG_VPU_RESIZE, LG_VPU_COUNT
 } lg_vpu_kind;
 
 int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes);

@@ -126,7 +126,11 @@ static bool axis_needed_whole(const ct_op *op, int a, int ndim) {
     if (ax < 0) ax += ndim;
     return a >= ax;
   }
-  case CT_OP_INSTANCENORM: case CT_OP_GLOBALAVERAGEPOOL: case CT_OP_GLOBALMAXPOOL: case CT_OP_RESIZE:
+  case CT_OP_RESIZE: { /* linear: H tiles read their rows' taps (lg_tile.c), W whole */
+    ct_tpu_lin lin;
+    return ct_tpu_resize_lin(op, &lin) ? a == 3 : a >= 2;
+  }
+  case CT_OP_INSTANCENORM: case CT_OP_GLOBALAVERAGEPOOL: case CT_OP_GLOBALMAXPOOL:
   case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: case CT_OP_PAD:
     return a >= 2;
   case CT_OP_LRN: case CT_OP_CONVTRANSPOSE: return a >= 1;
@@ -172,6 +176,10 @@ static void slice_axes(const ct_op *op, ct_lg_layer *l) {
     int64_t s0, st;
     if (op->kind == CT_OP_SLICE) { /* output row r reads input row start + r·step */
       if (lg_slice_axis(op, a, &s0, &st)) l->axes[l->n_axes++] = a;
+      continue;
+    }
+    if (op->kind == CT_OP_RESIZE && a == 2) { /* linear (axis_needed_whole): rows of taps, lg_tile.c */
+      l->axes[l->n_axes++] = a;
       continue;
     }
     bool ok = true; /* every non-constant input matches along a (right-aligned) or is 1 */

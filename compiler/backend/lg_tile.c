@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "compiler/backend/lg_int.h"
+#include "ops/tpu_util.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
@@ -66,9 +67,13 @@ static void input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *
   set_whole(o);
   if (r->ax >= 0 && !(n == 1 && gaxis == l->wsplit_axis && gaxis >= 0)) {
     int64_t s0, st;
+    ct_tpu_lin lin;
     if (l->op->kind == CT_OP_SLICE && in == l->op->in[0] && lg_slice_axis(l->op, r->ax, &s0, &st)) {
       o->ax = r->ax; /* rows start + lo·step .. start + (hi − 1)·step: a window of 1 */
       ct_lg_halo_rows(r->lo, r->hi, 1, st, 1, -s0, in->shape[r->ax], &o->lo, &o->hi);
+    } else if (l->op->kind == CT_OP_RESIZE && r->ax == 2 && in == l->op->in[0] && ct_tpu_resize_lin(l->op, &lin)) {
+      o->ax = 2; /* linear Resize: the taps of the first and last output row */
+      ct_tpu_resize_rows(l->op, &lin, r->lo, r->hi, &o->lo, &o->hi);
     } else if (l->op->kind == CT_OP_CONVTRANSPOSE && r->ax == 2 && in->ndim == 4) {
       o->ax = 2;
       ct_lg_transposed_rows(r->lo, r->hi, l->kh, l->sh, l->dh, l->pad_top, in->shape[2], &o->lo, &o->hi);

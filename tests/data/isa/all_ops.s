@@ -30,6 +30,8 @@ EXP in=0 out=8192 n=1 c=4 h=8 w=8 dt_in=bf16 dt_out=bf16 func=4 alpha=0.2 beta=0
 ELTWISE a=0 b=4096 out=8192 n=1 c=4 h=8 w=8 bcast_b=15 op=div dt_a=f32 dt_b=f32 dt_out=bf16 act=clamp act_hi=16512 zp_out=0
 SOFTMAX in=0 out=8192 n=2 c=1 h=1 w=1000 axis=3 dt_in=f32 dt_out=f32 dbg=1
 NORM in=0 out=8192 gamma=65536 beta=66560 n=1 c=16 h=1 w=256 axis=3 mode=layer affine=1 eps=1e-05 dt_in=f32 dt_out=f32 dbg=0
+RESIZE in=0 out=8192 n=1 c=4 ih=4 iw=4 oh=8 ow=8 full_ih=4 full_oh=8 ih0=0 oh0=0 ctm=half_pixel dt_in=i8 dt_out=i8 zp=-3 scale_h=2 scale_w=2
+RESIZE in=0 out=8192 n=1 c=2 ih=3 iw=5 oh=4 ow=3 full_ih=9 full_oh=12 ih0=2 oh0=4 ctm=align_corners dt_in=f32 dt_out=bf16 scale_h=0 scale_w=0.6
 MOVE dst=100000 src=0 dtype=f32 n=1 c=16 h=1 w=256 src_sn=4096 src_sc=256 src_sh=256 src_sw=1 dst_sn=0 dst_sc=1 dst_sh=16 dst_sw=16 signal=3
 STORE dst=@y src=8192 dtype=u8 n=1 c=4 h=8 w=8 src_sn=256 src_sc=64 src_sh=8 src_sw=1 dst_sn=256 dst_sc=64 dst_sh=8 dst_sw=1 wait=3
 END code=7
