@@ -16,7 +16,8 @@ typedef struct ct_lower_ctx {
   int n0;                       /* values of the Top graph (ids below it have the arrays below) */
   ct_quant_param *forced;       /* QDQ parameters by value id (has_forced) */
   bool *has_forced;
-  ct_value **to_int, **to_float; /* cast caches by value id */
+  ct_value **to_int;            /* quantizing cast cache by value id */
+  ct_value **to_float[3];       /* float cast caches by value id: bf16, f16, f32 */
   ct_dtype ftype;               /* float type of ops without an integer form */
 } ct_lower_ctx;
 
@@ -33,8 +34,12 @@ ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *
 bool ct_lower_lut16_param(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p);
 /* v as quantized storage: v itself, or a (cached) Cast quantizing it. *out NULL on error. */
 ct_status ct_lower_ensure_int(ct_lower_ctx *c, ct_value *v, ct_value **out);
-/* v as float (c->ftype, or v's own float type): v itself, or a (cached) dequantizing Cast. */
-ct_status ct_lower_ensure_float(ct_lower_ctx *c, ct_value *v, ct_value **out);
+/* v as float: v itself when it already is float (any float type), else a (cached)
+ * dequantizing Cast to dt (bf16, f16 or f32). */
+ct_status ct_lower_ensure_float(ct_lower_ctx *c, ct_value *v, ct_dtype dt, ct_value **out);
+/* v as exactly float type dt (bf16, f16 or f32): v itself, or a (cached) Cast — dequantizing
+ * from quantized storage, rounding or widening (nearest even) from another float type. */
+ct_status ct_lower_as_float(ct_lower_ctx *c, ct_value *v, ct_dtype dt, ct_value **out);
 /* Retypes v as quantized storage with per-tensor parameters p. */
 ct_status ct_lower_set_q(ct_lower_ctx *c, ct_value *v, ct_quant_param p);
 /* Float data of a constant v (f32 data, or a DequantizeLinear of constants): malloc'd array

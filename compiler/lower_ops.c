@@ -658,10 +658,23 @@ static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *
   return st;
 }
 
-/* Data movement on quantized storage (input 0 already quantized): results keep its
- * parameters; a constant Pad pads with the zero point. */
+/* Is v the float module input with quantization parameters (a QDQ pair's or a calibration
+ * row)? Quantizing it is the program input's border Cast: it costs nothing. */
+static bool quantizable_input(const ct_lower_ctx *c, const ct_value *v) {
+  if (ct_lower_is_q(v) || !ct_dtype_is_float(v->dtype) || !v->def || v->def->kind != CT_OP_INPUT) return false;
+  return (v->id < c->n0 && c->has_forced[v->id]) || (c->o->calib && ct_calib_table_find(c->o->calib, v->name));
+}
+
+/* Data movement on quantized storage (input 0 already quantized, or the float module input,
+ * quantized first: moved as float, its f32 words would need a conversion the back end's
+ * moves and GMEM views do not make): results keep its parameters; a constant Pad pads with
+ * the zero point. */
 static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *x = op->in[0];
+  if (quantizable_input(c, x)) {
+    ct_status st = ct_lower_ensure_int(c, x, &x);
+    if (st) return st;
+  }
   if (!ct_lower_is_q(x)) return CT_OK;
   if (op->kind == CT_OP_RESIZE && strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest")) return CT_OK;
   if (op->kind == CT_OP_MAXPOOL && op->n_out > 1 && op->out[1]) return CT_OK;
@@ -681,6 +694,7 @@ static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
     if (need && !pv) return oom(c);
     if (need) op->in[2] = pv;
   }
+  op->in[0] = x;
   for (int k = 0; k < op->n_out; k++) {
     ct_status st = op->out[k] ? ct_lower_set_q(c, op->out[k], p) : CT_OK;
     if (st) return st;
