@@ -51,7 +51,11 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *q = fi ? y : x;
   double scale = 1;
   int32_t zp = 0;
-  if (fi != fo) {
+  ct_dtype dt_in = x->dtype == CT_BOOL ? CT_U8 : x->dtype; /* a mask: bytes 0 / 1 */
+  if (fi != fo && q->n_scale == 0) { /* plain values (ct_tpu_cast): exact through scale 1 */
+    if (fi) return no_cg(op, "a float to integer Cast without parameters (it truncates; CAST rounds)", d);
+    if (ct_dtype_size(x->dtype) > 2) return no_cg(op, "an integer Cast wider than 16 bits to float", d);
+  } else if (fi != fo) {
     if (q->n_scale != 1) return no_cg(op, "a cast without per-tensor quant parameters", d);
     scale = q->scale[0], zp = q->zero_point[0];
     /* the f32 nearest the scale, else a neighbour a few ulps away, that reproduces every result */
@@ -73,7 +77,7 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   in.op = CT_ISA_CAST;
   struct ct_insn_cast *k = &in.cast;
   k->in = lx, k->out = ly, k->n = by.ext[0], k->c = by.ext[1], k->h = by.ext[2], k->w = by.ext[3];
-  k->dt_in = x->dtype, k->dt_out = y->dtype, k->scale = (float)scale, k->zp = zp;
+  k->dt_in = dt_in, k->dt_out = y->dtype, k->scale = (float)scale, k->zp = zp;
   return put(c, &in, nm(op), t, d);
 }
 
