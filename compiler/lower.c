@@ -312,11 +312,29 @@ static ct_status float_operand(ct_lower_ctx *c, ct_op *op, int k, ct_dtype ft, b
   return st;
 }
 
+/* Is op a comparison (Greater, GreaterOrEqual, Less, LessOrEqual) of a float or quantized
+ * activation with a constant scalar, whose result only float Casts read (a mask)? Then the
+ * activation becomes operand 0 (k > x is x < k) and the result, 0 or 1, takes the float type
+ * (the function unit's comparison, docs/codegen_ops.md). */
+static bool float_mask(ct_lower_ctx *c, ct_op *op) {
+  static const ct_op_kind kind[4] = {CT_OP_GREATER, CT_OP_GREATEROREQUAL, CT_OP_LESS, CT_OP_LESSOREQUAL};
+  int i = 0;
+  while (i < 4 && op->kind != kind[i]) i++;
+  if (i == 4 || op->n_in != 2 || !op->in[0] || !op->in[1] || !ct_lower_read_as_float(c->g, op->out[0])) return false;
+  if (ct_value_is_const(op->in[0]) && !ct_value_is_const(op->in[1])) { /* mirrored: k ∘ x is x ∘' k */
+    ct_value *t = op->in[0];
+    op->in[0] = op->in[1], op->in[1] = t, op->kind = kind[(i + 2) % 4];
+  }
+  const ct_value *x = op->in[0], *k = op->in[1];
+  return !ct_value_is_const(x) && (ct_dtype_is_float(x->dtype) || ct_lower_is_q(x)) && ct_value_is_const(k) &&
+         ct_value_numel(k) == 1 && x->ndim == op->out[0]->ndim;
+}
+
 /* Float form of op in type ft (float_operand for its operands). f32 results become ft — a
  * data-movement op (keeps_type) reading a float activation gives its results that
- * activation's type instead. */
+ * activation's type instead; a mask (float_mask) is ft too. */
 static ct_status lower_float(ct_lower_ctx *c, ct_op *op, ct_dtype ft) {
-  bool at_input = reads_f32_input(op);
+  bool mask = float_mask(c, op), at_input = reads_f32_input(op);
   for (int k = 0; k < op->n_in; k++) {
     ct_value *nv;
     if (!op->in[k]) continue;
@@ -334,6 +352,7 @@ static ct_status lower_float(ct_lower_ctx *c, ct_op *op, ct_dtype ft) {
     ct_value *v = op->out[k];
     if (v && v->dtype == CT_F32 && rt != CT_F32 && !keep) ct_value_set_type(v, rt, v->ndim, v->shape);
   }
+  if (mask) ct_value_set_type(op->out[0], ft, op->out[0]->ndim, op->out[0]->shape);
   return CT_OK;
 }
 

@@ -50,6 +50,8 @@ bool ct_lower_only_output(const ct_graph *g, const ct_value *y);
 /* The mode of op: a quantize-table row naming the op (its loc) or one of its results, else
  * the module's mode. */
 ct_qmode ct_lower_op_mode(const ct_lower_ctx *c, const ct_op *op);
+/* Is every reader of v a Cast to a float type (and v no module output)? */
+bool ct_lower_read_as_float(const ct_graph *g, const ct_value *v);
 /* Tries the INT8 form of op: true with *done when lowered, *done false when op has no
  * integer form here (left to the float path). */
 ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done);

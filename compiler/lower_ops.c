@@ -725,8 +725,7 @@ static bool compare_spec(const ct_op *op, int *xi, ct_quant_lut_spec *sp) {
   return ok && op->out[0]->ndim == op->in[*xi]->ndim;
 }
 
-/* Is every reader of v a Cast to a float type (and v no module output)? */
-static bool read_as_float(const ct_graph *g, const ct_value *v) {
+bool ct_lower_read_as_float(const ct_graph *g, const ct_value *v) {
   for (int i = 0; i < g->n_outputs; i++)
     if (g->outputs[i] == v) return false;
   int n = 0;
@@ -748,7 +747,7 @@ static bool read_as_float(const ct_graph *g, const ct_value *v) {
 static ct_status lower_compare(ct_lower_ctx *c, ct_op *op, bool *done) {
   int xi;
   ct_quant_lut_spec sp;
-  if (!compare_spec(op, &xi, &sp) || !read_as_float(c->g, op->out[0])) return CT_OK;
+  if (!compare_spec(op, &xi, &sp) || !ct_lower_read_as_float(c->g, op->out[0])) return CT_OK;
   ct_value *x = op->in[xi], *xq;
   bool params = ct_lower_is_q(x) || (x->id < c->n0 && c->has_forced[x->id]) ||
                 (c->o->calib && ct_calib_table_find(c->o->calib, x->name));

@@ -207,11 +207,26 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   return put(c, &in, nm(op), t, d);
 }
 
+/* A comparison of input 0, a float activation, with input 1, a constant scalar, into a
+ * float result of input 0's shape (the lowering's mask, docs/tpu.md): the function unit's
+ * x ∘ alpha, 1 or 0 — the comparison the reference makes in f32 (ops/math_binary.c). */
+static bool compare_fn(const ct_op *op, int *f, double *al) {
+  const ct_value *x = op->n_in == 2 ? op->in[0] : NULL, *k = x ? op->in[1] : NULL, *y = op->out[0];
+  if (!x || !k || !k->data || ct_tensor_numel(k->data) != 1 || ct_value_is_const(x) || !ct_dtype_is_float(x->dtype) ||
+      !ct_dtype_is_float(y->dtype) || x->ndim != y->ndim || memcmp(x->shape, y->shape, sizeof *x->shape * (size_t)x->ndim))
+    return false;
+  *al = ct_tensor_get_f64(k->data, 0);
+  *f = op->kind == CT_OP_GREATER ? CT_QUANT_FN_GT : op->kind == CT_OP_GREATEROREQUAL ? CT_QUANT_FN_GE
+       : op->kind == CT_OP_LESS ? CT_QUANT_FN_LT : CT_QUANT_FN_LE;
+  return true;
+}
+
 /* The function-unit code of a float activation op and its parameters (those of the Top
  * kernel, ops/math_unary.c un_params); false for other ops. */
 static bool fn_of(const ct_op *op, int *f, double *al, double *be) {
   *al = 0, *be = 0;
   switch (op->kind) {
+  case CT_OP_GREATER: case CT_OP_GREATEROREQUAL: case CT_OP_LESS: case CT_OP_LESSOREQUAL: return compare_fn(op, f, al);
   case CT_OP_EXP: *f = CT_QUANT_FN_EXP; return true;
   case CT_OP_SIGMOID: *f = CT_QUANT_FN_SIGMOID; return true;
   case CT_OP_SILU: *f = CT_QUANT_FN_SILU; return true;
