@@ -110,6 +110,38 @@ static void write_mask(const char *path, const char *input) {
   finish(&b, path, input, 4, xs, &seed);
 }
 
+/* x[1,4,6,6] → Relu → Conv(4 out, 1×1, named "conv": the quantize table forces it to F32)
+ * → y: a float layer inside an INT8 module, its input dequantized to f32. */
+static void write_qtable(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 35;
+  int64_t xs[4] = {1, 4, 6, 6}, ws[4] = {4, 4, 1, 1};
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed);
+  ob_node(&b, "Relu", "relu", (const char *[]){"x", NULL}, (const char *[]){"r", NULL});
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "conv", (const char *[]){"r", "w", NULL}, (const char *[]){"y", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){1, 1});
+  finish(&b, path, input, 4, xs, &seed);
+}
+
+/* x[1,2,4,4] → Greater(x, 0.5 · x) (two activations: no mask form, a bool result) →
+ * Cast(to float) → Mul(x, ·) → y. */
+static void write_bool_cast(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 36;
+  int64_t xs[4] = {1, 2, 4, 4}, one = 1;
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  ob_init_f32(&b, "half", 1, &one, (float[]){0.5f});
+  ob_node(&b, "Mul", "halve", (const char *[]){"x", "half", NULL}, (const char *[]){"h", NULL});
+  ob_node(&b, "Greater", "gt", (const char *[]){"x", "h", NULL}, (const char *[]){"g", NULL});
+  Onnx__NodeProto *n = ob_node(&b, "Cast", "mask", (const char *[]){"g", NULL}, (const char *[]){"m", NULL});
+  ob_attr_i(&b, n, "to", T_FLOAT);
+  ob_node(&b, "Mul", "keep", (const char *[]){"x", "m", NULL}, (const char *[]){"y", NULL});
+  finish(&b, path, input, 4, xs, &seed);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name;
@@ -136,6 +168,60 @@ static void deploy_chips(const char *tpu, const char *input, const char *tag) {
     ck_assert_msg(compared >= 1 && differ == 0, "%s chip %d: %s", tag, k, out);
   }
 }
+
+/* Writes the model of writer w as tmp files named after tag: model, input, Top module and
+ * calibration table (from the input). */
+static void front(writer_fn w, const char *tag, char *model, char *input, char *top, char *calib) {
+  char name[100], out[8192];
+#define TMP(buf, fmt) (snprintf(name, sizeof name, fmt, tag), snprintf(buf, 700, "%s", ct_test_tmp_path(name)))
+  TMP(model, "b_%s.onnx"), TMP(input, "b_%s_in.pb"), TMP(top, "b_%s.top"), TMP(calib, "b_%s.calib");
+#undef TMP
+  w(model, input);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0,
+                "calibrate: %s", out);
+}
+
+/* A quantize table forcing a Conv to F32 inside an INT8 module (docs/qtable.md): the Conv
+ * reads an f32 dequantization of its INT8 input (f32 weights need f32 input), bit-exact. */
+START_TEST(test_qtable_float_layer) {
+  char model[700], input[700], top[700], calib[700], tpu[720], qt[720], out[8192];
+  front(write_qtable, "qtable", model, input, top, calib);
+  snprintf(qt, sizeof qt, "%s.qtable", top), snprintf(tpu, sizeof tpu, "%s.tpu", top);
+  ck_assert(ct_test_write_file(qt, "conv F32\n", 9));
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' --quantize-table '%s' -o '%s'",
+                                 top, calib, qt, tpu) == 0,
+                "lower: %s", out);
+  char *text = ct_test_read_file(tpu, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_msg(strstr(text, "r_to_f32") && strstr(text, "tpu.Lut"), "%s", text);
+  free(text);
+  deploy_chips(tpu, input, "b_qtable");
+}
+END_TEST
+
+/* A Cast of a bool tensor made inside the module (no quantization parameters: a plain ONNX
+ * Cast, M-LSD's decoder) runs on the Tpu reference in INT8, BF16, F16 and F32 (exit 0);
+ * ct_tpu_cast used to ask it for parameters ("a dequantizing cast needs per-tensor
+ * parameters on its operand", exit 3). */
+START_TEST(test_plain_cast_reference) {
+  char model[700], input[700], top[700], calib[700], tpu[720], res[720], out[8192];
+  front(write_bool_cast, "boolcast", model, input, top, calib);
+  static const char *modes[] = {"INT8", "BF16", "F16", "F32"};
+  for (int f = 0; f < 4; f++) {
+    snprintf(tpu, sizeof tpu, "%s.%s.tpu", top, modes[f]), snprintf(res, sizeof res, "%s.%s.h5", top, modes[f]);
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s --calibration-table '%s' -o '%s'", top, modes[f],
+                                   calib, tpu) == 0,
+                  "lower %s: %s", modes[f], out);
+    char *text = ct_test_read_file(tpu, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "tpu.Greater") && strstr(text, "xi1>"), "%s: %s", modes[f], text); /* a bool result is cast */
+    free(text);
+    int rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s'", tpu, input, res);
+    ck_assert_msg(rc == 0, "%s: infer exited %d: %s", modes[f], rc, out);
+  }
+}
+END_TEST
 
 START_TEST(test_borders_bit_exact) {
   char model[700], input[700], top[700], calib[700], tpu[720], out[8192], name[100], tag[100];
@@ -164,6 +250,8 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("borders");
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_borders_bit_exact, 0, (int)(sizeof models / sizeof models[0]));
+  tcase_add_test(tc, test_qtable_float_layer);
+  tcase_add_test(tc, test_plain_cast_reference);
   suite_add_tcase(s, tc);
   return s;
 }
