@@ -258,8 +258,7 @@ bool ct_lower_only_output(const ct_graph *g, const ct_value *y) {
 
 /* Does op only move the data of its input 0 (its other inputs are indices, shapes or a pad
  * value)? In a float lowering such an op keeps input 0's float type: the back end moves
- * bytes (GMEM views, MOVEs) and converts nothing (docs/tpu.md "Data movement keeps its
- * type"). */
+ * bytes (GMEM views, MOVEs) and converts nothing (docs/tpu.md "Borders"). */
 static bool keeps_type(const ct_op *op) {
   switch (op->kind) {
   case CT_OP_RESHAPE: case CT_OP_FLATTEN: case CT_OP_SQUEEZE: case CT_OP_UNSQUEEZE: case CT_OP_TRANSPOSE:
