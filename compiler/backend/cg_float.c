@@ -185,7 +185,8 @@ static bool const_scalar(const ct_op *op, int k, float dflt, float *v) {
   return true;
 }
 
-/* Relu / Clip on a float tile: ELTWISE max(x, x) with the clamp of the activation fields. */
+/* Relu / Clip on a float tile: ELTWISE max(x, x) with the clamp of the activation fields
+ * (from x's float type to y's). */
 static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box by;
@@ -193,7 +194,6 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   float lo = 0.0f, hi = INFINITY;
   if (op->kind == CT_OP_CLIP && (!const_scalar(op, 1, -INFINITY, &lo) || !const_scalar(op, 2, INFINITY, &hi)))
     return no_cg(op, "a Clip whose bounds are not constant scalars", d);
-  if (x->dtype != y->dtype) return no_cg(op, "a float Relu / Clip that changes the storage type", d);
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_ELTWISE;
@@ -203,7 +203,9 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   e->a = e->b = lmem_of(c->gr, x), e->out = lmem_of(c->gr, y);
   if (e->a < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   e->n = by.ext[0], e->c = by.ext[1], e->h = by.ext[2], e->w = by.ext[3];
-  e->op = CT_ISA_ELT_MAX, e->dt_a = e->dt_b = e->dt_out = y->dtype;
+  /* from the f32 module input to the mode's type: rounded once at the end, as the reference
+   * rounds its f32 result; the bounds rounded to that type clamp alike (rounding is monotonic) */
+  e->op = CT_ISA_ELT_MAX, e->dt_a = e->dt_b = x->dtype, e->dt_out = y->dtype;
   return put(c, &in, nm(op), t, d);
 }
 
