@@ -183,7 +183,8 @@ static void front(writer_fn w, const char *tag, char *model, char *input, char *
 }
 
 /* A quantize table forcing a Conv to F32 inside an INT8 module (docs/qtable.md): the Conv
- * reads an f32 dequantization of its INT8 input (f32 weights need f32 input), bit-exact. */
+ * reads an f32 dequantization of its INT8 input (f32 weights need f32 input), bit-exact. The
+ * same model in BF16: its Relu reads the f32 input and writes bf16 (ELTWISE f32 → bf16). */
 START_TEST(test_qtable_float_layer) {
   char model[700], input[700], top[700], calib[700], tpu[720], qt[720], out[8192];
   front(write_qtable, "qtable", model, input, top, calib);
@@ -197,6 +198,9 @@ START_TEST(test_qtable_float_layer) {
   ck_assert_msg(strstr(text, "r_to_f32") && strstr(text, "tpu.Lut"), "%s", text);
   free(text);
   deploy_chips(tpu, input, "b_qtable");
+  snprintf(tpu, sizeof tpu, "%s.BF16.tpu", top);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize BF16 -o '%s'", top, tpu) == 0, "lower: %s", out);
+  deploy_chips(tpu, input, "b_relu_bf16");
 }
 END_TEST
 
