@@ -1,5 +1,6 @@
 /* lower_int.h: state shared by the lowering's files (lower.c: driver, parameters, casts;
- * lower_ops.c: the INT8 form of each op). Private to compiler/. */
+ * lower_ops.c: the INT8 form of each op; lower_mask.c: masks and Casts). Private to
+ * compiler/. */
 #ifndef CT_LOWER_INT_H
 #define CT_LOWER_INT_H
 
@@ -52,6 +53,14 @@ bool ct_lower_only_output(const ct_graph *g, const ct_value *y);
 ct_qmode ct_lower_op_mode(const ct_lower_ctx *c, const ct_op *op);
 /* Is every reader of v a Cast to a float type (and v no module output)? */
 bool ct_lower_read_as_float(const ct_graph *g, const ct_value *v);
+/* Comparison op (Greater, GreaterOrEqual, Less, LessOrEqual) of an activation with a constant
+ * scalar, read only by Casts to float (ct_lower_read_as_float): a Lut from the activation's
+ * 8-bit storage to u8 0 / 1 at scale 1 (*done); *done false when op is no such comparison or
+ * the activation has no parameters. Errors: out of memory, ct_lower_ensure_int's. */
+ct_status ct_lower_compare_int8(ct_lower_ctx *c, ct_op *op, bool *done);
+/* Cast op to a float type of quantized per-tensor storage: erased, its readers read the
+ * storage (a module output keeps the Cast's name); *done false for other Casts. */
+ct_status ct_lower_cast_int8(ct_lower_ctx *c, ct_op *op, bool *done);
 /* Tries the INT8 form of op: true with *done when lowered, *done false when op has no
  * integer form here (left to the float path). */
 ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done);
