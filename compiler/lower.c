@@ -76,6 +76,10 @@ ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *
   }
   if (!ct_quant_param_calib(th, lo, hi, c->o->asymmetric, !c->o->no_unsigned, p))
     return ct_diag_set(c->d, CT_ERR_INPUT, "calibration table: tensor \"%s\": invalid row", v->name);
+  /* an f32 value (as QDQ models' scales are): the ISA's CAST carries its scale as f32, so a
+   * Cast between the tensor and f32 is then exactly what the Tpu reference computes */
+  float sf = (float)p->scale;
+  if (sf > 0 && isfinite(sf)) p->scale = sf;
   return CT_OK;
 }
 
@@ -120,16 +124,25 @@ ct_status ct_lower_ensure_int(ct_lower_ctx *c, ct_value *v, ct_value **out) {
   return *out = nv, CT_OK;
 }
 
-ct_status ct_lower_ensure_float(ct_lower_ctx *c, ct_value *v, ct_value **out) {
+/* Slot of float type dt in the to_float caches. */
+static int float_slot(ct_dtype dt) { return dt == CT_BF16 ? 0 : dt == CT_F16 ? 1 : 2; }
+
+ct_status ct_lower_as_float(ct_lower_ctx *c, ct_value *v, ct_dtype dt, ct_value **out) {
   *out = NULL;
-  if (!ct_lower_is_q(v)) return *out = v, CT_OK;
-  if (v->n_scale > 1 && v->ndim > 0 && v->def && v->def->kind != CT_OP_WEIGHT) /* ct_tq_channel_act rules it out */
+  if (v->dtype == dt && !ct_lower_is_q(v)) return *out = v, CT_OK;
+  if (ct_lower_is_q(v) && v->n_scale > 1 && v->ndim > 0 && v->def && v->def->kind != CT_OP_WEIGHT) /* ct_tq_channel_act rules it out */
     return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: the per-channel activation \"%s\" would need a float Cast", v->name);
-  if (v->id < c->n0 && c->to_float[v->id]) return *out = c->to_float[v->id], CT_OK;
-  ct_value *nv = add_cast(c, v, c->ftype);
+  ct_value **cache = v->id < c->n0 ? &c->to_float[float_slot(dt)][v->id] : NULL;
+  if (cache && *cache) return *out = *cache, CT_OK;
+  ct_value *nv = add_cast(c, v, dt);
   if (!nv) return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory");
-  if (v->id < c->n0) c->to_float[v->id] = nv;
+  if (cache) *cache = nv;
   return *out = nv, CT_OK;
+}
+
+ct_status ct_lower_ensure_float(ct_lower_ctx *c, ct_value *v, ct_dtype dt, ct_value **out) {
+  if (!ct_lower_is_q(v)) return *out = v, CT_OK;
+  return ct_lower_as_float(c, v, dt, out);
 }
 
 float *ct_lower_const_f32(const ct_value *v, int64_t *n) {
@@ -244,44 +257,102 @@ bool ct_lower_only_output(const ct_graph *g, const ct_value *y) {
   return n > 0 && ct_graph_count_uses(g, y) == n;
 }
 
-/* Does op read a module input of f32 directly? In a BF16 / F16 lowering it then computes in
- * f32 (its weights stay f32) and rounds only its result to the mode's type: the image is not
- * rounded to 8 or 11 bits before the first layer (PP-OCRv4 rec BF16: cosine 0.9960 with the
- * input rounded to bf16, 0.9999 without). */
+/* Does op only move the data of its input 0 (its other inputs are indices, shapes or a pad
+ * value)? In a float lowering such an op keeps input 0's float type: the back end moves
+ * bytes (GMEM views, MOVEs) and converts nothing (docs/tpu.md "Borders"). */
+static bool keeps_type(const ct_op *op) {
+  switch (op->kind) {
+  case CT_OP_RESHAPE: case CT_OP_FLATTEN: case CT_OP_SQUEEZE: case CT_OP_UNSQUEEZE: case CT_OP_TRANSPOSE:
+  case CT_OP_SLICE: case CT_OP_SPLIT: case CT_OP_PAD: case CT_OP_DEPTHTOSPACE: case CT_OP_SPACETODEPTH:
+  case CT_OP_IDENTITY: return true;
+  case CT_OP_RESIZE: return !strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest");
+  default: return false;
+  }
+}
+
+/* Is v the f32 module input, or data-movement ops' (keeps_type) view of it? */
+static bool f32_input(const ct_value *v) {
+  while (v && v->dtype == CT_F32 && v->def && keeps_type(v->def)) v = v->def->in[0];
+  return v && v->dtype == CT_F32 && v->n_scale == 0 && v->def && v->def->kind == CT_OP_INPUT;
+}
+
+/* Does op read the f32 module input (or a view of it: f32_input)? In a BF16 / F16 lowering it
+ * then computes in f32 (its weights stay f32) and rounds only its result to the mode's type:
+ * the image is not rounded to 8 or 11 bits before the first layer (PP-OCRv4 rec BF16: cosine
+ * 0.9960 with the input rounded to bf16, 0.9999 without). */
 static bool reads_f32_input(const ct_op *op) {
   for (int k = 0; k < op->n_in; k++)
-    if (op->in[k] && op->in[k]->dtype == CT_F32 && op->in[k]->def && op->in[k]->def->kind == CT_OP_INPUT) return true;
+    if (f32_input(op->in[k])) return true;
   return false;
 }
 
-/* Float form of op in type ft: quantized operands are dequantized by Casts, f32 results
- * become ft, and the constant MAC weights (not the bias: it is added to the f32 accumulator)
- * and constant data a move op moves are stored as ft (rounded once, as the result would be)
- * — unless op reads the f32 module input (reads_f32_input): then they stay f32. */
+/* Operand k of a MAC op that is an activation (its data input, or a MatMul / Gemm operand
+ * that is no constant). */
+static bool mac_act_operand(const ct_op *op, int k) {
+  return is_mac(op->kind) && (k == 0 || (k == 1 && (op->kind == CT_OP_MATMUL || op->kind == CT_OP_GEMM) && !ct_value_is_const(op->in[1]) &&
+                                         !(op->in[1]->def && op->in[1]->def->kind == CT_OP_DEQUANTIZELINEAR)));
+}
+
+/* Operand k of op in float type ft (the op's compute type ct for a MAC's activations, whose
+ * type must be the weights' — isa: float weights have the input type): quantized operands
+ * dequantized by a Cast, a MAC activation of another float type rounded or widened by a
+ * Cast; constant MAC weights and constant moved data stored as ft (rounded once, as the
+ * result would be) unless op computes in f32 (at_input). */
+static ct_status float_operand(ct_lower_ctx *c, ct_op *op, int k, ct_dtype ft, bool at_input, ct_value **out) {
+  ct_value *v = op->in[k];
+  ct_dtype ct = at_input ? CT_F32 : ft;
+  ct_status st = mac_act_operand(op, k) ? ct_lower_as_float(c, v, ct, out) : ct_lower_ensure_float(c, v, ft, out);
+  bool mac_weight = is_mac(op->kind) && k == 1;
+  if (!st && ft != CT_F32 && !at_input && (mac_weight || moved_operand(op, k)) && v->data && v->data->dtype == CT_F32) {
+    ct_tensor *t = ct_tensor_cast(v->data, ft);
+    char name[512];
+    snprintf(name, sizeof name, "%s_%s", v->name, ct_dtype_name(ft));
+    if (!t || !(*out = ct_graph_add_weight(c->g, name, t))) return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory");
+  }
+  return st;
+}
+
+/* Is op a comparison (Greater, GreaterOrEqual, Less, LessOrEqual) of a float or quantized
+ * activation with a constant scalar, whose result only float Casts read (a mask)? Then the
+ * activation becomes operand 0 (k > x is x < k) and the result, 0 or 1, takes the float type
+ * (the function unit's comparison, docs/codegen_ops.md). */
+static bool float_mask(ct_lower_ctx *c, ct_op *op) {
+  static const ct_op_kind kind[4] = {CT_OP_GREATER, CT_OP_GREATEROREQUAL, CT_OP_LESS, CT_OP_LESSOREQUAL};
+  int i = 0;
+  while (i < 4 && op->kind != kind[i]) i++;
+  if (i == 4 || op->n_in != 2 || !op->in[0] || !op->in[1] || !ct_lower_read_as_float(c->g, op->out[0])) return false;
+  if (ct_value_is_const(op->in[0]) && !ct_value_is_const(op->in[1])) { /* mirrored: k ∘ x is x ∘' k */
+    ct_value *t = op->in[0];
+    op->in[0] = op->in[1], op->in[1] = t, op->kind = kind[(i + 2) % 4];
+  }
+  const ct_value *x = op->in[0], *k = op->in[1];
+  return !ct_value_is_const(x) && (ct_dtype_is_float(x->dtype) || ct_lower_is_q(x)) && ct_value_is_const(k) &&
+         ct_value_numel(k) == 1 && x->ndim == op->out[0]->ndim;
+}
+
+/* Float form of op in type ft (float_operand for its operands). f32 results become ft — a
+ * data-movement op (keeps_type) reading a float activation gives its results that
+ * activation's type instead; a mask (float_mask) is ft too. */
 static ct_status lower_float(ct_lower_ctx *c, ct_op *op, ct_dtype ft) {
-  bool at_input = reads_f32_input(op);
+  bool mask = float_mask(c, op), at_input = reads_f32_input(op);
   for (int k = 0; k < op->n_in; k++) {
-    ct_value *v = op->in[k], *nv;
-    if (!v) continue;
-    ct_status st = ct_lower_ensure_float(c, v, &nv);
+    ct_value *nv;
+    if (!op->in[k]) continue;
+    ct_status st = float_operand(c, op, k, ft, at_input, &nv);
     if (st) return st;
-    bool mac_weight = is_mac(op->kind) && k == 1;
-    if (ft != CT_F32 && !at_input && (mac_weight || moved_operand(op, k)) && v->data && v->data->dtype == CT_F32) {
-      ct_tensor *t = ct_tensor_cast(v->data, ft);
-      char name[512];
-      snprintf(name, sizeof name, "%s_%s", v->name, ct_dtype_name(ft));
-      if (!t || !(nv = ct_graph_add_weight(c->g, name, t))) return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory");
-    }
     op->in[k] = nv;
   }
+  const ct_value *x = op->n_in > 0 ? op->in[0] : NULL;
+  ct_dtype rt = keeps_type(op) && x && ct_dtype_is_float(x->dtype) && !ct_value_is_const(x) ? x->dtype : ft;
   /* a MAC result that only leaves the module keeps its f32 accumulator (as INT8 keeps the
    * int32 one: docs/quant.md "Module outputs at accumulator precision") */
   bool keep = (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL || op->kind == CT_OP_CONV) && op->n_out == 1 &&
               ct_lower_only_output(c->g, op->out[0]);
   for (int k = 0; k < op->n_out; k++) {
     ct_value *v = op->out[k];
-    if (v && v->dtype == CT_F32 && ft != CT_F32 && !keep) ct_value_set_type(v, ft, v->ndim, v->shape);
+    if (v && v->dtype == CT_F32 && rt != CT_F32 && !keep) ct_value_set_type(v, rt, v->ndim, v->shape);
   }
+  if (mask) ct_value_set_type(op->out[0], ft, op->out[0]->ndim, op->out[0]->shape);
   return CT_OK;
 }
 
@@ -320,8 +391,10 @@ ct_status ct_lower(ct_graph *g, const ct_lower_options *o, ct_diag *d) {
   c.ftype = o->mode == CT_QMODE_INT8 ? (o->float_fallback_f32 ? CT_F32 : CT_BF16) : mode_dtype(o->mode);
   size_t n = (size_t)(c.n0 > 0 ? c.n0 : 1);
   c.forced = calloc(n, sizeof *c.forced), c.has_forced = calloc(n, sizeof *c.has_forced);
-  c.to_int = calloc(n, sizeof *c.to_int), c.to_float = calloc(n, sizeof *c.to_float);
-  ct_status st = c.forced && c.has_forced && c.to_int && c.to_float ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "lower: out of memory");
+  c.to_int = calloc(n, sizeof *c.to_int);
+  bool ok = c.forced && c.has_forced && c.to_int;
+  for (int k = 0; k < 3; k++) ok = (c.to_float[k] = calloc(n, sizeof *c.to_float[k])) && ok;
+  ct_status st = ok ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "lower: out of memory");
   if (!st) st = check_qtable(&c);
   if (!st && o->mode == CT_QMODE_INT8) {
     st = strip_qdq(&c);
@@ -336,6 +409,7 @@ ct_status ct_lower(ct_graph *g, const ct_lower_options *o, ct_diag *d) {
   }
   if (!st && !(g->dialect = ct_arena_strdup(&g->arena, "tpu"))) st = ct_diag_set(d, CT_ERR_LIMIT, "lower: out of memory");
   if (!st && o->chip && !(g->chip = ct_arena_strdup(&g->arena, o->chip))) st = ct_diag_set(d, CT_ERR_LIMIT, "lower: out of memory");
-  free(c.forced), free(c.has_forced), free(c.to_int), free(c.to_float);
+  free(c.forced), free(c.has_forced), free(c.to_int);
+  for (int k = 0; k < 3; k++) free(c.to_float[k]);
   return st;
 }

@@ -1,5 +1,6 @@
 /* lower_int.h: state shared by the lowering's files (lower.c: driver, parameters, casts;
- * lower_ops.c: the INT8 form of each op). Private to compiler/. */
+ * lower_ops.c: the INT8 form of each op; lower_mask.c: masks and Casts). Private to
+ * compiler/. */
 #ifndef CT_LOWER_INT_H
 #define CT_LOWER_INT_H
 
@@ -16,7 +17,8 @@ typedef struct ct_lower_ctx {
   int n0;                       /* values of the Top graph (ids below it have the arrays below) */
   ct_quant_param *forced;       /* QDQ parameters by value id (has_forced) */
   bool *has_forced;
-  ct_value **to_int, **to_float; /* cast caches by value id */
+  ct_value **to_int;            /* quantizing cast cache by value id */
+  ct_value **to_float[3];       /* float cast caches by value id: bf16, f16, f32 */
   ct_dtype ftype;               /* float type of ops without an integer form */
 } ct_lower_ctx;
 
@@ -33,8 +35,12 @@ ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *
 bool ct_lower_lut16_param(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p);
 /* v as quantized storage: v itself, or a (cached) Cast quantizing it. *out NULL on error. */
 ct_status ct_lower_ensure_int(ct_lower_ctx *c, ct_value *v, ct_value **out);
-/* v as float (c->ftype, or v's own float type): v itself, or a (cached) dequantizing Cast. */
-ct_status ct_lower_ensure_float(ct_lower_ctx *c, ct_value *v, ct_value **out);
+/* v as float: v itself when it already is float (any float type), else a (cached)
+ * dequantizing Cast to dt (bf16, f16 or f32). */
+ct_status ct_lower_ensure_float(ct_lower_ctx *c, ct_value *v, ct_dtype dt, ct_value **out);
+/* v as exactly float type dt (bf16, f16 or f32): v itself, or a (cached) Cast — dequantizing
+ * from quantized storage, rounding or widening (nearest even) from another float type. */
+ct_status ct_lower_as_float(ct_lower_ctx *c, ct_value *v, ct_dtype dt, ct_value **out);
 /* Retypes v as quantized storage with per-tensor parameters p. */
 ct_status ct_lower_set_q(ct_lower_ctx *c, ct_value *v, ct_quant_param p);
 /* Float data of a constant v (f32 data, or a DequantizeLinear of constants): malloc'd array
@@ -45,6 +51,16 @@ bool ct_lower_only_output(const ct_graph *g, const ct_value *y);
 /* The mode of op: a quantize-table row naming the op (its loc) or one of its results, else
  * the module's mode. */
 ct_qmode ct_lower_op_mode(const ct_lower_ctx *c, const ct_op *op);
+/* Is every reader of v a Cast to a float type (and v no module output)? */
+bool ct_lower_read_as_float(const ct_graph *g, const ct_value *v);
+/* Comparison op (Greater, GreaterOrEqual, Less, LessOrEqual) of an activation with a constant
+ * scalar, read only by Casts to float (ct_lower_read_as_float): a Lut from the activation's
+ * 8-bit storage to u8 0 / 1 at scale 1 (*done); *done false when op is no such comparison or
+ * the activation has no parameters. Errors: out of memory, ct_lower_ensure_int's. */
+ct_status ct_lower_compare_int8(ct_lower_ctx *c, ct_op *op, bool *done);
+/* Cast op to a float type of quantized per-tensor storage: erased, its readers read the
+ * storage (a module output keeps the Cast's name); *done false for other Casts. */
+ct_status ct_lower_cast_int8(ct_lower_ctx *c, ct_op *op, bool *done);
 /* Tries the INT8 form of op: true with *done when lowered, *done false when op has no
  * integer form here (left to the float path). */
 ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done);

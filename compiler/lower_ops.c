@@ -658,10 +658,23 @@ static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *
   return st;
 }
 
-/* Data movement on quantized storage (input 0 already quantized): results keep its
- * parameters; a constant Pad pads with the zero point. */
+/* Is v the float module input with quantization parameters (a QDQ pair's or a calibration
+ * row)? Quantizing it is the program input's border Cast: it costs nothing. */
+static bool quantizable_input(const ct_lower_ctx *c, const ct_value *v) {
+  if (ct_lower_is_q(v) || !ct_dtype_is_float(v->dtype) || !v->def || v->def->kind != CT_OP_INPUT) return false;
+  return (v->id < c->n0 && c->has_forced[v->id]) || (c->o->calib && ct_calib_table_find(c->o->calib, v->name));
+}
+
+/* Data movement on quantized storage (input 0 already quantized, or the float module input,
+ * quantized first: moved as float, its f32 words would need a conversion the back end's
+ * moves and GMEM views do not make): results keep its parameters; a constant Pad pads with
+ * the zero point. */
 static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *x = op->in[0];
+  if (quantizable_input(c, x)) {
+    ct_status st = ct_lower_ensure_int(c, x, &x);
+    if (st) return st;
+  }
   if (!ct_lower_is_q(x)) return CT_OK;
   ct_tpu_lin lin;
   if (op->kind == CT_OP_RESIZE && strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest") &&
@@ -684,6 +697,7 @@ static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
     if (need && !pv) return oom(c);
     if (need) op->in[2] = pv;
   }
+  op->in[0] = x;
   for (int k = 0; k < op->n_out; k++) {
     ct_status st = op->out[k] ? ct_lower_set_q(c, op->out[k], p) : CT_OK;
     if (st) return st;
@@ -714,6 +728,8 @@ ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   case CT_OP_RESHAPE: case CT_OP_FLATTEN: case CT_OP_SQUEEZE: case CT_OP_UNSQUEEZE: case CT_OP_TRANSPOSE:
   case CT_OP_SLICE: case CT_OP_SPLIT: case CT_OP_PAD: case CT_OP_MAXPOOL: case CT_OP_GLOBALMAXPOOL:
   case CT_OP_RESIZE: case CT_OP_DEPTHTOSPACE: case CT_OP_SPACETODEPTH: return lower_move(c, op, done);
+  case CT_OP_GREATER: case CT_OP_GREATEROREQUAL: case CT_OP_LESS: case CT_OP_LESSOREQUAL: return ct_lower_compare_int8(c, op, done);
+  case CT_OP_CAST: return ct_lower_cast_int8(c, op, done);
   default: return ct_tq_lut_spec(op, &sp) ? lower_lut(c, op, &sp, done) : CT_OK;
   }
 }

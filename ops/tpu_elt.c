@@ -200,11 +200,14 @@ ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
 
 /* CAST: float → integer quantizes with the output's parameters (round half away from zero,
  * saturate: ct_quant_quantize); integer → float dequantizes with the input's; float → float
- * rounds to the output type (nearest even); integer → integer rescales (Requant's formula). */
+ * rounds to the output type (nearest even); integer → integer rescales (Requant's formula).
+ * An integer or bool side without parameters holds plain values (a mask, indices, an ONNX
+ * Cast of them): the Cast converts values as ONNX does (the Top kernel). */
 ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   const ct_value *xv = op->in[0], *yv = op->out[0];
   bool fi = ct_dtype_is_float(in[0]->dtype), fo = ct_dtype_is_float(out[0]->dtype);
   int64_t n = ct_tensor_numel(in[0]);
+  if ((!fi && xv->n_scale == 0) || (!fo && yv->n_scale == 0)) return ct_kernel_of(CT_OP_CAST)(op, in, out, ctx, d);
   if (!fi && !fo) return ct_tpu_requant(op, in, out, ctx, d);
   if (fi && !fo) {
     if (yv->n_scale != 1 || !ct_tq_is_storage(out[0]->dtype))

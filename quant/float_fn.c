@@ -23,6 +23,10 @@ float ct_quant_fn_f32(int f, float x, double alpha, double beta) {
   case CT_QUANT_FN_SQRT: return (float)sqrt(v);
   case CT_QUANT_FN_RECIP: return (float)(1 / v);
   case CT_QUANT_FN_ERF: return (float)erf(v);
+  case CT_QUANT_FN_GT: return v > alpha ? 1.0f : 0.0f;
+  case CT_QUANT_FN_GE: return v >= alpha ? 1.0f : 0.0f;
+  case CT_QUANT_FN_LT: return v < alpha ? 1.0f : 0.0f;
+  case CT_QUANT_FN_LE: return v <= alpha ? 1.0f : 0.0f;
   default: return NAN;
   }
 }

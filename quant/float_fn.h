@@ -32,6 +32,10 @@ typedef enum ct_quant_fn {
   CT_QUANT_FN_SQRT,      /* (float) sqrt((double) x) */
   CT_QUANT_FN_RECIP,     /* (float) (1 / (double) x) */
   CT_QUANT_FN_ERF,       /* (float) erf((double) x) */
+  CT_QUANT_FN_GT,        /* x > alpha ? 1 : 0 (NaN: 0), a comparison's mask (Greater-13) */
+  CT_QUANT_FN_GE,        /* x >= alpha ? 1 : 0 (GreaterOrEqual-16) */
+  CT_QUANT_FN_LT,        /* x < alpha ? 1 : 0 (Less-13) */
+  CT_QUANT_FN_LE,        /* x <= alpha ? 1 : 0 (LessOrEqual-16) */
   CT_QUANT_FN_COUNT
 } ct_quant_fn;
 

@@ -311,6 +311,10 @@ typedef enum ct_quant_lut_fn {
   CT_QUANT_LUT_SOFTPLUS,    /* ln(1 + e^x) */
   CT_QUANT_LUT_MISH,        /* x · tanh(softplus(x)) */
   CT_QUANT_LUT_ABS,         /* |x| */
+  CT_QUANT_LUT_GREATER,     /* x > alpha ? 1 : 0 (a mask: Greater with a constant, cast to float) */
+  CT_QUANT_LUT_GREATEREQ,   /* x ≥ alpha ? 1 : 0 */
+  CT_QUANT_LUT_LESS,        /* x < alpha ? 1 : 0 */
+  CT_QUANT_LUT_LESSEQ,      /* x ≤ alpha ? 1 : 0 */
   CT_QUANT_LUT_COUNT
 } ct_quant_lut_fn;
 

@@ -7,7 +7,8 @@
 
 static const char *const lut_names[CT_QUANT_LUT_COUNT] = {
     "sigmoid", "tanh",       "silu",      "hardsigmoid", "hardswish", "gelu", "gelu_tanh", "exp",
-    "log",     "sqrt",       "reciprocal", "leakyrelu",  "elu",       "softplus", "mish",  "abs"};
+    "log",     "sqrt",       "reciprocal", "leakyrelu",  "elu",       "softplus", "mish",  "abs",
+    "greater", "greater_or_equal", "less", "less_or_equal"};
 
 const char *ct_quant_lut_name(ct_quant_lut_fn fn) {
   return fn >= 0 && fn < CT_QUANT_LUT_COUNT ? lut_names[fn] : NULL;
@@ -56,6 +57,10 @@ static double lut_fn(double x, const ct_quant_lut_spec *s) {
     case CT_QUANT_LUT_SOFTPLUS: return softplus(x);
     case CT_QUANT_LUT_MISH: return x * tanh(softplus(x));
     case CT_QUANT_LUT_ABS: return fabs(x);
+    case CT_QUANT_LUT_GREATER: return x > s->alpha;
+    case CT_QUANT_LUT_GREATEREQ: return x >= s->alpha;
+    case CT_QUANT_LUT_LESS: return x < s->alpha;
+    case CT_QUANT_LUT_LESSEQ: return x <= s->alpha;
     default: return NAN;
   }
 }

@@ -225,12 +225,13 @@ START_TEST(test_semantic_checks_and_footprints) {
   ck_assert(a[1].mem == CT_MEM_LMEM && a[1].bytes == (60 + 40 + 15 + 4 + 1) * 2 && a[1].write);
   ck_assert_int_eq(ct_isa_check(&in, &chip, &d), CT_ERR_INPUT); /* eng 1, one load engine */
   ck_assert(strstr(d.msg, "dma.load_engines") != NULL);
-  /* the function unit's codes 0..18; ELTWISE div only on float operands */
-  ck_assert_int_eq(ct_asm_insn("EXP in=0 out=64 n=1 c=1 h=1 w=8 dt_in=f32 dt_out=bf16 func=18", NULL, &in, NULL), CT_OK);
+  /* the function unit's codes 0..22 (19..22: comparisons with alpha); ELTWISE div only on
+   * float operands */
+  ck_assert_int_eq(ct_asm_insn("EXP in=0 out=64 n=1 c=1 h=1 w=8 dt_in=f32 dt_out=bf16 func=22", NULL, &in, NULL), CT_OK);
   ck_assert_msg(ct_isa_check(&in, NULL, &d) == CT_OK, "%s", d.msg);
-  in.exp.func = 19;
+  in.exp.func = 23;
   ck_assert_int_eq(ct_isa_check(&in, NULL, &d), CT_ERR_INPUT);
-  ck_assert(strstr(d.msg, "func 19") != NULL);
+  ck_assert(strstr(d.msg, "func 23") != NULL);
   ck_assert_int_eq(ct_asm_insn("ELTWISE a=0 b=64 out=128 n=1 c=1 h=1 w=8 op=div dt_a=bf16 dt_b=bf16 dt_out=bf16", NULL, &in,
                                NULL),
                    CT_OK);

@@ -349,10 +349,11 @@ START_TEST(test_lower_small_graph) {
   ck_assert_str_eq(g->dialect, "tpu");
   ct_value *y = ct_graph_find_value(g, "y"), *z = ct_graph_find_value(g, "z"), *xq = ct_graph_find_value(g, "x_to_i8");
   ck_assert(y && z && xq);
+  /* activation scales are f32 values (the CAST field): 2/127 and 5.1/255 rounded to f32 */
   ck_assert_int_eq(xq->dtype, CT_I8); /* x has negative values: i8, scale 2/127 */
-  ck_assert_double_eq_tol(xq->scale[0], 2.0 / 127, 1e-15);
+  ck_assert(xq->scale[0] == (double)(float)(2.0 / 127));
   ck_assert_int_eq(y->dtype, CT_U8); /* non-negative (min 0): u8, scale 5.1/255 = 0.02 */
-  ck_assert_double_eq_tol(y->scale[0], 0.02, 1e-15);
+  ck_assert(y->scale[0] == (double)(float)0.02);
   const ct_op *conv = y->def, *lut = z->def;
   ck_assert_int_eq(conv->in[0]->dtype, CT_I8);
   ck_assert_int_eq(conv->in[1]->dtype, CT_I8);
@@ -361,7 +362,7 @@ START_TEST(test_lower_small_graph) {
   ck_assert_int_eq(conv->in[1]->n_scale, 3);
   ck_assert_double_eq_tol(conv->in[1]->scale[2], 2.0 / 112, 1e-15);
   ck_assert_int_eq(conv->in[2]->dtype, CT_I32); /* bias at s_in · s_w: 0.3 / (2/127 · 2/112) */
-  ck_assert_int_eq(((int32_t *)conv->in[2]->data->data)[2], (int32_t)lround(0.3 / (2.0 / 127 * 2.0 / 112)));
+  ck_assert_int_eq(((int32_t *)conv->in[2]->data->data)[2], (int32_t)lround(0.3 / ((float)(2.0 / 127) * 2.0 / 112)));
   ck_assert_int_eq(lut->kind, CT_OP_LUT);
   ck_assert_str_eq(ct_op_get_string(lut, "fn", ""), "sigmoid");
   ct_graph_free(g);

@@ -51,7 +51,11 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *q = fi ? y : x;
   double scale = 1;
   int32_t zp = 0;
-  if (fi != fo) {
+  ct_dtype dt_in = x->dtype == CT_BOOL ? CT_U8 : x->dtype; /* a mask: bytes 0 / 1 */
+  if (fi != fo && q->n_scale == 0) { /* plain values (ct_tpu_cast): exact through scale 1 */
+    if (fi) return no_cg(op, "a float to integer Cast without parameters (it truncates; CAST rounds)", d);
+    if (ct_dtype_size(x->dtype) > 2) return no_cg(op, "an integer Cast wider than 16 bits to float", d);
+  } else if (fi != fo) {
     if (q->n_scale != 1) return no_cg(op, "a cast without per-tensor quant parameters", d);
     scale = q->scale[0], zp = q->zero_point[0];
     /* the f32 nearest the scale, else a neighbour a few ulps away, that reproduces every result */
@@ -73,7 +77,7 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   in.op = CT_ISA_CAST;
   struct ct_insn_cast *k = &in.cast;
   k->in = lx, k->out = ly, k->n = by.ext[0], k->c = by.ext[1], k->h = by.ext[2], k->w = by.ext[3];
-  k->dt_in = x->dtype, k->dt_out = y->dtype, k->scale = (float)scale, k->zp = zp;
+  k->dt_in = dt_in, k->dt_out = y->dtype, k->scale = (float)scale, k->zp = zp;
   return put(c, &in, nm(op), t, d);
 }
 
@@ -181,7 +185,8 @@ static bool const_scalar(const ct_op *op, int k, float dflt, float *v) {
   return true;
 }
 
-/* Relu / Clip on a float tile: ELTWISE max(x, x) with the clamp of the activation fields. */
+/* Relu / Clip on a float tile: ELTWISE max(x, x) with the clamp of the activation fields
+ * (from x's float type to y's). */
 static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box by;
@@ -189,7 +194,6 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   float lo = 0.0f, hi = INFINITY;
   if (op->kind == CT_OP_CLIP && (!const_scalar(op, 1, -INFINITY, &lo) || !const_scalar(op, 2, INFINITY, &hi)))
     return no_cg(op, "a Clip whose bounds are not constant scalars", d);
-  if (x->dtype != y->dtype) return no_cg(op, "a float Relu / Clip that changes the storage type", d);
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_ELTWISE;
@@ -199,8 +203,24 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   e->a = e->b = lmem_of(c->gr, x), e->out = lmem_of(c->gr, y);
   if (e->a < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   e->n = by.ext[0], e->c = by.ext[1], e->h = by.ext[2], e->w = by.ext[3];
-  e->op = CT_ISA_ELT_MAX, e->dt_a = e->dt_b = e->dt_out = y->dtype;
+  /* from the f32 module input to the mode's type: rounded once at the end, as the reference
+   * rounds its f32 result; the bounds rounded to that type clamp alike (rounding is monotonic) */
+  e->op = CT_ISA_ELT_MAX, e->dt_a = e->dt_b = x->dtype, e->dt_out = y->dtype;
   return put(c, &in, nm(op), t, d);
+}
+
+/* A comparison of input 0, a float activation, with input 1, a constant scalar, into a
+ * float result of input 0's shape (the lowering's mask, docs/tpu.md): the function unit's
+ * x ∘ alpha, 1 or 0 — the comparison the reference makes in f32 (ops/math_binary.c). */
+static bool compare_fn(const ct_op *op, int *f, double *al) {
+  const ct_value *x = op->n_in == 2 ? op->in[0] : NULL, *k = x ? op->in[1] : NULL, *y = op->out[0];
+  if (!x || !k || !k->data || ct_tensor_numel(k->data) != 1 || ct_value_is_const(x) || !ct_dtype_is_float(x->dtype) ||
+      !ct_dtype_is_float(y->dtype) || x->ndim != y->ndim || memcmp(x->shape, y->shape, sizeof *x->shape * (size_t)x->ndim))
+    return false;
+  *al = ct_tensor_get_f64(k->data, 0);
+  *f = op->kind == CT_OP_GREATER ? CT_QUANT_FN_GT : op->kind == CT_OP_GREATEROREQUAL ? CT_QUANT_FN_GE
+       : op->kind == CT_OP_LESS ? CT_QUANT_FN_LT : CT_QUANT_FN_LE;
+  return true;
 }
 
 /* The function-unit code of a float activation op and its parameters (those of the Top
@@ -208,6 +228,7 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 static bool fn_of(const ct_op *op, int *f, double *al, double *be) {
   *al = 0, *be = 0;
   switch (op->kind) {
+  case CT_OP_GREATER: case CT_OP_GREATEROREQUAL: case CT_OP_LESS: case CT_OP_LESSOREQUAL: return compare_fn(op, f, al);
   case CT_OP_EXP: *f = CT_QUANT_FN_EXP; return true;
   case CT_OP_SIGMOID: *f = CT_QUANT_FN_SIGMOID; return true;
   case CT_OP_SILU: *f = CT_QUANT_FN_SILU; return true;

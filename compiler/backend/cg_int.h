@@ -69,8 +69,8 @@ bool is_int(ct_dtype t);
 ct_status cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t *act_hi, int64_t *zp_out, ct_diag *d);
 /* Sets CT_ERR_INPUT "layer ... no codegen yet[: why]" and returns it. */
 ct_status no_cg(const ct_op *op, const char *why, ct_diag *d);
-/* GMEM address of a border Cast's integer result (the program input): its own, else the
- * float input's IO bytes (4 bytes per element, enough for the integer copy). */
+/* GMEM address of a border Cast's result (the program input): its own IO entry, apart from
+ * the float input's (which other layers may read). -1 when the plan has none. */
 int64_t io_addr(const ct_lg_plan *p, const ct_op *cast);
 /* Places a table (requant pairs or LUT bytes, `bytes` long, element type dt) of layer li
  * after the group's buffers and in GMEM (64-aligned in both, so the group's tables keep the

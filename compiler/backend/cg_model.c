@@ -11,7 +11,7 @@
 
 /* Values the group reads from GMEM every tile (inputs) and stores (outputs). */
 static bool in_group(const mg *c, const ct_value *v) {
-  if (!v->def || lg_border_cast(v->def)) return false;
+  if (!v->def || lg_border_cast(c->p->g, v->def)) return false;
   int oi = -1;
   for (int i = 0; i < c->p->g->n_ops; i++)
     if (c->p->g->ops[i] == v->def) { oi = i; break; }
@@ -22,7 +22,7 @@ static bool in_group(const mg *c, const ct_value *v) {
 static ct_status load_value(mg *c, const ct_op *op, const ct_value *v, int64_t t, ct_diag *d) {
   box b;
   int64_t lm = lmem_of(c->gr, v), gm = gmem_of(c->p, v);
-  if (v->def && lg_border_cast(v->def)) gm = io_addr(c->p, v->def);
+  if (v->def && lg_border_cast(c->p->g, v->def)) gm = io_addr(c->p, v->def);
   if (!box_of(c, v, &b) || lm < 0 || gm < 0)
     return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\": operand \"%s\" has no LMEM buffer or GMEM address", nm(op), v->name);
   if (is_wslice(c, v)) { /* rows of the output channels / features of this tile */
@@ -59,10 +59,8 @@ static ct_status store_value(mg *c, const ct_value *y, int64_t t, ct_diag *d) {
 }
 
 /* The view of the group tile t sees: in a pipelined group, odd tiles use copy 1 of every
- * double buffer (the copies' numbers swapped), so lmem_of's copy 0 is the tile's own. A
- * border Cast's integer result, which the planner holds in a MID buffer, is loaded from the
- * program input into the Cast's (float, wider, double-buffered) input buffer instead, so the
- * next tile's load does not overwrite what this tile computes on. */
+ * double buffer (the copies' numbers swapped), so lmem_of's copy 0 is the tile's own. (A
+ * border Cast's result is an IN buffer of its readers, loaded from its own program input.) */
 static void tile_view(mg *c, const ct_lg_group *orig, int64_t t) {
   c->view = *orig, c->view.bufs = c->view_bufs, c->gr = &c->view;
   bool swap = orig->pipelined && t % 2 == 1;
@@ -70,16 +68,6 @@ static void tile_view(mg *c, const ct_lg_group *orig, int64_t t) {
     ct_lg_buffer *b = &c->view_bufs[i];
     *b = orig->bufs[i];
     if (swap && (b->kind == CT_LG_BUF_IN || b->kind == CT_LG_BUF_WSLICE || b->kind == CT_LG_BUF_OUT)) b->copy = 1 - b->copy;
-  }
-  for (int k = 0; k < orig->n_layers; k++) {
-    const ct_op *op = c->p->layers[orig->first + k].op;
-    if (!lg_border_cast(op)) continue;
-    int64_t in = lmem_of(&c->view, op->in[0]);
-    const ct_value *y = op->out[0];
-    for (int i = 0; i < orig->n_bufs && in >= 0; i++)
-      if (c->view_bufs[i].value == y->id && c->view_bufs[i].kind == CT_LG_BUF_MID &&
-          ct_dtype_size(op->in[0]->dtype) >= ct_dtype_size(y->dtype))
-        c->view_bufs[i].addr = in;
   }
 }
 
@@ -91,7 +79,7 @@ static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
   memset(c->seen, 0, (size_t)c->p->g->n_values);
   for (int k = 0; k < gr->n_layers && !st; k++) {
     const ct_op *op = c->p->layers[gr->first + k].op;
-    if (lg_border_cast(op)) continue;
+    if (lg_border_cast(c->p->g, op)) continue;
     for (int i = 0; i < op->n_in && !st; i++) {
       const ct_value *v = op->in[i];
       if (!v || in_group(c, v) || c->seen[v->id]) continue;
@@ -107,7 +95,7 @@ static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
   for (int k = 0; k < gr->n_layers && !st; k++) {
     const ct_value *y = c->p->layers[gr->first + k].op->out[0];
     if (!lg_escapes(&c->x, y, gr->first, gr->n_layers)) continue;
-    if (lg_border_cast(c->p->layers[gr->first + k].op)) continue;
+    if (lg_border_cast(c->p->g, c->p->layers[gr->first + k].op)) continue;
     st = store_value(c, y, t, d);
   }
   return st;
@@ -138,7 +126,7 @@ static ct_status load_tables(mg *c, ct_diag *d) {
 static bool group_is_border(const mg *c) {
   for (int k = 0; k < c->gr->n_layers; k++) {
     const ct_op *op = c->p->layers[c->gr->first + k].op;
-    if (!lg_border_cast(op) && c->p->layers[c->gr->first + k].trait != CT_LG_ALIAS) return false;
+    if (!lg_border_cast(c->p->g, op) && c->p->layers[c->gr->first + k].trait != CT_LG_ALIAS) return false;
   }
   return true;
 }
@@ -191,17 +179,16 @@ static ct_status model_io(mg *c, ct_diag *d) {
   }
   for (int i = 0; i < p->n_layers && !st; i++) {
     const ct_op *op = p->layers[i].op;
-    if (lg_border_cast(op)) st = add_io(c, op->out[0], op->in[0]->name, IO_IN, io_addr(p, op), d);
+    if (lg_border_cast(p->g, op)) st = add_io(c, op->out[0], op->in[0]->name, IO_IN, io_addr(p, op), d);
   }
   for (int i = 0; i < p->g->n_ops && !st; i++) {
     const ct_op *op = p->g->ops[i];
     if (op->kind != CT_OP_INPUT || p->layer_of_op == NULL) continue;
-    bool bordered = false;
-    for (int j = 0; j < p->n_layers; j++)
-      if (lg_border_cast(p->layers[j].op) && p->layers[j].op->in[0] == op->out[0]) bordered = true;
+    /* read by other layers than its border Casts: the input as it is, at its own address */
+    int64_t gm = gmem_of(p, op->out[0]);
     bool stored = is_int(op->out[0]->dtype) || ct_dtype_is_float(op->out[0]->dtype); /* float: read by float layers */
-    if (!bordered && stored) st = add_io(c, op->out[0], op->out[0]->name, IO_IN, gmem_of(p, op->out[0]), d);
-    else if (!bordered) st = ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": neither integer nor float storage", op->out[0]->name);
+    if (gm >= 0 && stored) st = add_io(c, op->out[0], op->out[0]->name, IO_IN, gm, d);
+    else if (gm >= 0) st = ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": neither integer nor float storage", op->out[0]->name);
   }
   for (int i = 0; i < p->g->n_outputs && !st; i++) {
     const ct_value *v = p->g->outputs[i];

@@ -17,7 +17,7 @@ ct_status group_tables(mg *c, ct_diag *d) {
   for (int k = 0; k < c->gr->n_layers && !st; k++) {
     int li = c->gr->first + k;
     const ct_op *op = c->p->layers[li].op;
-    if (!lg_border_cast(op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
+    if (!lg_border_cast(c->p->g, op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
       return no_float_cg(op, d);
     if ((op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && !ct_tq_raw_out(op) &&
         is_int(op->out[0]->dtype)) {
@@ -323,7 +323,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
 
 ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   const ct_op *op = c->p->layers[li].op;
-  if (lg_border_cast(op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
+  if (lg_border_cast(c->p->g, op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
   c->lm_scratch = c->lm_extra;
   for (int i = 0; i < op->n_out; i++)
     if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_float_cg(op, d);

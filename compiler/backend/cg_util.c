@@ -105,12 +105,9 @@ ct_status no_cg(const ct_op *op, const char *why, ct_diag *d) {
                      why ? ": " : "", why ? why : "");
 }
 
-/* GMEM address of a border Cast's integer result (the program input): its own, else the
- * float input's IO bytes (4 bytes per element, enough for the integer copy). */
-int64_t io_addr(const ct_lg_plan *p, const ct_op *cast) {
-  int64_t a = gmem_of(p, cast->out[0]);
-  return a >= 0 ? a : gmem_of(p, cast->in[0]);
-}
+/* GMEM address of a border Cast's result (the program input): its own IO entry (lg_gmem.c),
+ * apart from the float input's, which other layers may read. */
+int64_t io_addr(const ct_lg_plan *p, const ct_op *cast) { return gmem_of(p, cast->out[0]); }
 
 /* Places a table (requant pairs or LUT bytes) after the group's buffers and in GMEM. */
 ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t bytes, ct_dtype dt, ct_diag *d) {

@@ -200,6 +200,7 @@ static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
   int nv = 0;
   for (int li = first; li < first + n; li++) {
     const ct_op *op = x->layers[li].op;
+    if (lg_border_cast(x->g, op)) continue; /* its result is a program input: an IN of its readers */
     for (int i = 0; i < op->n_in + op->n_out; i++) {
       const ct_value *v = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
       if (!v) continue;
@@ -214,7 +215,7 @@ static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
       g->v = v, g->wdim = -1, g->live_lo = 0, g->live_hi = n - 1;
       x->vbuf[v->id] = nv;
       int p = x->prod[v->id];
-      if (p >= first && p < first + n) {
+      if (p >= first && p < first + n && !lg_border_cast(x->g, x->layers[p].op)) {
         g->kind = lg_escapes(x, v, first, n) ? CT_LG_BUF_OUT : CT_LG_BUF_MID;
         if (g->kind == CT_LG_BUF_MID) g->live_lo = g->live_hi = pos;
       } else if (ct_lg_is_weight(v)) {
@@ -230,22 +231,10 @@ static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
   return nv;
 }
 
-/* Element bytes value v moves over DMA: a float module input read only by border Casts
- * arrives as their integer type (lg_border_cast). */
-static int64_t dma_elem_bytes(const lg_ctx *x, const ct_value *v) {
-  int64_t eb = ct_lg_elem_bytes(x->opt, v), ib = 0;
-  for (int k = x->cons_off[v->id]; k < x->cons_off[v->id + 1]; k++) {
-    const ct_op *op = x->layers[x->cons[k]].op;
-    if (!lg_border_cast(op) || x->opt->assume_bytes) return eb;
-    ib = (int64_t)ct_dtype_size(op->out[0]->dtype);
-  }
-  return ib ? ib : eb;
-}
-
 /* Bytes, moved bytes and DMA transfer of value g in the current tile (x->rng). */
 static void sample_value(lg_ctx *x, const lg_tiling *tl, gval *g, int type, bool first_sample) {
   const ct_value *v = g->v;
-  int64_t eb = ct_lg_elem_bytes(x->opt, v), deb = dma_elem_bytes(x, v), ext[CT_MAX_DIMS], moved = 0, cyc = 0;
+  int64_t eb = ct_lg_elem_bytes(x->opt, v), ext[CT_MAX_DIMS], moved = 0, cyc = 0;
   lg_rng r = x->rng[v->id];
   if (g->kind == CT_LG_BUF_RES && ct_lg_is_weight(v)) r.ax = r.nax = -1;
   if (g->kind == CT_LG_BUF_WSLICE) {
@@ -258,7 +247,7 @@ static void sample_value(lg_ctx *x, const lg_tiling *tl, gval *g, int type, bool
     int64_t se[CT_MAX_DIMS];
     if (lg_tile_extents(v, &s, se) > 0) ct_lg_dma_cost(x->chip, v->ndim, v->shape, se, eb, &moved, &cyc);
   } else if (g->kind != CT_LG_BUF_MID && bytes > 0) {
-    ct_lg_dma_cost(x->chip, v->ndim, v->shape, ext, deb, &moved, &cyc);
+    ct_lg_dma_cost(x->chip, v->ndim, v->shape, ext, eb, &moved, &cyc);
   }
   if (first_sample) g->r0 = r;
   else if (r.ax != g->r0.ax || r.lo != g->r0.lo || r.hi != g->r0.hi) g->varies = true;

@@ -35,11 +35,15 @@ static void collect(lg_ctx *x, ct_lg_plan *p, gm_state *s) {
     for (int li = gr->first; li < gr->first + gr->n_layers; li++) {
       const ct_op *op = x->layers[li].op;
       bool alias = x->layers[li].trait == CT_LG_ALIAS;
+      if (lg_border_cast(x->g, op)) { /* its result is a program input of its own (the float input may have other readers) */
+        extend(add_entry(p, s, op->out[0], CT_LG_GM_IO, ct_lg_elem_bytes(x->opt, op->out[0])), gi, gi);
+        continue;
+      }
       for (int i = 0; i < op->n_in; i++) {
         const ct_value *v = op->in[i];
         if (!v) continue;
         int pl = x->prod[v->id];
-        if (pl >= gr->first && pl < gr->first + gr->n_layers) continue; /* in LMEM */
+        if (pl >= gr->first && pl < gr->first + gr->n_layers && !lg_border_cast(x->g, x->layers[pl].op)) continue; /* in LMEM */
         ct_lg_region r = ct_lg_is_weight(v) ? CT_LG_GM_WEIGHT : pl < 0 ? CT_LG_GM_IO : CT_LG_GM_ACT;
         ct_lg_gmem *e = add_entry(p, s, v, r, ct_lg_elem_bytes(x->opt, v));
         extend(e, gi, gi);

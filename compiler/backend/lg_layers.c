@@ -216,7 +216,7 @@ static void classify(const lg_ctx *x, const ct_op *op, ct_lg_layer *l) {
            (op->kind != CT_OP_CONCAT || ct_op_get_int(op, "axis", 0) == 1 || ct_op_get_int(op, "axis", 0) == -3))
     l->trait = CT_LG_ELTWISE;
   else l->trait = CT_LG_WHOLE;
-  l->unit = l->trait == CT_LG_ALIAS || lg_border_cast(op) ? CT_LG_UNIT_NONE
+  l->unit = l->trait == CT_LG_ALIAS || lg_border_cast(x->g, op) ? CT_LG_UNIT_NONE
             : (IN(op->kind, mxu_ops) && !is_depthwise(op)) ? CT_LG_UNIT_MXU : CT_LG_UNIT_VPU;
   for (int i = 0; i < op->n_in; i++)
     if (op->in[i] && ct_lg_is_weight(op->in[i])) l->weight_bytes += lg_numel(op->in[i]) * ct_lg_elem_bytes(x->opt, op->in[i]);
@@ -225,11 +225,24 @@ static void classify(const lg_ctx *x, const ct_op *op, ct_lg_layer *l) {
     l->n_axes = 3, l->axes[0] = 0, l->axes[1] = 1, l->axes[2] = 2;
 }
 
-bool lg_border_cast(const ct_op *op) {
+/* The form of a border Cast (lg_border_cast), its readers aside. */
+static bool border_form(const ct_op *op) {
   return op->kind == CT_OP_CAST && op->n_in == 1 && op->in[0] && op->in[0]->def && op->in[0]->def->kind == CT_OP_INPUT &&
          ct_dtype_is_float(op->in[0]->dtype) &&
          (ct_tq_is_storage(op->out[0]->dtype) ||
           (op->in[0]->dtype == CT_F32 && (op->out[0]->dtype == CT_BF16 || op->out[0]->dtype == CT_F16)));
+}
+
+bool lg_border_cast(const ct_graph *g, const ct_op *op) {
+  if (!border_form(op)) return false;
+  for (int i = 0; i < g->n_ops; i++) {
+    const ct_op *u = g->ops[i];
+    for (int k = 0; !u->dead && k < u->n_in; k++)
+      if (u->in[k] == op->in[0] && !border_form(u)) return false;
+  }
+  for (int k = 0; k < g->n_outputs; k++)
+    if (g->outputs[k] == op->in[0]) return false;
+  return true;
 }
 
 static bool is_layer_op(const ct_op *op) {
