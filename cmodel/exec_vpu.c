@@ -114,7 +114,12 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
     }
   if (mx && cnt) acc -= P.zp_in;
   *r = acc;
-  int64_t div = P.count_pad ? P.kh * P.kw : cnt;
+  /* count_pad: the taps inside the padded extent [-pad_t, ih + pad_b) × [-pad_l, iw + pad_r)
+   * (a ceil-mode window past it counts its padded part only: onnxruntime's divisor) */
+  int64_t ys = y * P.stride_h - P.pad_t, xs = x * P.stride_w - P.pad_l;
+  int64_t ye = ys + P.kh < P.ih + P.pad_b ? ys + P.kh : P.ih + P.pad_b;
+  int64_t xe = xs + P.kw < P.iw + P.pad_r ? xs + P.kw : P.iw + P.pad_r;
+  int64_t div = P.count_pad ? (ye - ys) * (xe - xs) : cnt;
   *f = mx ? facc : div ? (float)(dsum / (double)div) : 0.0f;
 #undef P
 }

@@ -8,6 +8,7 @@
  * F16 and F32 (float codegen; with the float activations of the function unit and a Div), and
  * a float op without codegen (exit 3, named). */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,26 @@ static void write_float_acts(const char *path, const char *input) {
   finish(&b, path, input, xs, &seed, 2);
 }
 
+/* x[1,3,21,18] → Conv(1×1, 4 out) → AveragePool(3×3, stride 2, pads [1, 0, 1, 0], ceil_mode,
+ * count_include_pad) → y[1,4,11,9]: the last row's and column's windows reach past the end
+ * padding; their divisors count the padded taps but not the ceil-mode extension
+ * (onnxruntime's; INT8 keeps such a pool in BF16: docs/quant.md). */
+static void write_avgpool_ceil(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 31;
+  int64_t xs[4] = {1, 3, 21, 18}, ws[4] = {4, 3, 1, 1};
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0);
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "pw", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){1, 1});
+  n = ob_node(&b, "AveragePool", "apool", (const char *[]){"c", NULL}, (const char *[]){"y", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "strides", 2, (int64_t[]){2, 2});
+  ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 0, 1, 0});
+  ob_attr_i(&b, n, "ceil_mode", 1), ob_attr_i(&b, n, "count_include_pad", 1);
+  finish(&b, path, input, xs, &seed, 2);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name, *must, *must_not; /* the transformed .top holds must, not must_not */
@@ -159,6 +180,7 @@ static const struct {
     {"patches", "top.Pad", "top.Gather", write_patches},
     {"float_pad", "top.Pad", "top.Gather", write_float_pad},
     {"float_acts", "top.HardSigmoid", "top.Gather", write_float_acts},
+    {"avgpool_ceil", "count_include_pad = 1", "top.Gather", write_avgpool_ceil},
 };
 
 /* Deploys tpu on the default chip and sweep chips 0, 5, …, 30 with --compare-all: bit-exact. */
@@ -207,6 +229,43 @@ START_TEST(test_patterns_bit_exact) {
 }
 END_TEST
 
+/* x[1,2,6,7] → Conv(3 out, 3×3, pad 1; channel 0's tap (0, 0) a NaN, channel 1's tap (2, 2)
+ * the negative NaN) → Relu → MaxPool(2×2) → y: in BF16, F16 and F32 on the default and the
+ * sweep chips, bit-exact — the NaN meets the zero padding at the border (NaN there as
+ * everywhere, ONNX) and every NaN is stored as the canonical NaN on both sides. */
+START_TEST(test_float_nan_weight_padding) {
+  char model[700], input[700], top[700], out[8192];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("nanw.onnx"));
+  snprintf(input, sizeof input, "%s", ct_test_tmp_path("nanw_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("nanw.top"));
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 5, neg_nan = 0xffffffffu;
+  int64_t xs[4] = {1, 2, 6, 7}, ws[4] = {3, 2, 3, 3}, n = 3 * 2 * 9;
+  float w[54];
+  for (int64_t i = 0; i < n; i++) w[i] = lcgf(&seed) * 0.5f;
+  w[0] = NAN;
+  memcpy(&w[18 + 8], &neg_nan, 4);
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  ob_init_f32(&b, "w", 4, ws, w);
+  Onnx__NodeProto *nd = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, nd, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, nd, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  ob_node(&b, "Relu", "relu", (const char *[]){"c", NULL}, (const char *[]){"r", NULL});
+  nd = ob_node(&b, "MaxPool", "pool", (const char *[]){"r", NULL}, (const char *[]){"y", NULL});
+  ob_attr_ints(&b, nd, "kernel_shape", 2, (int64_t[]){2, 2}), ob_attr_ints(&b, nd, "strides", 2, (int64_t[]){2, 2});
+  finish(&b, model, input, xs, &seed, 2);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  static const char *fm[] = {"BF16", "F16", "F32"};
+  for (int f = 0; f < 3; f++) {
+    char ftpu[720], tag[100];
+    snprintf(ftpu, sizeof ftpu, "%s.%s.tpu", top, fm[f]);
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s -o '%s'", top, fm[f], ftpu) == 0, "lower: %s", out);
+    snprintf(tag, sizeof tag, "nanw_%s", fm[f]);
+    deploy_chips(ftpu, input, tag);
+  }
+}
+END_TEST
+
 /* A float op the function unit does not have (Sin): deploy exits 3 naming the layer and the
  * reason, and writes nothing. */
 START_TEST(test_float_op_without_codegen) {
@@ -237,6 +296,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, test_patterns_bit_exact, 0, (int)(sizeof models / sizeof models[0]));
   tcase_add_test(tc, test_float_op_without_codegen);
+  tcase_add_test(tc, test_float_nan_weight_padding);
   suite_add_tcase(s, tc);
   return s;
 }
