@@ -13,6 +13,8 @@
 #include "cmodel/exec.h"
 #include "quant/quant.h"
 
+_Static_assert(CT_LMEM_MAX_BANKS == CT_CHIP_LMEM_BANKS_MAX, "the cmodel holds every bank count chip.def accepts");
+
 /* What the STOREs of one layer wrote (a byte hull of GMEM with a shadow copy). */
 typedef struct shadow {
   uint64_t lo, hi;

@@ -74,7 +74,7 @@ START_TEST(test_errors_name_file_and_key) {
       {"{\"gmem\": {\"burst_bytes\": 48}}", "chip.json: gmem.burst_bytes: 48 is not a power of two"},
       {"{\"lmem\": {\"bank_port_bytes\": 3}}", "chip.json: lmem.bank_port_bytes: 3 is not a power of two"},
       {"{\"vpu\": {\"lanes\": 24}}", "chip.json: vpu.lanes: 24 is not a power of two"},
-      {"{\"sem\": {\"count\": 33}}", "chip.json: sem.count: 33 is outside 1..32"},
+      {"{\"sem\": {\"count\": 33}}", "chip.json: sem.count: 33 is outside 4..32"},
       {"{\"mxu\": {\"dataflow\": \"xs\"}}", "chip.json: mxu.dataflow: \"xs\" is not \"ws\" or \"os\""},
       {"{\"mxu\": {\"fp_rate\": 0}}", "chip.json: mxu.fp_rate: 0 is outside"},
       {"{\"freq_mhz\": true}", "chip.json: freq_mhz: expected a number"},
