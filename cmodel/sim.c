@@ -42,6 +42,8 @@ typedef struct run_ctx {
 
 ct_status ct_sim_machine_of(const ct_chip *chip, ct_sim_machine *m, ct_diag *d) {
   memset(m, 0, sizeof *m);
+  ct_status st = ct_chip_validate(chip, "chip", d); /* chip.def's ranges: what ctpu chip accepts */
+  if (st) return st;
   m->freq_mhz = chip->freq_mhz;
   m->load_engines = (int)chip->dma_load_engines;
   m->store_engines = (int)chip->dma_store_engines;

@@ -112,7 +112,10 @@ static const char file_text[] =
     "## Chip configuration (`--chip FILE.json`, `ctpu chip --dump`)\n\n"
     "Nested objects (`{\"mxu\": {\"rows\": 64}}`) or dotted keys (`{\"mxu.rows\": 64}`); keys not\n"
     "given keep their defaults; unknown keys, wrong types and out-of-range values are errors\n"
-    "naming the file and key. `lmem.banks` must divide `lmem.bytes`.\n\n";
+    "naming the file and key. `lmem.banks` must divide `lmem.bytes`. This one table is the\n"
+    "validation of every command: `ctpu chip`, `plan`, `deploy` and `sim` (and the cmodel's\n"
+    "`ct_sim_run`) accept the same chips; a chip they accept can still be too small for a\n"
+    "model (the planner's and codegen's exit 4 name the layer and the bytes it needs).\n\n";
 
 /* Writes s as a Markdown table cell: '|' escaped. */
 static void cell(FILE *f, const char *s) {

@@ -266,6 +266,42 @@ START_TEST(test_float_nan_weight_padding) {
 }
 END_TEST
 
+/* The patterns model in INT8 on chips with more LMEM banks than a 64-bit mask holds (128,
+ * and chip.def's maximum 1024): `ctpu chip` accepts them, deploy is bit-exact, and `ctpu sim`
+ * runs the program on the same chip. */
+START_TEST(test_many_banks_bit_exact) {
+  char model[700], input[700], top[700], calib[700], tpu[700], out[8192];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("banks.onnx"));
+  snprintf(input, sizeof input, "%s", ct_test_tmp_path("banks_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("banks.top"));
+  snprintf(calib, sizeof calib, "%s", ct_test_tmp_path("banks.calib"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("banks.tpu"));
+  write_model(model, input);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0, "%s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, calib, tpu) == 0,
+                "lower: %s", out);
+  static const int banks[] = {128, 1024};
+  for (int i = 0; i < 2; i++) {
+    char chip[700], prog[700], res[700], name[64], js[64];
+    snprintf(name, sizeof name, "banks%d.json", banks[i]);
+    snprintf(chip, sizeof chip, "%s", ct_test_tmp_path(name));
+    snprintf(js, sizeof js, "{\"lmem\": {\"banks\": %d}}", banks[i]);
+    ck_assert(ct_test_write_file(chip, js, strlen(js)));
+    snprintf(name, sizeof name, "banks%d.ctpu", banks[i]);
+    snprintf(prog, sizeof prog, "%s", ct_test_tmp_path(name));
+    snprintf(name, sizeof name, "banks%d.h5", banks[i]);
+    snprintf(res, sizeof res, "%s", ct_test_tmp_path(name));
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "chip --dump --chip '%s'", chip) == 0, "chip: %s", out);
+    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --chip '%s' -o '%s' --test-input '%s' --compare-all", tpu, chip, prog,
+                              input);
+    ck_assert_msg(rc == 0 && strstr(out, " 0 differ"), "%d banks: deploy exited %d: %s", banks[i], rc, out);
+    rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --chip '%s' --input '%s' -o '%s'", prog, chip, input, res);
+    ck_assert_msg(rc == 0, "%d banks: sim exited %d: %s", banks[i], rc, out);
+  }
+}
+END_TEST
+
 /* A float op the function unit does not have (Sin): deploy exits 3 naming the layer and the
  * reason, and writes nothing. */
 START_TEST(test_float_op_without_codegen) {
@@ -297,6 +333,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_patterns_bit_exact, 0, (int)(sizeof models / sizeof models[0]));
   tcase_add_test(tc, test_float_op_without_codegen);
   tcase_add_test(tc, test_float_nan_weight_padding);
+  tcase_add_test(tc, test_many_banks_bit_exact);
   suite_add_tcase(s, tc);
   return s;
 }
