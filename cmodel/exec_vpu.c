@@ -104,7 +104,7 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
       int64_t i = (plane * P.ih + iy) * P.iw + ix;
       if (fl) {
         float v = ct_elem_getf(mem + P.in, (ct_dtype)P.dt, i);
-        if (mx) facc = !cnt || v > facc ? v : facc;
+        if (mx) facc = !cnt ? v : ct_quant_max_step(facc, v);
         else dsum += v;
       } else {
         int64_t v = ct_elem_geti(mem + P.in, (ct_dtype)P.dt, i);
@@ -220,7 +220,7 @@ static ct_status exec_reduce(ct_sim_mem *m, const ct_insn *in, uint32_t index, c
         int64_t i = (a * len + k) * inner + b;
         if (fl) {
           float v = ct_elem_getf(mem + R.in, (ct_dtype)R.dt_in, i);
-          f = !k ? v : mx ? (v > f ? v : f) : f + v;
+          f = !k ? v : mx ? ct_quant_max_step(f, v) : f + v;
         } else {
           int64_t v = ct_elem_geti(mem + R.in, (ct_dtype)R.dt_in, i);
           r = mx ? (!k || v > r ? v : r) : r + v - R.zp_in;

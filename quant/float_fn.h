@@ -117,6 +117,12 @@ static inline float ct_quant_nan_canon(float v) {
   return v;
 }
 
+/* One step of a float max (MaxPool, GlobalMaxPool, POOL max, REDUCE max): the running max m
+ * and the next value v give v if v > m or v is NaN, else m — so a NaN anywhere in the window
+ * makes the result NaN whatever the order the taps are visited in (as numpy's max and the
+ * ELTWISE max: "NaN wins"). Branch-free, so row loops vectorize. */
+static inline float ct_quant_max_step(float m, float v) { return v > m || v != v ? v : m; }
+
 /* The float activation of a CONV / MATMUL / ELTWISE result (act: 0 none, 1 relu, 2 clamp, the
  * ISA's ACT numbering): relu v > 0 ? v : +0 (NaN kept, −0 → +0: the reference's Relu), clamp
  * v < 0 ? 0 : v > hi ? hi : v (−0 kept: the reference's Clip and fused clip). */

@@ -385,7 +385,8 @@ END_TEST
 /* Float CONV 3×3 pad 1: a NaN weight on tap (0, 0) meets the padding at output (0, 0); the
  * padded +0 times NaN is NaN (ONNX's zero padding), so every output of that channel is NaN,
  * stored as the canonical NaN 0x7fc00000 although the weight is the negative NaN 0xffffffff;
- * a finite channel is unchanged. ELTWISE max of a negative NaN: the canonical NaN too. */
+ * a finite channel is unchanged. ELTWISE max of a negative NaN and a POOL max window holding
+ * one: the canonical NaN too. */
 START_TEST(test_float_conv_nan_weight_in_padding) {
   const uint64_t IN = 0, W = 0x10000, OUT = 0x20000;
   fill_f32(IN, 4 * 4);
@@ -417,6 +418,20 @@ START_TEST(test_float_conv_nan_weight_in_padding) {
   in.eltwise.op = CT_ISA_ELT_MAX, in.eltwise.dt_a = in.eltwise.dt_b = in.eltwise.dt_out = CT_F32;
   exec(&in);
   ck_assert_uint_eq(bits_f32(OUT, 0), 0x7fc00000u);
+  /* POOL max 2×2 over 4×4 with a negative NaN at (1, 1), the last tap of window (0, 0):
+   * that window is the canonical NaN (NaN wins), the others the max of their taps */
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_POOL;
+  in.pool.in = IN, in.pool.out = OUT, in.pool.n = in.pool.c = 1, in.pool.ih = in.pool.iw = 4, in.pool.oh = in.pool.ow = 2;
+  in.pool.kh = in.pool.kw = 2, in.pool.stride_h = in.pool.stride_w = 2, in.pool.mode = CT_ISA_POOL_MAX, in.pool.dt = CT_F32;
+  memcpy(L.data + IN + 4 * 5, &neg_nan, 4);
+  exec(&in);
+  ck_assert_uint_eq(bits_f32(OUT, 0), 0x7fc00000u);
+  for (int o = 1; o < 4; o++) {
+    int y = o / 2 * 2, x = o % 2 * 2;
+    float m = fmaxf(fmaxf(f32(IN, y * 4 + x), f32(IN, y * 4 + x + 1)), fmaxf(f32(IN, y * 4 + x + 4), f32(IN, y * 4 + x + 5)));
+    ck_assert_float_eq(f32(OUT, o), m);
+  }
 }
 END_TEST
 

@@ -230,9 +230,10 @@ START_TEST(test_patterns_bit_exact) {
 END_TEST
 
 /* x[1,2,6,7] → Conv(3 out, 3×3, pad 1; channel 0's tap (0, 0) a NaN, channel 1's tap (2, 2)
- * the negative NaN) → Relu → MaxPool(2×2) → y: in BF16, F16 and F32 on the default and the
- * sweep chips, bit-exact — the NaN meets the zero padding at the border (NaN there as
- * everywhere, ONNX) and every NaN is stored as the canonical NaN on both sides. */
+ * the negative NaN) → Relu → Mul(ones with one NaN in channel 2) → MaxPool(2×2) → y: in BF16,
+ * F16 and F32 on the default and the sweep chips, bit-exact — the NaN weight meets the zero
+ * padding at the border (NaN there as everywhere, ONNX), the pool window holding the NaN is
+ * NaN (NaN wins) and every NaN is stored as the canonical NaN on both sides. */
 START_TEST(test_float_nan_weight_padding) {
   char model[700], input[700], top[700], out[8192];
   snprintf(model, sizeof model, "%s", ct_test_tmp_path("nanw.onnx"));
@@ -250,8 +251,13 @@ START_TEST(test_float_nan_weight_padding) {
   ob_init_f32(&b, "w", 4, ws, w);
   Onnx__NodeProto *nd = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL});
   ob_attr_ints(&b, nd, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, nd, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  float k[3 * 6 * 7];
+  for (int i = 0; i < 3 * 6 * 7; i++) k[i] = 1.0f;
+  k[2 * 42 + 3 * 7 + 3] = NAN; /* channel 2, (3, 3): the last tap of pool window (1, 1) */
+  ob_init_f32(&b, "k", 4, (int64_t[]){1, 3, 6, 7}, k);
   ob_node(&b, "Relu", "relu", (const char *[]){"c", NULL}, (const char *[]){"r", NULL});
-  nd = ob_node(&b, "MaxPool", "pool", (const char *[]){"r", NULL}, (const char *[]){"y", NULL});
+  ob_node(&b, "Mul", "mask", (const char *[]){"r", "k", NULL}, (const char *[]){"rk", NULL});
+  nd = ob_node(&b, "MaxPool", "pool", (const char *[]){"rk", NULL}, (const char *[]){"y", NULL});
   ob_attr_ints(&b, nd, "kernel_shape", 2, (int64_t[]){2, 2}), ob_attr_ints(&b, nd, "strides", 2, (int64_t[]){2, 2});
   finish(&b, model, input, xs, &seed, 2);
   ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
