@@ -41,7 +41,8 @@ typedef struct ct_sim_op {
   uint64_t cycles;        /* compute cycles (MXU/VPU/NOP), ≥ 1 for compute ops */
   uint64_t macs;          /* useful MXU MACs */
   uint64_t ddr_read, ddr_written; /* DDR bytes (burst-rounded) */
-  uint64_t bank_mask;     /* LMEM banks held while moving data */
+  int n_bank_spans;       /* LMEM banks held while moving data: bank_lo[i] .. bank_hi[i] */
+  uint16_t bank_lo[CT_SIM_MAX_REGIONS], bank_hi[CT_SIM_MAX_REGIONS];
   uint64_t lmem_bytes;    /* LMEM bytes referenced (Σ region spans), for the LMEM counter */
   int n_regions;
   ct_mem_region regions[CT_SIM_MAX_REGIONS];

@@ -161,7 +161,7 @@ ct_status ct_sim_start_heads(sim *s, bool *active) {
 static bool wants_ports(const sim *s, const engine *e) {
   if (e->run < 0 || s->o->functional) return false;
   if (e->dma && ct_dma_xfer_in_latency(&e->x)) return false;
-  return s->ops[e->run].bank_mask != 0;
+  return s->ops[e->run].n_bank_spans > 0;
 }
 
 void ct_sim_arbitrate(sim *s) {
@@ -176,9 +176,11 @@ void ct_sim_arbitrate(sim *s) {
     }
     order[j] = k;
   }
-  uint64_t claimed = 0;
-  for (int j = 0; j < n; j++)
-    s->e[order[j]].granted = ct_lmem_port_claim(&claimed, s->ops[s->e[order[j]].run].bank_mask);
+  ct_lmem_bankset claimed = {{0}};
+  for (int j = 0; j < n; j++) {
+    const ct_sim_op *op = &s->ops[s->e[order[j]].run];
+    s->e[order[j]].granted = ct_lmem_port_claim(&claimed, op->bank_lo, op->bank_hi, op->n_bank_spans);
+  }
   int n_ddr = 0;
   for (int k = 0; k < s->ne; k++) {
     const engine *e = &s->e[k];

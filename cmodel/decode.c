@@ -278,7 +278,9 @@ static ct_status finish(dctx *x, uint32_t index, ct_diag *d) {
     if (r->space != CT_SPACE_LMEM) continue;
     uint64_t lo, hi;
     ct_mem_region_span(r, &lo, &hi);
-    op->bank_mask |= ct_lmem_bank_mask(x->lmem, r);
+    uint32_t b0, b1;
+    if (ct_lmem_bank_span(x->lmem, r, &b0, &b1))
+      op->bank_lo[op->n_bank_spans] = (uint16_t)b0, op->bank_hi[op->n_bank_spans++] = (uint16_t)b1;
     op->lmem_bytes += hi - lo;
   }
   if (op->unit == CT_SIM_VPU) {

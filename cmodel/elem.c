@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "quant/float_fn.h"
 #include "quant/quant.h"
 
 int64_t ct_elem_geti(const uint8_t *p, ct_dtype dt, int64_t i) {
@@ -46,4 +47,8 @@ void ct_elem_setf(uint8_t *p, ct_dtype dt, int64_t i, float v) {
     case CT_F16: h = ct_quant_f32_to_f16(v); memcpy(p + 2 * i, &h, 2); break;
     default: ct_elem_seti(p, dt, i, ct_quant_round_sat((double)v, dt)); break;
   }
+}
+
+void ct_elem_setf_result(uint8_t *p, ct_dtype dt, int64_t i, float v) {
+  ct_elem_setf(p, dt, i, ct_quant_nan_canon(v));
 }

@@ -17,5 +17,9 @@ void ct_elem_seti(uint8_t *p, ct_dtype dt, int64_t i, int64_t v);
 float ct_elem_getf(const uint8_t *p, ct_dtype dt, int64_t i);
 /* Stores v as element i of float type dt (bf16/f16: round to nearest even). */
 void ct_elem_setf(uint8_t *p, ct_dtype dt, int64_t i, float v);
+/* Stores the result v of float arithmetic as element i of float type dt: ct_elem_setf of v
+ * with any NaN made the canonical NaN (quant/float_fn.h ct_quant_nan_canon). CAST and the
+ * input conversion use ct_elem_setf (conversions keep a NaN's sign). */
+void ct_elem_setf_result(uint8_t *p, ct_dtype dt, int64_t i, float v);
 
 #endif

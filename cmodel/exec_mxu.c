@@ -1,7 +1,8 @@
 /* exec_mxu.c: functional CONV, DWCONV and MATMUL (isa.def semantics): integer operands go
  * through an im2col + int32 GEMM inner loop (blocked over output channels, contiguous over
  * output pixels so the compiler vectorizes it), then bias, requant and activation via
- * quant/ct_quant_requant_act; float operands accumulate in f32 in (c, ky, kx) / k order. */
+ * quant/ct_quant_requant_act; float operands accumulate in f32 in (c, ky, kx) / k order,
+ * padded taps included (+0 · w). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,7 @@ static void epi_float(const epi *e, int64_t i, int64_t ch, float v) {
   if (e->acc_in) v += ct_elem_getf(e->mem + e->acc, CT_F32, i);
   if (e->has_bias) v += ct_elem_getf(e->mem + e->bias, CT_F32, ch);
   v = ct_quant_fn_act(v, (int)e->act, ct_quant_float_act_hi(e->act_hi, e->zp_out));
-  ct_elem_setf(e->mem + e->out, e->dt_out, i, v);
+  ct_elem_setf_result(e->mem + e->out, e->dt_out, i, v);
 }
 
 /* Convolution parameters copied out of the CONV or DWCONV member of ct_insn. */
@@ -151,7 +152,9 @@ static ct_status conv_int(const convp *c, const epi *e, uint8_t *mem) {
   return ok ? CT_OK : CT_ERR_LIMIT;
 }
 
-/* Float convolution: f32 accumulation over (c, ky, kx) ascending, padding skipped. */
+/* Float convolution: f32 accumulation over (c, ky, kx) ascending; a tap in the padding
+ * multiplies +0 by its weight like any other (ONNX: the pads are zeros, so a NaN or infinite
+ * weight there gives NaN, as in the reference's im2col). */
 static void conv_float(const convp *c, const epi *e, uint8_t *mem) {
   int64_t icg = c->ic / c->groups, ocg = c->oc / c->groups;
   for (int64_t b = 0; b < c->n; b++)
@@ -164,10 +167,11 @@ static void conv_float(const convp *c, const epi *e, uint8_t *mem) {
             for (int64_t ky = 0; ky < c->kh; ky++)
               for (int64_t kx = 0; kx < c->kw; kx++) {
                 int64_t iy = y * c->sh - c->pt + ky * c->dh, ix = x * c->sw - c->pl + kx * c->dw;
-                if (iy < 0 || iy >= c->ih || ix < 0 || ix >= c->iw) continue;
+                bool in = iy >= 0 && iy < c->ih && ix >= 0 && ix < c->iw;
                 int64_t ii = ((b * c->ic + g * icg + ci) * c->ih + iy) * c->iw + ix;
                 int64_t wi = ((o * icg + ci) * c->kh + ky) * c->kw + kx;
-                acc += ct_elem_getf(mem + c->in, c->dt_in, ii) * ct_elem_getf(mem + c->wt, c->dt_w, wi);
+                float xv = in ? ct_elem_getf(mem + c->in, c->dt_in, ii) : 0.0f; /* padding: +0 */
+                acc += xv * ct_elem_getf(mem + c->wt, c->dt_w, wi);
               }
           epi_float(e, ((b * c->oc + o) * c->oh + y) * c->ow + x, o, acc);
         }

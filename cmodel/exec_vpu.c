@@ -59,7 +59,7 @@ static ct_status exec_eltwise(ct_sim_mem *m, const ct_insn *in, uint32_t index, 
             float v = float_op(E.op, ct_elem_getf(mem + E.a, (ct_dtype)E.dt_a, ia),
                                ct_elem_getf(mem + E.b, (ct_dtype)E.dt_b, ib));
             v = ct_quant_fn_act(v, (int)E.act, ct_quant_float_act_hi(E.act_hi, E.zp_out));
-            ct_elem_setf(mem + E.out, (ct_dtype)E.dt_out, o, v);
+            ct_elem_setf_result(mem + E.out, (ct_dtype)E.dt_out, o, v);
           }
         }
   return CT_OK;
@@ -107,7 +107,7 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
       int64_t i = (plane * P.ih + iy) * P.iw + ix;
       if (fl) {
         float v = ct_elem_getf(mem + P.in, (ct_dtype)P.dt, i);
-        if (mx) facc = !cnt || v > facc ? v : facc;
+        if (mx) facc = !cnt ? v : ct_quant_max_step(facc, v);
         else dsum += v;
       } else {
         int64_t v = ct_elem_geti(mem + P.in, (ct_dtype)P.dt, i);
@@ -117,7 +117,12 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
     }
   if (mx && cnt) acc -= P.zp_in;
   *r = acc;
-  int64_t div = P.count_pad ? P.kh * P.kw : cnt;
+  /* count_pad: the taps inside the padded extent [-pad_t, ih + pad_b) × [-pad_l, iw + pad_r)
+   * (a ceil-mode window past it counts its padded part only: onnxruntime's divisor) */
+  int64_t ys = y * P.stride_h - P.pad_t, xs = x * P.stride_w - P.pad_l;
+  int64_t ye = ys + P.kh < P.ih + P.pad_b ? ys + P.kh : P.ih + P.pad_b;
+  int64_t xe = xs + P.kw < P.iw + P.pad_r ? xs + P.kw : P.iw + P.pad_r;
+  int64_t div = P.count_pad ? (ye - ys) * (xe - xs) : cnt;
   *f = mx ? facc : div ? (float)(dsum / (double)div) : 0.0f;
 #undef P
 }
@@ -139,7 +144,7 @@ static ct_status exec_pool(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_
                        ct_quant_requant_act(r, (int32_t)P.m, (int)P.s, (int32_t)P.zp_out,
                                             CT_QUANT_ACT_NONE, 0, (ct_dtype)P.dt));
         else
-          ct_elem_setf(mem + P.out, (ct_dtype)P.dt, o, f);
+          ct_elem_setf_result(mem + P.out, (ct_dtype)P.dt, o, f);
       }
   return CT_OK;
 #undef P
@@ -218,7 +223,7 @@ static ct_status exec_reduce(ct_sim_mem *m, const ct_insn *in, uint32_t index, c
         int64_t i = (a * len + k) * inner + b;
         if (fl) {
           float v = ct_elem_getf(mem + R.in, (ct_dtype)R.dt_in, i);
-          f = !k ? v : mx ? (v > f ? v : f) : f + v;
+          f = !k ? v : mx ? ct_quant_max_step(f, v) : f + v;
         } else {
           int64_t v = ct_elem_geti(mem + R.in, (ct_dtype)R.dt_in, i);
           r = mx ? (!k || v > r ? v : r) : r + v - R.zp_in;
@@ -226,7 +231,7 @@ static ct_status exec_reduce(ct_sim_mem *m, const ct_insn *in, uint32_t index, c
       }
       if (mx && !fl) r -= R.zp_in;
       if (fl)
-        ct_elem_setf(mem + R.out, (ct_dtype)R.dt_out, a * inner + b, mx ? f : f * R.scale);
+        ct_elem_setf_result(mem + R.out, (ct_dtype)R.dt_out, a * inner + b, mx ? f : f * R.scale);
       else
         ct_elem_seti(mem + R.out, (ct_dtype)R.dt_out, a * inner + b,
                      ct_quant_requant_act(r, (int32_t)R.m, (int)R.s, (int32_t)R.zp_out,
@@ -242,7 +247,7 @@ static ct_status exec_exp(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_d
   uint8_t *mem = m->lmem->data;
   int64_t n = in->exp.n * in->exp.c * in->exp.h * in->exp.w;
   for (int64_t i = 0; i < n; i++)
-    ct_elem_setf(mem + in->exp.out, (ct_dtype)in->exp.dt_out, i,
+    ct_elem_setf_result(mem + in->exp.out, (ct_dtype)in->exp.dt_out, i,
                  ct_quant_fn_f32((int)in->exp.func, ct_elem_getf(mem + in->exp.in, (ct_dtype)in->exp.dt_in, i),
                                  (double)in->exp.alpha, (double)in->exp.beta));
   return CT_OK;
@@ -268,7 +273,7 @@ static ct_status exec_softmax(ct_sim_mem *m, const ct_insn *in, uint32_t index, 
       for (int64_t k = 0; k < len; k++) {
         int64_t i = (a * len + k) * inner + b;
         double e = exp((double)ct_elem_getf(mem + S.in, (ct_dtype)S.dt_in, i) - mx);
-        ct_elem_setf(mem + S.out, (ct_dtype)S.dt_out, i, (float)(e / sum));
+        ct_elem_setf_result(mem + S.out, (ct_dtype)S.dt_out, i, (float)(e / sum));
       }
     }
   return CT_OK;
@@ -298,7 +303,7 @@ static ct_status exec_norm(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_
     for (int64_t j = 0; j < S; j++) {
       double y = (ct_elem_getf(mem + N.in, (ct_dtype)N.dt_in, a * S + j) - mean) * is;
       if (N.affine) y = y * ct_elem_getf(mem + N.gamma, CT_F32, j) + ct_elem_getf(mem + N.beta, CT_F32, j);
-      ct_elem_setf(mem + N.out, (ct_dtype)N.dt_out, a * S + j, (float)y);
+      ct_elem_setf_result(mem + N.out, (ct_dtype)N.dt_out, a * S + j, (float)y);
     }
   }
   return CT_OK;

@@ -13,6 +13,8 @@
 #include "cmodel/exec.h"
 #include "quant/quant.h"
 
+_Static_assert(CT_LMEM_MAX_BANKS == CT_CHIP_LMEM_BANKS_MAX, "the cmodel holds every bank count chip.def accepts");
+
 /* What the STOREs of one layer wrote (a byte hull of GMEM with a shadow copy). */
 typedef struct shadow {
   uint64_t lo, hi;
@@ -40,6 +42,8 @@ typedef struct run_ctx {
 
 ct_status ct_sim_machine_of(const ct_chip *chip, ct_sim_machine *m, ct_diag *d) {
   memset(m, 0, sizeof *m);
+  ct_status st = ct_chip_validate(chip, "chip", d); /* chip.def's ranges: what ctpu chip accepts */
+  if (st) return st;
   m->freq_mhz = chip->freq_mhz;
   m->load_engines = (int)chip->dma_load_engines;
   m->store_engines = (int)chip->dma_store_engines;

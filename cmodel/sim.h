@@ -40,16 +40,18 @@ typedef struct ct_sim_run_output {
  * input's dtype is copied bit for bit, a float tensor for an integer input with scale > 0 is
  * quantized (sat(round_half_away(x / scale) + zp)), a float tensor for a float input is
  * converted (round to nearest even), integer tensors for integer inputs are saturated.
- * Errors: CT_ERR_INPUT (missing input "input \"x\" is missing", wrong shape, bad
- * instruction, out-of-bounds access naming the instruction), CT_ERR_CHECK (race, deadlock),
- * CT_ERR_LIMIT (out of memory, max_cycles). out is filled as far as the run got; free it
+ * Errors: CT_ERR_INPUT (a chip ct_chip_validate refuses, missing input "input \"x\" is
+ * missing", wrong shape, bad instruction, out-of-bounds access naming the instruction),
+ * CT_ERR_CHECK (race, deadlock), CT_ERR_LIMIT (out of memory, max_cycles). out is filled as far as the run got; free it
  * with ct_sim_run_output_free either way. */
 ct_status ct_sim_run(const ct_chip *chip, const ct_program *p, const ct_tensor_list *inputs,
                      const ct_sim_run_options *opt, ct_sim_run_output *out, ct_diag *d);
 
 void ct_sim_run_output_free(ct_sim_run_output *out);
 
-/* The clock loop's machine parameters of a chip. Errors: CT_ERR_INPUT (DMA setup). */
+/* The clock loop's machine parameters of a chip. Errors: CT_ERR_INPUT for a chip outside
+ * chip.def's ranges (ct_chip_validate: the simulator runs every chip `ctpu chip` accepts and
+ * no other). */
 ct_status ct_sim_machine_of(const ct_chip *chip, ct_sim_machine *m, ct_diag *d);
 
 #endif

@@ -14,6 +14,11 @@ typedef enum ct_dataflow { CT_DATAFLOW_WS, CT_DATAFLOW_OS } ct_dataflow;
 #define CT_CHIP_POW2 1
 #define CT_CHIP_SIG 2
 #define CT_CHIP_NAME_MAX 64
+/* chip.def's lmem.banks maximum; the cmodel's bank sets hold this many (memory/lmem.h). */
+#define CT_CHIP_LMEM_BANKS_MAX 1024
+/* chip.def's sem.count minimum: a program orders its engines with one semaphore per engine
+ * (isa.h CT_ENG_CTRL of them; compiler/backend/cg_model.c asserts it). */
+#define CT_CHIP_SEM_COUNT_MIN 4
 
 #define CT_CHIP_DECL_STR(m) char m[CT_CHIP_NAME_MAX];
 #define CT_CHIP_DECL_INT(m) int64_t m;

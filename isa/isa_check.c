@@ -112,6 +112,13 @@ static ct_status check_lut(const ct_insn *i, ct_diag *d) {
   return check_shape4("lut", c->n, c->c, c->h, c->w, d);
 }
 
+/* A POOL output size o along a dim: the floor-mode size fl, or one more (ceil mode) when that
+ * last window still starts inside the input or its begin padding: (o − 1)·stride < in + p0
+ * (ONNX's ceil_mode with PyTorch's rule, ops/nn_shape.c). */
+static bool pool_out_ok(int64_t o, int64_t fl, int64_t in, int64_t p0, int64_t stride) {
+  return fl >= 1 && (o == fl || (o == fl + 1 && (o - 1) * stride < in + p0));
+}
+
 static ct_status check_pool(const ct_insn *i, ct_diag *d) {
   const struct ct_insn_pool *c = &i->pool;
   ct_status st = check_shape4("pool", c->n, c->c, c->ih, c->iw, d);
@@ -120,7 +127,8 @@ static ct_status check_pool(const ct_insn *i, ct_diag *d) {
   REQ(c->pad_t < c->kh && c->pad_b < c->kh && c->pad_l < c->kw && c->pad_r < c->kw, "pool: pads must be smaller than the window");
   int64_t oh = out_size(c->ih, c->pad_t, c->pad_b, c->kh, 1, c->stride_h);
   int64_t ow = out_size(c->iw, c->pad_l, c->pad_r, c->kw, 1, c->stride_w);
-  REQ(oh == c->oh && ow == c->ow, "pool: output %lldx%lld does not match the input, window, pads, strides (%lldx%lld)",
+  REQ(pool_out_ok(c->oh, oh, c->ih, c->pad_t, c->stride_h) && pool_out_ok(c->ow, ow, c->iw, c->pad_l, c->stride_w),
+      "pool: output %lldx%lld does not match the input, window, pads, strides (%lldx%lld, or one more in ceil mode)",
       (long long)c->oh, (long long)c->ow, (long long)oh, (long long)ow);
   REQ(is_qint(c->dt) || is_flt(c->dt), "pool: type %s is not i8, u8, i16, bf16, f16 or f32", dt(c->dt));
   return CT_OK;

@@ -32,7 +32,10 @@ static const char intro[] =
     "is `act_hi` and low half `zp_out`, quant/ `ct_quant_float_act_hi`; the codegen stores the\n"
     "bound rounded to the result type). Float CONV / DWCONV / MATMUL start every output at +0.0 and add the\n"
     "f32 products in (c, ky, kx) / k order, one rounding per product and per sum, then the bias;\n"
-    "a float POOL mean sums in double. The Tpu reference computes float Conv / Gemm / MatMul the\n"
+    "a tap in the padding adds +0 · w like any other (ONNX's zero padding: a NaN or infinite\n"
+    "weight there gives NaN). A float POOL mean sums in double. Every float result is stored with\n"
+    "the canonical NaN (positive, quiet, no payload: quant/float_fn.h `ct_quant_nan_canon`);\n"
+    "CAST and the data-movement instructions keep a NaN's sign. The Tpu reference computes float Conv / Gemm / MatMul the\n"
     "same way (ops/kernel.h `ct_kern_conv_ordered`), and EXP's function unit and the reference's\n"
     "float activations share quant/float_fn.h, so float programs are bit-exact too.\n\n"
     "**Depthwise convolution runs on the VPU (`DWCONV`).** On a weight-stationary systolic array\n"
@@ -109,7 +112,10 @@ static const char file_text[] =
     "## Chip configuration (`--chip FILE.json`, `ctpu chip --dump`)\n\n"
     "Nested objects (`{\"mxu\": {\"rows\": 64}}`) or dotted keys (`{\"mxu.rows\": 64}`); keys not\n"
     "given keep their defaults; unknown keys, wrong types and out-of-range values are errors\n"
-    "naming the file and key. `lmem.banks` must divide `lmem.bytes`.\n\n";
+    "naming the file and key. `lmem.banks` must divide `lmem.bytes`. This one table is the\n"
+    "validation of every command: `ctpu chip`, `plan`, `deploy` and `sim` (and the cmodel's\n"
+    "`ct_sim_run`) accept the same chips; a chip they accept can still be too small for a\n"
+    "model (the planner's and codegen's exit 4 name the layer and the bytes it needs).\n\n";
 
 /* Writes s as a Markdown table cell: '|' escaped. */
 static void cell(FILE *f, const char *s) {

@@ -28,13 +28,12 @@ void ct_lmem_free(ct_lmem *m) {
   memset(m, 0, sizeof *m);
 }
 
-uint64_t ct_lmem_bank_mask(const ct_lmem *m, const ct_mem_region *r) {
+bool ct_lmem_bank_span(const ct_lmem *m, const ct_mem_region *r, uint32_t *b0, uint32_t *b1) {
   uint64_t lo, hi;
-  if (!ct_mem_region_span(r, &lo, &hi) || lo >= m->bytes) return 0;
+  if (!ct_mem_region_span(r, &lo, &hi) || lo >= m->bytes || hi <= lo) return false;
   if (hi > m->bytes) hi = m->bytes;
-  uint64_t b0 = lo / m->bank_bytes, b1 = (hi - 1) / m->bank_bytes, mask = 0;
-  for (uint64_t b = b0; b <= b1; b++) mask |= UINT64_C(1) << b;
-  return mask;
+  *b0 = (uint32_t)(lo / m->bank_bytes), *b1 = (uint32_t)((hi - 1) / m->bank_bytes);
+  return true;
 }
 
 typedef struct bank_ctx {
@@ -61,7 +60,8 @@ void ct_lmem_bank_bytes(const ct_lmem *m, const ct_mem_region *r, uint64_t *per_
 }
 
 uint64_t ct_lmem_port_cycles(const ct_lmem *m, const ct_mem_region *rs, int n) {
-  uint64_t per_bank[CT_LMEM_MAX_BANKS] = {0}, worst = 0;
+  uint64_t per_bank[CT_LMEM_MAX_BANKS], worst = 0;
+  memset(per_bank, 0, sizeof *per_bank * m->banks);
   for (int i = 0; i < n; i++)
     if (rs[i].space == CT_SPACE_LMEM) ct_lmem_bank_bytes(m, &rs[i], per_bank);
   for (uint32_t b = 0; b < m->banks; b++) {
@@ -97,8 +97,17 @@ void ct_lmem_scatter(ct_lmem *m, const ct_mem_region *r, const void *src) {
   ct_mem_region_each_run(r, copy_run, &c);
 }
 
-bool ct_lmem_port_claim(uint64_t *claimed, uint64_t mask) {
-  if (*claimed & mask) return false;
-  *claimed |= mask;
+/* The bits of banks [lo, hi] that fall in word w of a ct_lmem_bankset (lo <= hi). */
+static uint64_t word_bits(uint32_t w, uint32_t lo, uint32_t hi) {
+  uint32_t a = w * 64, l = lo > a ? lo - a : 0, h = hi < a + 63 ? hi - a : 63;
+  return (~UINT64_C(0) << l) & (~UINT64_C(0) >> (63 - h));
+}
+
+bool ct_lmem_port_claim(ct_lmem_bankset *claimed, const uint16_t *lo, const uint16_t *hi, int n) {
+  for (int i = 0; i < n; i++)
+    for (uint32_t w = lo[i] / 64u; w <= hi[i] / 64u; w++)
+      if (claimed->w[w] & word_bits(w, lo[i], hi[i])) return false;
+  for (int i = 0; i < n; i++)
+    for (uint32_t w = lo[i] / 64u; w <= hi[i] / 64u; w++) claimed->w[w] |= word_bits(w, lo[i], hi[i]);
   return true;
 }

@@ -10,7 +10,14 @@
 #include "common/status.h"
 #include "memory/region.h"
 
-#define CT_LMEM_MAX_BANKS 64
+/* The most banks an LMEM has: isa/chip.h CT_CHIP_LMEM_BANKS_MAX, chip.def's lmem.banks
+ * maximum (cmodel/sim.c asserts they agree). */
+#define CT_LMEM_MAX_BANKS 1024
+
+/* A set of banks (bank b: bit b % 64 of w[b / 64]): the banks claimed in one cycle. */
+typedef struct ct_lmem_bankset {
+  uint64_t w[CT_LMEM_MAX_BANKS / 64];
+} ct_lmem_bankset;
 
 typedef struct ct_lmem {
   uint8_t *data;        /* bytes, zero at start */
@@ -26,8 +33,9 @@ ct_status ct_lmem_init(ct_lmem *m, uint64_t bytes, uint32_t banks, uint32_t port
                        ct_diag *d);
 void ct_lmem_free(ct_lmem *m);
 
-/* Bit b set ⇔ the byte span of r (ct_mem_region_span) touches bank b. 0 for an empty region. */
-uint64_t ct_lmem_bank_mask(const ct_lmem *m, const ct_mem_region *r);
+/* The banks [*b0, *b1] the byte span of r (ct_mem_region_span) touches, clipped to the
+ * LMEM; false (nothing written) for an empty region or one starting past the LMEM. */
+bool ct_lmem_bank_span(const ct_lmem *m, const ct_mem_region *r, uint32_t *b0, uint32_t *b1);
 
 /* Per-bank byte counts of r added into per_bank[banks] (exact, run by run, split at bank
  * boundaries). r must be in bounds. */
@@ -43,8 +51,9 @@ void ct_lmem_gather(const ct_lmem *m, const ct_mem_region *r, void *dst);
 void ct_lmem_scatter(ct_lmem *m, const ct_mem_region *r, const void *src);
 
 /* One cycle of bank-port arbitration: requesters are offered in priority order; a request
- * is granted if none of its banks was claimed earlier in the cycle, and then claims them.
- * `claimed` starts at 0 each cycle. Returns true when granted. */
-bool ct_lmem_port_claim(uint64_t *claimed, uint64_t mask);
+ * (the banks lo[i] .. hi[i], inclusive, for i < n; every bank < CT_LMEM_MAX_BANKS) is granted
+ * if none of its banks was claimed earlier in the cycle, and then claims them. `claimed`
+ * starts empty each cycle. Returns true when granted. */
+bool ct_lmem_port_claim(ct_lmem_bankset *claimed, const uint16_t *lo, const uint16_t *hi, int n);
 
 #endif

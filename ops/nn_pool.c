@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ops/nn_util.h"
+#include "quant/float_fn.h"
 #include "common/clones.h"
 
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
@@ -66,7 +67,7 @@ static float pool_one(const pool_job *j, const float *x, int64_t od, int64_t oh,
         int64_t pos = (id * g->in[1] + ih) * g->in[2] + iw;
         float v = x[pos];
         if (j->kind == POOL_MAX) {
-          if (v > best || besti < 0) best = v, besti = j->col_major ? id + ih * g->in[0] + iw * g->in[0] * g->in[1] : pos;
+          if (besti < 0 || (best == best && (v > best || v != v))) best = v, besti = j->col_major ? id + ih * g->in[0] + iw * g->in[0] * g->in[1] : pos;
         } else {
           acc += j->kind == POOL_AVG ? v : j->p == 2 ? (double)v * v : pow(fabs(v), j->p);
         }
@@ -100,12 +101,12 @@ static void pool_planes(void *arg, int64_t lo, int64_t hi, int part) {
   }
 }
 
-/* o[i] = a[i] > o[i] ? a[i] : o[i] (maxps), i < n, in blocks of 8 so that -O2 vectorizes. */
+/* o[i] = ct_quant_max_step(o[i], a[i]) (NaN wins), i < n, in blocks of 8 so that -O2 vectorizes. */
 CT_CLONES_AVX2 static void vmax(float *restrict o, const float *restrict a, int64_t n) {
   int64_t m = n - n % 8, i;
   for (i = 0; i < m; i += 8)
-    for (int k = 0; k < 8; k++) o[i + k] = a[i + k] > o[i + k] ? a[i + k] : o[i + k];
-  for (i = m; i < n; i++) o[i] = a[i] > o[i] ? a[i] : o[i];
+    for (int k = 0; k < 8; k++) o[i + k] = ct_quant_max_step(o[i + k], a[i + k]);
+  for (i = m; i < n; i++) o[i] = ct_quant_max_step(o[i], a[i]);
 }
 
 /* acc[i] += a[i s] in double, i < n (vectorized for s == 1). */
@@ -130,7 +131,7 @@ static void pad_row(const pool_job *j, const float *src, float fill, float *buf)
 
 /* Max pool of one plane, separably: each input row is padded with -inf and max-filtered
  * along W into hb (H x OW), then each output row is the max of its window's rows of hb.
- * Exact (max is associative); NaN inputs are skipped like onnxruntime's comparison loop. An
+ * Exact (max is associative); a NaN in the window gives NaN (ct_quant_max_step). An
  * empty window gives -FLT_MAX as the generic loop. */
 static void max_plane(const pool_job *j, const float *x, float *y, float *scr) {
   const ct_kn_geo *g = &j->g;
@@ -145,7 +146,7 @@ static void max_plane(const pool_job *j, const float *x, float *y, float *scr) {
     } else {
       for (int64_t ow = 0; ow < OW; ow++) {
         float m = buf[ow * s];
-        for (int64_t k = 1; k < g->k[2]; k++) m = buf[ow * s + k * dl] > m ? buf[ow * s + k * dl] : m;
+        for (int64_t k = 1; k < g->k[2]; k++) m = ct_quant_max_step(m, buf[ow * s + k * dl]);
         h[ow] = m;
       }
     }
@@ -290,7 +291,7 @@ static ct_status global_pool(const ct_op *op, ct_tensor *const *in, ct_tensor **
   for (int64_t p = 0; p < planes; p++, xp += vol) {
     if (is_max) {
       float m = vol ? xp[0] : -FLT_MAX;
-      for (int64_t i = 1; i < vol; i++) m = xp[i] > m ? xp[i] : m;
+      for (int64_t i = 1; i < vol; i++) m = ct_quant_max_step(m, xp[i]);
       y[p] = m;
     } else {
       double s = 0;

@@ -3,12 +3,17 @@
  * tpu column); any other op runs in float — its Top kernel on f32 copies of bf16/f16
  * operands, the results rounded to their storage type (bf16/f16: nearest even); Conv, Gemm
  * and MatMul in the ISA's float MAC order instead (ct_kern_conv_ordered …), so that the
- * cmodel's float CONV / MATMUL equal them bit for bit. Results get their value's quant params. */
+ * cmodel's float CONV / MATMUL equal them bit for bit. A float op that computes stores any NaN
+ * as the canonical NaN (quant/float_fn.h ct_quant_nan_canon), as the cmodel's arithmetic
+ * instructions do; one that only moves data keeps its bits. Results get their value's quant
+ * params. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ops/kernel.h"
 #include "ops/ops_util.h"
 #include "ops/tpu_util.h"
+#include "quant/float_fn.h"
 #include "quant/quant.h"
 
 enum { MAX_IO = 64 };
@@ -31,6 +36,27 @@ static void store_rounded(const ct_tensor *src, ct_tensor *dst) {
   if (dst->dtype == CT_BF16) ct_f32_to_bf16_row(f, h, n); /* ct_quant_f32_to_bf16's bits, vectorized */
   else
     for (int64_t i = 0; i < n; i++) h[i] = ct_quant_f32_to_f16(f[i]);
+}
+
+/* Does op only move (or zero-fill) elements? The back end makes these MOVEs, DMAs and GMEM
+ * aliases (a nearest Resize a strided MOVE, a float Concat of mixed types a CAST), which keep
+ * a NaN's bits, so the reference keeps them too. */
+static bool moves_data(const ct_op *op) {
+  switch (op->kind) {
+  case CT_OP_IDENTITY: case CT_OP_RESHAPE: case CT_OP_FLATTEN: case CT_OP_SQUEEZE: case CT_OP_UNSQUEEZE:
+  case CT_OP_TRANSPOSE: case CT_OP_SLICE: case CT_OP_PAD: case CT_OP_CONCAT: case CT_OP_SPLIT:
+  case CT_OP_DEPTHTOSPACE: case CT_OP_SPACETODEPTH: case CT_OP_EXPAND: case CT_OP_TILE: case CT_OP_GATHER:
+    return true;
+  case CT_OP_RESIZE: return !strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest");
+  default: return false;
+  }
+}
+
+/* Makes every NaN of the f32 tensor t the canonical NaN. */
+static void canon_nans(ct_tensor *t) {
+  float *f = t->data;
+  for (int64_t i = 0, n = ct_tensor_numel(t); t->dtype == CT_F32 && i < n; i++)
+    if (f[i] != f[i]) f[i] = ct_quant_nan_canon(f[i]);
 }
 
 /* The float kernel of a Tpu op: the MACs in the ISA's float order (ct_kern_conv_ordered …),
@@ -63,6 +89,8 @@ static ct_status run_float(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   }
   if (st) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
   else st = fn(op, (ct_tensor *const *)fin, fout, ctx, d);
+  for (int i = 0; !st && !moves_data(op) && i < op->n_out; i++)
+    if (fout[i]) canon_nans(fout[i]);
   for (int i = 0; i < op->n_out; i++)
     if (fout[i] && fout[i] != out[i]) {
       if (!st) store_rounded(fout[i], out[i]);

@@ -107,6 +107,26 @@ static inline double ct_quant_fn_selu(double x, double al, double ga) { return x
 static inline double ct_quant_fn_celu(double x, double al) { return fmax(0, x) + fmin(0, al * (exp(x / al) - 1)); }
 static inline double ct_quant_fn_softsign(double x) { return x / (1 + fabs(x)); }
 
+/* The canonical NaN (docs/quant.md, "NaN"): every float result an arithmetic instruction of the
+ * cmodel or a float op of the Tpu reference computes is stored with this NaN — positive, quiet,
+ * no payload (f32 0x7fc00000, bf16 0x7fc0, f16 0x7e00) — whatever NaN the arithmetic gave
+ * (x86 returns one NaN operand, which one depends on the operand order a compiler picks, or
+ * makes the negative "default NaN"). Conversions (bf16/f16 rounding, Cast) keep a NaN's sign
+ * and leading payload bits (quieted) and data movement keeps bits, on both sides alike. */
+#define CT_QUANT_NAN_BITS_F32 0x7fc00000u
+static inline float ct_quant_nan_canon(float v) {
+  uint32_t u = CT_QUANT_NAN_BITS_F32;
+  if (v == v) return v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+/* One step of a float max (MaxPool, GlobalMaxPool, POOL max, REDUCE max): the running max m
+ * and the next value v give v if v > m or v is NaN, else m — so a NaN anywhere in the window
+ * makes the result NaN whatever the order the taps are visited in (as numpy's max and the
+ * ELTWISE max: "NaN wins"). Branch-free, so row loops vectorize. */
+static inline float ct_quant_max_step(float m, float v) { return v > m || v != v ? v : m; }
+
 /* The float activation of a CONV / MATMUL / ELTWISE result (act: 0 none, 1 relu, 2 clamp, the
  * ISA's ACT numbering): relu v > 0 ? v : +0 (NaN kept, −0 → +0: the reference's Relu), clamp
  * v < 0 ? 0 : v > hi ? hi : v (−0 kept: the reference's Clip and fused clip). */

@@ -1,13 +1,17 @@
 /* test_chip.c: isa/chip — defaults (ARCHITECTURE.md §3), dump → parse round trip, nested and
  * dotted keys, one error per kind of bad key (message names file and key), the signature
  * against an FNV-1a 64 written here, and `ctpu chip --dump`. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cmodel/sim.h"
+#include "common/tensor.h"
 #include "isa/chip.h"
+#include "isa/program.h"
 #include "tests/testutil.h"
 
 START_TEST(test_defaults_are_the_architecture_table) {
@@ -74,7 +78,7 @@ START_TEST(test_errors_name_file_and_key) {
       {"{\"gmem\": {\"burst_bytes\": 48}}", "chip.json: gmem.burst_bytes: 48 is not a power of two"},
       {"{\"lmem\": {\"bank_port_bytes\": 3}}", "chip.json: lmem.bank_port_bytes: 3 is not a power of two"},
       {"{\"vpu\": {\"lanes\": 24}}", "chip.json: vpu.lanes: 24 is not a power of two"},
-      {"{\"sem\": {\"count\": 33}}", "chip.json: sem.count: 33 is outside 1..32"},
+      {"{\"sem\": {\"count\": 33}}", "chip.json: sem.count: 33 is outside 4..32"},
       {"{\"mxu\": {\"dataflow\": \"xs\"}}", "chip.json: mxu.dataflow: \"xs\" is not \"ws\" or \"os\""},
       {"{\"mxu\": {\"fp_rate\": 0}}", "chip.json: mxu.fp_rate: 0 is outside"},
       {"{\"freq_mhz\": true}", "chip.json: freq_mhz: expected a number"},
@@ -140,6 +144,81 @@ START_TEST(test_every_key_rejects_wrong_type_and_range) {
 }
 END_TEST
 
+/* chip.def's numeric keys (the table every command validates with), for the bound test. */
+typedef struct key_bound {
+  const char *key;
+  bool is_int, pow2;
+  double lo, hi;
+  size_t offset;
+} key_bound;
+
+#define KB_INT(m, key, lo, hi, fl) {key, true, ((fl) & CT_CHIP_POW2) != 0, lo, hi, offsetof(ct_chip, m)},
+#define KB_F64(m, key, lo, hi, fl) {key, false, false, lo, hi, offsetof(ct_chip, m)},
+#define KB_STR(m, key, lo, hi, fl)
+#define KB_DATAFLOW(m, key, lo, hi, fl)
+static const key_bound bounds[] = {
+#define CT_CHIP_KEY(m, key, T, def, lo, hi, flags, doc) KB_##T(m, key, lo, hi, flags)
+#include "isa/chip.def"
+#undef CT_CHIP_KEY
+};
+
+/* Sets key k of c to v. */
+static void set_bound(ct_chip *c, const key_bound *k, double v) {
+  if (k->is_int) {
+    int64_t iv = (int64_t)v;
+    memcpy((char *)c + k->offset, &iv, sizeof iv);
+  } else {
+    memcpy((char *)c + k->offset, &v, sizeof v);
+  }
+}
+
+/* Does the simulator run a one-END program on chip c (CT_ERR_INPUT: it refuses the chip)? */
+static bool sim_accepts(const ct_chip *c) {
+  ct_program p;
+  ct_program_init(&p, ct_chip_signature(c));
+  ct_insn end;
+  memset(&end, 0, sizeof end);
+  end.op = CT_ISA_END;
+  ct_diag d;
+  ck_assert_int_eq(ct_program_add_insn(&p, &end, &d), CT_OK);
+  ct_tensor_list in;
+  ct_tensor_list_init(&in);
+  ct_sim_run_options opt;
+  memset(&opt, 0, sizeof opt);
+  ct_sim_run_output out;
+  ct_status st = ct_sim_run(c, &p, &in, &opt, &out, &d);
+  ck_assert_msg(st == CT_OK || st == CT_ERR_INPUT, "sim: %s", d.msg);
+  ct_sim_run_output_free(&out);
+  ct_program_free(&p);
+  return st == CT_OK;
+}
+
+/* Every numeric key of chip.def at its minimum and maximum (and, for lmem.banks, 128: more
+ * than a 64-bit bank mask holds) is accepted by the chip parser (what `ctpu chip`, plan and
+ * deploy load with) and by the simulator; one step outside (integers ±1, floats ×2 or ÷2) is
+ * refused by both. */
+START_TEST(test_every_key_bound_same_in_chip_and_sim) {
+  ck_assert_int_eq((int)(sizeof bounds / sizeof bounds[0]), 16);
+  for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+    const key_bound *k = &bounds[i];
+    double v[5] = {k->lo, k->hi, k->is_int ? k->lo - 1 : k->lo / 2, k->is_int ? k->hi + 1 : k->hi * 2, 128};
+    int nv = strcmp(k->key, "lmem.banks") ? 4 : 5;
+    for (int j = 0; j < nv; j++) {
+      bool in = v[j] >= k->lo && v[j] <= k->hi;
+      char doc[128];
+      snprintf(doc, sizeof doc, k->is_int ? "{\"%s\": %.0f}" : "{\"%s\": %.17g}", k->key, v[j]);
+      ct_chip c, s;
+      ct_diag d;
+      bool parsed = ct_chip_parse(doc, "chip.json", &c, &d) == CT_OK;
+      ck_assert_msg(parsed == in, "%s: chip %s: %s", doc, parsed ? "accepts" : "refuses", d.msg);
+      ct_chip_default(&s);
+      set_bound(&s, k, v[j]);
+      ck_assert_msg(sim_accepts(&s) == in, "%s: the simulator %s", doc, in ? "refuses" : "accepts");
+    }
+  }
+}
+END_TEST
+
 static uint64_t fnv1a(const char *s) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
@@ -180,6 +259,7 @@ int main(void) {
   tcase_add_test(tc, test_every_key_rejects_wrong_type_and_range);
   tcase_add_test(tc, test_signature_covers_program_relevant_keys);
   tcase_add_test(tc, test_cli_dump_and_bad_file);
+  tcase_add_test(tc, test_every_key_bound_same_in_chip_and_sim);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

@@ -7,6 +7,8 @@
 
 #include "cmodel/elem.h"
 #include "cmodel/exec.h"
+#include "isa/chip.h"
+#include "isa/isa.h"
 #include "quant/quant.h"
 #include "tests/testutil.h"
 
@@ -386,6 +388,108 @@ START_TEST(test_resize_linear_int8_rows_and_tiles) {
 }
 END_TEST
 
+static uint32_t bits_f32(uint64_t a, int i) {
+  uint32_t v;
+  memcpy(&v, L.data + a + 4 * (uint64_t)i, 4);
+  return v;
+}
+
+/* Float avg POOL 3×3 stride 2, ceil-mode output (one more column and row than floor mode),
+ * pads t1 l0 b1 r0, count_pad: the divisor counts the taps inside [-1, 10 + 1) × [0, 10)
+ * — onnxruntime's AveragePool (hend = min(hstart + k, H + pad_end)), so the ceil-mode
+ * extension past the padding is not counted — written out here; the ISA check accepts the
+ * ceil-mode size. */
+START_TEST(test_float_pool_ceil_count_pad) {
+  const uint64_t IN = 0, OUT = 0x20000;
+  const int ih = 10, iw = 10, oh = 6, ow = 5; /* floor mode: 5 × 4 */
+  fill_f32(IN, 2 * ih * iw);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_POOL;
+  in.pool.in = IN, in.pool.out = OUT, in.pool.n = 1, in.pool.c = 2, in.pool.ih = ih, in.pool.iw = iw;
+  in.pool.oh = oh, in.pool.ow = ow, in.pool.kh = 3, in.pool.kw = 3, in.pool.stride_h = 2, in.pool.stride_w = 2;
+  in.pool.pad_t = 1, in.pool.pad_b = 1, in.pool.mode = CT_ISA_POOL_AVG, in.pool.dt = CT_F32, in.pool.count_pad = 1;
+  ct_chip chip;
+  ct_chip_default(&chip);
+  ct_diag d;
+  ck_assert_msg(ct_isa_check(&in, &chip, &d) == CT_OK, "%s", d.msg);
+  in.pool.oh = oh + 1; /* its last window would start past the input */
+  ck_assert_int_ne(ct_isa_check(&in, &chip, &d), CT_OK);
+  in.pool.oh = oh;
+  for (int cp = 0; cp < 2; cp++) {
+    in.pool.count_pad = cp;
+    exec(&in);
+    for (int p = 0; p < 2; p++)
+      for (int y = 0; y < oh; y++)
+        for (int x = 0; x < ow; x++) {
+          int hs = 2 * y - 1, ws = 2 * x, he = hs + 3 < ih + 1 ? hs + 3 : ih + 1, we = ws + 3 < iw ? ws + 3 : iw;
+          double sum = 0;
+          int cnt = 0;
+          for (int iy = hs; iy < hs + 3; iy++)
+            for (int ix = ws; ix < ws + 3; ix++)
+              if (iy >= 0 && iy < ih && ix < iw) sum += f32(IN, (p * ih + iy) * iw + ix), cnt++;
+          int div = cp ? (he - hs) * (we - ws) : cnt;
+          ck_assert_float_eq(f32(OUT, (p * oh + y) * ow + x), (float)(sum / div));
+        }
+    if (cp) /* (0, 4): rows -1..1 (-1 padding), columns 8..10 (10 past the input, not padding): 3 × 2 */
+      ck_assert_float_eq(f32(OUT, 4), (float)(((double)f32(IN, 8) + f32(IN, 9) + f32(IN, 18) + f32(IN, 19)) / 6));
+  }
+}
+END_TEST
+
+/* Float CONV 3×3 pad 1: a NaN weight on tap (0, 0) meets the padding at output (0, 0); the
+ * padded +0 times NaN is NaN (ONNX's zero padding), so every output of that channel is NaN,
+ * stored as the canonical NaN 0x7fc00000 although the weight is the negative NaN 0xffffffff;
+ * a finite channel is unchanged. ELTWISE max of a negative NaN and a POOL max window holding
+ * one: the canonical NaN too. */
+START_TEST(test_float_conv_nan_weight_in_padding) {
+  const uint64_t IN = 0, W = 0x10000, OUT = 0x20000;
+  fill_f32(IN, 4 * 4);
+  fill_f32(W, 2 * 9);
+  uint32_t neg_nan = 0xffffffffu;
+  memcpy(L.data + W, &neg_nan, 4);
+  ct_insn in;
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_CONV;
+  in.conv.in = IN, in.conv.wt = W, in.conv.out = OUT, in.conv.n = 1, in.conv.ic = 1, in.conv.ih = 4, in.conv.iw = 4;
+  in.conv.oc = 2, in.conv.oh = 4, in.conv.ow = 4, in.conv.kh = 3, in.conv.kw = 3, in.conv.stride_h = 1, in.conv.stride_w = 1;
+  in.conv.dil_h = in.conv.dil_w = 1, in.conv.pad_t = in.conv.pad_l = in.conv.pad_b = in.conv.pad_r = 1;
+  in.conv.dt_in = in.conv.dt_w = in.conv.dt_out = CT_F32;
+  exec(&in);
+  for (int p = 0; p < 16; p++) {
+    ck_assert_uint_eq(bits_f32(OUT, p), 0x7fc00000u);
+    int y = p / 4, x = p % 4;
+    float acc = 0;
+    for (int ky = 0; ky < 3; ky++)
+      for (int kx = 0; kx < 3; kx++) {
+        int iy = y - 1 + ky, ix = x - 1 + kx;
+        acc += (iy >= 0 && iy < 4 && ix >= 0 && ix < 4 ? f32(IN, iy * 4 + ix) : 0.0f) * f32(W, 9 + ky * 3 + kx);
+      }
+    ck_assert_float_eq(f32(OUT, 16 + p), acc);
+  }
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_ELTWISE;
+  in.eltwise.a = W, in.eltwise.b = IN, in.eltwise.out = OUT, in.eltwise.n = in.eltwise.c = in.eltwise.h = in.eltwise.w = 1;
+  in.eltwise.op = CT_ISA_ELT_MAX, in.eltwise.dt_a = in.eltwise.dt_b = in.eltwise.dt_out = CT_F32;
+  exec(&in);
+  ck_assert_uint_eq(bits_f32(OUT, 0), 0x7fc00000u);
+  /* POOL max 2×2 over 4×4 with a negative NaN at (1, 1), the last tap of window (0, 0):
+   * that window is the canonical NaN (NaN wins), the others the max of their taps */
+  memset(&in, 0, sizeof in);
+  in.op = CT_ISA_POOL;
+  in.pool.in = IN, in.pool.out = OUT, in.pool.n = in.pool.c = 1, in.pool.ih = in.pool.iw = 4, in.pool.oh = in.pool.ow = 2;
+  in.pool.kh = in.pool.kw = 2, in.pool.stride_h = in.pool.stride_w = 2, in.pool.mode = CT_ISA_POOL_MAX, in.pool.dt = CT_F32;
+  memcpy(L.data + IN + 4 * 5, &neg_nan, 4);
+  exec(&in);
+  ck_assert_uint_eq(bits_f32(OUT, 0), 0x7fc00000u);
+  for (int o = 1; o < 4; o++) {
+    int y = o / 2 * 2, x = o % 2 * 2;
+    float m = fmaxf(fmaxf(f32(IN, y * 4 + x), f32(IN, y * 4 + x + 1)), fmaxf(f32(IN, y * 4 + x + 4), f32(IN, y * 4 + x + 5)));
+    ck_assert_float_eq(f32(OUT, o), m);
+  }
+}
+END_TEST
+
 START_TEST(test_dma_strided_transpose_load_store_move) {
   /* GMEM [2,3,4,5] i16 with padded rows (stride_h 7) -> LMEM transposed (n,c,w,h) dense */
   int16_t src[2 * 3 * 4 * 7];
@@ -439,6 +543,8 @@ int main(void) {
   tcase_add_test(t, test_float_exp_softmax_norm);
   tcase_add_test(t, test_dma_strided_transpose_load_store_move);
   tcase_add_test(t, test_resize_linear_int8_rows_and_tiles);
+  tcase_add_test(t, test_float_pool_ceil_count_pad);
+  tcase_add_test(t, test_float_conv_nan_weight_in_padding);
   suite_add_tcase(s, t);
   return ct_test_run_suite(s);
 }

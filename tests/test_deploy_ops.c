@@ -10,6 +10,7 @@
  * F16 and F32 (float codegen; with the float activations of the function unit and a Div), and
  * a float op without codegen (exit 3, named). */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,26 @@ static void write_bilinear_rows(const char *path, const char *input) {
   finish(&b, path, input, xs, &seed, 2);
 }
 
+/* x[1,3,21,18] → Conv(1×1, 4 out) → AveragePool(3×3, stride 2, pads [1, 0, 1, 0], ceil_mode,
+ * count_include_pad) → y[1,4,11,9]: the last row's and column's windows reach past the end
+ * padding; their divisors count the padded taps but not the ceil-mode extension
+ * (onnxruntime's; INT8 keeps such a pool in BF16: docs/quant.md). */
+static void write_avgpool_ceil(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 31;
+  int64_t xs[4] = {1, 3, 21, 18}, ws[4] = {4, 3, 1, 1};
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  init_rand(&b, "w", 4, ws, &seed, 0);
+  Onnx__NodeProto *n = ob_node(&b, "Conv", "pw", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){1, 1});
+  n = ob_node(&b, "AveragePool", "apool", (const char *[]){"c", NULL}, (const char *[]){"y", NULL});
+  ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, n, "strides", 2, (int64_t[]){2, 2});
+  ob_attr_ints(&b, n, "pads", 4, (int64_t[]){1, 0, 1, 0});
+  ob_attr_i(&b, n, "ceil_mode", 1), ob_attr_i(&b, n, "count_include_pad", 1);
+  finish(&b, path, input, xs, &seed, 2);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name, *must, *must_not; /* the transformed .top holds must, not must_not */
@@ -215,6 +236,7 @@ static const struct {
     {"float_pad", "top.Pad", "top.Gather", write_float_pad},
     {"float_acts", "top.HardSigmoid", "top.Gather", write_float_acts},
     {"bilinear", "top.Resize", "top.Gather", write_bilinear},
+    {"avgpool_ceil", "count_include_pad = 1", "top.Gather", write_avgpool_ceil},
 };
 
 /* Deploys tpu on the default chip and sweep chips 0, 5, …, 30 with --compare-all: bit-exact. */
@@ -308,6 +330,49 @@ START_TEST(test_bilinear_asymmetric_and_cosine) {
 }
 END_TEST
 
+/* x[1,2,6,7] → Conv(3 out, 3×3, pad 1; channel 0's tap (0, 0) a NaN, channel 1's tap (2, 2)
+ * the negative NaN) → Relu → Mul(ones with one NaN in channel 2) → MaxPool(2×2) → y: in BF16,
+ * F16 and F32 on the default and the sweep chips, bit-exact — the NaN weight meets the zero
+ * padding at the border (NaN there as everywhere, ONNX), the pool window holding the NaN is
+ * NaN (NaN wins) and every NaN is stored as the canonical NaN on both sides. */
+START_TEST(test_float_nan_weight_padding) {
+  char model[700], input[700], top[700], out[8192];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("nanw.onnx"));
+  snprintf(input, sizeof input, "%s", ct_test_tmp_path("nanw_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("nanw.top"));
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 5, neg_nan = 0xffffffffu;
+  int64_t xs[4] = {1, 2, 6, 7}, ws[4] = {3, 2, 3, 3}, n = 3 * 2 * 9;
+  float w[54];
+  for (int64_t i = 0; i < n; i++) w[i] = lcgf(&seed) * 0.5f;
+  w[0] = NAN;
+  memcpy(&w[18 + 8], &neg_nan, 4);
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  ob_init_f32(&b, "w", 4, ws, w);
+  Onnx__NodeProto *nd = ob_node(&b, "Conv", "conv", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL});
+  ob_attr_ints(&b, nd, "kernel_shape", 2, (int64_t[]){3, 3}), ob_attr_ints(&b, nd, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  float k[3 * 6 * 7];
+  for (int i = 0; i < 3 * 6 * 7; i++) k[i] = 1.0f;
+  k[2 * 42 + 3 * 7 + 3] = NAN; /* channel 2, (3, 3): the last tap of pool window (1, 1) */
+  ob_init_f32(&b, "k", 4, (int64_t[]){1, 3, 6, 7}, k);
+  ob_node(&b, "Relu", "relu", (const char *[]){"c", NULL}, (const char *[]){"r", NULL});
+  ob_node(&b, "Mul", "mask", (const char *[]){"r", "k", NULL}, (const char *[]){"rk", NULL});
+  nd = ob_node(&b, "MaxPool", "pool", (const char *[]){"rk", NULL}, (const char *[]){"y", NULL});
+  ob_attr_ints(&b, nd, "kernel_shape", 2, (int64_t[]){2, 2}), ob_attr_ints(&b, nd, "strides", 2, (int64_t[]){2, 2});
+  finish(&b, model, input, xs, &seed, 2);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  static const char *fm[] = {"BF16", "F16", "F32"};
+  for (int f = 0; f < 3; f++) {
+    char ftpu[720], tag[100];
+    snprintf(ftpu, sizeof ftpu, "%s.%s.tpu", top, fm[f]);
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize %s -o '%s'", top, fm[f], ftpu) == 0, "lower: %s", out);
+    snprintf(tag, sizeof tag, "nanw_%s", fm[f]);
+    deploy_chips(ftpu, input, tag);
+  }
+}
+END_TEST
+
 /* The one-channel bilinear model on a 4 KiB LMEM chip: every Resize is cut along H (RESIZE
  * with ih0 / oh0 > 0 in the program), INT8 and BF16 bit-exact. */
 START_TEST(test_bilinear_h_tiles) {
@@ -339,6 +404,42 @@ START_TEST(test_bilinear_h_tiles) {
       }
     }
     ck_assert_msg(cut[0] && cut[1] && cut[2], "%s: Resizes not cut along H: %d %d %d", tpu, cut[0], cut[1], cut[2]);
+  }
+}
+END_TEST
+
+/* The patterns model in INT8 on chips with more LMEM banks than a 64-bit mask holds (128,
+ * and chip.def's maximum 1024): `ctpu chip` accepts them, deploy is bit-exact, and `ctpu sim`
+ * runs the program on the same chip. */
+START_TEST(test_many_banks_bit_exact) {
+  char model[700], input[700], top[700], calib[700], tpu[700], out[8192];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("banks.onnx"));
+  snprintf(input, sizeof input, "%s", ct_test_tmp_path("banks_in.pb"));
+  snprintf(top, sizeof top, "%s", ct_test_tmp_path("banks.top"));
+  snprintf(calib, sizeof calib, "%s", ct_test_tmp_path("banks.calib"));
+  snprintf(tpu, sizeof tpu, "%s", ct_test_tmp_path("banks.tpu"));
+  write_model(model, input);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'", model, top) == 0, "transform: %s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "calibrate '%s' --dataset '%s' -o '%s'", top, input, calib) == 0, "%s", out);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "lower '%s' --quantize INT8 --calibration-table '%s' -o '%s'", top, calib, tpu) == 0,
+                "lower: %s", out);
+  static const int banks[] = {128, 1024};
+  for (int i = 0; i < 2; i++) {
+    char chip[700], prog[700], res[700], name[64], js[64];
+    snprintf(name, sizeof name, "banks%d.json", banks[i]);
+    snprintf(chip, sizeof chip, "%s", ct_test_tmp_path(name));
+    snprintf(js, sizeof js, "{\"lmem\": {\"banks\": %d}}", banks[i]);
+    ck_assert(ct_test_write_file(chip, js, strlen(js)));
+    snprintf(name, sizeof name, "banks%d.ctpu", banks[i]);
+    snprintf(prog, sizeof prog, "%s", ct_test_tmp_path(name));
+    snprintf(name, sizeof name, "banks%d.h5", banks[i]);
+    snprintf(res, sizeof res, "%s", ct_test_tmp_path(name));
+    ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "chip --dump --chip '%s'", chip) == 0, "chip: %s", out);
+    int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' --chip '%s' -o '%s' --test-input '%s' --compare-all", tpu, chip, prog,
+                              input);
+    ck_assert_msg(rc == 0 && strstr(out, " 0 differ"), "%d banks: deploy exited %d: %s", banks[i], rc, out);
+    rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --chip '%s' --input '%s' -o '%s'", prog, chip, input, res);
+    ck_assert_msg(rc == 0, "%d banks: sim exited %d: %s", banks[i], rc, out);
   }
 }
 END_TEST
@@ -375,6 +476,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_float_op_without_codegen);
   tcase_add_test(tc, test_bilinear_asymmetric_and_cosine);
   tcase_add_test(tc, test_bilinear_h_tiles);
+  tcase_add_test(tc, test_float_nan_weight_padding);
+  tcase_add_test(tc, test_many_banks_bit_exact);
   suite_add_tcase(s, tc);
   return s;
 }

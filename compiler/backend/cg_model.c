@@ -9,6 +9,8 @@
 
 #include "compiler/backend/cg_int.h"
 
+_Static_assert(CT_ENG_CTRL <= CT_CHIP_SEM_COUNT_MIN, "every chip chip.def accepts has a semaphore per engine");
+
 /* Values the group reads from GMEM every tile (inputs) and stores (outputs). */
 static bool in_group(const mg *c, const ct_value *v) {
   if (!v->def || lg_border_cast(c->p->g, v->def)) return false;
@@ -215,9 +217,6 @@ ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d) {
   c->lm_attr = calloc((size_t)(p->n_layers ? p->n_layers : 1), sizeof *c->lm_attr);
   c->seen = calloc((size_t)(p->g->n_values ? p->g->n_values : 1), 1);
   ct_status st = c->lm_attr && c->seen ? lg_ctx_init(&c->x, p->g, &p->chip, &p->opt, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  if (!st && p->chip.sem_count < CT_ENG_CTRL)
-    st = ct_diag_set(d, CT_ERR_LIMIT, "the program needs %d semaphores, the chip has %lld", (int)CT_ENG_CTRL,
-                     (long long)p->chip.sem_count);
   for (int gi = 0; gi < p->n_groups && !st; gi++) st = model_group(c, gi, d);
   if (!st) st = model_io(c, d); /* after the layers: an op without codegen is reported first */
   if (!st) st = cg_sched_end(&c->sch, d);

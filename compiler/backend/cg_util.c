@@ -167,8 +167,8 @@ ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, 
 ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,
                            win *w, int64_t *in_addr, int64_t t, ct_diag *d) {
   const ct_lg_layer *l = &c->p->layers[li];
-  int n = 0;
-  const int64_t *pads = ct_op_get_ints(op, "pads", &n), *st = ct_op_get_ints(op, "strides", &n);
+  int n = 0, np = 0;
+  const int64_t *pads = ct_op_get_ints(op, "pads", &np), *st = ct_op_get_ints(op, "strides", &n);
   const int64_t *dl = ct_op_get_ints(op, "dilations", &n);
   int64_t olo = by->off[2], ohi = olo + by->ext[2], ilo, ihi;
   w->kh = kh, w->kw = kw, w->sh = l->sh, w->sw = st ? st[1] : 1, w->dh = l->dh, w->dw = dl ? dl[1] : 1;
@@ -186,12 +186,11 @@ ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by
     if (st0) return st0;
   }
   w->pt = ilo - (olo * l->sh - l->pad_top);
-  w->pb = pb;
-  w->pl = pads ? pads[1] : 0, w->pr = pads ? pads[3] : 0;
-  /* ceil_mode pooling: the last column's window reaches past the right padding (those
-   * positions count as padding: excluded from max and average, as ONNX) */
-  int64_t iw = op->in[0]->shape[3], ow = op->out[0]->shape[3], need = (ow - 1) * w->sw + (kw - 1) * w->dw + 1 - iw - w->pl;
-  if (need > w->pr) w->pr = need;
+  /* the pads are the op's (clipped to the tile): a ceil_mode pool's last window reaching past
+   * the end padding is not padding (POOL: not counted by count_pad, docs/isa.md) */
+  int64_t pad_end = bx->full[2] + (pads && np >= 4 ? pads[2] : 0) - ihi;
+  w->pb = pb < pad_end ? pb : pad_end > 0 ? pad_end : 0;
+  w->pl = pads && np >= 4 ? pads[1] : 0, w->pr = pads && np >= 4 ? pads[3] : 0;
   w->ih = ihi - ilo, w->oh = ohi - olo;
   if (w->pt < 0 || w->pb < 0) return no_cg(op, "negative padding in a tile", d);
   return CT_OK;
