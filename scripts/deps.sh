@@ -3,7 +3,8 @@
 #   --fuzz  also clang-14 and its libFuzzer runtime (libclang-rt-14-dev) for fuzz/ (scripts/fuzz.sh)
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libopenblas-dev libhdf5-dev hdf5-tools check
-      libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev libjpeg-dev libpng-dev)
+      libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev libjpeg-dev libpng-dev
+      python3-h5py python3-numpy)
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
