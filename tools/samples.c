@@ -1,5 +1,6 @@
 /* samples.c: data-set samples and their float outputs, cosine sums, candidate lowerings
  * (samples.h). */
+#include "ops/verify.h"
 #include "tools/samples.h"
 
 #include <stdlib.h>
@@ -45,7 +46,7 @@ ct_status ct_tool_cos_add(ct_cos_sums *sums, const ct_tensor *ref, const ct_tens
 }
 
 ct_status ct_tool_load_lowered(const char *path, const ct_lower_options *o, ct_graph **out, ct_diag *d) {
-  ct_status st = ct_ir_load(path, out, d);
+  ct_status st = ct_ir_load_verified(path, out, d);
   if (!st) st = ct_lower(*out, o, d);
   if (st) ct_graph_free(*out), *out = NULL;
   return st;
