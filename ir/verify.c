@@ -272,6 +272,48 @@ static ct_dtype float_view_dtype(const ct_value *v, bool integer) {
   }
 }
 
+static bool attr_equal(const ct_attr *a, const ct_attr *b) {
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case CT_ATTR_INT: return a->i == b->i;
+  case CT_ATTR_FLOAT: return a->f == b->f || (a->f != a->f && b->f != b->f);
+  case CT_ATTR_STRING: return !strcmp(a->s ? a->s : "", b->s ? b->s : "");
+  default: break;
+  }
+  if (a->n != b->n) return false;
+  for (int k = 0; k < a->n; k++) {
+    bool same = a->kind == CT_ATTR_INTS     ? a->ints[k] == b->ints[k]
+                : a->kind == CT_ATTR_FLOATS ? a->floats[k] == b->floats[k] || (a->floats[k] != a->floats[k] && b->floats[k] != b->floats[k])
+                                            : !strcmp(a->strs[k], b->strs[k]);
+    if (!same) return false;
+  }
+  return true;
+}
+
+static const ct_attr *find_attr(const ct_attr *a, int n, const char *name) {
+  for (int k = 0; k < n; k++)
+    if (!strcmp(a[k].name, name)) return &a[k];
+  return NULL;
+}
+
+/* Tpu dialect: the attributes are in the canonical form the shape function writes (explicit
+ * kernel_shape / strides / dilations / pads / group, resolved auto_pad, normalized axes...),
+ * which the planner and the codegen read as they are. */
+static ct_status compare_attrs(vctx *c, const ct_op *op, const snapshot *s) {
+  for (int k = 0; k < op->n_attr; k++) {
+    const ct_attr *now = &op->attrs[k], *was = find_attr(s->attrs, s->n_attr, now->name);
+    if (!was) return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "attribute \"%s\" is missing (a Tpu op states it)", OP_ARGS(op), now->name);
+    if (!attr_equal(was, now))
+      return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "attribute \"%s\" is not in its canonical form (shape inference rewrites it)",
+                         OP_ARGS(op), now->name);
+  }
+  for (int k = 0; k < s->n_attr; k++)
+    if (!find_attr(op->attrs, op->n_attr, s->attrs[k].name))
+      return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "attribute \"%s\" must be resolved (shape inference removes it)", OP_ARGS(op),
+                         s->attrs[k].name);
+  return CT_OK;
+}
+
 enum { VIEW_MAX_IN = 64 };
 
 /* Runs fn on op; in the Tpu dialect on a view whose operands have their float_view_dtype. */
@@ -306,7 +348,7 @@ static ct_status check_inference(vctx *c, ct_op *op) {
   ct_status st = run_shape_fn(c, op, fn, top, &sub);
   if (st == CT_ERR_LIMIT) st = ct_diag_set(c->d, CT_ERR_LIMIT, "%s", sub.msg);
   else if (st) st = ct_diag_set(c->d, CT_ERR_INPUT, "shape inference: %s", sub.msg);
-  else st = compare_inferred(c, op, &s, top);
+  else if (!(st = compare_inferred(c, op, &s, top)) && !top) st = compare_attrs(c, op, &s);
   snap_restore(&s, op);
   return st;
 }
