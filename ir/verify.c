@@ -314,14 +314,16 @@ static ct_status compare_attrs(vctx *c, const ct_op *op, const snapshot *s) {
   return CT_OK;
 }
 
-enum { VIEW_MAX_IN = 64 };
-
 /* Runs fn on op; in the Tpu dialect on a view whose operands have their float_view_dtype. */
 static ct_status run_shape_fn(vctx *c, ct_op *op, ct_shape_fn fn, bool top, ct_diag *sub) {
   if (top) return fn(c->g, op, sub);
-  if (op->n_in > VIEW_MAX_IN) return ct_diag_set(sub, CT_ERR_INPUT, "%d operands", op->n_in);
-  ct_value vals[VIEW_MAX_IN];
-  ct_value *ins[VIEW_MAX_IN];
+  size_t n = (size_t)op->n_in + 1;
+  ct_value *vals = malloc(sizeof *vals * n);
+  ct_value **ins = malloc(sizeof *ins * n);
+  if (!vals || !ins) {
+    free(vals), free(ins);
+    return ct_diag_set(sub, CT_ERR_LIMIT, "verify: out of memory");
+  }
   bool integer = runs_integer(op);
   for (int j = 0; j < op->n_in; j++) {
     ins[j] = NULL;
@@ -334,6 +336,7 @@ static ct_status run_shape_fn(vctx *c, ct_op *op, ct_shape_fn fn, bool top, ct_d
   view.in = ins;
   ct_status st = fn(c->g, &view, sub);
   op->attrs = view.attrs, op->n_attr = view.n_attr, op->cap_attr = view.cap_attr;
+  free(vals), free(ins);
   return st;
 }
 
