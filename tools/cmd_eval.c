@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/verify.h"
 #include "io/dataset.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "reference/eval.h"
 #include "tools/tools.h"
 

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/verify.h"
 #include "common/h5io.h"
 #include "common/outset.h"
 #include "ir/text.h"
 #include "io/inputs.h"
+#include "ops/verify.h"
 #include "quant/quant.h"
 #include "reference/interp.h"
 #include "tools/tools.h"

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/verify.h"
 #include "compiler/lower.h"
 #include "ir/text.h"
 #include "isa/chip.h"
+#include "ops/verify.h"
 #include "tools/tools.h"
 
 #define CMD "lower"

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/verify.h"
 #include "common/outset.h"
 #include "compiler/pass.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "tools/tools.h"
 
 static void usage(FILE *f) {

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops/verify.h"
 #include "compiler/backend/lg.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "tools/tools.h"
 
 #define CMD "plan"

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/verify.h"
 #include "common/outset.h"
 #include "compiler/lower.h"
 #include "ir/text.h"
 #include "ops/tpu_util.h"
+#include "ops/verify.h"
 #include "reference/interp.h"
 #include "tools/samples.h"
 #include "tools/tools.h"

@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/verify.h"
 #include "common/outset.h"
 #include "common/workpool.h"
 #include "compiler/lower.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "reference/interp.h"
 #include "tools/samples.h"
 #include "tools/tools.h"

@@ -1,6 +1,5 @@
 /* samples.c: data-set samples and their float outputs, cosine sums, candidate lowerings
  * (samples.h). */
-#include "ops/verify.h"
 #include "tools/samples.h"
 
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 #include "common/dequant.h"
 #include "io/dataset.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "reference/interp.h"
 
 ct_status ct_tool_samples_load(const char *dataset, const ct_graph *g, int64_t max, ct_tool_samples *s, ct_diag *d) {
