@@ -274,6 +274,22 @@ static bool lut_input(ct_lower_ctx *c, const ct_value *v) {
   return u && u->n_in == 1 && u->in[0] == v && ct_lower_op_mode(c, u) == CT_QMODE_INT8 && ct_tq_lut_spec(u, &sp);
 }
 
+/* The error when op, the Conv reading the per-channel activation x, has no INT8 form: the
+ * multipliers its calibrated scales give are out of range (a channel scale is at least the
+ * tensor's threshold / CT_QUANT_CHANNEL_FLOOR, so an extreme per-tensor threshold of x does
+ * it), and x cannot be read by a float op either. The calibration table's row is to blame. */
+static ct_status channel_reader_fails(ct_lower_ctx *c, const ct_op *op, const ct_value *x) {
+  const ct_calib_row *r = c->o->calib ? ct_calib_table_find(c->o->calib, x->name) : NULL;
+  const ct_calib_wrow *ch = c->o->calib ? ct_calib_table_find_channel(c->o->calib, x->name) : NULL;
+  if (!r || !ch)
+    return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: Conv \"%s\" of a per-channel activation has no INT8 form",
+                       op->loc ? op->loc : "?");
+  return ct_diag_set(c->d, CT_ERR_INPUT,
+                     "calibration table line %d: tensor \"%s\": threshold %g with the channel thresholds of line %d gives "
+                     "Conv \"%s\", which reads its per-channel form, no representable INT8 requant",
+                     r->line, x->name, r->threshold, ch->line, op->loc ? op->loc : "?");
+}
+
 /* Conv and Gemm: x quantized, per-channel weights, int32 bias, requant per channel; the
  * result per channel when channel_scales allows it, the raw accumulator for a Gemm result
  * that only leaves the module (gemm_raw_out). */
@@ -314,9 +330,7 @@ static ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
       *done = !st;
     }
   }
-  if (!st && !*done && (n_in > 1 || fold))
-    st = ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: Conv \"%s\" of a per-channel activation has no INT8 form",
-                     op->loc ? op->loc : "?");
+  if (!st && !*done && (n_in > 1 || fold)) st = channel_reader_fails(c, op, x);
   free(sw), free(sy), free(rq), free(m), free(s);
   return st;
 }

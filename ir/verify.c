@@ -10,6 +10,7 @@
 
 typedef struct vctx {
   ct_shape_lookup shape_of;      /* NULL: no re-inference */
+  ct_op_check tpu_check;         /* NULL: no Tpu-dialect op checks */
   ct_graph *g;
   ct_diag *d;
   int *pos;            /* value id → index of its defining op in g->ops, -1 = not yet */
@@ -133,24 +134,37 @@ static ct_status check_results(vctx *c, int at, const ct_op *op) {
   return CT_OK;
 }
 
-/* The dialect and attribute checks of one op (Top dialect only, see verify.h). Messages start
- * with FILE:LINE when the op was parsed from a file. */
+/* "FILE:LINE: " of op when g was parsed from a file, else "". */
+static void op_where(const ct_graph *g, const ct_op *op, char *at, size_t n) {
+  at[0] = 0;
+  if (g->source && op->line > 0) snprintf(at, n, "%s:%d: ", g->source, op->line);
+}
+
+/* Graph leaves the text format writes in both dialects (tpu.Input, tpu.Weight). */
+static bool is_leaf(ct_op_kind k) { return k == CT_OP_INPUT || k == CT_OP_WEIGHT; }
+
+/* The dialect and attribute checks of one op: the op exists in the graph's dialect and every
+ * attribute conforms to its schema in ops.def. */
 static ct_status check_op_attrs(const ct_graph *g, const ct_op *op, ct_diag *d) {
-  if (ct_graph_dialect(g) != CT_DIALECT_TOP) return CT_OK;
-  char at[CT_DIAG_MAX / 2] = "";
-  if (g->source && op->line > 0) snprintf(at, sizeof at, "%s:%d: ", g->source, op->line);
-  if (!(ct_op_dialects(op->kind) & CT_DIALECT_TOP))
-    return ct_diag_set(d, CT_ERR_INPUT, "%s" OP_FMT "not an op of the top dialect", at, OP_ARGS(op));
+  ct_dialect dl = ct_graph_dialect(g);
+  if (!(ct_op_dialects(op->kind) & dl) && !is_leaf(op->kind))
+    return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "not an op of the %s dialect", OP_ARGS(op),
+                       dl == CT_DIALECT_TPU ? "tpu" : "top");
   const ct_attr *bad;
   const char *why;
   if (ct_op_check_attrs(op, &bad, &why)) return CT_OK;
-  return ct_diag_set(d, CT_ERR_INPUT, "%s" OP_FMT "attribute \"%s\": %s", at, OP_ARGS(op), bad->name, why);
+  return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "attribute \"%s\": %s", OP_ARGS(op), bad->name, why);
 }
 
 ct_status ct_ir_check_attrs(const ct_graph *g, ct_diag *d) {
   ct_status st = CT_OK;
-  for (int i = 0; i < g->n_ops && !st; i++)
-    if (!g->ops[i]->dead) st = check_op_attrs(g, g->ops[i], d);
+  for (int i = 0; i < g->n_ops && !st; i++) {
+    const ct_op *op = g->ops[i];
+    if (op->dead || !(st = check_op_attrs(g, op, d))) continue;
+    char at[CT_DIAG_MAX / 2];
+    op_where(g, op, at, sizeof at);
+    if (at[0]) ct_diag_prefix(d, "%s", at);
+  }
   return st;
 }
 
@@ -234,19 +248,110 @@ static ct_status compare_inferred(vctx *c, const ct_op *op, const snapshot *s, b
   return CT_OK;
 }
 
+/* Does the Tpu reference run op's integer kernel (ops/tpu_exec.c): a Cast, or an op with a
+ * quantized result or a quantized non-constant operand? */
+static bool runs_integer(const ct_op *op) {
+  if (op->kind == CT_OP_CAST) return true;
+  for (int j = 0; j < op->n_in; j++)
+    if (op->in[j] && op->in[j]->n_scale > 0 && !op->in[j]->data) return true;
+  for (int j = 0; j < op->n_out; j++)
+    if (op->out[j] && op->out[j]->n_scale > 0) return true;
+  return false;
+}
+
+/* The type a Tpu operand has for the Top shape functions, as the Tpu reference sees it
+ * (docs/tpu.md): an integer op's storage operands as f32 (a Tpu op has its Top op's shapes),
+ * index operands (i64, unquantized i32 constants) as they are; a float op's bf16 / f16
+ * operands as f32 (its Top kernel runs on f32 copies), the others as they are. */
+static ct_dtype float_view_dtype(const ct_value *v, bool integer) {
+  switch (v->dtype) {
+  case CT_BF16: case CT_F16: return CT_F32;
+  case CT_I8: case CT_U8: case CT_I16: case CT_U16: return integer ? CT_F32 : v->dtype;
+  case CT_I32: return integer && (v->n_scale > 0 || !v->data) ? CT_F32 : CT_I32;
+  default: return v->dtype;
+  }
+}
+
+static bool attr_equal(const ct_attr *a, const ct_attr *b) {
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case CT_ATTR_INT: return a->i == b->i;
+  case CT_ATTR_FLOAT: return a->f == b->f || (a->f != a->f && b->f != b->f);
+  case CT_ATTR_STRING: return !strcmp(a->s ? a->s : "", b->s ? b->s : "");
+  default: break;
+  }
+  if (a->n != b->n) return false;
+  for (int k = 0; k < a->n; k++) {
+    bool same = a->kind == CT_ATTR_INTS     ? a->ints[k] == b->ints[k]
+                : a->kind == CT_ATTR_FLOATS ? a->floats[k] == b->floats[k] || (a->floats[k] != a->floats[k] && b->floats[k] != b->floats[k])
+                                            : !strcmp(a->strs[k], b->strs[k]);
+    if (!same) return false;
+  }
+  return true;
+}
+
+static const ct_attr *find_attr(const ct_attr *a, int n, const char *name) {
+  for (int k = 0; k < n; k++)
+    if (!strcmp(a[k].name, name)) return &a[k];
+  return NULL;
+}
+
+/* Tpu dialect: the attributes are in the canonical form the shape function writes (explicit
+ * kernel_shape / strides / dilations / pads / group, resolved auto_pad, normalized axes...),
+ * which the planner and the codegen read as they are. */
+static ct_status compare_attrs(vctx *c, const ct_op *op, const snapshot *s) {
+  for (int k = 0; k < op->n_attr; k++) {
+    const ct_attr *now = &op->attrs[k], *was = find_attr(s->attrs, s->n_attr, now->name);
+    if (!was) return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "attribute \"%s\" is missing (a Tpu op states it)", OP_ARGS(op), now->name);
+    if (!attr_equal(was, now))
+      return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "attribute \"%s\" is not in its canonical form (shape inference rewrites it)",
+                         OP_ARGS(op), now->name);
+  }
+  for (int k = 0; k < s->n_attr; k++)
+    if (!find_attr(op->attrs, op->n_attr, s->attrs[k].name))
+      return ct_diag_set(c->d, CT_ERR_INPUT, OP_FMT "attribute \"%s\" must be resolved (shape inference removes it)", OP_ARGS(op),
+                         s->attrs[k].name);
+  return CT_OK;
+}
+
+/* Runs fn on op; in the Tpu dialect on a view whose operands have their float_view_dtype. */
+static ct_status run_shape_fn(vctx *c, ct_op *op, ct_shape_fn fn, bool top, ct_diag *sub) {
+  if (top) return fn(c->g, op, sub);
+  size_t n = (size_t)op->n_in + 1;
+  ct_value *vals = malloc(sizeof *vals * n);
+  ct_value **ins = malloc(sizeof *ins * n);
+  if (!vals || !ins) {
+    free(vals), free(ins);
+    return ct_diag_set(sub, CT_ERR_LIMIT, "verify: out of memory");
+  }
+  bool integer = runs_integer(op);
+  for (int j = 0; j < op->n_in; j++) {
+    ins[j] = NULL;
+    if (!op->in[j]) continue;
+    vals[j] = *op->in[j];
+    vals[j].dtype = float_view_dtype(op->in[j], integer);
+    ins[j] = &vals[j];
+  }
+  ct_op view = *op;
+  view.in = ins;
+  ct_status st = fn(c->g, &view, sub);
+  op->attrs = view.attrs, op->n_attr = view.n_attr, op->cap_attr = view.cap_attr;
+  free(vals), free(ins);
+  return st;
+}
+
 static ct_status check_inference(vctx *c, ct_op *op) {
   ct_shape_fn fn = c->shape_of ? c->shape_of(op->kind) : NULL;
   if (!fn || !inferable(op)) return CT_OK;
   snapshot s;
   if (!snap_take(&s, op)) return ct_diag_set(c->d, CT_ERR_LIMIT, "verify: out of memory");
-  bool top = !c->g->dialect || strcmp(c->g->dialect, "tpu") != 0;
+  bool top = ct_graph_dialect(c->g) != CT_DIALECT_TPU;
   ct_diag sub;
   ct_diag_clear(&sub);
-  ct_status st = fn(c->g, op, &sub);
+  ct_status st = run_shape_fn(c, op, fn, top, &sub);
   if (st == CT_ERR_LIMIT) st = ct_diag_set(c->d, CT_ERR_LIMIT, "%s", sub.msg);
-  else if (st && top) st = ct_diag_set(c->d, CT_ERR_INPUT, "shape inference: %s", sub.msg);
-  else if (st) st = CT_OK;
-  else st = compare_inferred(c, op, &s, top);
+  else if (st) st = ct_diag_set(c->d, CT_ERR_INPUT, "shape inference: %s", sub.msg);
+  else if (!(st = compare_inferred(c, op, &s, top)) && !top) st = compare_attrs(c, op, &s);
   snap_restore(&s, op);
   return st;
 }
@@ -263,19 +368,28 @@ static ct_status check_outputs(vctx *c) {
   return CT_OK;
 }
 
+static ct_status verify_op(vctx *c, int at, ct_op *op) {
+  ct_status st;
+  if ((st = check_arity(c, op)) || (st = check_operands(c, at, op)) || (st = check_results(c, at, op)) ||
+      (st = check_inference(c, op)))
+    return st;
+  return c->tpu_check && ct_graph_dialect(c->g) == CT_DIALECT_TPU ? c->tpu_check(c->g, op, c->d) : CT_OK;
+}
+
 static ct_status verify_ops(vctx *c) {
   ct_status st = CT_OK;
   for (int i = 0; i < c->g->n_ops && !st; i++) {
     ct_op *op = c->g->ops[i];
-    if (op->dead) continue;
-    if (!(st = check_arity(c, op)) && !(st = check_operands(c, i, op)) && !(st = check_results(c, i, op)))
-      st = check_inference(c, op);
+    if (op->dead || !(st = verify_op(c, i, op)) || st == CT_ERR_LIMIT) continue;
+    char at[CT_DIAG_MAX / 2];
+    op_where(c->g, op, at, sizeof at);
+    if (at[0]) ct_diag_prefix(c->d, "%s", at);
   }
   return st ? st : check_outputs(c);
 }
 
-ct_status ct_ir_verify_with(ct_graph *g, ct_shape_lookup shape_of, ct_diag *d) {
-  vctx c = {.shape_of = shape_of, .g = g, .d = d};
+ct_status ct_ir_verify_with(ct_graph *g, ct_shape_lookup shape_of, ct_op_check tpu_check, ct_diag *d) {
+  vctx c = {.shape_of = shape_of, .tpu_check = tpu_check, .g = g, .d = d};
   c.cap_names = 16;
   while (c.cap_names < 2 * (size_t)g->n_values + 2) c.cap_names *= 2;
   c.pos = malloc(sizeof *c.pos * (size_t)(g->n_values + 1));

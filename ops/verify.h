@@ -21,8 +21,29 @@
  *    shapes (and, in the "top" dialect, dtypes) must equal the stored ones; a failing shape
  *    function is reported in the "top" dialect. Ops reading a Weight value without data (a
  *    parsed, not loaded, module) are not re-inferred. g is left unchanged: result types,
- *    result data and attributes are restored after each call.
+ *    result data and attributes are restored after each call. In the "tpu" dialect the
+ *    function runs on a float view (operands of storage types i8/u8/i16/u16/bf16/f16 and
+ *    quantized or non-constant i32 seen as f32: a Tpu op has its Top op's shapes) and a
+ *    failing function is an error too;
+ *  - every op exists in the graph's dialect and its attributes conform to ops.def's schema;
+ *  - "tpu" dialect: ct_tpu_verify_op's checks (what the Tpu reference, the planner and the
+ *    codegen assume of each op).
+ * Messages start with "FILE:LINE: " when g was parsed from a file (ct_op.line).
  * Errors: CT_ERR_INPUT as above; CT_ERR_LIMIT when out of memory. */
 ct_status ct_ir_verify(ct_graph *g, ct_diag *d);
+
+/* The Tpu-dialect checks of one op (verify_tpu.c), for ct_ir_verify: operand and result
+ * dtypes (integer storage where the op is quantized, the result's type equal to the operand's
+ * for data movement), the requant attributes (multiplier / rshift counts per op, shifts
+ * 0..63, multipliers within int32), act / qact_hi, Lut tables (length and entries), window
+ * attribute lengths (kernel_shape / strides / dilations per spatial dim, pads twice that),
+ * Conv groups, axes and perms. Errors: CT_ERR_INPUT `node "x" (op Conv): ...`. */
+ct_status ct_tpu_verify_op(const ct_graph *g, const ct_op *op, ct_diag *d);
+
+/* ct_ir_load (ir/text.h) then ct_ir_verify: the load of every command that reads a .top or
+ * .tpu file, so that no later stage meets a graph the verifier refuses. Errors: those of
+ * ct_ir_load; a verifier error as CT_ERR_INPUT (`m.tpu:12: node "Add_3" (op Add): result 0
+ * is 2x4x3x3, inference says 1x4x3x3`); CT_ERR_LIMIT out of memory. *out is NULL on error. */
+ct_status ct_ir_load_verified(const char *path, ct_graph **out, ct_diag *d);
 
 #endif

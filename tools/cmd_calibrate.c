@@ -8,6 +8,7 @@
 
 #include "io/dataset.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "reference/calibrate.h"
 #include "tools/tools.h"
 
@@ -220,7 +221,7 @@ int ct_cmd_calibrate(int argc, char **argv) {
   ct_diag_clear(&d);
   ct_graph *g = NULL;
   ct_dataset *ds = NULL;
-  ct_status st = ct_ir_load(a.model, &g, &d);
+  ct_status st = ct_ir_load_verified(a.model, &g, &d);
   if (st == CT_OK && g->dialect && strcmp(g->dialect, "top") != 0)
     st = ct_diag_set(&d, CT_ERR_INPUT, "%s: unsupported dialect \"%s\" (calibrate runs Top modules)", a.model, g->dialect);
   if (st == CT_OK) st = ct_dataset_open(a.dataset, g, &ds, &d);

@@ -8,6 +8,7 @@
 
 #include "io/dataset.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "reference/eval.h"
 #include "tools/tools.h"
 
@@ -101,8 +102,8 @@ int ct_cmd_eval(int argc, char **argv) {
   ct_diag_clear(&d);
   ct_graph *g = NULL, *other = NULL;
   ct_dataset *ds = NULL;
-  ct_status st = ct_ir_load(a.model, &g, &d);
-  if (st == CT_OK && a.other) st = ct_ir_load(a.other, &other, &d);
+  ct_status st = ct_ir_load_verified(a.model, &g, &d);
+  if (st == CT_OK && a.other) st = ct_ir_load_verified(a.other, &other, &d);
   if (st == CT_OK) st = ct_dataset_open(a.dataset, g, &ds, &d);
   if (st == CT_OK) st = evaluate(&a, g, other, ds, &d);
   ct_dataset_free(ds);

@@ -8,6 +8,7 @@
 #include "common/outset.h"
 #include "ir/text.h"
 #include "io/inputs.h"
+#include "ops/verify.h"
 #include "quant/quant.h"
 #include "reference/interp.h"
 #include "tools/tools.h"
@@ -133,7 +134,7 @@ int ct_cmd_infer(int argc, char **argv) {
   ct_status st = add_outputs(&o, &a, &out_tmp, &dump_tmp, &d);
   if (st) return ct_tool_fail(CMD, &d);
   ct_graph *g = NULL;
-  st = ct_ir_load(a.model, &g, &d);
+  st = ct_ir_load_verified(a.model, &g, &d);
   if (st == CT_OK && g->dialect && strcmp(g->dialect, "top") != 0 && strcmp(g->dialect, "tpu") != 0)
     st = ct_diag_set(&d, CT_ERR_INPUT, "%s: unsupported dialect \"%s\" (infer runs Top and Tpu modules)", a.model, g->dialect);
   ct_h5_writer *dump = NULL;

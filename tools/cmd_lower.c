@@ -6,6 +6,7 @@
 #include "compiler/lower.h"
 #include "ir/text.h"
 #include "isa/chip.h"
+#include "ops/verify.h"
 #include "tools/tools.h"
 
 #define CMD "lower"
@@ -75,7 +76,7 @@ static ct_status run(const lower_args *a, ct_calib_table *ct, ct_qtable *qt, ct_
   if (!st && a->qtable) st = ct_qtable_read(a->qtable, qt, d), o.qtable = qt;
   o.chip = chip.name;
   ct_graph *g = NULL;
-  if (!st) st = ct_ir_load(a->model, &g, d);
+  if (!st) st = ct_ir_load_verified(a->model, &g, d);
   if (!st) st = ct_lower(g, &o, d);
   if (!st) st = ct_ir_save(g, a->out, d);
   ct_graph_free(g);

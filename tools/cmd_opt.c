@@ -7,6 +7,7 @@
 #include "common/outset.h"
 #include "compiler/pass.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "tools/tools.h"
 
 static void usage(FILE *f) {
@@ -104,7 +105,7 @@ int ct_cmd_opt(int argc, char **argv) {
   ct_diag d;
   ct_diag_clear(&d);
   ct_graph *g = NULL;
-  if (ct_ir_load(a.in, &g, &d) != CT_OK) return ct_tool_fail("opt", &d);
+  if (ct_ir_load_verified(a.in, &g, &d) != CT_OK) return ct_tool_fail("opt", &d);
   int *before = malloc(sizeof *before * 2 * CT_OP_COUNT), *after = before ? before + CT_OP_COUNT : NULL;
   if (!before) {
     ct_graph_free(g);

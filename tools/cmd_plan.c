@@ -8,6 +8,7 @@
 
 #include "compiler/backend/lg.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "tools/tools.h"
 
 #define CMD "plan"
@@ -90,7 +91,7 @@ int ct_cmd_plan(int argc, char **argv) {
   ct_graph *g = NULL;
   ct_lg_plan *p = NULL;
   ct_status st = ct_chip_load(a.chip, &chip, &d);
-  if (!st) st = ct_ir_load(a.model, &g, &d);
+  if (!st) st = ct_ir_load_verified(a.model, &g, &d);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!st) st = ct_lg_plan_graph(g, &chip, &a.opt, &p, &d);

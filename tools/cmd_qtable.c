@@ -13,6 +13,7 @@
 #include "compiler/lower.h"
 #include "ir/text.h"
 #include "ops/tpu_util.h"
+#include "ops/verify.h"
 #include "reference/interp.h"
 #include "tools/samples.h"
 #include "tools/tools.h"
@@ -342,7 +343,7 @@ static ct_status run(qt_state *s, ct_diag *d) {
   ct_status st = ct_outset_input(&os, a->model, d);
   if (!st) st = ct_outset_add(&os, a->out, &tmp, d);
   if (!st) st = ct_calib_table_read(a->calib, &s->calib, d);
-  if (!st) st = ct_ir_load(a->model, &s->g, d);
+  if (!st) st = ct_ir_load_verified(a->model, &s->g, d);
   if (!st && ct_graph_dialect(s->g) != CT_DIALECT_TOP)
     st = ct_diag_set(d, CT_ERR_INPUT, "%s: not a Top module (qtable searches a float model)", a->model);
   if (!st) st = ct_tool_samples_load(a->dataset, s->g, a->input_num, &s->sm, d);

@@ -17,6 +17,7 @@
 #include "common/workpool.h"
 #include "compiler/lower.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "reference/interp.h"
 #include "tools/samples.h"
 #include "tools/tools.h"
@@ -228,7 +229,7 @@ static ct_status run(rf_state *s, ct_diag *d) {
   if (!st) st = ct_outset_add(&os, a->out, &tmp, d);
   if (!st) st = ct_calib_table_read(a->calib, &s->t, d);
   if (!st && a->qtable) st = ct_qtable_read(a->qtable, &s->q, d);
-  if (!st) st = ct_ir_load(a->model, &s->g, d);
+  if (!st) st = ct_ir_load_verified(a->model, &s->g, d);
   if (!st && ct_graph_dialect(s->g) != CT_DIALECT_TOP)
     st = ct_diag_set(d, CT_ERR_INPUT, "%s: not a Top module (refine lowers a float model)", a->model);
   if (!st) st = ct_tool_samples_load(a->dataset, s->g, a->input_num, &s->sm, d);

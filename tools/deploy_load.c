@@ -39,7 +39,7 @@ ct_status ct_deploy_load(const ct_deploy_src *s, ct_graph **out, ct_diag *d) {
       return ct_diag_set(d, CT_ERR_USAGE, "--quantize must be INT8, BF16, F16 or F32, not \"%s\"", s->quantize);
   }
   ct_graph *g = NULL;
-  ct_status st = onnx ? import_onnx(s, &g, d) : ct_ir_load(s->model, &g, d);
+  ct_status st = onnx ? import_onnx(s, &g, d) : ct_ir_load_verified(s->model, &g, d);
   ct_calib_table ct;
   ct_calib_table_init(&ct);
   if (!st && !strcmp(g->dialect, "tpu") && s->quantize)

@@ -7,6 +7,7 @@
 #include "common/dequant.h"
 #include "io/dataset.h"
 #include "ir/text.h"
+#include "ops/verify.h"
 #include "reference/interp.h"
 
 ct_status ct_tool_samples_load(const char *dataset, const ct_graph *g, int64_t max, ct_tool_samples *s, ct_diag *d) {
@@ -45,7 +46,7 @@ ct_status ct_tool_cos_add(ct_cos_sums *sums, const ct_tensor *ref, const ct_tens
 }
 
 ct_status ct_tool_load_lowered(const char *path, const ct_lower_options *o, ct_graph **out, ct_diag *d) {
-  ct_status st = ct_ir_load(path, out, d);
+  ct_status st = ct_ir_load_verified(path, out, d);
   if (!st) st = ct_lower(*out, o, d);
   if (st) ct_graph_free(*out), *out = NULL;
   return st;
