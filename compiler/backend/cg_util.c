@@ -167,6 +167,15 @@ ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, 
   return put(c, &in, nm(op), t, d);
 }
 
+ct_status fit_rows(mg *c, const ct_op *op, const ct_value *x, box *bx, const box *by, int64_t *addr, int64_t t,
+                   ct_diag *d) {
+  if (bx->full[2] != by->full[2] || (bx->off[2] == by->off[2] && bx->ext[2] == by->ext[2])) return CT_OK;
+  if (bx->off[2] > by->off[2] || bx->off[2] + bx->ext[2] < by->off[2] + by->ext[2]) return CT_OK; /* not a cut of x */
+  ct_status st = gather_rows(c, op, x, bx, by->off[2], by->off[2] + by->ext[2], addr, t, d);
+  bx->off[2] = by->off[2], bx->ext[2] = by->ext[2];
+  return st;
+}
+
 ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,
                            win *w, int64_t *in_addr, int64_t t, ct_diag *d) {
   const ct_lg_layer *l = &c->p->layers[li];
