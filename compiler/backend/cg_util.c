@@ -183,7 +183,11 @@ ct_status fit_rows(mg *c, const ct_op *op, const ct_value *x, box *bx, const box
                    ct_diag *d) {
   if (bx->full[2] != by->full[2] || (bx->off[2] == by->off[2] && bx->ext[2] == by->ext[2])) return CT_OK;
   if (bx->off[2] > by->off[2] || bx->off[2] + bx->ext[2] < by->off[2] + by->ext[2]) return CT_OK; /* not a cut of x */
-  ct_status st = gather_rows(c, op, x, bx, by->off[2], by->off[2] + by->ext[2], addr, t, d);
+  ct_status st = CT_OK;
+  if (ct_lg_is_weight(x) && bx->ext[0] == 1 && bx->ext[1] == 1) /* a resident weight's contiguous rows: in place */
+    *addr += (by->off[2] - bx->off[2]) * bx->ext[3] * (int64_t)ct_dtype_size(x->dtype);
+  else
+    st = gather_rows(c, op, x, bx, by->off[2], by->off[2] + by->ext[2], addr, t, d);
   bx->off[2] = by->off[2], bx->ext[2] = by->ext[2];
   return st;
 }

@@ -65,11 +65,21 @@ int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
 bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes) {
   const ct_lg_layer *l = &x->layers[li];
   const lg_rng *rv = &x->rng[v->id], *ry = &x->rng[l->op->out[0]->id];
+  bool w = ct_lg_is_weight(v);
   *bytes = 0;
-  if (n < 2 || ct_lg_is_weight(v) || !rv->set || !ry->set || rv->ax < 0) return false;
+  /* an activation's tile is its readers' hull only in a chain; a single layer loads its rows */
+  if ((!w && (n < 2 || !rv->set)) || !ry->set) return false;
   lg_rng o;
   lg_input_range(l, v, ry, -1, n, &o);
-  if (o.ax != rv->ax || (o.lo == rv->lo && o.hi == rv->hi)) return false;
+  if (o.ax < 0) return false; /* the layer reads the whole axis */
+  bool cut = !w && rv->ax == o.ax; /* else the tile holds the whole axis (a weight: resident) */
+  if (o.lo == (cut ? rv->lo : 0) && o.hi == (cut ? rv->hi : v->shape[o.ax])) return false;
+  if (w) { /* codegen (fit_rows) addresses a contiguous slice of a weight in place; it gathers
+            * along H of the NCHW box only */
+    bool contiguous = true;
+    for (int i = 0; i < o.ax; i++) contiguous = contiguous && v->shape[i] == 1;
+    if (v->ndim > 4 || o.ax + 4 - v->ndim != 2 || contiguous) return false;
+  }
   int64_t ext[CT_MAX_DIMS];
   o.nax = rv->nax, o.nlo = rv->nlo, o.nhi = rv->nhi;
   *bytes = lg_tile_extents(v, &o, ext) * (int64_t)ct_dtype_size(v->dtype);
