@@ -66,7 +66,12 @@ bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *
   const ct_lg_layer *l = &x->layers[li];
   const lg_rng *rv = &x->rng[v->id], *ry = &x->rng[l->op->out[0]->id];
   bool w = ct_lg_is_weight(v);
+  ct_op_kind k = l->op->kind;
   *bytes = 0;
+  /* a weight operand is fitted to the output's rows by the binary ELTWISE ops only (cg_ops.c
+   * emit_eltwise); other layers read their weights whole (CONV kernels, MATMUL B, tables) */
+  if (w && k != CT_OP_ADD && k != CT_OP_SUB && k != CT_OP_MUL && k != CT_OP_DIV && k != CT_OP_MAX && k != CT_OP_MIN)
+    return false;
   /* an activation's tile is its readers' hull only in a chain; a single layer loads its rows */
   if ((!w && (n < 2 || !rv->set)) || !ry->set) return false;
   lg_rng o;
