@@ -354,7 +354,7 @@ static ct_status setup(run_ctx *x, const ct_sim_run_options *opt, const ct_tenso
   for (uint32_t i = 0; i < x->p->n_insns; i++)
     if ((st = ct_sim_decode(x->chip, &x->lmem, &x->m.ddr, &x->p->insns[i], i, &x->ops[i], d)))
       return st;
-  return load_image(x, inputs, d);
+  return inputs ? load_image(x, inputs, d) : CT_OK;
 }
 
 static void teardown(run_ctx *x) {
@@ -389,6 +389,23 @@ ct_status ct_sim_run(const ct_chip *chip, const ct_program *p, const ct_tensor_l
   if (!st) st = read_outputs(&x, &out->outputs, d);
   if (!st && x.shadows) st = collect_dumps(&x, &out->dumps, d);
   if (!st) st = layer_counters(&x, out, d);
+  teardown(&x);
+  return st;
+}
+
+ct_status ct_sim_check_order(const ct_chip *chip, const ct_program *p, ct_diag *d) {
+  ct_sim_run_options opt = {.functional = true, .timing_only = true};
+  ct_sim_result res;
+  memset(&res, 0, sizeof res);
+  run_ctx x = {0};
+  x.chip = chip, x.p = p, x.opt = &opt;
+  ct_status st = setup(&x, &opt, NULL, d);
+  if (!st) {
+    ct_sim_hooks hooks = {&x, NULL, hook_describe, hook_debug};
+    ct_sim_options o = {true, true, NULL, 0};
+    st = ct_sim_core_run(&x.m, x.ops, (uint32_t)p->n_insns, &hooks, &o, &res, d);
+  }
+  ct_sim_result_free(&res);
   teardown(&x);
   return st;
 }

@@ -49,6 +49,14 @@ ct_status ct_sim_run(const ct_chip *chip, const ct_program *p, const ct_tensor_l
 
 void ct_sim_run_output_free(ct_sim_run_output *out);
 
+/* Checks that program p is race- and deadlock-free on chip without its data: the clock loop
+ * runs every instruction for one cycle with no functional effect (GMEM holds no image) and
+ * the vector-clock race check on — the happens-before order it checks comes from the
+ * semaphores, SYNCs and dispatch order alone, so it is the order of every run. Errors:
+ * CT_ERR_CHECK naming the two instructions of a race (or a deadlock), CT_ERR_INPUT (an
+ * instruction the decoder rejects), CT_ERR_LIMIT (out of memory). */
+ct_status ct_sim_check_order(const ct_chip *chip, const ct_program *p, ct_diag *d);
+
 /* The clock loop's machine parameters of a chip. Errors: CT_ERR_INPUT for a chip outside
  * chip.def's ranges (ct_chip_validate: the simulator runs every chip `ctpu chip` accepts and
  * no other). */

@@ -345,6 +345,8 @@ int ct_cmd_deploy(int argc, char **argv) {
   r.compile_s = now_s() - t0;
   if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
   if (!st) st = ct_program_validate(&prog, &chip, a.out, &d);
+  /* every program written is race-free: without --test-input the order alone is checked */
+  if (!st && !a.n_files) st = ct_sim_check_order(&chip, &prog, &d);
   if (!st && a.n_files) {
     r.gs = calloc((size_t)p->n_groups + 1, sizeof *r.gs);
     st = r.gs ? test_run(&a, g, &chip, &prog, &r, p->n_groups, &d) : ct_diag_set(&d, CT_ERR_LIMIT, "out of memory");

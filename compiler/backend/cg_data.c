@@ -228,6 +228,9 @@ static ct_status requant_blocks(mg *c, const ct_op *op, const ct_value *x, const
     int64_t e[4] = {1, n, h, w}, ss[4] = {0, row, w, 1}, dd[4] = {0, ostride, w, 1};
     if (!st) st = cg_move4(c, op, y->dtype, scr, ss, dst + o * ostride * ey, dd, e, t, d);
   }
+  /* the chunks are free once their MOVEs ran (the compute chain orders what follows): the
+   * next input's row gather reuses the scratch the planner reserved */
+  c->lm_scratch = scr;
   return st;
 }
 

@@ -72,6 +72,9 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   }
   int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  box bx;
+  ct_status st = box_of(c, x, &bx) ? fit_rows(c, op, x, &bx, &by, &lx, t, d) : no_cg(op, "rank above 4", d);
+  if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_CAST;
@@ -202,6 +205,10 @@ static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (st) return st;
   e->a = e->b = lmem_of(c->gr, x), e->out = lmem_of(c->gr, y);
   if (e->a < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  box bx;
+  st = box_of(c, x, &bx) ? fit_rows(c, op, x, &bx, &by, &e->a, t, d) : no_cg(op, "rank above 4", d);
+  if (st) return st;
+  e->b = e->a;
   e->n = by.ext[0], e->c = by.ext[1], e->h = by.ext[2], e->w = by.ext[3];
   /* from the f32 module input to the mode's type: rounded once at the end, as the reference
    * rounds its f32 result; the bounds rounded to that type clamp alike (rounding is monotonic) */
@@ -268,6 +275,9 @@ static ct_status emit_fn(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   in.op = CT_ISA_EXP;
   in.exp.in = lmem_of(c->gr, x), in.exp.out = lmem_of(c->gr, y);
   if (in.exp.in < 0 || in.exp.out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  box bx;
+  ct_status st = box_of(c, x, &bx) ? fit_rows(c, op, x, &bx, &by, &in.exp.in, t, d) : no_cg(op, "rank above 4", d);
+  if (st) return st;
   in.exp.n = by.ext[0], in.exp.c = by.ext[1], in.exp.h = by.ext[2], in.exp.w = by.ext[3];
   in.exp.dt_in = x->dtype, in.exp.dt_out = y->dtype, in.exp.func = f, in.exp.alpha = (float)al, in.exp.beta = (float)be;
   return put(c, &in, nm(op), t, d);

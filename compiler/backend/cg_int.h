@@ -88,6 +88,15 @@ bool is_wslice(const mg *c, const ct_value *v);
  * group's tables; *addr becomes the scratch address. Errors: CT_ERR_LIMIT (no LMEM left). */
 ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, int64_t ilo, int64_t ihi,
                       int64_t *addr, int64_t t, ct_diag *d);
+/* Operand x of a row-to-row layer op (elementwise, LUT, REQUANT, CAST, activation) whose
+ * output tile is by; x's tile bx is held at *addr. When the tile holds other rows along H
+ * than the output (the hull another reader of x needs, or rows x's stored part adds: the
+ * planner's ranges, lg_tile.c), the output's rows are copied to scratch (gather_rows), *addr
+ * becomes the copy and bx is narrowed to them (a resident weight whose rows are contiguous:
+ * *addr moves to them in place); an operand of another extent along H (broadcast) is left
+ * as is. lg_gather_rows is the planner's side of the same rule. Errors: CT_ERR_LIMIT / CT_ERR_INTERNAL from gather_rows. */
+ct_status fit_rows(mg *c, const ct_op *op, const ct_value *x, box *bx, const box *by, int64_t *addr, int64_t t,
+                   ct_diag *d);
 /* Window geometry *w of window layer li (kernel kh×kw) for input tile bx and output tile by;
  * gathers the rows the window reads when the tile holds more. Errors: rows missing from
  * the tile (CT_ERR_INTERNAL), negative tile padding (no codegen), CT_ERR_LIMIT. */

@@ -206,14 +206,9 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   /* an operand tile holding more rows than the output (another reader's halo): gather them */
   box *bo[2] = {&ba, &bb};
   int64_t *ad[2] = {&e->a, &e->b};
-  for (int k = 0; k < 2 && !st; k++) {
-    box *q = bo[k];
-    if (q->ext[2] > by.ext[2] && by.ext[2] != 1 && q->off[2] <= by.off[2] &&
-        q->off[2] + q->ext[2] >= by.off[2] + by.ext[2]) {
-      st = gather_rows(c, op, op->in[k], q, by.off[2], by.off[2] + by.ext[2], ad[k], t, d);
-      q->off[2] = by.off[2], q->ext[2] = by.ext[2];
-    }
-  }
+  st = fit_rows(c, op, a, &ba, &by, &e->a, t, d);
+  if (!st && b == a) bb = ba, e->b = e->a; /* one gather serves both operands (lg_scratch_bytes) */
+  else if (!st) st = fit_rows(c, op, b, &bb, &by, &e->b, t, d);
   if (st) return st;
   /* a resident constant operand whole along the output's cut dim: its slice of the tile, when
    * that slice is contiguous (every outer dim 1) — Swin's shifted-window mask */
@@ -248,10 +243,12 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 /* LUT, REQUANT (Requant, integer Cast) and CAST: one input, same tile shape. */
 static ct_status emit_unary(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
-  box by;
-  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  box bx, by;
+  if (!box_of(c, y, &by) || !box_of(c, x, &bx)) return no_cg(op, "rank above 4", d);
   int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  ct_status st0 = fit_rows(c, op, x, &bx, &by, &lx, t, d);
+  if (st0) return st0;
   ct_insn in;
   memset(&in, 0, sizeof in);
   if (op->kind == CT_OP_LUT) {

@@ -109,6 +109,10 @@ ct_status no_cg(const ct_op *op, const char *why, ct_diag *d) {
  * apart from the float input's, which other layers may read. */
 int64_t io_addr(const ct_lg_plan *p, const ct_op *cast) { return gmem_of(p, cast->out[0]); }
 
+/* End of the LMEM the planner reserved for the current group: its buffers, tables and
+ * scratch (lg_reserve.c); what the codegen places after the buffers must end there. */
+static int64_t reserve_end(const mg *c) { return c->gr->lmem_bytes + c->gr->reserved_bytes; }
+
 /* Places a table (requant pairs or LUT bytes) after the group's buffers and in GMEM. */
 ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t bytes, ct_dtype dt, ct_diag *d) {
   char name[256];
@@ -118,6 +122,10 @@ ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t by
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte table (the group "
                        "uses %lld of %lld bytes)", c->gi, nm(op), (long long)bytes, (long long)c->lm_extra,
                        (long long)c->p->chip.lmem_bytes);
+  if (lm + bytes > reserve_end(c)) /* lg_group_table_bytes is the layout of add_table */
+    return ct_diag_set(d, CT_ERR_INTERNAL, "group %d: layer \"%s\": its %lld-byte table ends at LMEM %lld, past the %lld "
+                       "the planner reserved", c->gi, nm(op), (long long)bytes, (long long)(lm + bytes),
+                       (long long)reserve_end(c));
   ct_status st = ct_program_add_const(c->prog, name, dt, (uint64_t)gm, data, (uint64_t)bytes, d);
   if (st) return st;
   c->lm_extra = lm + bytes, c->gm_extra = gm + bytes, c->lm_attr[li] = lm;
@@ -151,6 +159,10 @@ ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, 
   if (lm + bytes > c->p->chip.lmem_bytes)
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of input rows", c->gi, nm(op),
                        (long long)bytes);
+  if (lm + bytes > reserve_end(c)) /* lg_scratch_bytes counts every gather (lg_gather_rows) */
+    return ct_diag_set(d, CT_ERR_INTERNAL, "group %d: layer \"%s\": %lld bytes of input rows end at LMEM %lld, past the "
+                       "%lld the planner reserved", c->gi, nm(op), (long long)bytes, (long long)(lm + bytes),
+                       (long long)reserve_end(c));
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_MOVE;
@@ -162,6 +174,19 @@ ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, 
   *addr = lm;
   c->lm_scratch = lm + bytes;
   return put(c, &in, nm(op), t, d);
+}
+
+ct_status fit_rows(mg *c, const ct_op *op, const ct_value *x, box *bx, const box *by, int64_t *addr, int64_t t,
+                   ct_diag *d) {
+  if (bx->full[2] != by->full[2] || (bx->off[2] == by->off[2] && bx->ext[2] == by->ext[2])) return CT_OK;
+  if (bx->off[2] > by->off[2] || bx->off[2] + bx->ext[2] < by->off[2] + by->ext[2]) return CT_OK; /* not a cut of x */
+  ct_status st = CT_OK;
+  if (ct_lg_is_weight(x) && bx->ext[0] == 1 && bx->ext[1] == 1) /* a resident weight's contiguous rows: in place */
+    *addr += (by->off[2] - bx->off[2]) * bx->ext[3] * (int64_t)ct_dtype_size(x->dtype);
+  else
+    st = gather_rows(c, op, x, bx, by->off[2], by->off[2] + by->ext[2], addr, t, d);
+  bx->off[2] = by->off[2], bx->ext[2] = by->ext[2];
+  return st;
 }
 
 ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,

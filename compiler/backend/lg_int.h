@@ -97,6 +97,10 @@ typedef struct lg_tiling {
 } lg_tiling;
 /* Ranges of every value of group [first, first+n) for tile t (rng scratch). */
 void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t);
+/* Range *o of input `in` of layer l that its output range r needs (group axis gaxis, n
+ * layers in the group): halos through windows, the same rows through row-to-row ops, whole
+ * along other axes. */
+void lg_input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o);
 /* Extents of v's tile under range r into ext[] (v->ndim entries); returns its elements. */
 int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
 /* lg_reserve.c */
@@ -114,9 +118,14 @@ bool lg_lut_per_channel(const ct_op *op);
 int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n);
 /* Upper bound of the scratch LMEM the codegen uses (after the tables) for layer li of group
  * [first, first+n) in the tile whose ranges x->rng holds: float Slice staging, one
- * ConvTranspose output plane, row gathers of activations read by several layers of the
- * group (each at most the operand's tile), 64-aligned each. */
+ * ConvTranspose output plane, and a row gather of every activation input whose tile holds
+ * other rows than the layer needs (lg_gather_rows), 64-aligned each. */
 int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li);
+/* Does layer li of a group of n layers read input v from a tile (x->rng) holding other rows
+ * along the cut axis than it needs (lg_input_range) — the hull of several readers, or the
+ * rows an escaping value's stored part adds? Then the codegen copies the rows it needs to
+ * scratch first (cg_util.c gather_rows), *bytes of them (v's tile over the needed rows). */
+bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes);
 /* Cycles of the LMEM → LMEM MOVEs the codegen emits for layer li's tile (Resize, Transpose,
  * Slice, Concat: cg_data.c): the tile's bytes (source element size) / bank_port_bytes; 0 for
  * other layers. They run on load engine 0 inside the compute (lg_eval.c). */

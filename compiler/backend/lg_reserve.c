@@ -62,18 +62,33 @@ int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
   return b;
 }
 
-/* Bytes of v's tile under x->rng at its stored element size; 0 when it has no range. */
-static int64_t tile_bytes(const lg_ctx *x, const ct_value *v) {
+bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes) {
+  const ct_lg_layer *l = &x->layers[li];
+  const lg_rng *rv = &x->rng[v->id], *ry = &x->rng[l->op->out[0]->id];
+  bool w = ct_lg_is_weight(v);
+  ct_op_kind k = l->op->kind;
+  *bytes = 0;
+  /* a weight operand is fitted to the output's rows by the binary ELTWISE ops only (cg_ops.c
+   * emit_eltwise); other layers read their weights whole (CONV kernels, MATMUL B, tables) */
+  if (w && k != CT_OP_ADD && k != CT_OP_SUB && k != CT_OP_MUL && k != CT_OP_DIV && k != CT_OP_MAX && k != CT_OP_MIN)
+    return false;
+  /* an activation's tile is its readers' hull only in a chain; a single layer loads its rows */
+  if ((!w && (n < 2 || !rv->set)) || !ry->set) return false;
+  lg_rng o;
+  lg_input_range(l, v, ry, -1, n, &o);
+  if (o.ax < 0) return false; /* the layer reads the whole axis */
+  bool cut = !w && rv->ax == o.ax; /* else the tile holds the whole axis (a weight: resident) */
+  if (o.lo == (cut ? rv->lo : 0) && o.hi == (cut ? rv->hi : v->shape[o.ax])) return false;
+  if (w) { /* codegen (fit_rows) addresses a contiguous slice of a weight in place; it gathers
+            * along H of the NCHW box only */
+    bool contiguous = true;
+    for (int i = 0; i < o.ax; i++) contiguous = contiguous && v->shape[i] == 1;
+    if (v->ndim > 4 || o.ax + 4 - v->ndim != 2 || contiguous) return false;
+  }
   int64_t ext[CT_MAX_DIMS];
-  if (!v || !x->rng[v->id].set) return 0;
-  return lg_tile_extents(v, &x->rng[v->id], ext) * (int64_t)ct_dtype_size(v->dtype);
-}
-
-/* Readers of v inside [first, first+n). */
-static int readers_in(const lg_ctx *x, const ct_value *v, int first, int n) {
-  int k = 0;
-  for (int i = x->cons_off[v->id]; i < x->cons_off[v->id + 1]; i++) k += x->cons[i] >= first && x->cons[i] < first + n;
-  return k;
+  o.nax = rv->nax, o.nlo = rv->nlo, o.nhi = rv->nhi;
+  *bytes = lg_tile_extents(v, &o, ext) * (int64_t)ct_dtype_size(v->dtype);
+  return true;
 }
 
 bool lg_patchify(const ct_op *op) {
@@ -106,14 +121,16 @@ int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li) {
     lg_tile_extents(op->in[0], &x->rng[op->in[0]->id], ext);
     s += al(ext[0] * ext[2] * ext[3] * (int64_t)ct_dtype_size(y->dtype));
   }
-  /* row gathers: an activation read by several layers of the group holds their hull, and a
-   * reader that needs fewer rows copies its rows (at most the whole tile) to scratch */
+  /* row gathers: an input tile holding other rows than this layer reads (the hull of several
+   * readers, an escaping value's stored rows) is copied row by row to scratch first */
   for (int i = 0; i < op->n_in; i++) {
     const ct_value *v = op->in[i];
-    if (!v || ct_lg_is_weight(v) || v->ndim != 4 || readers_in(x, v, first, n) < 2) continue;
+    int64_t b;
+    if (!v || !lg_gather_rows(x, n, li, v, &b)) continue;
     bool dup = false;
     for (int j = 0; j < i; j++) dup = dup || op->in[j] == v;
-    if (!dup) s += al(tile_bytes(x, v));
+    if (!dup) s += al(b);
   }
+  (void)first;
   return s;
 }

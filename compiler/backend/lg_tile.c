@@ -61,8 +61,7 @@ static int input_axis(const ct_op *op, const ct_value *in, int a) {
   return ia >= 0 && ia < in->ndim ? ia : -1;
 }
 
-/* Range of input `in` of layer l for its output range r (group axis `gaxis`, n layers). */
-static void input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o) {
+void lg_input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o) {
   const ct_value *out = l->op->out[0];
   set_whole(o);
   if (r->ax >= 0 && !(n == 1 && gaxis == l->wsplit_axis && gaxis >= 0)) {
@@ -134,7 +133,7 @@ static void ranges_pass(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_
       const ct_value *in = l->op->in[i];
       if (!in) continue;
       lg_rng o;
-      input_range(l, in, r, tl->axis, n, &o);
+      lg_input_range(l, in, r, tl->axis, n, &o);
       merge(x, in, &o);
     }
   }
