@@ -88,7 +88,7 @@ static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
       bool resident = ct_value_is_const(v) && !is_wslice(c, v);
       /* a border Cast's result is loaded into its float input's buffer (tile_view): that
        * buffer's kind says whether it is loaded once (RES) or every tile */
-      const ct_value *bv = v->def && lg_border_cast(v->def) ? v->def->in[0] : v;
+      const ct_value *bv = v->def && lg_border_cast(c->p->g, v->def) ? v->def->in[0] : v;
       for (int b = 0; b < gr->n_bufs; b++)
         if ((gr->bufs[b].value == v->id || gr->bufs[b].value == bv->id) && gr->bufs[b].kind == CT_LG_BUF_RES) resident = true;
       c->seen[v->id] = 1;

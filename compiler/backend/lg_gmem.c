@@ -57,7 +57,7 @@ static void collect(lg_ctx *x, ct_lg_plan *p, gm_state *s) {
         if (!lg_escapes(x, v, gr->first, gr->n_layers)) continue;
         /* a border Cast's result is a program input (lg_border_cast): written before the
          * program starts, so it lives in the IO region, never reused */
-        ct_lg_region r = x->model_out[v->id] || lg_border_cast(op) ? CT_LG_GM_IO : CT_LG_GM_ACT;
+        ct_lg_region r = x->model_out[v->id] || lg_border_cast(x->g, op) ? CT_LG_GM_IO : CT_LG_GM_ACT;
         ct_lg_gmem *e = add_entry(p, s, v, r, ct_lg_elem_bytes(x->opt, v));
         extend(e, gi, x->model_out[v->id] ? p->n_groups : gi);
         if (alias && op->in[0] && s->entry[op->in[0]->id]) {
