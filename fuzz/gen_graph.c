@@ -53,7 +53,7 @@ static void stem(gen *g, int t) {
   }
   int y = gen_new_tensor(g, nd, o);
   const char *outs[] = {g->t[y].name, NULL};
-  char nm[16];
+  char nm[48];
   snprintf(nm, sizeof nm, "stem_%s", x->name);
   ob_node(g->b, nd == 4 ? "Conv" : "MatMul", nm, in, outs);
   g->t[y].mac = nd != 4;
