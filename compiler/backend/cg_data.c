@@ -377,8 +377,8 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
  * the axis, which the planner never cuts (lg_layers.c axis_ops), so each output tile is one
  * MOVE from the input tile at offset c_k (plus the tile's offsets along the other axes). The
  * Tpu reference (ops/tensor_movement.c) copies the same bytes: outputs keep the input's type
- * and quant parameters (the lowering's lower_move). An output without an LMEM buffer that
- * nothing reads is skipped. */
+ * and quant parameters (the lowering's lower_move). Empty outputs and outputs nothing reads
+ * (nor the module returns) get no MOVE. */
 static ct_status emit_split(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0];
   int ax;
@@ -393,7 +393,8 @@ static ct_status emit_split(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
     if (!y || y->ndim != x->ndim || y->dtype != x->dtype) return no_cg(op, "a Split output of another rank or type", d);
     int64_t yo[CT_MAX_DIMS], ye[CT_MAX_DIMS], ds[CT_MAX_DIMS], ly = lmem_of(c->gr, y), off = c0 * xs[ax];
     c0 += (int)y->shape[ax];
-    if (ly < 0 && !c->x.model_out[y->id] && c->x.cons_off[y->id] == c->x.cons_off[y->id + 1]) continue;
+    if (lg_numel(y) == 0 || (!c->x.model_out[y->id] && c->x.cons_off[y->id] == c->x.cons_off[y->id + 1]))
+      continue; /* empty, or read by nobody */
     if (ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
     tile_of(c, y, yo, ye), ext_strides(ye, y->ndim, ds);
     for (int j = 0; j < x->ndim; j++) {
