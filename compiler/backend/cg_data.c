@@ -2,7 +2,8 @@
  * engine: Resize (nearest, whole factors) as one strided MOVE per tile that repeats rows
  * and columns; Concat as a REQUANT per input (the Tpu reference rescales every input to
  * the output's scale, ops/tpu_elt.c) and a MOVE into its block; Transpose and Slice as one
- * MOVE whose source strides permute or step through the input tile. */
+ * MOVE whose source strides permute or step through the input tile; Split as one MOVE per
+ * output from its block of the input tile. */
 #include <math.h>
 #include <string.h>
 
@@ -375,6 +376,40 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   return put(c, &in, nm(op), t, d);
 }
 
+/* Split along `axis` (any rank): output k is the block [c_k, c_k + C_k) of the input along
+ * the axis, which the planner never cuts (lg_layers.c axis_ops), so each output tile is one
+ * MOVE from the input tile at offset c_k (plus the tile's offsets along the other axes). The
+ * Tpu reference (ops/tensor_movement.c) copies the same bytes: outputs keep the input's type
+ * and quant parameters (the lowering's lower_move). Empty outputs and outputs nothing reads
+ * (nor the module returns) get no MOVE. */
+static ct_status emit_split(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
+  const ct_value *x = op->in[0];
+  int ax;
+  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), x->ndim, &ax)) return no_cg(op, "a Split axis out of range", d);
+  int64_t xo[CT_MAX_DIMS], xe[CT_MAX_DIMS], xs[CT_MAX_DIMS], lx = lmem_of(c->gr, x), eb = (int64_t)ct_dtype_size(x->dtype);
+  if (lx < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  tile_of(c, x, xo, xe), ext_strides(xe, x->ndim, xs);
+  if (xe[ax] != x->shape[ax]) return no_cg(op, "a Split cut along its axis", d);
+  ct_status st = CT_OK;
+  for (int k = 0, c0 = 0; k < op->n_out && !st; k++) {
+    const ct_value *y = op->out[k];
+    if (!y || y->ndim != x->ndim || y->dtype != x->dtype) return no_cg(op, "a Split output of another rank or type", d);
+    int64_t yo[CT_MAX_DIMS], ye[CT_MAX_DIMS], ds[CT_MAX_DIMS], ly = lmem_of(c->gr, y), off = c0 * xs[ax];
+    c0 += (int)y->shape[ax];
+    if (lg_numel(y) == 0 || (!c->x.model_out[y->id] && c->x.cons_off[y->id] == c->x.cons_off[y->id + 1]))
+      continue; /* empty, or read by nobody */
+    if (ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+    tile_of(c, y, yo, ye), ext_strides(ye, y->ndim, ds);
+    for (int j = 0; j < x->ndim; j++) {
+      if (j == ax ? ye[j] != y->shape[j] : (yo[j] < xo[j] || yo[j] + ye[j] > xo[j] + xe[j]))
+        return no_cg(op, "a Split output tile outside its input tile", d);
+      if (j != ax) off += (yo[j] - xo[j]) * xs[j];
+    }
+    st = move_nd(c, op, x->dtype, lx + off * eb, xs, ly, ds, ye, x->ndim, t, d);
+  }
+  return st;
+}
+
 /* Constant Pad (rank ≤ 4; the lowering pads an integer tensor with the zero point): the
  * output tile is filled with the pad value by a REQUANT with multiplier 0 (out = zp_out for
  * any input; it reads the tile itself), then one MOVE puts the input tile at its offsets. A
@@ -420,6 +455,7 @@ ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   case CT_OP_CONCAT: return emit_concat(c, op, t, d);
   case CT_OP_TRANSPOSE: return emit_transpose(c, op, t, d);
   case CT_OP_SLICE: return emit_slice(c, op, t, d);
+  case CT_OP_SPLIT: return emit_split(c, op, t, d);
   default: return no_cg(op, NULL, d);
   }
 }

@@ -291,6 +291,7 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_TRANSPOSE:
   case CT_OP_CONCAT:
   case CT_OP_SLICE:
+  case CT_OP_SPLIT:
   case CT_OP_PAD: /* zero bytes, then a MOVE (cg_data.c emit_pad) */
   case CT_OP_MAXPOOL: /* a float POOL (max: a selection, exact in any float type) */
   case CT_OP_GLOBALMAXPOOL:

@@ -103,7 +103,8 @@ ct_status fit_rows(mg *c, const ct_op *op, const ct_value *x, box *bx, const box
 ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,
                     win *w, int64_t *in_addr, int64_t t, ct_diag *d);
 /* Data movement of layer li, tile t (cg_data.c): Resize (nearest, whole factors), Concat
- * (any axis, inputs requantized), Transpose (rank <= 4), Slice (constant starts / steps).
+ * (any axis, inputs requantized), Transpose (rank <= 4), Slice (constant starts / steps),
+ * Split (one MOVE per output).
  * Errors: a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */
 ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* The table of ConvTranspose layer li (requant pairs, bias and weights reordered for one

@@ -97,11 +97,13 @@ static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
     }
   }
   for (int k = 0; k < gr->n_layers && !st; k++) st = emit_layer(c, gr->first + k, t, d);
-  for (int k = 0; k < gr->n_layers && !st; k++) {
-    const ct_value *y = c->p->layers[gr->first + k].op->out[0];
-    if (!lg_escapes(&c->x, y, gr->first, gr->n_layers)) continue;
-    if (lg_border_cast(c->p->g, c->p->layers[gr->first + k].op)) continue;
-    st = store_value(c, y, t, d);
+  for (int k = 0; k < gr->n_layers && !st; k++) { /* every escaping result (Split has several) */
+    const ct_op *op = c->p->layers[gr->first + k].op;
+    for (int j = 0; j < op->n_out && !st; j++) {
+      const ct_value *y = op->out[j];
+      if (!y || !lg_escapes(&c->x, y, gr->first, gr->n_layers) || lg_border_cast(c->p->g, op)) continue;
+      st = store_value(c, y, t, d);
+    }
   }
   return st;
 }

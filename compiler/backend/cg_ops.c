@@ -350,7 +350,8 @@ ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   case CT_OP_PAD:
   case CT_OP_CONCAT:
   case CT_OP_TRANSPOSE:
-  case CT_OP_SLICE: return cg_emit_data(c, op, li, t, d);
+  case CT_OP_SLICE:
+  case CT_OP_SPLIT: return cg_emit_data(c, op, li, t, d);
   case CT_OP_CONVTRANSPOSE: return cg_emit_convt(c, op, li, t, d);
   default: return no_cg(op, NULL, d);
   }

@@ -58,7 +58,7 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
  * ConvTranspose scatters its CONV's result to the output with one MOVE per tap, cg_convt.c)? */
 static bool moved_in_lmem(const ct_op *op) {
   ct_tpu_lin lin;
-  return (op->kind == CT_OP_RESIZE && !ct_tpu_resize_lin(op, &lin)) || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_CONCAT ||
+  return (op->kind == CT_OP_RESIZE && !ct_tpu_resize_lin(op, &lin)) || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_SPLIT || op->kind == CT_OP_CONCAT ||
          op->kind == CT_OP_CONVTRANSPOSE || op->kind == CT_OP_PAD || lg_patchify(op);
 }
 
@@ -110,6 +110,8 @@ int64_t lg_move_cycles(const lg_ctx *x, int li) {
   }
   const ct_value *v = op->kind == CT_OP_CONVTRANSPOSE ? op->out[0] : op->in[0];
   int64_t bytes = tile_elems(x, op->out[0]) * ct_lg_elem_bytes(x->opt, v);
+  for (int j = 1; op->kind == CT_OP_SPLIT && j < op->n_out; j++) /* one MOVE per output */
+    if (op->out[j]) bytes += tile_elems(x, op->out[j]) * ct_lg_elem_bytes(x->opt, v);
   if (lg_patchify(op)) /* the output tile's patches: C·k·k input elements per output pixel of one channel */
     bytes = bytes / op->out[0]->shape[1] * op->in[1]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[3];
   return cdiv(bytes, x->chip->lmem_bank_port_bytes);
