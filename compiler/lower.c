@@ -26,7 +26,7 @@ static bool saturating_range(const ct_op *op, double *lo, double *hi) {
   case CT_OP_HARDSWISH: *lo = -3, *hi = INFINITY; return true;
   case CT_OP_RELU: *lo = 0, *hi = INFINITY; return true;
   case CT_OP_HARDSIGMOID:
-    a = ct_op_get_float(op, "alpha", 0.2), b = ct_op_get_float(op, "beta", 0.5);
+    a = ct_attr_hardsigmoid_alpha(op), b = ct_attr_hardsigmoid_beta(op);
     if (!(a > 0)) return false;
     *lo = -b / a, *hi = (1 - b) / a;
     return true;

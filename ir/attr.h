@@ -73,7 +73,7 @@ typedef const char *(*ct_attr_string_fn)(const ct_op *op);
   }
 #define CT_ATTR_FLOAT_(set, name, dflt)                                                           \
   CT_ATTR_HAS_(set, name)                                                                         \
-  static inline double ct_attr_##set##_##name(const ct_op *op) { return ct_op_get_float(op, #name, dflt); } \
+  static inline double ct_attr_##set##_##name(const ct_op *op) { return ct_op_get_float(op, #name, (float)(dflt)); } \
   static inline bool ct_attr_set_##set##_##name(ct_graph *g, ct_op *op, double v) {               \
     return ct_op_set_float(g, op, #name, v);                                                      \
   }

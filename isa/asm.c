@@ -171,6 +171,14 @@ static bool parse_channels(char *sc, char *zp, ct_prog_io *io) {
   return true;
 }
 
+/* Is io's name taken by another IO entry (an input passed through as an output aside)? */
+static bool taken_io(const ct_program *p, const ct_prog_io *io) {
+  int same = 0;
+  for (size_t i = 0; i < p->n_io; i++)
+    if (strcmp(p->io[i].name, io->name) == 0 && (same++ || !ct_program_io_passthrough(&p->io[i], io))) return true;
+  return false;
+}
+
 static ct_status directive_io(asm_ctx *c, char **t, int n, bool out, bool tensor) {
   if (n != 7) return ERR(c, "%s: expected name shape dtype gmem_addr scale zero_point", t[0]);
   ct_prog_io io;
@@ -185,7 +193,7 @@ static ct_status directive_io(asm_ctx *c, char **t, int n, bool out, bool tensor
   if (t[5][0] == '@') { /* per channel */
     bool ok = parse_channels(t[5], t[6], &io);
     ct_status st = ok ? CT_OK : ERR(c, "%s: bad per-channel parameters (@AXIS:s,s,... and z,z,..., one per channel)", t[0]);
-    if (!st && (ct_program_find_io(c->p, io.name) || ct_program_find_const(c->p, io.name)))
+    if (!st && (taken_io(c->p, &io) || ct_program_find_const(c->p, io.name)))
       st = ERR(c, "%s: name \"%s\" is already defined", t[0], io.name);
     if (!st) st = AT(c, ct_program_add_io(c->p, &io, c->d));
     free(io.scales), free(io.zero_points);
@@ -194,7 +202,7 @@ static ct_status directive_io(asm_ctx *c, char **t, int n, bool out, bool tensor
   if (!parse_f64(t[5], &io.scale)) return ERR(c, "%s: bad scale \"%s\"", t[0], t[5]);
   if (!parse_int(t[6], &zp) || zp < INT32_MIN || zp > INT32_MAX) return ERR(c, "%s: bad zero point \"%s\"", t[0], t[6]);
   io.zero_point = (int32_t)zp;
-  if (ct_program_find_io(c->p, io.name) || ct_program_find_const(c->p, io.name))
+  if (taken_io(c->p, &io) || ct_program_find_const(c->p, io.name))
     return ERR(c, "%s: name \"%s\" is already defined", t[0], io.name);
   return AT(c, ct_program_add_io(c->p, &io, c->d));
 }

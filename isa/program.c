@@ -151,8 +151,9 @@ static ct_status validate_io(const ct_program *p, const ct_chip *chip, size_t *i
       if (!isfinite(io->scales[k]) || io->scales[k] <= 0)
         return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\": channel %d: scale %g is not finite and > 0", what, io->name, k,
                            io->scales[k]);
+    int same = 0;
     for (size_t j = 0; j < i; j++)
-      if (strcmp(p->io[j].name, io->name) == 0)
+      if (strcmp(p->io[j].name, io->name) == 0 && (same++ || !ct_program_io_passthrough(&p->io[j], io)))
         return ct_diag_set(d, CT_ERR_INPUT, "%s \"%s\" is defined twice", what, io->name);
     if (chip && check_gmem(chip, io->gmem_addr, nb, what, io->name, d)) return CT_ERR_INPUT;
   }
@@ -228,6 +229,14 @@ ct_status ct_program_validate(const ct_program *p, const ct_chip *chip, const ch
   size_t index;
   ct_status st = ct_program_check(p, chip, &part, &index, d);
   return st ? ct_diag_prefix(d, "%s: ", fname ? fname : "program") : CT_OK;
+}
+
+bool ct_program_io_passthrough(const ct_prog_io *a, const ct_prog_io *b) {
+  if (a->is_tensor || b->is_tensor || a->is_output == b->is_output) return false;
+  if (a->gmem_addr != b->gmem_addr || a->dtype != b->dtype || a->ndim != b->ndim) return false;
+  for (int k = 0; k < a->ndim && k < CT_PROGRAM_MAX_DIMS; k++)
+    if (a->shape[k] != b->shape[k]) return false;
+  return true;
 }
 
 const ct_prog_io *ct_program_find_io(const ct_program *p, const char *name) {

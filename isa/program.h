@@ -121,8 +121,13 @@ ct_status ct_program_load(const char *path, const ct_chip *chip, ct_program *p, 
  * CT_ERR_LIMIT "path: out of memory (N bytes)". *buf is NULL on error. */
 ct_status ct_program_read_file(const char *path, uint8_t **buf, size_t *n, ct_diag *d);
 
-/* Finds an IO entry / constant by name; NULL if absent. */
+/* Finds an IO entry / constant by name; NULL if absent. An input passed through as an output
+ * has two entries of one name: the input comes first. */
 const ct_prog_io *ct_program_find_io(const ct_program *p, const char *name);
+
+/* May IO entries a and b share a name? Only an input and an output describing the same
+ * bytes (address, dtype, shape): a module input that is also a module output. */
+bool ct_program_io_passthrough(const ct_prog_io *a, const ct_prog_io *b);
 const ct_prog_const *ct_program_find_const(const ct_program *p, const char *name);
 /* Debug entry of an instruction (NULL when its debug_id is 0 or out of range). */
 const ct_prog_debug *ct_program_debug_of(const ct_program *p, const ct_insn *insn);

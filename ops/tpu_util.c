@@ -140,9 +140,9 @@ bool ct_tq_lut_spec(const ct_op *op, ct_quant_lut_spec *sp) {
     if (map[i].k != op->kind) continue;
     *sp = ct_quant_lut_default(map[i].fn);
     if (op->kind == CT_OP_RELU) sp->alpha = 0;
-    else if (op->kind == CT_OP_HARDSIGMOID) sp->alpha = ct_op_get_float(op, "alpha", 0.2), sp->beta = ct_op_get_float(op, "beta", 0.5);
-    else if (op->kind == CT_OP_LEAKYRELU) sp->alpha = ct_op_get_float(op, "alpha", 0.01);
-    else if (op->kind == CT_OP_ELU) sp->alpha = ct_op_get_float(op, "alpha", 1.0);
+    else if (op->kind == CT_OP_HARDSIGMOID) sp->alpha = ct_attr_hardsigmoid_alpha(op), sp->beta = ct_attr_hardsigmoid_beta(op);
+    else if (op->kind == CT_OP_LEAKYRELU) sp->alpha = ct_attr_leakyrelu_alpha(op);
+    else if (op->kind == CT_OP_ELU) sp->alpha = ct_attr_elu_alpha(op);
     else if (op->kind == CT_OP_GELU && !strcmp(ct_op_get_string(op, "approximate", "none"), "tanh")) sp->fn = CT_QUANT_LUT_GELU_TANH;
     return true;
   }

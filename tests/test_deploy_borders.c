@@ -2,7 +2,7 @@
  * built here (tests/onnx_build.c): an NHWC export (f32 input → Transpose → Conv → Relu →
  * Conv: BlazeFace's stem), a Flatten of the f32 input into a Gemm, the f32 input read by a
  * float op and by the INT8 ops' quantizing Cast at once, and a bool → float Cast of a
- * comparison (Cast(Greater(x, k)) · x) — each transformed, calibrated, lowered to INT8 and
+ * comparison (Cast(Greater(x, k)) · x), the input passed through as a second output — each transformed, calibrated, lowered to INT8 and
  * BF16 and deployed with --compare-all on the default chip and three sweep chips: every
  * stored tensor bit-exact against the Tpu reference. Also: the Tpu reference runs a Cast of
  * a bool tensor made inside the module (no quantization parameters) in every mode. */
@@ -142,12 +142,26 @@ static void write_bool_cast(const char *path, const char *input) {
   finish(&b, path, input, 4, xs, &seed);
 }
 
+/* x[1,4,3,5] → Relu → y, and x itself a module output (passed through): the program has an
+ * input and an output named "x" at the same GMEM bytes. */
+static void write_passthrough(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 37;
+  int64_t xs[4] = {1, 4, 3, 5};
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  ob_node(&b, "Relu", "relu", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+  ob_output(&b, "x");
+  finish(&b, path, input, 4, xs, &seed);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name;
   writer_fn write;
 } models[] = {
     {"nhwc", write_nhwc}, {"flatten", write_flatten}, {"shared", write_shared}, {"mask", write_mask},
+    {"passthrough", write_passthrough},
 };
 
 /* Deploys tpu on the default chip and sweep chips 3, 13, 23 with --compare-all: bit-exact. */

@@ -312,6 +312,10 @@ START_TEST(test_assembler_errors_name_file_and_line) {
       {".chipsig -1\n", "k.s:1: .chipsig: expected one unsigned number"},
       {".const a i32 [1, 2] at=0x100\n.const b i8 [1] at=0x107\n", "k.s: const \"b\" overlaps const \"a\" in GMEM"},
       {".input x 4x4 f32 0x0 1 0\n.const b i8 [1] at=0x3f\n", "k.s: const \"b\" overlaps IO \"x\" in GMEM"},
+      {".input x 4x4 f32 0x0 1 0\n.output x 4x4 f32 0x40 1 0\n", "k.s:2: .output: name \"x\" is already defined"},
+      {".input x 4x4 f32 0x0 1 0\n.input x 4x4 f32 0x0 1 0\n", "k.s:2: .input: name \"x\" is already defined"},
+      {".input x 2 f32 0x0 1 0\n.output x 2 f32 0x0 1 0\n.output x 2 f32 0x0 1 0\n",
+       "k.s:3: .output: name \"x\" is already defined"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     ct_program p;
@@ -322,6 +326,19 @@ START_TEST(test_assembler_errors_name_file_and_line) {
                   d.msg, cases[i].want);
     ck_assert_uint_eq(p.n_insns, 0);
   }
+}
+END_TEST
+
+/* A module input passed through as an output: an .input and an .output of one name at the
+ * same bytes assemble (the validator accepts them); the input is found first by name. */
+START_TEST(test_assembler_passthrough_io) {
+  ct_program p;
+  ct_diag d;
+  ct_diag_clear(&d);
+  ck_assert_int_eq(ct_asm_parse(".input x 4x4 f32 0x0 1 0\n.output x 4x4 f32 0x0 1 0\nEND\n", "k.s", NULL, NULL, &p, &d), CT_OK);
+  ck_assert_uint_eq(p.n_io, 2);
+  ck_assert(!ct_program_find_io(&p, "x")->is_output);
+  ct_program_free(&p);
 }
 END_TEST
 
@@ -532,6 +549,7 @@ int main(void) {
   tcase_add_test(tc, test_semantic_checks_and_footprints);
   tcase_add_test(tc, test_disasm_asm_identical_bytes_every_opcode);
   tcase_add_test(tc, test_assembler_errors_name_file_and_line);
+  tcase_add_test(tc, test_assembler_passthrough_io);
   tcase_add_test(tc, test_assembler_survives_mutated_sources);
   tcase_add_test(tc, test_loader_rejects_every_truncation_with_offset);
   tcase_add_test(tc, test_loader_survives_random_byte_flips);

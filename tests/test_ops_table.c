@@ -85,13 +85,18 @@ START_TEST(test_attribute_check) {
 }
 END_TEST
 
-/* Typed accessors give the table default when absent and the value when present. */
+/* Typed accessors give the table default when absent and the value when present. A FLOAT
+ * default is the f32 value ONNX means (its float attributes are float32): 0.01f, 1e-5f. */
 START_TEST(test_typed_accessors) {
   ct_graph *g = ct_graph_new("t", "top");
   ct_value *x = ct_graph_add_value(g, "x", CT_F32, 1, (int64_t[]){4});
   ct_value *y = ct_graph_add_value(g, "y", CT_F32, 1, (int64_t[]){4});
   ct_op *op = ct_graph_add_op(g, CT_OP_LEAKYRELU, "l", 1, &x, 1, &y);
-  ck_assert_double_eq(ct_attr_leakyrelu_alpha(op), 0.01);
+  ck_assert_double_eq(ct_attr_leakyrelu_alpha(op), (double)0.01f);
+  ct_value *z = ct_graph_add_value(g, "z", CT_F32, 1, (int64_t[]){4});
+  ct_op *ln = ct_graph_add_op(g, CT_OP_LAYERNORM, "ln", 1, &x, 1, &z);
+  ck_assert_double_eq(ct_attr_layernorm_epsilon(ln), (double)1e-5f);
+  ck_assert_double_eq(ct_attr_hardsigmoid_alpha(ln), (double)0.2f);
   ck_assert(!ct_attr_has_leakyrelu_alpha(op));
   ck_assert(ct_attr_set_leakyrelu_alpha(g, op, 0.5));
   ck_assert_double_eq(ct_attr_leakyrelu_alpha(op), 0.5);

@@ -134,7 +134,7 @@ static ct_status emit_layernorm(mg *c, const ct_op *op, int li, int64_t t, ct_di
     if (op->out[i]) return no_cg(op, "Mean / InvStdDev outputs", d);
   if (!g || g->dtype != CT_F32 || lg_numel(g) != S || (b && (b->dtype != CT_F32 || lg_numel(b) != S)))
     return no_cg(op, "Scale and B must be f32 with one value per normalized element", d);
-  double eps = ct_op_get_float(op, "epsilon", 1e-5);
+  double eps = ct_attr_layernorm_epsilon(op);
   if ((double)(float)eps != eps) return no_cg(op, "epsilon is not an f32 value (the NORM field)", d);
   /* without B: the zero table group_tables put at the layer's table (+0.0 as the reference's) */
   int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), lg = lmem_of(c->gr, g), lb = b ? lmem_of(c->gr, b) : c->lm_attr[li];

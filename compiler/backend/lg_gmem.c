@@ -96,9 +96,15 @@ ct_status lg_alloc_gmem(lg_ctx *x, ct_lg_plan *p, ct_diag *d) {
   gm_state s = {calloc((size_t)x->g->n_values + 1, sizeof(int)), NULL};
   int cap = 0;
   for (int li = 0; li < x->n_layers; li++) cap += x->layers[li].op->n_in + x->layers[li].op->n_out;
+  cap += x->g->n_outputs;
   p->gmem = calloc((size_t)cap + 1, sizeof *p->gmem);
   if (!s.entry || !p->gmem) return free(s.entry), ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   collect(x, p, &s);
+  for (int k = 0; k < x->g->n_outputs; k++) { /* a module input passed through as an output */
+    const ct_value *v = x->g->outputs[k];
+    if (v->def && v->def->kind == CT_OP_INPUT)
+      extend(add_entry(p, &s, v, CT_LG_GM_IO, ct_lg_elem_bytes(x->opt, v)), 0, p->n_groups);
+  }
   int64_t base = 0;
   static const ct_lg_region order[3] = {CT_LG_GM_WEIGHT, CT_LG_GM_IO, CT_LG_GM_ACT};
   for (int k = 0; k < 3; k++) {

@@ -80,11 +80,12 @@ bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step);
  * A. One rule for the planner (lg_eval.c) and the codegen's loads (cg_model.c). */
 int lg_weight_dim(const ct_op *op, const ct_value *w, int a);
 /* Is op (of graph g) a border Cast — a float module input cast to an integer storage type,
- * or an f32 one cast to bf16 / f16 (BF16 / F16 lowerings), when every reader of that input
- * is such a Cast (and it is no module output)? The program input is then the Cast's result
- * (the cmodel quantizes or rounds the float data when it loads the input; each border Cast
- * has its own IO bytes, lg_gmem.c), so the Cast costs no compute. A float input that other
- * layers read too stays the program input and its Casts are CAST instructions. */
+ * or an f32 one cast to bf16 / f16 (BF16 / F16 lowerings), when it is the only reader of that
+ * input (and the input is no module output)? The program input, named as the module input,
+ * is then the Cast's result (the cmodel quantizes or rounds the float data when it loads the
+ * input; its own IO bytes, lg_gmem.c), so the Cast costs no compute. A float input that
+ * other layers read too, other Casts included, stays the program input and its Casts are
+ * CAST instructions (a program has one input of a name). */
 bool lg_border_cast(const ct_graph *g, const ct_op *op);
 /* Whole-tensor helper: elements. */
 int64_t lg_numel(const ct_value *v);

@@ -235,10 +235,10 @@ static bool border_form(const ct_op *op) {
 
 bool lg_border_cast(const ct_graph *g, const ct_op *op) {
   if (!border_form(op)) return false;
-  for (int i = 0; i < g->n_ops; i++) {
+  for (int i = 0; i < g->n_ops; i++) { /* the input's only reader: one program input per module input */
     const ct_op *u = g->ops[i];
     for (int k = 0; !u->dead && k < u->n_in; k++)
-      if (u->in[k] == op->in[0] && !border_form(u)) return false;
+      if (u->in[k] == op->in[0] && u != op) return false;
   }
   for (int k = 0; k < g->n_outputs; k++)
     if (g->outputs[k] == op->in[0]) return false;
