@@ -136,10 +136,12 @@ static ct_status check_lut(const ct_op *op, ct_diag *d) {
 }
 
 /* Cast: a quantizing cast has per-tensor params on its result, a dequantizing one on its
- * operand (ct_tpu_cast). */
+ * operand (ct_tpu_cast); an integer or bool side without params holds plain values (a mask,
+ * indices) and the cast is an ONNX value conversion. */
 static ct_status check_cast(const ct_op *op, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   bool fi = ct_dtype_is_float(x->dtype), fo = ct_dtype_is_float(y->dtype);
+  if ((!fi && x->n_scale == 0) || (!fo && y->n_scale == 0)) return CT_OK;
   if (fi && !fo && (y->n_scale != 1 || !ct_tq_is_storage(y->dtype)))
     return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "a quantizing cast needs an integer result with per-tensor parameters", OP_ARGS(op));
   if (!fi && fo && (x->n_scale != 1 || !ct_tq_is_storage(x->dtype)))
