@@ -170,7 +170,7 @@ static double ref_act(ct_op_kind k, double v) {
   double sg = v >= 0 ? 1 / (1 + exp(-v)) : exp(v) / (1 + exp(v)), h = v / 6 + 0.5;
   if (k == CT_OP_RELU) return v > 0 ? v : (isnan(v) ? v : 0);
   if (k == CT_OP_LEAKYRELU) return v < 0 ? 0.01 * v : v;
-  if (k == CT_OP_HARDSIGMOID) return fmin(fmax(0.2 * v + 0.5, 0), 1) + (isnan(v) ? v : 0);
+  if (k == CT_OP_HARDSIGMOID) return fmin(fmax((double)0.2f * v + 0.5, 0), 1) + (isnan(v) ? v : 0); /* ONNX alpha: float 0.2 */
   if (k == CT_OP_HARDSWISH) return v * (h < 0 ? 0 : h > 1 ? 1 : h);
   return k == CT_OP_SIGMOID ? sg : v * sg;
 }
