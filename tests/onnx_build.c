@@ -223,3 +223,16 @@ bool ob_write_tensor(const Onnx__TensorProto *t, const char *path) {
   free(buf);
   return ok;
 }
+
+float ob_lcg_unit(uint32_t *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (float)(*s >> 8) / (float)(1u << 24) * 2.0f - 1.0f;
+}
+
+void ob_init_rand(ob_model *b, const char *name, int ndim, const int64_t *dims, uint32_t *seed) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= dims[i];
+  float *v = ob_alloc(b, sizeof *v * (size_t)(n > 0 ? n : 1));
+  for (int64_t i = 0; i < n; i++) v[i] = ob_lcg_unit(seed) * 0.5f;
+  ob_init_f32(b, name, ndim, dims, v);
+}

@@ -60,4 +60,11 @@ bool ob_write(ob_model *b, const char *path);
 /* Packs a TensorProto and writes it to path. */
 bool ob_write_tensor(const Onnx__TensorProto *t, const char *path);
 
+/* The next value of the LCG seeded by *s (Numerical Recipes' constants), uniform in
+ * [-1, 1) in steps of 2^-23: test data that is the same on every platform. */
+float ob_lcg_unit(uint32_t *s);
+/* A constant f32 initializer `name` of shape dims (rank ndim), values ob_lcg_unit · 0.5,
+ * i.e. uniform in [-0.5, 0.5); the values are owned by b. */
+void ob_init_rand(ob_model *b, const char *name, int ndim, const int64_t *dims, uint32_t *seed);
+
 #endif

@@ -16,21 +16,6 @@
 
 #define T_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 
-static float lcgf(uint32_t *s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)(*s >> 8) / (float)(1u << 24) * 2.0f - 1.0f; /* [-1, 1) */
-}
-
-static void init_rand(ob_model *b, const char *name, int ndim, const int64_t *dims, uint32_t *seed) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= dims[i];
-  float *v = malloc(sizeof *v * (size_t)n);
-  ck_assert_ptr_nonnull(v);
-  for (int64_t i = 0; i < n; i++) v[i] = lcgf(seed) * 0.5f;
-  ob_init_f32(b, name, ndim, dims, v);
-  free(v);
-}
-
 /* Writes the model (output "y") to path and a random input "x" of shape xs (rank nd, values
  * 2 · [-1, 1)) to input, then frees the builder. */
 static void finish(ob_model *b, const char *path, const char *input, int nd, const int64_t *xs, uint32_t *seed) {
@@ -41,7 +26,7 @@ static void finish(ob_model *b, const char *path, const char *input, int nd, con
   for (int i = 0; i < nd; i++) n *= xs[i];
   float *v = malloc(sizeof *v * (size_t)n);
   ck_assert_ptr_nonnull(v);
-  for (int64_t i = 0; i < n; i++) v[i] = 2 * lcgf(seed);
+  for (int64_t i = 0; i < n; i++) v[i] = 2 * ob_lcg_unit(seed);
   ob_raw(b, t, v, sizeof *v * (size_t)n);
   free(v);
   ck_assert(ob_write_tensor(t, input));
@@ -56,7 +41,7 @@ static void write_nhwc(const char *path, const char *input) {
   uint32_t seed = 31;
   int64_t xs[4] = {1, 10, 12, 3}, w1[4] = {8, 3, 3, 3}, w2[4] = {4, 8, 1, 1}, c8 = 8;
   ob_input(&b, "x", T_FLOAT, 4, xs);
-  init_rand(&b, "w1", 4, w1, &seed), init_rand(&b, "b1", 1, &c8, &seed), init_rand(&b, "w2", 4, w2, &seed);
+  ob_init_rand(&b, "w1", 4, w1, &seed), ob_init_rand(&b, "b1", 1, &c8, &seed), ob_init_rand(&b, "w2", 4, w2, &seed);
   Onnx__NodeProto *n = ob_node(&b, "Transpose", "nchw", (const char *[]){"x", NULL}, (const char *[]){"t", NULL});
   ob_attr_ints(&b, n, "perm", 4, (int64_t[]){0, 3, 1, 2});
   n = ob_node(&b, "Conv", "conv1", (const char *[]){"t", "w1", "b1", NULL}, (const char *[]){"c", NULL});
@@ -74,7 +59,7 @@ static void write_flatten(const char *path, const char *input) {
   uint32_t seed = 32;
   int64_t xs[4] = {1, 2, 3, 8}, ws[2] = {48, 6};
   ob_input(&b, "x", T_FLOAT, 4, xs);
-  init_rand(&b, "w", 2, ws, &seed);
+  ob_init_rand(&b, "w", 2, ws, &seed);
   ob_node(&b, "Flatten", "flat", (const char *[]){"x", NULL}, (const char *[]){"f", NULL});
   ob_node(&b, "Gemm", "fc", (const char *[]){"f", "w", NULL}, (const char *[]){"y", NULL});
   finish(&b, path, input, 4, xs, &seed);
@@ -118,7 +103,7 @@ static void write_qtable(const char *path, const char *input) {
   uint32_t seed = 35;
   int64_t xs[4] = {1, 4, 6, 6}, ws[4] = {4, 4, 1, 1};
   ob_input(&b, "x", T_FLOAT, 4, xs);
-  init_rand(&b, "w", 4, ws, &seed);
+  ob_init_rand(&b, "w", 4, ws, &seed);
   ob_node(&b, "Relu", "relu", (const char *[]){"x", NULL}, (const char *[]){"r", NULL});
   Onnx__NodeProto *n = ob_node(&b, "Conv", "conv", (const char *[]){"r", "w", NULL}, (const char *[]){"y", NULL});
   ob_attr_ints(&b, n, "kernel_shape", 2, (int64_t[]){1, 1});

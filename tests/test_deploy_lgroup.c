@@ -20,28 +20,13 @@
 
 #define T_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 
-static float lcgf(uint32_t *s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)(*s >> 8) / (float)(1u << 24) * 2.0f - 1.0f; /* [-1, 1) */
-}
-
-static void init_rand(ob_model *b, const char *name, int ndim, const int64_t *dims, uint32_t *seed) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= dims[i];
-  float *v = malloc(sizeof *v * (size_t)n);
-  ck_assert_ptr_nonnull(v);
-  for (int64_t i = 0; i < n; i++) v[i] = lcgf(seed) * 0.5f;
-  ob_init_f32(b, name, ndim, dims, v);
-  free(v);
-}
-
 /* A random input tensor `name` of shape xs written to path (values 2 · [-1, 1)). */
 static void write_input(ob_model *b, const char *name, const int64_t xs[4], const char *path, uint32_t *seed) {
   Onnx__TensorProto *t = ob_tensor(b, name, T_FLOAT, 4, xs);
   int64_t n = xs[0] * xs[1] * xs[2] * xs[3];
   float *v = malloc(sizeof *v * (size_t)n);
   ck_assert_ptr_nonnull(v);
-  for (int64_t i = 0; i < n; i++) v[i] = 2 * lcgf(seed);
+  for (int64_t i = 0; i < n; i++) v[i] = 2 * ob_lcg_unit(seed);
   ob_raw(b, t, v, sizeof *v * (size_t)n);
   free(v);
   ck_assert(ob_write_tensor(t, path));
@@ -62,7 +47,7 @@ static Onnx__NodeProto *conv(ob_model *b, const char *name, const char *x, const
 static void m_lut_pool(ob_model *b, uint32_t *seed) {
   int64_t xs[4] = {1, 15, 27, 48}, ws[2] = {48, 39};
   ob_input(b, "x", T_FLOAT, 4, xs);
-  init_rand(b, "w", 2, ws, seed);
+  ob_init_rand(b, "w", 2, ws, seed);
   Onnx__NodeProto *n = ob_node(b, "LeakyRelu", "leaky", (const char *[]){"x", NULL}, (const char *[]){"l", NULL});
   ob_attr_f(b, n, "alpha", 0.1f);
   n = ob_node(b, "MaxPool", "pool", (const char *[]){"l", NULL}, (const char *[]){"y0", NULL});
@@ -77,7 +62,7 @@ static void m_lut_pool(ob_model *b, uint32_t *seed) {
 static void m_lut_add_dw(ob_model *b, uint32_t *seed) {
   int64_t xs[4] = {1, 16, 16, 16}, w[4] = {16, 1, 3, 3};
   ob_input(b, "x", T_FLOAT, 4, xs);
-  init_rand(b, "w", 4, w, seed);
+  ob_init_rand(b, "w", 4, w, seed);
   conv(b, "dw", "x", "w", "d", 16, (int64_t[]){3, 3}, (int64_t[]){1, 1, 1, 1}, (int64_t[]){1, 1}, (int64_t[]){1, 1});
   ob_node(b, "HardSwish", "hswish", (const char *[]){"x", NULL}, (const char *[]){"h", NULL});
   ob_node(b, "Add", "add", (const char *[]){"h", "d", NULL}, (const char *[]){"y0", NULL});
@@ -89,7 +74,7 @@ static void m_lut_add_dw(ob_model *b, uint32_t *seed) {
 static void m_lut_strided_dw(ob_model *b, uint32_t *seed) {
   int64_t xs[4] = {1, 1, 28, 22}, w1[4] = {37, 1, 4, 4}, w2[4] = {37, 1, 6, 4}, w3[4] = {37, 1, 3, 3};
   ob_input(b, "x", T_FLOAT, 4, xs);
-  init_rand(b, "w1", 4, w1, seed), init_rand(b, "w2", 4, w2, seed), init_rand(b, "w3", 4, w3, seed);
+  ob_init_rand(b, "w1", 4, w1, seed), ob_init_rand(b, "w2", 4, w2, seed), ob_init_rand(b, "w3", 4, w3, seed);
   conv(b, "c1", "x", "w1", "t", 1, (int64_t[]){4, 4}, (int64_t[]){0, 3, 0, 2}, (int64_t[]){1, 1}, (int64_t[]){1, 1});
   ob_node(b, "Tanh", "tanh", (const char *[]){"t", NULL}, (const char *[]){"u", NULL});
   conv(b, "c2", "u", "w2", "y0", 37, (int64_t[]){6, 4}, (int64_t[]){0, 0, 0, 0}, (int64_t[]){2, 2}, (int64_t[]){1, 3});
@@ -103,7 +88,7 @@ static void m_lut_strided_dw(ob_model *b, uint32_t *seed) {
 static void m_stored_strided(ob_model *b, uint32_t *seed) {
   int64_t xs[4] = {1, 8, 40, 24}, w1[4] = {8, 8, 3, 3}, w2[4] = {8, 8, 1, 1};
   ob_input(b, "x", T_FLOAT, 4, xs);
-  init_rand(b, "w1", 4, w1, seed), init_rand(b, "w2", 4, w2, seed);
+  ob_init_rand(b, "w1", 4, w1, seed), ob_init_rand(b, "w2", 4, w2, seed);
   conv(b, "c3", "x", "w1", "y1", 1, (int64_t[]){3, 3}, (int64_t[]){1, 1, 1, 1}, (int64_t[]){1, 1}, (int64_t[]){1, 1});
   conv(b, "c1s2", "y1", "w2", "y0", 1, (int64_t[]){1, 1}, (int64_t[]){0, 0, 0, 0}, (int64_t[]){2, 2}, (int64_t[]){1, 1});
   ob_output(b, "y0"), ob_output(b, "y1");
@@ -114,7 +99,7 @@ static void m_stored_strided(ob_model *b, uint32_t *seed) {
 static void m_dw_resident(ob_model *b, uint32_t *seed) {
   int64_t xs[4] = {1, 67, 2, 21}, w[4] = {67, 1, 3, 3};
   ob_input(b, "x", T_FLOAT, 4, xs);
-  init_rand(b, "w", 4, w, seed);
+  ob_init_rand(b, "w", 4, w, seed);
   conv(b, "dw", "x", "w", "y", 67, (int64_t[]){3, 3}, (int64_t[]){2, 1, 4, 0}, (int64_t[]){1, 1}, (int64_t[]){2, 2});
   ob_output(b, "y");
 }

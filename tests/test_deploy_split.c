@@ -17,21 +17,6 @@
 
 #define T_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 
-static float lcgf(uint32_t *s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)(*s >> 8) / (float)(1u << 24) * 2.0f - 1.0f; /* [-1, 1) */
-}
-
-static void init_rand(ob_model *b, const char *name, int ndim, const int64_t *dims, uint32_t *seed) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= dims[i];
-  float *v = malloc(sizeof *v * (size_t)n);
-  ck_assert_ptr_nonnull(v);
-  for (int64_t i = 0; i < n; i++) v[i] = lcgf(seed) * 0.5f;
-  ob_init_f32(b, name, ndim, dims, v);
-  free(v);
-}
-
 /* Writes the model to path and a random input "x" (shape xs, values 2 · [-1, 1)) to input;
  * frees the builder. */
 static void finish(ob_model *b, const char *path, const char *input, int nd, const int64_t *xs, uint32_t *seed) {
@@ -41,7 +26,7 @@ static void finish(ob_model *b, const char *path, const char *input, int nd, con
   for (int i = 0; i < nd; i++) n *= xs[i];
   float *v = malloc(sizeof *v * (size_t)n);
   ck_assert_ptr_nonnull(v);
-  for (int64_t i = 0; i < n; i++) v[i] = 2 * lcgf(seed);
+  for (int64_t i = 0; i < n; i++) v[i] = 2 * ob_lcg_unit(seed);
   ob_raw(b, t, v, sizeof *v * (size_t)n);
   free(v);
   ck_assert(ob_write_tensor(t, input));
@@ -64,7 +49,7 @@ static void write_split_c(const char *path, const char *input) {
   uint32_t seed = 101;
   int64_t xs[4] = {1, 6, 10, 12};
   ob_input(&b, "x", T_FLOAT, 4, xs);
-  init_rand(&b, "w", 4, (int64_t[]){8, 6, 3, 3}, &seed), init_rand(&b, "w2", 4, (int64_t[]){3, 5, 1, 1}, &seed);
+  ob_init_rand(&b, "w", 4, (int64_t[]){8, 6, 3, 3}, &seed), ob_init_rand(&b, "w2", 4, (int64_t[]){3, 5, 1, 1}, &seed);
   ob_init_i64(&b, "parts", 2, (int64_t[]){3, 5});
   conv(&b, "conv", "x", "w", "c", 3);
   Onnx__NodeProto *n = ob_node(&b, "Split", "split_c", (const char *[]){"c", "parts", NULL}, (const char *[]){"a", "b", NULL});
@@ -85,7 +70,7 @@ static void write_split_hw(const char *path, const char *input) {
   uint32_t seed = 202;
   int64_t xs[4] = {1, 4, 10, 12};
   ob_input(&b, "x", T_FLOAT, 4, xs);
-  init_rand(&b, "w", 4, (int64_t[]){6, 4, 3, 3}, &seed);
+  ob_init_rand(&b, "w", 4, (int64_t[]){6, 4, 3, 3}, &seed);
   conv(&b, "conv", "x", "w", "c", 3);
   Onnx__NodeProto *n = ob_node(&b, "Split", "split_h", (const char *[]){"c", NULL}, (const char *[]){"t", "u", NULL});
   ob_attr_i(&b, n, "axis", 2), ob_attr_ints(&b, n, "split", 2, (int64_t[]){4, 6});
@@ -107,7 +92,7 @@ static void write_split_qkv(const char *path, const char *input) {
   uint32_t seed = 303;
   int64_t xs[3] = {1, 8, 16};
   ob_input(&b, "x", T_FLOAT, 3, xs);
-  init_rand(&b, "wqkv", 2, (int64_t[]){16, 48}, &seed);
+  ob_init_rand(&b, "wqkv", 2, (int64_t[]){16, 48}, &seed);
   ob_node(&b, "MatMul", "qkv", (const char *[]){"x", "wqkv", NULL}, (const char *[]){"m", NULL});
   Onnx__NodeProto *n = ob_node(&b, "Split", "split_qkv", (const char *[]){"m", NULL}, (const char *[]){"q", "k", "v", NULL});
   ob_attr_i(&b, n, "axis", 2), ob_attr_i(&b, n, "num_outputs", 3);
@@ -212,7 +197,7 @@ START_TEST(test_split_tiled_hand_loop) {
                 "sim: %s", out);
   seed = 404;
   float x[3 * 40 * 24];
-  for (int i = 0; i < 3 * 40 * 24; i++) x[i] = 2 * lcgf(&seed); /* finish's input values */
+  for (int i = 0; i < 3 * 40 * 24; i++) x[i] = 2 * ob_lcg_unit(&seed); /* finish's input values */
   ct_tensor_list got;
   memset(&got, 0, sizeof got);
   ct_diag d;
