@@ -112,6 +112,12 @@ int ct_graph_replace_uses(ct_graph *g, ct_value *from, ct_value *to) {
   return n;
 }
 
+bool ct_graph_output_repeated(const ct_graph *g, int i) {
+  for (int j = 0; j < i && j < g->n_outputs; j++)
+    if (g->outputs[j] == g->outputs[i]) return true;
+  return false;
+}
+
 int ct_graph_count_uses(const ct_graph *g, const ct_value *v) {
   int n = 0;
   for (int i = 0; i < g->n_ops; i++) {

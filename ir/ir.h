@@ -159,6 +159,9 @@ void ct_graph_compact(ct_graph *g);
 ct_status ct_graph_toposort(ct_graph *g, ct_diag *d);
 /* Sets the module outputs (array copied). false if out of memory. */
 bool ct_graph_set_outputs(ct_graph *g, int n, ct_value *const *outs);
+/* Whether module output i is a value already returned at an earlier position (a return that
+ * lists one value twice, e.g. after an identity fold: the value is one output, named once). */
+bool ct_graph_output_repeated(const ct_graph *g, int i);
 /* The value named name, or NULL. O(values). */
 ct_value *ct_graph_find_value(const ct_graph *g, const char *name);
 /* The Input ops' values, in order, into out (cap entries); returns how many there are. */

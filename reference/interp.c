@@ -222,28 +222,22 @@ static ct_status after_op(run_state *s, int i, ct_diag *d) {
   return CT_OK;
 }
 
-/* True if g->outputs[i]'s value appears again after position i. */
-static bool output_repeats(const ct_graph *g, int i) {
-  for (int j = i + 1; j < g->n_outputs; j++)
-    if (g->outputs[j] == g->outputs[i]) return true;
-  return false;
-}
-
-/* Moves (or copies, for inputs, constants and repeated outputs) the module outputs into a
- * fresh list, then appends it to outputs. */
+/* Moves (or copies, for inputs and constants) the module outputs into a fresh list, then appends
+ * it to outputs; a value returned twice is one output (ct_graph_output_repeated). */
 static ct_status collect_outputs(run_state *s, ct_tensor_list *outputs, ct_diag *d) {
   const ct_graph *g = s->g;
   ct_tensor_list tmp;
   ct_tensor_list_init(&tmp);
   for (int i = 0; i < g->n_outputs; i++) {
     const ct_value *v = g->outputs[i];
+    if (ct_graph_output_repeated(g, i)) continue;
     ct_tensor *t = s->vals[v->id];
     if (!t) t = v->data;
     if (!t) {
       ct_tensor_list_free(&tmp);
       return ct_diag_set(d, CT_ERR_INTERNAL, "module output \"%s\" was not computed", v->name);
     }
-    bool move = s->owned[v->id] && !output_repeats(g, i);
+    bool move = s->owned[v->id];
     ct_tensor *o = move ? t : ct_tensor_clone(t);
     if (!o || !ct_tensor_set_name(o, v->name) || !ct_tensor_list_push(&tmp, o)) {
       if (o && !move) ct_tensor_free(o);

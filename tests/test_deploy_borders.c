@@ -140,13 +140,30 @@ static void write_passthrough(const char *path, const char *input) {
   finish(&b, path, input, 4, xs, &seed);
 }
 
+/* x[1,3,4,6] → Sigmoid → y, and z = Cast(Cast(y, float16), float) another output: lowered
+ * to one dtype the cast pair folds away and the module returns one value twice (one output). */
+static void write_twice(const char *path, const char *input) {
+  ob_model b;
+  ob_init(&b, 13);
+  uint32_t seed = 38;
+  int64_t xs[4] = {1, 3, 4, 6};
+  ob_input(&b, "x", T_FLOAT, 4, xs);
+  ob_node(&b, "Sigmoid", "sig", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+  Onnx__NodeProto *n = ob_node(&b, "Cast", "half", (const char *[]){"y", NULL}, (const char *[]){"h", NULL});
+  ob_attr_i(&b, n, "to", 10);
+  n = ob_node(&b, "Cast", "back", (const char *[]){"h", NULL}, (const char *[]){"z", NULL});
+  ob_attr_i(&b, n, "to", T_FLOAT);
+  ob_output(&b, "z");
+  finish(&b, path, input, 4, xs, &seed);
+}
+
 typedef void (*writer_fn)(const char *path, const char *input);
 static const struct {
   const char *name;
   writer_fn write;
 } models[] = {
     {"nhwc", write_nhwc}, {"flatten", write_flatten}, {"shared", write_shared}, {"mask", write_mask},
-    {"passthrough", write_passthrough},
+    {"passthrough", write_passthrough}, {"twice", write_twice},
 };
 
 /* Deploys tpu on the default chip and sweep chips 3, 13, 23 with --compare-all: bit-exact. */

@@ -201,6 +201,7 @@ static ct_status model_io(mg *c, ct_diag *d) {
     const ct_value *v = p->g->outputs[i];
     if (!is_int(v->dtype) && !ct_dtype_is_float(v->dtype))
       return ct_diag_set(d, CT_ERR_INPUT, "output \"%s\" has neither integer nor float storage: no codegen", v->name);
+    if (ct_graph_output_repeated(p->g, i)) continue; /* a value returned twice is one program output */
     st = add_io(c, v, v->name, IO_OUT, gmem_of(p, v), d);
   }
   /* every other activation the program stores to GMEM, described for `ctpu sim --dump-all` */
