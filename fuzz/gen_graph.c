@@ -222,7 +222,8 @@ static bool write_input(const gen_input *in, gen_rng *vr, const char *path) {
   return ok;
 }
 
-/* The test inputs x<i>.pb and cal/s<k>_x<i>.pb with cal/list.txt (one sample a line). */
+/* The test inputs x<i>.pb and cal/s<k>_x<i>.pb with cal/list.txt (one sample a line: the three
+ * samples, then the test inputs). */
 static bool write_inputs(const gen_opts *o, const gen_input *ins, int n_in) {
   gen_rng vr = {o->seed * 0x2545f4914f6cdd1dULL + 11};
   char path[4096];
@@ -247,6 +248,13 @@ static bool write_inputs(const gen_opts *o, const gen_input *ins, int n_in) {
     }
     fputc('\n', f);
   }
+  /* the test input is a sample too: the Tpu-vs-Top cosine floor then judges the lowering, not
+   * whether three random samples happened to cover the test input's range (a 1-element output
+   * that was never negative in calibration is u8, and a negative test value becomes 0) */
+  const char *sep = "";
+  for (int i = 0; i < n_in; i++)
+    if (ins[i].live) fprintf(f, "%s../%s.pb", sep, ins[i].name), sep = ",";
+  fputc('\n', f);
   return fclose(f) == 0 && ok;
 }
 
