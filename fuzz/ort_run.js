@@ -1,5 +1,5 @@
-// ort_run.js: runs an ONNX model on onnxruntime-node (CPU, graph optimizations disabled, one
-// thread) and writes every output as an ONNX TensorProto OUTDIR/<name>.pb plus OUTDIR/<name>.pb.max
+// ort_run.js: runs an ONNX model on onnxruntime-node (CPU, graph optimizations disabled unless
+// ORT_OPT_LEVEL says basic / extended / all, one thread) and writes every output as an ONNX TensorProto OUTDIR/<name>.pb plus OUTDIR/<name>.pb.max
 // (max |value|) for fuzz/run_case.sh. Float32 tensors only; a minimal protobuf codec.
 // usage: NODE_PATH=.../node_modules node ort_run.js MODEL.onnx OUTDIR INPUT.pb...
 'use strict';
@@ -85,7 +85,7 @@ function writeTensor(file, name, t) {
 async function main() {
   const [model, outdir, ...inputs] = process.argv.slice(2);
   const sess = await ort.InferenceSession.create(model, {
-    graphOptimizationLevel: 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1 });
+    graphOptimizationLevel: process.env.ORT_OPT_LEVEL || 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1 });
   const feeds = {};
   inputs.forEach((f, i) => {
     const t = readTensor(f);

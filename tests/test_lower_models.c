@@ -39,13 +39,13 @@ static const model_case cases[] = {
     {"yolox-nano", 0.99, 0.999, 0.90, CT_CALIB_MSE, NULL, {NULL}},
     /* BF16 0.99945, F16 0.99998, INT8 0.979 (percentile; max gives 0.858) */
     {"ppocrv4-det", 0.999, 0.9999, 0.97, CT_CALIB_PERCENTILE, NULL, {NULL}},
-    /* BF16 0.99612, F16 0.99992, INT8 0.9798 (mse; percentile 0.9697). Its output is a
-     * softmax over 6625 classes on one image, and its cosine moves with bit-level changes:
-     * INT8 by ±0.004 (0.9835 before Sigmoid / SiLU computed in float, same table to 1e-7),
-     * BF16 0.99895 / 0.99987 / 0.99612 with the first conv's weights bf16 / bf16 with f32
-     * bias / f32 (sixth 2026-11-27 session; its inner tensors at cosine 0.9972-0.9974 each
-     * time). */
-    {"ppocrv4-rec", 0.995, 0.9999, 0.97, CT_CALIB_MSE, NULL, {NULL}},
+    /* BF16 0.99612, F16 0.99999, INT8 0.9816 (mse). Its output is a softmax over 6625 classes
+     * on one image, and its cosine moves with bit-level changes: BF16 0.99895 / 0.99987 /
+     * 0.99612 with the first conv's weights bf16 / bf16 with an f32 bias / f32, its inner
+     * tensors at cosine 0.9972-0.9974 each time. The BF16 bar is the float model's own noise
+     * floor: ±1 gray level of input noise moves its output to cosine 0.9964
+     * (scripts/noise_floor.py, docs/accuracy.md). */
+    {"ppocrv4-rec", 0.995, 0.9999, 0.98, CT_CALIB_MSE, NULL, {NULL}},
 };
 
 static double cosine(const ct_tensor *a, const ct_tensor *b, double *max_err) {
@@ -66,7 +66,7 @@ static void read_h5(const char *path, ct_tensor_list *l) {
 }
 
 /* Lowers top in mode (INT8 with table), runs the Tpu reference, returns the worst output
- * cosine against the Top outputs in ref. */
+ * cosine against the Top outputs in ref; *max_err is the largest max |got − Top| ÷ max |Top|. */
 static double run_mode(const char *dir, const char *top, const char *input, const char *mode, const char *table,
                        const ct_tensor_list *ref, double *max_err) {
   char out[8192], tpu[600], h5[700], extra[700] = "";
@@ -87,9 +87,11 @@ static double run_mode(const char *dir, const char *top, const char *input, cons
     const ct_tensor *t = ct_tensor_list_find(&got, ref->items[i]->name);
     ck_assert_msg(t && ct_tensor_numel(t) == ct_tensor_numel(ref->items[i]), "%s %s: output \"%s\" missing", dir, mode,
                   ref->items[i]->name);
-    double e, c = cosine(t, ref->items[i], &e);
-    printf("%s %s: output \"%s\": cosine %.6f vs Top, max abs error %.4g\n", dir, mode, ref->items[i]->name, c, e);
-    worst = fmin(worst, c), *max_err = fmax(*max_err, e);
+    double e, c = cosine(t, ref->items[i], &e), mref = 0;
+    for (int64_t k = 0; k < ct_tensor_numel(ref->items[i]); k++) mref = fmax(mref, fabs(ct_tensor_get_f64(ref->items[i], k)));
+    printf("%s %s: output \"%s\": cosine %.6f vs Top, max abs error %.4g (%.3g of max |Top| %.4g)\n", dir, mode,
+           ref->items[i]->name, c, e, mref > 0 ? e / mref : e, mref);
+    worst = fmin(worst, c), *max_err = fmax(*max_err, mref > 0 ? e / mref : e);
   }
   ct_tensor_list_free(&got);
   return worst;
@@ -118,9 +120,14 @@ static void run_case(const model_case *mc) {
   }
   ck_assert_msg(ct_test_calibrate(top, files, nf, mc->method, 0.9999, table, err, sizeof err), "%s: %s", mc->dir, err);
   double e;
-  /* F32: the Top kernels, except Conv / Gemm / MatMul in the ISA's f32 order (ops/kernel.h) */
+  /* F32: the Top kernels, except Conv / Gemm / MatMul in the ISA's f32 order (ops/kernel.h):
+   * two summation orders of the same float model. Bound: the float bar against onnxruntime
+   * (test_models.c), 2e-4 of max |Top|, about 4x what onnxruntime's own optimized and
+   * unoptimized runs differ by on the worst shared model (YOLOX-Nano 5.2e-5; measured here:
+   * fmnist 1.2e-7, MobileNetV2 7e-7, UltraFace 6e-7, YOLOX 6.9e-5, det 3.2e-5, rec 9.1e-5). */
   double c32 = run_mode(mc->dir, top, input, "F32", NULL, &ref, &e);
-  ck_assert_msg(c32 > 0.9999999 && e < 1e-3, "%s: F32 differs from Top: cosine %.9f, max error %g", mc->dir, c32, e);
+  ck_assert_msg(c32 > 0.9999999 && e <= 2e-4, "%s: F32 differs from Top: cosine %.9f, max error %g of max |Top|", mc->dir,
+                c32, e);
   double c = run_mode(mc->dir, top, input, "BF16", NULL, &ref, &e);
   ck_assert_msg(c >= mc->cos_bf16, "%s: BF16 cosine %.6f < %g", mc->dir, c, mc->cos_bf16);
   c = run_mode(mc->dir, top, input, "F16", NULL, &ref, &e);
@@ -171,6 +178,9 @@ START_TEST(test_qdq_vs_onnxruntime) {
   double e, c = cosine(f, ref, &e);
   printf("%s INT8 vs onnxruntime: cosine %.6f, top-1 %lld vs %lld, %.4f of elements within one step (%g), max error %.4g\n",
          dir, c, (long long)argmax(f), (long long)argmax(ref), (double)within / (double)n, q->scale[0], e);
+  /* measured 0.987; onnxruntime's own optimized run (its QLinear kernels) differs from its
+   * unoptimized reference output_0.pb by cosine 0.983 on this input: the bar is about twice
+   * that distance, with the same top-1 */
   ck_assert_msg(c >= 0.97, "cosine %.6f", c);
   ck_assert_int_eq(argmax(f), argmax(ref));
   ct_tensor_free(f), ct_tensor_free(ref);

@@ -22,8 +22,10 @@
  * accumulation (OpenBLAS vs MLAS summation order) flips a rounding and the flips compound
  * through the network: ctpu against itself with another GEMM partitioning differs by cosine
  * 0.98, as much as the int8 model's whole quantization noise (onnxruntime's QDQ output vs its
- * float parent's output on this input: cosine 0.987). So for it the test demands cosine
- * >= 0.97 and the same top-1 class as onnxruntime. */
+ * float parent's output on this input: cosine 0.987), and as onnxruntime's own two paths:
+ * its optimized run (QLinear kernels) against its unoptimized reference output_0.pb gives
+ * cosine 0.983. So for it the test demands cosine >= 0.97 (ctpu measures 0.980) and the same
+ * top-1 class as onnxruntime. */
 typedef struct {
   double cos_min, rel_max;
   bool same_argmax;
@@ -31,10 +33,12 @@ typedef struct {
 
 static const bar float_bar = {COS_MIN, REL_MAX, false};
 static const bar qdq_bar = {0.97, INFINITY, true};
-/* YOLOX-Nano's raw box offsets amplify float rounding: an ulp-level change of one kernel
- * (Sigmoid / SiLU in float instead of double, within 3 ulp) moves its output by 8.5e-5, and
- * ctpu's distance to onnxruntime by 2.7e-4 → 3.4e-4 of max |ref| 3.42 (cosine 1.000000000
- * both). Its max error is held to 2e-4 of max |ref|, the cosine to the common bar. */
+/* YOLOX-Nano's raw box offsets amplify float rounding: onnxruntime's own optimized run
+ * (graph optimizations "all", what a user gets) differs from its unoptimized reference
+ * output_0.pb by 1.79e-4 = 5.2e-5 of max |ref| 3.42 (fuzz/ort_run.js with ORT_OPT_LEVEL);
+ * ctpu sits at 1.0e-4 (cosine 1.000000000). Its max error is held to 2e-4 of max |ref|, about
+ * 4x onnxruntime's own difference, the cosine to the common bar. The other models' own
+ * differences are 1e-7 (fmnist) to 4e-5 (det) of max |ref|, under the common 1e-4. */
 static const bar yolox_bar = {COS_MIN, 2e-4, false};
 
 static int64_t argmax(const ct_tensor *t) {
