@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
   }
 #ifdef __GLIBC__
   /* keep freed tensor buffers in the heap for the next run instead of returning them to the
-   * OS (onnxruntime keeps its arena too): a fresh page costs a fault, dear on a VM */
+   * OS (onnxruntime keeps its arena too): a fresh page costs a page fault */
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif

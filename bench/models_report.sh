@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # models_report.sh: accuracy and graph statistics of ctpu on every real model of
-# ../shared/models (not a test: the numbers for README and closing notes). For each model:
+# ../shared/models (not a test: the figures of README "Results"). For each model:
 # `ctpu transform --no-canonicalize`, `ctpu opt --stats` (ops before → after canonicalize),
 # `ctpu infer` on test_data_set_0 (canonicalized graph) and `ctpu compare` of every output
 # with onnxruntime's output_N.pb. usage: bench/models_report.sh [CTPU]

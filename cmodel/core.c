@@ -1,4 +1,4 @@
-/* core.c: the cmodel clock loop (ARCHITECTURE.md §3, §5): one global clock; per cycle the
+/* core.c: the cmodel clock loop (docs/architecture.md §3, §5): one global clock; per cycle the
  * dispatcher pushes ≤ 1 instruction in program order, each engine starts its queue head when
  * its semaphores allow, LMEM bank ports are arbitrated oldest-instruction-first, DDR
  * bandwidth is shared by the DMA engines moving data. When nothing can change until the next

@@ -1,6 +1,6 @@
 /* core.h: the cmodel's clock loop on an internal instruction view (ct_sim_op): dispatcher,
  * per-engine queues, counting semaphores, LMEM bank-port arbitration, shared DDR, counters,
- * race and deadlock checks (ARCHITECTURE.md §3, §5). Independent of the ISA encoding: the
+ * race and deadlock checks (docs/architecture.md §3, §5). Independent of the ISA encoding: the
  * ISA mapping (cmodel/decode.c) fills ct_sim_op and supplies the functional callback. */
 #ifndef CT_SIM_CORE_H
 #define CT_SIM_CORE_H
@@ -48,7 +48,7 @@ typedef struct ct_sim_op {
   ct_mem_region regions[CT_SIM_MAX_REGIONS];
 } ct_sim_op;
 
-/* The machine parameters the clock loop needs (from the chip, ARCHITECTURE.md §3). */
+/* The machine parameters the clock loop needs (from the chip, docs/architecture.md §3). */
 typedef struct ct_sim_machine {
   double freq_mhz;
   int load_engines, store_engines;

@@ -1,4 +1,4 @@
-/* core_step.c: the phases of one clock cycle of the cmodel (ARCHITECTURE.md §5): dispatch
+/* core_step.c: the phases of one clock cycle of the cmodel (docs/architecture.md §5): dispatch
  * (≤ 1 instruction per cycle, program order, stall on a full queue; control instructions run
  * here), engine starts (semaphore waits, race check, functional effect), LMEM bank-port
  * arbitration (oldest instruction first), DDR sharing, cycle accounting and completion. */

@@ -49,7 +49,7 @@ bool ct_sim_dma_regions(const ct_insn *in, ct_mem_region *src, ct_mem_region *ds
 #undef DMA_REGIONS
 }
 
-/* DMA engine instance: the optional `eng` field (isa-requests.md), else 0. */
+/* DMA engine instance: the optional `eng` field (docs/isa.md), else 0. */
 static int dma_instance(const ct_insn *in) {
   const ct_isa_field *f = ct_isa_field_find(in->op, "eng");
   return f ? (int)ct_isa_field_get(in, f) : 0;

@@ -1,5 +1,5 @@
 /* elem.h: reading and writing one element of a dense LMEM operand by dtype (little-endian
- * storage, ARCHITECTURE.md §4): integers as int64, floats as float (bf16/f16 widened
+ * storage, docs/architecture.md §4): integers as int64, floats as float (bf16/f16 widened
  * exactly; stores round to nearest even through quant/). */
 #ifndef CT_SIM_ELEM_H
 #define CT_SIM_ELEM_H

@@ -1,4 +1,4 @@
-/* sim.h: the cmodel entry point (`ctpu sim`, ARCHITECTURE.md §1, §5): loads a program's
+/* sim.h: the cmodel entry point (`ctpu sim`, docs/architecture.md §1, §5): loads a program's
  * constants and inputs into GMEM, runs it on the clock loop (or functionally), returns the
  * outputs, optionally every stored tensor, the counters and per-layer aggregates. */
 #ifndef CT_SIM_H

@@ -1,4 +1,4 @@
-/* timing.h: the analytical cost models of the compute engines (ARCHITECTURE.md §5,
+/* timing.h: the analytical cost models of the compute engines (docs/architecture.md §5,
  * docs/cmodel.md "Timing model"): MXU folds after SCALE-Sim (Samajdar et al., "SCALE-Sim:
  * Systolic CNN Accelerator Simulator", arXiv:1811.02883, and scale-sim-v2's
  * systolic_compute_{ws,os}.py), VPU lanes + fixed latency per op kind. */

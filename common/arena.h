@@ -1,6 +1,6 @@
 /* arena.h: region allocator for IR graphs and other data that dies together. Allocations
  * are 16-byte aligned and freed all at once. A test hook makes the Nth allocation fail so
- * out-of-memory paths can be exercised (STYLE.md "Errors"). */
+ * out-of-memory paths can be exercised (docs/style.md "Errors"). */
 #ifndef CT_ARENA_H
 #define CT_ARENA_H
 

@@ -1,4 +1,4 @@
-/* h5io.h: HDF5 tensor files (ARCHITECTURE.md §8): one dataset per tensor at the root,
+/* h5io.h: HDF5 tensor files (docs/architecture.md §8): one dataset per tensor at the root,
  * named by the tensor name escaped reversibly ('%' → %25, '/' → %2F, leading '.' → %2E,
  * empty → %00); attributes `dtype` (IR spelling), `scale`/`zero_point` (arrays, when
  * quantized), `quant_axis`, `layout`. f16/bf16 are stored as uint16 with their dtype

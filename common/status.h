@@ -1,12 +1,12 @@
 /* status.h: error codes and diagnostics shared by every ctpu module.
  * A fallible function returns ct_status (0 = ok) and fills a ct_diag with a one-line
- * message naming the file and the place (node, field, byte offset, line); STYLE.md "Errors". */
+ * message naming the file and the place (node, field, byte offset, line); docs/style.md "Errors". */
 #ifndef CT_STATUS_H
 #define CT_STATUS_H
 
 #include <stddef.h>
 
-/* Status codes double as the process exit codes of ARCHITECTURE.md §8. */
+/* Status codes double as the process exit codes of docs/architecture.md §8. */
 typedef enum ct_status {
   CT_OK = 0,
   CT_ERR_CHECK = 1,    /* a check failed: compare mismatch, race, deadlock, accuracy bound */
@@ -26,7 +26,7 @@ typedef struct ct_diag {
 
 /* CT_PRINTF(f, a) after a prototype: argument f is a printf format checked against the
  * arguments from a on, where the compiler can (GCC, Clang); nothing elsewhere, so headers
- * stay standard C11 (STYLE.md). */
+ * stay standard C11 (docs/style.md). */
 #if defined(__GNUC__)
 #define CT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else

@@ -1,5 +1,5 @@
 /* dma.c: DMA transfer timing with exact equal DDR-bandwidth sharing
- * (ARCHITECTURE.md §5: latency + ceil(moved / bytes_per_cycle), moved in whole bursts). */
+ * (docs/architecture.md §5: latency + ceil(moved / bytes_per_cycle), moved in whole bursts). */
 #include "dma/dma.h"
 
 #include <string.h>

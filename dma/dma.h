@@ -1,4 +1,4 @@
-/* dma.h: DMA transfer timing (ARCHITECTURE.md §5): a transfer costs
+/* dma.h: DMA transfer timing (docs/architecture.md §5): a transfer costs
  * latency + ceil(moved / bytes_per_cycle) cycles in isolation, moved = Σ runs rounded up to
  * burst_bytes; the DMA engines moving data in the same cycle share the DDR bandwidth equally.
  * Progress is kept in exact integer units of 1/L byte, L = lcm(1..max_engines), so an equal

@@ -1,6 +1,6 @@
 /* compare.c: tensor metrics and the file comparison table (see compare.h). Formulas as in
  * TPU-MLIR python/numpy_helper/tensor_compare.py (cosine, euclidean similarity) and
- * ARCHITECTURE.md §7 (SQNR = 10·log10(Σa² / Σ(a − b)²)); "close" is the ONNX runner's test. */
+ * docs/architecture.md §7 (SQNR = 10·log10(Σa² / Σ(a − b)²)); "close" is the ONNX runner's test. */
 #include "io/compare.h"
 
 #include "onnx/onnx.h"

@@ -1,5 +1,5 @@
 /* compare.h: tensor comparison, the one definition behind `ctpu compare` and the model
- * tests (ARCHITECTURE.md §7). Metrics follow TPU-MLIR's npz_tool/tensor_compare.py:
+ * tests (docs/architecture.md §7). Metrics follow TPU-MLIR's npz_tool/tensor_compare.py:
  * cosine similarity, euclidean similarity, SQNR, max abs diff, computed in double. */
 #ifndef CT_COMPARE_H
 #define CT_COMPARE_H

@@ -1,4 +1,4 @@
-/* image.h: image inputs (ARCHITECTURE.md §8): JPEG (libjpeg) and PNG (libpng) decoding to
+/* image.h: image inputs (docs/architecture.md §8): JPEG (libjpeg) and PNG (libpng) decoding to
  * 8-bit RGB, and the preprocessing an Input op describes (resize with bilinear half-pixel
  * sampling as ONNX Resize, aspect-keeping resize + center crop as torchvision, mean/scale). */
 #ifndef CT_IMAGE_H

@@ -1,4 +1,4 @@
-/* inputs.h: the input files of `ctpu infer` (ARCHITECTURE.md §8): HDF5 tensor files,
+/* inputs.h: the input files of `ctpu infer` (docs/architecture.md §8): HDF5 tensor files,
  * ONNX TensorProto .pb files and JPEG/PNG images (preprocessed as the Input op says),
  * matched to a graph's Input ops. */
 #ifndef CT_INPUTS_H

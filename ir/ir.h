@@ -17,7 +17,7 @@ typedef enum ct_op_kind {
   CT_OP_COUNT
 } ct_op_kind;
 
-/* The two dialects (ARCHITECTURE.md §6), as bits: ops.def's dialect column is a mask. */
+/* The two dialects (docs/architecture.md §6), as bits: ops.def's dialect column is a mask. */
 typedef enum ct_dialect {
   CT_DIALECT_TOP = 1, /* float, chip-independent */
   CT_DIALECT_TPU = 2  /* quantized, lowered for a chip */

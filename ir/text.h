@@ -1,4 +1,4 @@
-/* text.h: the text form of the Top and Tpu IRs (ARCHITECTURE.md §6): an MLIR-like module,
+/* text.h: the text form of the Top and Tpu IRs (docs/architecture.md §6): an MLIR-like module,
  * one op per line, printed and parsed so that print → parse → print is byte-identical, and
  * saved/loaded together with the weights HDF5 file. The grammar is in docs/formats.md. */
 #ifndef CT_TEXT_H

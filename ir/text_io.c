@@ -1,5 +1,5 @@
 /* text_io.c: saving and loading a module as `.top`/`.tpu` text plus its weights HDF5 file
- * (ARCHITECTURE.md §8; see text.h). Files are written under a temporary name and renamed
+ * (docs/architecture.md §8; see text.h). Files are written under a temporary name and renamed
  * (POSIX rename is atomic), so a failure leaves no half-written file. */
 #include "ir/text.h"
 

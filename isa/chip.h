@@ -1,4 +1,4 @@
-/* chip.h: the chip configuration (ARCHITECTURE.md §3): a struct generated from isa/chip.def,
+/* chip.h: the chip configuration (docs/architecture.md §3): a struct generated from isa/chip.def,
  * built-in defaults, a JSON loader with per-key errors (cJSON), a JSON dumper and the chip
  * signature (FNV-1a 64 over the CT_CHIP_SIG fields). */
 #ifndef CT_CHIP_H
@@ -33,7 +33,7 @@ typedef struct ct_chip {
 #undef CT_CHIP_KEY
 } ct_chip;
 
-/* Fills c with the built-in defaults (ARCHITECTURE.md §3). */
+/* Fills c with the built-in defaults (docs/architecture.md §3). */
 void ct_chip_default(ct_chip *c);
 
 /* Parses a JSON chip description: nested objects ({"mxu": {"rows": 64}}) or dotted keys

@@ -1,6 +1,6 @@
 /* isa.h: the ctpu instruction set generated from isa/isa.def: opcode enum, engines, the
  * decoded instruction ct_insn with named fields, field reflection, 64-byte encode/decode,
- * semantic checks and operand footprints (ARCHITECTURE.md §4). */
+ * semantic checks and operand footprints (docs/architecture.md §4). */
 /* Changes since first publication (36a0a4b): DMA ops gained `eng`; address fields are now
  * kinds LA/GA (still int64_t members; the disassembler prints them in hex). */
 #ifndef CT_ISA_H
@@ -21,7 +21,7 @@
 #define CT_ISA_LUT16_BYTES 514 /* a 16-bit LUT's table: 257 int16 (quant.h CT_QUANT_LUT16_ENTRIES) */
 #define CT_ISA_GMEM_ADDR_BITS 40
 
-/* The engines (ARCHITECTURE.md §3). CTRL instructions (NOP, SYNC, END) are handled by the
+/* The engines (docs/architecture.md §3). CTRL instructions (NOP, SYNC, END) are handled by the
  * dispatcher. ORDER ENGINE: SYNC's `engines` mask uses bits 0..3 in this order. */
 typedef enum ct_engine { CT_ENG_LOAD, CT_ENG_STORE, CT_ENG_MXU, CT_ENG_VPU, CT_ENG_CTRL, CT_ENG_COUNT } ct_engine;
 

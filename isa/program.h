@@ -1,4 +1,4 @@
-/* program.h: the .ctpu program file (ARCHITECTURE.md §4): header (magic "CTPU", version,
+/* program.h: the .ctpu program file (docs/architecture.md §4): header (magic "CTPU", version,
  * chip signature), instructions, constants (with GMEM addresses and a blob), IO table,
  * debug map, string table. A validating loader that never trusts the file, an in-memory
  * builder for code generators, and an atomic writer. Byte layout: docs/isa.md. */

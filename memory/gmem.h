@@ -1,4 +1,4 @@
-/* gmem.h: the global memory (DDR, ARCHITECTURE.md §3) as a sparse byte store: pages of
+/* gmem.h: the global memory (DDR, docs/architecture.md §3) as a sparse byte store: pages of
  * CT_GMEM_PAGE bytes allocated on first write, reads of untouched pages give zeros, every
  * access bounds-checked against the chip's gmem.bytes. */
 #ifndef CT_GMEM_H

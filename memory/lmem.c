@@ -1,5 +1,5 @@
 /* lmem.c: LMEM byte array, bank masks, per-bank byte counts and port-limited cycles
- * (ARCHITECTURE.md §3: bank = addr ÷ (bytes ÷ banks), one port per bank). */
+ * (docs/architecture.md §3: bank = addr ÷ (bytes ÷ banks), one port per bank). */
 #include "memory/lmem.h"
 
 #include <stdlib.h>

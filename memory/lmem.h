@@ -1,4 +1,4 @@
-/* lmem.h: the on-chip local memory (ARCHITECTURE.md §3): a flat byte array split into
+/* lmem.h: the on-chip local memory (docs/architecture.md §3): a flat byte array split into
  * `banks` equal banks (bank = addr ÷ (bytes ÷ banks)), one port per bank moving at most
  * bank_port_bytes per cycle, and the per-cycle port arbitration bookkeeping. */
 #ifndef CT_LMEM_H

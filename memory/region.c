@@ -1,5 +1,5 @@
 /* region.c: 4-D strided regions: spans, runs, burst rounding and exact byte overlap
- * (bitmap over the common span). The run model is ARCHITECTURE.md §5's DMA cost model. */
+ * (bitmap over the common span). The run model is docs/architecture.md §5's DMA cost model. */
 #include "memory/region.h"
 
 #include <stdlib.h>

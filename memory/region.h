@@ -1,6 +1,6 @@
 /* region.h: a 4-D strided byte region of LMEM or GMEM (the operand of one instruction):
  * extents, bounds, contiguous runs and exact overlap. Runs are what the DMA timing model of
- * ARCHITECTURE.md §5 rounds up to bursts; overlap is what the race check of §5 compares. */
+ * docs/architecture.md §5 rounds up to bursts; overlap is what the race check of §5 compares. */
 #ifndef CT_MEM_REGION_H
 #define CT_MEM_REGION_H
 
@@ -46,7 +46,7 @@ ct_status ct_mem_region_check(const ct_mem_region *r, uint64_t mem_bytes, const 
 int64_t ct_mem_region_runs(const ct_mem_region *r, uint64_t *run_bytes);
 
 /* Bytes moved over a bus that transfers whole bursts: Σ over runs of
- * ceil(run_bytes / burst_bytes) · burst_bytes (ARCHITECTURE.md §3 gmem.burst_bytes). */
+ * ceil(run_bytes / burst_bytes) · burst_bytes (docs/architecture.md §3 gmem.burst_bytes). */
 uint64_t ct_mem_region_burst_bytes(const ct_mem_region *r, uint64_t burst_bytes);
 
 /* True if a and b (same space) share at least one byte. Exact: disjoint spans return false

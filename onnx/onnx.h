@@ -1,6 +1,6 @@
 /* onnx.h: the ONNX front end: ModelProto → Top IR (ct_graph), TensorProto → ct_tensor,
  * command-line option parsing for input shapes and image preprocessing. Formats from the
- * ONNX IR spec (onnx/onnx docs/IR.md) and onnx.proto; opset forms from docs/Changelog.md. */
+ * ONNX IR spec (onnx/docs/IR.md) and onnx.proto; opset forms from onnx/docs/Changelog.md. */
 #ifndef CT_ONNX_H
 #define CT_ONNX_H
 

@@ -1,6 +1,6 @@
 /* onnx_import.c: ONNX ModelProto → Top IR graph (inputs, initializers, Constant nodes,
  * one op per node, attributes, outputs, preprocessing attributes). Follows the ONNX IR
- * spec (docs/IR.md: graphs, names, initializers, value info) and onnx.proto. */
+ * spec (onnx/docs/IR.md: graphs, names, initializers, value info) and onnx.proto. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

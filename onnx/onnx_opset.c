@@ -1,6 +1,6 @@
 /* onnx_opset.c: opset normalization — rewrites older ONNX operator forms into the latest
  * form that ir/ops.def keeps (attributes that became inputs, renamed ops, changed
- * defaults). Each rule cites the opset where the form changed (onnx docs/Changelog.md). */
+ * defaults). Each rule cites the opset where the form changed (onnx/docs/Changelog.md). */
 #include <stdio.h>
 #include <string.h>
 

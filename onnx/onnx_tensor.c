@@ -1,6 +1,6 @@
 /* onnx_tensor.c: ONNX TensorProto → ct_tensor (raw_data, typed fields, external data) and
  * serialized TensorProto files. Storage rules from onnx.proto (TensorProto field comments)
- * and the ONNX IR spec "External Tensor Data" (docs/ExternalData.md). */
+ * and the ONNX IR spec "External Tensor Data" (onnx/docs/ExternalData.md). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -161,7 +161,7 @@ static bool unsafe_location(const char *loc) {
   return false;
 }
 
-/* Reads external data: keys location, offset, length (docs/ExternalData.md). */
+/* Reads external data: keys location, offset, length (onnx/docs/ExternalData.md). */
 static ct_status copy_external(const Onnx__TensorProto *tp, const char *dir, ct_tensor *t, const char *file,
                                ct_diag *d) {
   const char *loc = NULL;

@@ -1,5 +1,5 @@
-/* kernel.h: the kernels of the ops, keyed by (op, dialect): float Top kernels (the golden
- * model, ARCHITECTURE.md §7) now, integer Tpu kernels next. A kernel reads its op's attributes
+/* kernel.h: the kernels of the ops, keyed by (op, dialect): float Top kernels and integer
+ * Tpu kernels (the golden models, docs/architecture.md §7). A kernel reads its op's attributes
  * and input tensors and fills output tensors that the caller allocated with the shapes/dtypes
  * shape inference gave the op's outputs. */
 #ifndef CT_KERNEL_H

@@ -1,4 +1,4 @@
-/* quant.h: the integer arithmetic of ctpu, defined once (ARCHITECTURE.md §4.1, docs/quant.md):
+/* quant.h: the integer arithmetic of ctpu, defined once (docs/architecture.md §4.1, docs/quant.md):
  * rounding shifts, requantization, saturation, multiplier/shift search (TPU-MLIR
  * get_scale_and_shift), float<->int quantization, symmetric scales, LUTs, bf16/f16. */
 #ifndef CT_QUANT_H
@@ -64,7 +64,7 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
 
 /* Requantization of a wider value with a fused activation, the one routine every
  * integer opcode ends with: v = rshift_round(x * m, s) + zp; RELU: v = max(v, zp); CLAMP:
- * v = min(max(v, zp), hi); then saturate to dt (ARCHITECTURE.md §4.1: clamp before
+ * v = min(max(v, zp), hi); then saturate to dt (docs/architecture.md §4.1: clamp before
  * saturation). Callers guarantee |x * m| < 2^63 (isa.def widths do). */
 static inline int32_t ct_quant_requant_act(int64_t x, int32_t m, int s, int32_t zp, ct_quant_act act, int32_t hi,
                                            ct_dtype out) {
@@ -142,8 +142,8 @@ int32_t ct_quant_bias(double b, double s_w, double s_in);
 
 /* LUT index of an 8-bit input value v of type in (i8 or u8): v − min(in), 0..255. */
 int ct_quant_lut_index(int32_t v, ct_dtype in);
-/* Builds a 256-entry table T[i] = quantize(f(dequantize(min(in) + i))) (ARCHITECTURE.md
- * §4.1): in, out are i8 or u8; entries are stored as bytes (two's complement for i8).
+/* Builds a 256-entry table T[i] = quantize(f(dequantize(min(in) + i)))
+ * (docs/architecture.md §4.1): in, out are i8 or u8; entries are stored as bytes (two's complement for i8).
  * f gets ctx. Returns false if in/out are not 8-bit types or scales are not > 0. */
 bool ct_quant_lut_build(double (*f)(double x, void *ctx), void *ctx, double s_in, int32_t zp_in,
                         ct_dtype in, double s_out, int32_t zp_out, ct_dtype out, uint8_t table[256]);

@@ -1,5 +1,5 @@
 /* quant_lut.c: activation functions tabulated into the LUT instruction's 256-entry tables,
- * T[i] = q_out(f(dequant_in(min(in) + i))) (ARCHITECTURE.md §4.1); the functions follow the
+ * T[i] = q_out(f(dequant_in(min(in) + i))) (docs/architecture.md §4.1); the functions follow the
  * ONNX operator definitions (Sigmoid, Tanh, HardSigmoid, HardSwish, Gelu, Elu, ...). */
 #include <math.h>
 

@@ -1,6 +1,6 @@
 /* table_text.h: helpers shared by the line-oriented text tables (calibration table,
  * quantize table): whole-file reading, whitespace field splitting, exact short number
- * formatting, and atomic writing (temporary name, then rename; STYLE.md "Errors"). */
+ * formatting, and atomic writing (temporary name, then rename; docs/style.md "Errors"). */
 #ifndef CT_TABLE_TEXT_H
 #define CT_TABLE_TEXT_H
 

@@ -1,4 +1,4 @@
-/* interp.h: the float Top interpreter (ARCHITECTURE.md §1 "float inference", §7): runs a
+/* interp.h: the float Top interpreter (docs/architecture.md §1 "float inference", §7): runs a
  * graph's ops in order with the reference kernels of ops/kernel.h, freeing every
  * intermediate after its last use so big models run in little memory. */
 #ifndef CT_INTERP_H

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """noise_floor.py: how far a float model moves under imperceptible input noise — the yardstick
-for quantization bars (docs/accuracy.md "The float model's own noise floor").
+for quantization targets (docs/accuracy.md "The float models' own noise floor").
 
   noise_floor.py classify MODEL.top IMAGE_DIR [--seed S] [--levels L]
       top-1 flips of MODEL on every image of IMAGE_DIR with ±L gray levels of uniform integer

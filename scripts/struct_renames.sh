@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # struct_renames.sh: rewrites include paths and path mentions of files moved by the module
-# restructuring (issue 10; the old → new pairs are in scripts/struct_renames.txt) in the given
+# restructuring (the old → new pairs are in scripts/struct_renames.txt) in the given
 # files, e.g. a branch's new tests after merging: scripts/struct_renames.sh tests/test_new.c
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

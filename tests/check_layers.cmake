@@ -1,4 +1,4 @@
-# check_layers.cmake: the include scan behind test_layers (ARCHITECTURE.md §2). Every
+# check_layers.cmake: the include scan behind test_layers (docs/architecture.md §2). Every
 # `#include "M/..."` in a module's .c/.h/.def files must name the module itself or one of the
 # modules below it in the table; anything else (an upward or sideways include, a "../" path)
 # fails with file:line. The table is tests/layers.txt (or -DTABLE=...).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_badinput.sh CTPU: runs ../shared/bad-inputs/run.sh (issue 13's reproducers: corrupt HDF5,
+# run_badinput.sh CTPU: runs ../shared/bad-inputs/run.sh (the bad-input reproducers: corrupt HDF5,
 # overflowing ONNX attributes, outputs that must not stay behind) against CTPU. Exits 77
 # (CTest: skipped) with a message when ../shared is absent.
 set -uo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_qtable.sh CTPU: `ctpu qtable` on fmnist-rescnn (issue 11 item 6). Calibrates by min/max
+# run_qtable.sh CTPU: `ctpu qtable` on fmnist-rescnn (docs/qtable.md). Calibrates by min/max
 # on 50 Fashion-MNIST test images, asks for an output cosine between the plain INT8 one and 1,
 # then checks independently (ctpu lower --quantize-table + infer + compare on other images)
 # that the table reaches it, that a zero budget writes an empty table, and that bad options

@@ -357,7 +357,7 @@ END_TEST
 
 /* Plain C INT8 conv (group 1, N = 1): acc = sum (x − zp_in)·w over the in-bounds window,
  * y = sat_i8(rshift_round(acc·m, s) + zp_out), ReLU (if relu) clamps below at zp_out first
- * (ARCHITECTURE.md §4.1, rshift_round(v, s) = (v + 2^(s−1)) >> s). */
+ * (docs/architecture.md §4.1, rshift_round(v, s) = (v + 2^(s−1)) >> s). */
 static void ref_conv(const int8_t *x, const int8_t *w, int8_t *y, int64_t ic, int64_t ih, int64_t iw, int64_t oc,
                      int64_t oh, int64_t ow, int64_t k, int64_t st, int64_t pad, int32_t m, int32_t sh, int32_t zi,
                      int32_t zo, bool relu) {

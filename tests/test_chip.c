@@ -1,4 +1,4 @@
-/* test_chip.c: isa/chip — defaults (ARCHITECTURE.md §3), dump → parse round trip, nested and
+/* test_chip.c: isa/chip — defaults (docs/architecture.md §3), dump → parse round trip, nested and
  * dotted keys, one error per kind of bad key (message names file and key), the signature
  * against an FNV-1a 64 written here, and `ctpu chip --dump`. */
 #include <stddef.h>
@@ -138,7 +138,7 @@ START_TEST(test_every_key_rejects_wrong_type_and_range) {
       keys++;
     }
   }
-  ck_assert_int_eq(keys, 18); /* the keys of ARCHITECTURE.md §3 */
+  ck_assert_int_eq(keys, 18); /* the keys of docs/architecture.md §3 */
   cJSON_Delete(root);
   free(js);
 }

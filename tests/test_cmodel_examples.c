@@ -1,6 +1,6 @@
 /* test_cmodel_examples.c: the hand-written programs of docs/examples/ assemble (`ctpu asm`),
  * run (`ctpu sim`), give the outputs of a plain C reference (requant formula of
- * ARCHITECTURE.md §4.1 written out here) and the cycle counts derived by hand in their
+ * docs/architecture.md §4.1 written out here) and the cycle counts derived by hand in their
  * header comments. */
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* test_cmodel_exec.c: per-opcode functional semantics of the cmodel (cmodel/exec.h),
- * bit-exact against plain C references written here (the requant formula of ARCHITECTURE.md
- * §4.1 spelled out, not quant/'s code) on random data. */
+ * bit-exact against plain C references written here (the requant formula of
+ * docs/architecture.md §4.1 spelled out, not quant/'s code) on random data. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +49,7 @@ static int32_t i32(uint64_t a, int i) {
 }
 static void put_i32(uint64_t a, int i, int32_t v) { memcpy(L.data + a + 4 * (uint64_t)i, &v, 4); }
 
-/* floor(x / 2^s) of x + 2^(s-1): rounding half toward +inf (ARCHITECTURE.md §4.1). */
+/* floor(x / 2^s) of x + 2^(s-1): rounding half toward +inf (docs/architecture.md §4.1). */
 static int64_t rsr(int64_t x, int s) {
   if (s == 0) return x;
   int64_t v = x + ((int64_t)1 << (s - 1)), q = v / ((int64_t)1 << s);

@@ -1,4 +1,4 @@
-/* test_deploy_sweep.c: issue 12 "Done means" bullet 2 — every shared model lowered to INT8
+/* test_deploy_sweep.c: every shared model lowered to INT8
  * deploys with `ctpu deploy --compare-all` and every stored tensor equals the Tpu reference
  * bit for bit, on the default chip and on all 32 sweep chips (the formula of test_deploy /
  * test_backend_models: MXU 8×8 to 64×64 and 16×64, LMEM 256 KiB to 4 MiB, 4 to 32 banks, DDR

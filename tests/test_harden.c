@@ -1,4 +1,4 @@
-/* test_harden.c: issue 13 — checked size arithmetic, the memory budget, outputs all or nothing
+/* test_harden.c: bad input — checked size arithmetic, the memory budget, outputs all or nothing
  * (common/outset.h), HDF5 reading isolated in a child process (common/h5child.c) and the
  * command-line messages for bad inputs. Expected values are worked out by hand. */
 #include <math.h>

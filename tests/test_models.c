@@ -1,7 +1,7 @@
 /* test_models.c: the real models of ../shared/models through the command line, `ctpu
  * transform` then `ctpu infer` on test_data_set_0, each output compared with onnxruntime's
  * output_N.pb (cosine ≥ 0.99999, max |got − ref| ≤ 1e-4·max|ref|; cosine as TPU-MLIR defines
- * it, ARCHITECTURE.md §7); an image input through a preprocessing computed again here. */
+ * it, docs/architecture.md §7); an image input through a preprocessing computed again here. */
 #include <stdio.h> /* before jpeglib.h, which uses FILE and size_t */
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* test_passes_models.c: canonicalize on every real model of ../shared/models — the
  * optimized graph verifies, infers the same outputs as the unoptimized graph and as
- * onnxruntime (test_data_set_0/output_N.pb), and the patterns issue 3 names are gone. */
+ * onnxruntime (test_data_set_0/output_N.pb), and the patterns canonicalize removes are gone. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -116,7 +116,7 @@ START_TEST(test_names_and_types) {
 END_TEST
 
 /* Quant params: only on integer storage types, one scale per element of the axis dim, zero
- * points inside the storage type (ARCHITECTURE.md §6). */
+ * points inside the storage type (docs/architecture.md §6). */
 START_TEST(test_quant_params) {
   static const double s2[2] = {0.5, 0.25}, s1[1] = {0.5};
   static const int32_t z2[2] = {0, -3}, z1[1] = {128}, zbad[1] = {-129};

@@ -34,7 +34,7 @@ int ct_test_run_ctpu(char *out, size_t n, const char *fmt, ...) CT_PRINTF(3, 4);
 bool ct_test_file_exists(const char *path);
 /* Writes n bytes to path; false on failure. */
 bool ct_test_write_file(const char *path, const void *data, size_t n);
-/* Writes sweep chip k (0..31, the chip sweep of issue 12: MXU 8×8…64×64 and 16×64, LMEM
+/* Writes sweep chip k (0..31, the chip sweep of the back-end tests: MXU 8×8…64×64 and 16×64, LMEM
  * 256 KiB…4 MiB, 4…32 banks, 8…128 B/cycle DDR, WS/OS, 1 or 2 DMA engines of each kind) as
  * dotted-key chip JSON named "<prefix>_sweep<k>.json" in the test's temporary folder and
  * returns its path (ct_test_tmp_path's storage); NULL if it cannot be written. */

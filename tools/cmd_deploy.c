@@ -3,7 +3,7 @@
  * [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]] [--mxu-report F.csv]`: lowers the
  * model if needed (deploy_load.h), plans and generates the program of a whole Tpu module (INT8, BF16, F16, F32)
  * (compiler/backend: lg.h, codegen.h), optionally runs it
- * on the cmodel and compares it with the Tpu reference run in-process (issue 12 item 5,
+ * on the cmodel and compares it with the Tpu reference run in-process (as
  * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* cg_sched.h: the time-step schedule of one layer group (issue 12 item 2; docs/backend.md
- * "Pipeline"). The group's instructions are staged tile by tile (its loads, its compute, its
+/* cg_sched.h: the time-step schedule of one layer group (docs/pipeline.md; docs/backend.md
+ * "Pipeline and cost model"). The group's instructions are staged tile by tile (its loads, its compute, its
  * stores) and emitted either in program order (serial) or as the software pipeline the
  * planner costs (lg_cost.c): time step s runs the LOADs of tile s, the compute of tile s − 1
  * and the STOREs of tile s − 2 on different engines, with double-buffered LMEM, ordered only
