@@ -56,7 +56,9 @@ static inline bool ct_tq_rq_identity(const ct_value *x, const ct_value *y, int32
 }
 
 /* Does MAC op store its accumulator as it is (an i32 result without requant attributes: a
- * module output kept at accumulator precision, rq_mode none; docs/quant.md)? */
+ * module output kept at accumulator precision, rq_mode none; docs/quant.md)? Read from the
+ * op as lowered, so here: the Tpu reference kernel (tpu_mac.c) computes by it, and the back
+ * end above plans and emits the same form. */
 static inline bool ct_tq_raw_out(const ct_op *op) {
   return op->out[0] && op->out[0]->dtype == CT_I32 && !ct_op_attr(op, "multiplier");
 }
@@ -79,7 +81,9 @@ typedef struct ct_tpu_lin {
   float scale_h, scale_w;
 } ct_tpu_lin;
 /* Is op a Resize the TPU computes as linear interpolation of H and W (mode linear, 4-D NCHW
- * with N and C kept, a coordinate mode of ct_quant_ctm)? Fills *p when it is. */
+ * with N and C kept, a coordinate mode of ct_quant_ctm)? Fills *p when it is. Here, not in
+ * compiler/, because the Tpu reference kernel (ct_tpu_resize) must compute exactly the ops
+ * the lowering and the back end treat as RESIZE instructions: all three ask this one test. */
 bool ct_tpu_resize_lin(const ct_op *op, ct_tpu_lin *p);
 /* Resize of the Tpu dialect: a ct_tpu_resize_lin Resize of i8 / u8 storage (input and output
  * sharing one scale and zero point; else CT_ERR_INPUT) or of f32 (the float path's copies)
