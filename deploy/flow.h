@@ -81,6 +81,7 @@ typedef struct ct_deploy_run {
  * compared until then. */
 ct_status ct_deploy_check(const ct_deploy_check_options *o, const ct_graph *g, const ct_chip *chip,
                           const ct_program *prog, int n_groups, ct_deploy_run *r, ct_diag *d);
+/* Releases r (the cmodel's output, group figures, reference lines) and zeroes it. */
 void ct_deploy_run_free(ct_deploy_run *r);
 
 /* Writes the per-group CSV of plan p (OUT.groups.csv; docs/backend.md): group, layers, first

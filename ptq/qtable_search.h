@@ -47,6 +47,7 @@ typedef struct ct_ptq_ranking {
   double cos0;
 } ct_ptq_ranking;
 
+/* Releases r's layers and zeroes it. */
 void ct_ptq_ranking_free(ct_ptq_ranking *r);
 
 /* The output cosine of top lowered to INT8 with rows (NULL: none) as its quantize table: per

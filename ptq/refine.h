@@ -67,6 +67,7 @@ ct_status ct_ptq_refine_start(ct_ptq_refine *r, ct_diag *d);
  * the row being tried then keeps its last factor. */
 ct_status ct_ptq_refine_pass(ct_ptq_refine *r, int p, int *changed, ct_diag *d);
 
+/* Releases the working state (pool, sums, best lowering); the inputs and results stay. */
 void ct_ptq_refine_free(ct_ptq_refine *r);
 
 #endif

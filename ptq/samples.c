@@ -45,6 +45,14 @@ void ct_ptq_samples_free(ct_ptq_samples *s) {
   *s = (ct_ptq_samples){0};
 }
 
+ct_status ct_ptq_load_top(const char *model, const char *dataset, int64_t max, const char *why, ct_graph **g,
+                          ct_ptq_samples *s, ct_diag *d) {
+  ct_status st = ct_ir_load_verified(model, g, d);
+  if (!st && ct_graph_dialect(*g) != CT_DIALECT_TOP) st = ct_diag_set(d, CT_ERR_INPUT, "%s: not a Top module (%s)", model, why);
+  if (!st) st = ct_ptq_samples_load(dataset, *g, max, s, d);
+  return st;
+}
+
 ct_status ct_ptq_cos_add(ct_cos_sums *sums, const ct_tensor *ref, const ct_tensor *t, ct_diag *d) {
   if (ct_tensor_numel(ref) != ct_tensor_numel(t)) return CT_OK;
   ct_tensor *x = NULL;

@@ -31,7 +31,15 @@ ct_status ct_ptq_samples_run(const ct_graph *g, int64_t n, ct_ref_sample_fn samp
  * g, preprocessed as g's Input ops say, and takes its first max samples (all if it has fewer)
  * with ct_ptq_samples_run. Errors: those of ct_dataset_open and ct_ptq_samples_run. */
 ct_status ct_ptq_samples_load(const char *dataset, const ct_graph *g, int64_t max, ct_ptq_samples *s, ct_diag *d);
+/* Releases s (also after an error of the loaders) and zeroes it. */
 void ct_ptq_samples_free(ct_ptq_samples *s);
+
+/* What the search and refine start from: the Top module at model (ct_ir_load_verified; *g,
+ * freed by the caller, also after an error) and its first max samples of dataset
+ * (ct_ptq_samples_load). Errors: those of the loaders; CT_ERR_INPUT "MODEL: not a Top module
+ * (why)" for a module of another dialect (why: what the caller does with a float model). */
+ct_status ct_ptq_load_top(const char *model, const char *dataset, int64_t max, const char *why, ct_graph **g,
+                          ct_ptq_samples *s, ct_diag *d);
 
 /* Adds the pairs (ref, dequantized t) to sums (ct_eval_cos_add: non-finite pairs skipped;
  * nothing added when the element counts differ — not comparable, e.g. a value the other

@@ -137,10 +137,7 @@ static ct_status run(const qt_args *a, ct_diag *d) {
   ct_status st = ct_outset_input(&os, a->model, d);
   if (!st) st = ct_outset_add(&os, a->out, &tmp, d);
   if (!st) st = ct_calib_table_read(a->calib, &calib, d);
-  if (!st) st = ct_ir_load_verified(a->model, &g, d);
-  if (!st && ct_graph_dialect(g) != CT_DIALECT_TOP)
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: not a Top module (qtable searches a float model)", a->model);
-  if (!st) st = ct_ptq_samples_load(a->dataset, g, a->input_num, &sm, d);
+  if (!st) st = ct_ptq_load_top(a->model, a->dataset, a->input_num, "qtable searches a float model", &g, &sm, d);
   ct_ptq_qtable_ctx c = {.top = g, .src = ct_ptq_source_file(a->model), .calib = &calib, .sm = &sm,
                          .float_mode = a->float_mode, .expected_cos = a->expected_cos, .on_try = on_try,
                          .on_probe = on_probe};

@@ -108,10 +108,7 @@ static ct_status run(const rf_args *a, ct_diag *d) {
   if (!st) st = ct_outset_add(&os, a->out, &tmp, d);
   if (!st) st = ct_calib_table_read(a->calib, &t, d);
   if (!st && a->qtable) st = ct_qtable_read(a->qtable, &q, d);
-  if (!st) st = ct_ir_load_verified(a->model, &g, d);
-  if (!st && ct_graph_dialect(g) != CT_DIALECT_TOP)
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: not a Top module (refine lowers a float model)", a->model);
-  if (!st) st = ct_ptq_samples_load(a->dataset, g, a->input_num, &sm, d);
+  if (!st) st = ct_ptq_load_top(a->model, a->dataset, a->input_num, "refine lowers a float model", &g, &sm, d);
   ct_ptq_refine r = {.src = ct_ptq_source_file(a->model), .table = &t, .qtable = a->qtable ? &q : NULL,
                      .lut16 = a->lut16, .sm = &sm, .threads = (int)a->threads, .on_row = on_row, .user = (void *)a};
   if (!st) st = refine(a, &r, tmp, d);
