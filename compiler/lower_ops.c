@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "compiler/lower_int.h"
-#include "ops/tpu_util.h"
 #include "compiler/lower_policy.h"
+#include "ops/tpu_util.h"
 
 static ct_status oom(ct_lower_ctx *c) { return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory"); }
 
