@@ -56,7 +56,7 @@ static bool consumers_range(const ct_graph *g, const ct_value *v, double *lo, do
 }
 
 ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p) {
-  if (ct_lower_is_q(v) && v->n_scale > 1 && !ct_value_is_const(v)) /* ct_tq_channel_act's readers never ask */
+  if (ct_lower_is_q(v) && v->n_scale > 1 && !ct_value_is_const(v)) /* ct_lower_channel_act's readers never ask */
     return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: per-tensor parameters asked of the per-channel activation \"%s\"", v->name);
   if (ct_lower_is_q(v)) {
     *p = (ct_quant_param){v->scale[0], v->zero_point[0], v->dtype};
@@ -130,7 +130,7 @@ static int float_slot(ct_dtype dt) { return dt == CT_BF16 ? 0 : dt == CT_F16 ? 1
 ct_status ct_lower_as_float(ct_lower_ctx *c, ct_value *v, ct_dtype dt, ct_value **out) {
   *out = NULL;
   if (v->dtype == dt && !ct_lower_is_q(v)) return *out = v, CT_OK;
-  if (ct_lower_is_q(v) && v->n_scale > 1 && v->ndim > 0 && v->def && v->def->kind != CT_OP_WEIGHT) /* ct_tq_channel_act rules it out */
+  if (ct_lower_is_q(v) && v->n_scale > 1 && v->ndim > 0 && v->def && v->def->kind != CT_OP_WEIGHT) /* ct_lower_channel_act rules it out */
     return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: the per-channel activation \"%s\" would need a float Cast", v->name);
   ct_value **cache = v->id < c->n0 ? &c->to_float[float_slot(dt)][v->id] : NULL;
   if (cache && *cache) return *out = *cache, CT_OK;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compiler/lower_int.h"
+#include "compiler/lower_policy.h"
 #include "ops/tpu_util.h"
 
 static ct_status oom(ct_lower_ctx *c) { return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory"); }
@@ -77,7 +78,7 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
   ct_value *v = NULL;
   int64_t nb = 0;
   float *bf = zp && b ? ct_lower_const_f32(b, &nb) : NULL;
-  if (zp && fold) { /* w [OC, C, kh, kw]: input channel ch's scale folded in (ct_tq_channel_act) */
+  if (zp && fold) { /* w [OC, C, kh, kw]: input channel ch's scale folded in (ct_lower_channel_act) */
     int64_t k = w->shape[2] * w->shape[3];
     for (int64_t i = 0; i < n; i++) f[i] = (float)((double)f[i] * fold[(i % per_oc) / k]);
     wrow = NULL;
@@ -171,20 +172,20 @@ static bool mac_int8_ok(ct_lower_ctx *c, ct_op *op) {
 }
 
 /* Per-channel scales of y, op's result of oc channels (docs/quant.md "Per-channel
- * activations"), or NULL for per-tensor py: y is a channel activation (ct_tq_channel_act), the
+ * activations"), or NULL for per-tensor py: y is a channel activation (ct_lower_channel_act), the
  * table has its #channel_threshold row, activations are symmetric and every reader is lowered
  * to INT8 in a form that takes it per channel (a depthwise Conv, a LUT). Each channel
  * threshold is capped by py's. */
 static double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant_param py) {
   const ct_calib_wrow *r = c->o->calib ? ct_calib_table_find_channel(c->o->calib, y->name) : NULL;
   if (!r || r->n != oc || c->o->asymmetric || py.zp != 0 || (py.dt != CT_I8 && py.dt != CT_U8 && py.dt != CT_I16) ||
-      (y->id < c->n0 && c->has_forced[y->id]) || !ct_tq_channel_act(c->g, y))
+      (y->id < c->n0 && c->has_forced[y->id]) || !ct_lower_channel_act(c->g, y))
     return NULL;
   ct_quant_lut_spec sp;
   for (int i = 0; i < c->g->n_ops; i++) {
     ct_op *u = c->g->ops[i];
     for (int k = 0; !u->dead && k < u->n_in; k++)
-      if (u->in[k] == y && (ct_lower_op_mode(c, u) != CT_QMODE_INT8 || (u->kind == CT_OP_CONV ? !mac_int8_ok(c, u) : !ct_tq_lut_spec(u, &sp))))
+      if (u->in[k] == y && (ct_lower_op_mode(c, u) != CT_QMODE_INT8 || (u->kind == CT_OP_CONV ? !mac_int8_ok(c, u) : !ct_lower_lut_spec(u, &sp))))
         return NULL;
   }
   double th = py.scale * ct_quant_max(py.dt), *th_c = malloc(sizeof *th_c * (size_t)oc),
@@ -199,14 +200,14 @@ static double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant
 /* Input scales of a MAC op: x's one scale, or its per-channel scales when op is the
  * depthwise reader of a channel activation (n_in = C), or 1 with the channel scales in
  * *fold when op is an ordinary Conv reading one (the weights take them: W[o, c]·s_c).
- * CT_ERR_INTERNAL for a per-channel x that another kind of op reads (ct_tq_channel_act
+ * CT_ERR_INTERNAL for a per-channel x that another kind of op reads (ct_lower_channel_act
  * rules that out). */
 static ct_status mac_in_scales(ct_lower_ctx *c, const ct_op *op, const ct_value *xq, const double **s_in,
                                int64_t *n_in, const double **fold) {
   static const double one = 1.0;
   *s_in = xq->scale, *n_in = 1, *fold = NULL;
   if (xq->n_scale <= 1) return CT_OK;
-  if (xq->quant_axis == 1 && xq->n_scale == xq->shape[1] && ct_tq_folds_channels(op, op->in[0])) {
+  if (xq->quant_axis == 1 && xq->n_scale == xq->shape[1] && ct_lower_folds_channels(op, op->in[0])) {
     *s_in = &one, *fold = xq->scale;
     return CT_OK;
   }
@@ -271,7 +272,7 @@ static ct_op *sole_reader(const ct_graph *g, const ct_value *v) {
 static bool lut_input(ct_lower_ctx *c, const ct_value *v) {
   const ct_op *u = sole_reader(c->g, v);
   ct_quant_lut_spec sp;
-  return u && u->n_in == 1 && u->in[0] == v && ct_lower_op_mode(c, u) == CT_QMODE_INT8 && ct_tq_lut_spec(u, &sp);
+  return u && u->n_in == 1 && u->in[0] == v && ct_lower_op_mode(c, u) == CT_QMODE_INT8 && ct_lower_lut_spec(u, &sp);
 }
 
 /* The error when op, the Conv reading the per-channel activation x, has no INT8 form: the
@@ -744,6 +745,6 @@ ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   case CT_OP_RESIZE: case CT_OP_DEPTHTOSPACE: case CT_OP_SPACETODEPTH: return lower_move(c, op, done);
   case CT_OP_GREATER: case CT_OP_GREATEROREQUAL: case CT_OP_LESS: case CT_OP_LESSOREQUAL: return ct_lower_compare_int8(c, op, done);
   case CT_OP_CAST: return ct_lower_cast_int8(c, op, done);
-  default: return ct_tq_lut_spec(op, &sp) ? lower_lut(c, op, &sp, done) : CT_OK;
+  default: return ct_lower_lut_spec(op, &sp) ? lower_lut(c, op, &sp, done) : CT_OK;
   }
 }

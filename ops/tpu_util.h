@@ -1,7 +1,7 @@
 /* tpu_util.h: helpers of the integer Tpu kernels (ops/tpu_*.c): stored-value access for the
  * 8/16/32-bit integer storage types, a value's zero point, the fused activation of a Tpu op
- * and the requant attributes (docs/tpu.md); the LUT form of Top activations and which
- * activations may be per channel (docs/quant.md). Arithmetic itself is quant/'s. */
+ * and the requant attributes (docs/tpu.md). Arithmetic itself is quant/'s; which values the
+ * lowering quantizes per channel is compiler/lower_policy.h's. */
 #ifndef CT_OPS_TPU_UTIL_H
 #define CT_OPS_TPU_UTIL_H
 
@@ -56,7 +56,9 @@ static inline bool ct_tq_rq_identity(const ct_value *x, const ct_value *y, int32
 }
 
 /* Does MAC op store its accumulator as it is (an i32 result without requant attributes: a
- * module output kept at accumulator precision, rq_mode none; docs/quant.md)? */
+ * module output kept at accumulator precision, rq_mode none; docs/quant.md)? Read from the
+ * op as lowered, so here: the Tpu reference kernel (tpu_mac.c) computes by it, and the back
+ * end above plans and emits the same form. */
 static inline bool ct_tq_raw_out(const ct_op *op) {
   return op->out[0] && op->out[0]->dtype == CT_I32 && !ct_op_attr(op, "multiplier");
 }
@@ -69,27 +71,6 @@ ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d)
 /* Reads n multiplier/rshift pairs: the attributes must hold n entries, or 1 (broadcast).
  * CT_ERR_INPUT naming op when absent, of another count, or a shift is outside 0..63. */
 ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d);
-/* Can activation v carry per-channel quant params (scale per channel along axis 1, zero
- * point 0; docs/quant.md "Per-channel activations")? True when v is a 4-D NCHW value, not a
- * module output, computed by a Conv (whose requant is per output channel anyway) or by a LUT
- * activation (ct_tq_lut_spec) of such a value, and every live reader takes v as its input 0
- * and is either a depthwise Conv (group = C_in = C_out: channel c's input scale goes into its
- * own multiplier of channel c), an ordinary Conv (group 1, constant f32 weights, planes
- * H·W ≥ 16: the lowering folds channel c's scale into the weights of input channel c), or a LUT
- * activation (one table per channel; only where a channel has ≥ 256 elements per image, as
- * the LUT reads its whole table). So no instruction ever combines two channels of different
- * scales. The same test in calibration
- * (which tensors get per-channel thresholds) and lowering (which may use them). */
-bool ct_tq_channel_act(const ct_graph *g, const ct_value *v);
-/* Does op read v as an ordinary Conv that can fold v's channel scales into its weights: a
- * Conv with group 1 reading v (NCHW, C > 1) as its input 0 only, with constant f32 weights
- * OIHW whose I = C? (The channel-activation test adds the plane size rule; the lowering folds
- * W[o, c]·s_c; calibration scores the migration strength of such tensors.) */
-bool ct_tq_folds_channels(const ct_op *op, const ct_value *v);
-/* The LUT form of a Top activation op (Sigmoid, Tanh, SiLU, HardSigmoid, HardSwish, Gelu,
- * Exp, Log, Sqrt, Reciprocal, LeakyRelu, Elu, Softplus, Mish, Abs, Relu) with its ONNX
- * attributes; false for any other op. */
-bool ct_tq_lut_spec(const ct_op *op, ct_quant_lut_spec *sp);
 /* Checks that every present input and output of op has integer storage. */
 ct_status ct_tq_need_int(const ct_op *op, ct_tensor *const *in, ct_tensor **out, int n_in, ct_diag *d);
 
@@ -100,7 +81,9 @@ typedef struct ct_tpu_lin {
   float scale_h, scale_w;
 } ct_tpu_lin;
 /* Is op a Resize the TPU computes as linear interpolation of H and W (mode linear, 4-D NCHW
- * with N and C kept, a coordinate mode of ct_quant_ctm)? Fills *p when it is. */
+ * with N and C kept, a coordinate mode of ct_quant_ctm)? Fills *p when it is. Here, not in
+ * compiler/, because the Tpu reference kernel (ct_tpu_resize) must compute exactly the ops
+ * the lowering and the back end treat as RESIZE instructions: all three ask this one test. */
 bool ct_tpu_resize_lin(const ct_op *op, ct_tpu_lin *p);
 /* Resize of the Tpu dialect: a ct_tpu_resize_lin Resize of i8 / u8 storage (input and output
  * sharing one scale and zero point; else CT_ERR_INPUT) or of f32 (the float path's copies)

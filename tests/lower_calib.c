@@ -1,11 +1,11 @@
 /* lower_calib.c: in-process calibration of a Top module for the lowering and deploy tests
- * (lower_calib.h): reference/calibrate.h over a list of input files, as `ctpu calibrate`. */
+ * (lower_calib.h): ptq/calibrate.h over a list of input files, as `ctpu calibrate`. */
 #include <stdio.h>
 
 #include "io/inputs.h"
 #include "ir/text.h"
 #include "quant/calib_table.h"
-#include "reference/calibrate.h"
+#include "ptq/calibrate.h"
 #include "tests/lower_calib.h"
 
 typedef struct files_ctx {

@@ -1,5 +1,5 @@
 /* lower_calib.h: in-process calibration for the lowering and deploy tests: ct_calibrate
- * (reference/calibrate.h, what `ctpu calibrate` runs) over a list of input files, the table
+ * (ptq/calibrate.h, what `ctpu calibrate` runs) over a list of input files, the table
  * written by quant/calib_table — per-tensor thresholds, weight scales and the per-channel
  * thresholds of channel activations. */
 #ifndef CT_TEST_LOWER_CALIB_H

@@ -1,4 +1,4 @@
-/* test_calibrate.c: reference/calibrate on a two-input graph (min/max worked by hand, same
+/* test_calibrate.c: ptq/calibrate on a two-input graph (min/max worked by hand, same
  * table for any thread count, KLD ≤ max, tune between them, errors of samples), the
  * interpreter's on_op hook, and `ctpu calibrate` on real models: fmnist-rescnn on 200
  * Fashion-MNIST test images and mobilenetv2 on imagenet-sample photos (every method; tables
@@ -13,7 +13,7 @@
 #include "compiler/lower.h"
 #include "ir/ir.h"
 #include "quant/calib_table.h"
-#include "reference/calibrate.h"
+#include "ptq/calibrate.h"
 #include "reference/interp.h"
 #include "tests/onnx_build.h"
 #include "tests/testutil.h"

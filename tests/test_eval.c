@@ -1,4 +1,4 @@
-/* test_eval.c: reference/eval — argmax and top-k by hand (ties, NaN), and `ctpu eval` on
+/* test_eval.c: ptq/eval — argmax and top-k by hand (ties, NaN), and `ctpu eval` on
  * fmnist-rescnn over the first 1000 Fashion-MNIST test images: top-1 equals the count this
  * test gets by running the interpreter itself on (pixel − 72.93)·0.0111092595, and is close
  * to the published 0.9256 of the full set; --agreement of a model with itself is 1; an
@@ -9,7 +9,7 @@
 
 #include "common/h5io.h"
 #include "ir/text.h"
-#include "reference/eval.h"
+#include "ptq/eval.h"
 #include "reference/interp.h"
 #include "tests/testutil.h"
 
@@ -68,7 +68,7 @@ END_TEST
 
 #define N_EVAL 1000
 
-/* Top-1 hits of the first N_EVAL images computed here, without io/dataset or reference/eval. */
+/* Top-1 hits of the first N_EVAL images computed here, without io/dataset or ptq/eval. */
 static int64_t count_directly(const char *top) {
   ct_graph *g;
   ct_diag d;

@@ -11,7 +11,7 @@
 #include "ir/text.h"
 #include "ops/kernel.h"
 #include "quant/quant.h"
-#include "reference/calibrate.h"
+#include "ptq/calibrate.h"
 #include "reference/interp.h"
 #include "tests/testutil.h"
 

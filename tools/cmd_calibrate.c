@@ -1,15 +1,16 @@
 /* cmd_calibrate.c: `ctpu calibrate MODEL.top --dataset D -o TABLE`: TPU-MLIR run_calibration —
- * float inference over a data set (io/dataset.h), thresholds per tensor (reference/calibrate.h),
+ * float inference over a data set (io/dataset.h), thresholds per tensor (ptq/calibrate.h),
  * written as a calibration table (quant/calib_table.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/heap.h"
 #include "io/dataset.h"
 #include "ir/text.h"
 #include "ops/verify.h"
-#include "reference/calibrate.h"
+#include "ptq/calibrate.h"
 #include "tools/tools.h"
 
 #define CMD "calibrate"
@@ -174,23 +175,18 @@ static ct_status load_sample(void *user, int64_t i, ct_tensor_list *in, ct_diag 
   return ct_dataset_load(user, i, in, d);
 }
 
-/* The name of the method a runs, as the table's comment and the warnings give it. */
-static const char *method_name(const cal_args *a) {
-  return a->o.tune ? "tune" : a->o.method == CT_CALIB_MAX ? "minmax" : ct_calib_method_name(a->o.method);
-}
-
-/* Few samples: warns that histogram thresholds fit them, and leaves out the per-channel
- * activation thresholds unless --channel-thresholds asks for them (docs/calibration.md
- * "Defaults"). */
+/* Few samples: warns that histogram thresholds fit them, and that the per-channel activation
+ * thresholds are left out unless --channel-thresholds asks for them
+ * (ct_calibrate_for_samples). */
 static void few_samples(cal_args *a, int64_t n) {
-  if (n < CT_CALIB_FEW_SAMPLES && (a->o.tune || a->o.method != CT_CALIB_MAX))
+  unsigned w = ct_calibrate_for_samples(&a->o, n, a->force_channel);
+  if (w & CT_CALIBRATE_WARN_FEW)
     fprintf(stderr, "ctpu calibrate: warning: %s thresholds from %lld sample%s fit %s; %d or more give stable tables\n",
-            method_name(a), (long long)n, n == 1 ? "" : "s", n == 1 ? "that sample" : "those samples", 2 * CT_CALIB_FEW_SAMPLES);
-  if (n < CT_CALIB_CHANNEL_MIN_SAMPLES && !a->o.no_channel && !a->force_channel) {
-    a->o.no_channel = true;
+            ct_calibrate_method_name(&a->o), (long long)n, n == 1 ? "" : "s", n == 1 ? "that sample" : "those samples",
+            2 * CT_CALIB_FEW_SAMPLES);
+  if (w & CT_CALIBRATE_WARN_NO_CHANNEL)
     fprintf(stderr, "ctpu calibrate: warning: %lld sample%s: no per-channel activation thresholds (they need %d; "
             "--channel-thresholds to write them anyway)\n", (long long)n, n == 1 ? "" : "s", CT_CALIB_CHANNEL_MIN_SAMPLES);
-  }
 }
 
 static ct_status calibrate(cal_args *a, const ct_graph *g, ct_dataset *ds, ct_diag *d) {
@@ -203,7 +199,7 @@ static ct_status calibrate(cal_args *a, const ct_graph *g, ct_dataset *ds, ct_di
   char c[3][512];
   snprintf(c[0], sizeof c[0], "model %s", a->model);
   snprintf(c[1], sizeof c[1], "dataset %s, %lld samples", a->dataset, (long long)n);
-  snprintf(c[2], sizeof c[2], "method %s, %d histogram bins", method_name(a), a->o.bins);
+  snprintf(c[2], sizeof c[2], "method %s, %d histogram bins", ct_calibrate_method_name(&a->o), a->o.bins);
   const char *comments[3] = {c[0], c[1], c[2]};
   if (st == CT_OK) st = ct_calib_table_write(a->out, &t, comments, 3, d);
   ct_calib_table_free(&t);
@@ -214,7 +210,7 @@ int ct_cmd_calibrate(int argc, char **argv) {
   cal_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
-  ct_tool_keep_heap();
+  ct_heap_keep_freed();
   if ((rc = check_output(&a))) return rc;
   if (ct_tool_isatty()) a.o.progress = progress;
   ct_diag d;

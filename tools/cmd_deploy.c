@@ -1,26 +1,20 @@
 /* cmd_deploy.c: `ctpu deploy MODEL.onnx|.top|.tpu [--quantize M [--calibration-table T]]
  * [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input F...
  * [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]] [--mxu-report F.csv]`: lowers the
- * model if needed (deploy_load.h), plans and generates the program of a whole Tpu module (INT8, BF16, F16, F32)
- * (compiler/backend: lg.h, codegen.h), optionally runs it
- * on the cmodel and compares it with the Tpu reference run in-process (as
- * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
-#include <math.h>
+ * model if needed (deploy/load.h), plans and generates the program of a whole Tpu module (INT8,
+ * BF16, F16, F32), optionally runs it on the cmodel and compares it with the Tpu reference run
+ * in-process (deploy/flow.h; TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cmodel/sim.h"
-#include "common/h5io.h"
-#include "compiler/backend/codegen.h"
-#include "common/dequant.h"
+#include "compiler/backend/lg.h"
+#include "deploy/flow.h"
+#include "deploy/load.h"
+#include "deploy/mxu.h"
 #include "io/compare.h"
-#include "io/inputs.h"
-#include "ir/text.h"
-#include "reference/interp.h"
-#include "tools/deploy_load.h"
-#include "tools/deploy_mxu.h"
 #include "tools/tools.h"
 
 #define CMD "deploy"
@@ -97,75 +91,9 @@ static int parse_args(int argc, char **argv, deploy_args *a) {
   return 0;
 }
 
-/* Per-group figures of a simulation. */
-typedef struct grp_sim {
-  uint64_t start, end, macs, ddr;
-  bool ran;
-} grp_sim;
-
-typedef struct cmp_ctx {
-  const ct_tensor_list *dumps;
-  int compared, mismatched;
-  char first[512];
-} cmp_ctx;
-
-/* Compares a reference value with the dump of the same name (its STOREs' bytes). */
-static void compare_one(cmp_ctx *c, const ct_tensor *ref, const char *name) {
-  const ct_tensor *got = ct_tensor_list_find(c->dumps, name);
-  if (!got || !ref) return;
-  c->compared++;
-  size_t n = got->nbytes < ref->nbytes ? got->nbytes : ref->nbytes;
-  int64_t es = (int64_t)ct_dtype_size(ref->dtype), bad = -1;
-  if (got->nbytes != ref->nbytes) bad = (int64_t)n / es;
-  for (size_t i = 0; i < n && bad < 0; i++)
-    if (((const uint8_t *)got->data)[i] != ((const uint8_t *)ref->data)[i]) bad = (int64_t)i / es;
-  if (bad < 0) return;
-  if (!c->mismatched++)
-    snprintf(c->first, sizeof c->first, "\"%s\": element %lld is %g, the reference %g (%zu bytes stored, %zu in the "
-             "reference)", name, (long long)bad, bad < ct_tensor_numel(got) ? ct_tensor_get_f64(got, bad) : 0.0,
-             bad < ct_tensor_numel(ref) ? ct_tensor_get_f64(ref, bad) : 0.0, got->nbytes, ref->nbytes);
-}
-
-static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
-  (void)in, (void)d;
-  for (int i = 0; i < op->n_out; i++)
-    if (op->out[i] && out[i]) compare_one(user, out[i], op->out[i]->name);
-  return CT_OK;
-}
-
-/* The program's outputs (dequantized, common/dequant.h) against the tensors of the same names
- * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance): one line
- * per output on stderr; *bad counts the outputs below the tolerance. CT_ERR_INPUT when path
- * cannot be read or lacks an output; CT_ERR_LIMIT out of memory. */
-static ct_status check_ref_file(const char *path, const ct_tensor_list *got, const ct_compare_tol *tol, int *bad,
-                                ct_diag *d) {
-  ct_tensor_list ref;
-  ct_tensor_list_init(&ref);
-  ct_status st = ct_h5_read(path, &ref, d);
-  for (int i = 0; !st && i < got->n; i++) {
-    const ct_tensor *r = ct_tensor_list_find(&ref, got->items[i]->name);
-    ct_tensor *g = NULL;
-    if (!r) st = ct_diag_set(d, CT_ERR_INPUT, "%s: no tensor \"%s\"", path, got->items[i]->name);
-    else st = ct_dequant(got->items[i], &g, d);
-    if (st) break;
-    ct_compare_metrics m;
-    ct_compare_verdict v = ct_compare_tensor(r, g, &m) ? CT_CMP_SHAPE : ct_compare_judge(&m, tol);
-    bool ok = ct_compare_passes(v, &m, tol);
-    fprintf(stderr, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", g->name, path, m.cosine,
-            m.euclid, m.sqnr_db, ok ? ct_compare_verdict_name(v) : "FAIL");
-    *bad += !ok;
-    ct_tensor_free(g);
-  }
-  ct_tensor_list_free(&ref);
-  return st;
-}
-
-typedef struct deploy_run {
-  ct_sim_run_output so;
-  grp_sim *gs;
-  bool simulated;
-  double compile_s;  /* plan + codegen wall seconds (all attempts) */
-} deploy_run;
+typedef struct deploy_times {
+  double compile_s; /* plan + codegen wall seconds (all attempts) */
+} deploy_times;
 
 static double now_s(void) {
   struct timespec t;
@@ -180,81 +108,30 @@ static void sim_progress(void *user, uint32_t started, uint32_t total) {
           total ? (unsigned)(100.0 * started / total) : 100u);
 }
 
-/* Simulates the program and compares with the Tpu reference. */
+/* Simulates the program and compares it with the references (ct_deploy_check); prints what
+ * the comparisons found. */
 static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip *chip, const ct_program *prog,
-                          deploy_run *r, int n_groups, ct_diag *d) {
-  ct_tensor_list in, ref_out;
-  ct_tensor_list_init(&in), ct_tensor_list_init(&ref_out);
-  ct_status st = ct_inputs_load(g, a->files, a->n_files, &in, d);
-  ct_sim_run_options so = {.dump_all = a->compare_all};
-  if (ct_tool_isatty()) so.progress = sim_progress;
-  if (!st) st = ct_sim_run(chip, prog, &in, &so, &r->so, d);
-  if (so.progress) fprintf(stderr, "\r\033[K");
-  cmp_ctx cc = {.dumps = &r->so.dumps};
-  ct_ref_options ro = {.threads = 1};
-  if (a->compare_all) ro.on_op = on_op, ro.on_op_user = &cc;
-  if (!st) st = ct_ref_run(g, &ro, &in, &ref_out, d);
-  int bad = 0;
-  for (int i = 0; !st && i < r->so.outputs.n; i++) {
-    const ct_tensor *s = r->so.outputs.items[i], *t = ct_tensor_list_find(&ref_out, s->name);
-    if (!t || t->nbytes != s->nbytes || memcmp(t->data, s->data, s->nbytes)) {
-      if (!bad++) fprintf(stderr, "deploy: output \"%s\" differs from the Tpu reference\n", s->name);
-    }
+                          int n_groups, ct_deploy_run *r, ct_diag *d) {
+  ct_deploy_check_options o = {.files = a->files, .n_files = a->n_files, .ref = a->ref, .tol = a->tol,
+                               .compare_all = a->compare_all};
+  if (ct_tool_isatty()) o.progress = sim_progress;
+  ct_status st = ct_deploy_check(&o, g, chip, prog, n_groups, r, d);
+  if (o.progress) fprintf(stderr, "\r\033[K");
+  if (r->first_diff) fprintf(stderr, "deploy: output \"%s\" differs from the Tpu reference\n", r->first_diff);
+  for (int i = 0; i < r->n_ref; i++) {
+    const ct_deploy_ref_line *l = &r->ref[i];
+    fprintf(stderr, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", l->name, a->ref,
+            l->m.cosine, l->m.euclid, l->m.sqnr_db, l->verdict);
   }
-  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, &a->tol, &bad, d);
-  if (!st && a->compare_all)
-    fprintf(stderr, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", cc.compared, cc.mismatched,
-            cc.mismatched ? "; first: " : "", cc.mismatched ? cc.first : "");
-  if (!st && (bad || cc.mismatched))
-    st = ct_diag_set(d, CT_ERR_CHECK, "%d outputs and %d stored tensors differ from the reference", bad, cc.mismatched);
-  if (!st) {
-    r->simulated = true;
-    for (uint32_t i = 0; i < r->so.res.n_ops && i < prog->n_insns; i++) {
-      const ct_prog_debug *e = ct_program_debug_of(prog, &prog->insns[i]);
-      if (!e || e->group < 0 || e->group >= n_groups || r->so.res.start[i] == UINT64_MAX) continue;
-      grp_sim *gsim = &r->gs[e->group];
-      const ct_insn *ins = &prog->insns[i];
-      if (!gsim->ran || r->so.res.start[i] < gsim->start) gsim->start = r->so.res.start[i];
-      if (!gsim->ran || r->so.res.end[i] > gsim->end) gsim->end = r->so.res.end[i];
-      gsim->ran = true;
-      gsim->macs += ct_isa_macs(ins);
-    }
-    for (int k = 0; k < r->so.n_layers; k++) {
-      const ct_layer_counters *l = &r->so.layers[k];
-      if (l->group >= 0 && l->group < n_groups) r->gs[l->group].ddr += l->ddr_bytes_read + l->ddr_bytes_written;
-    }
-  }
-  ct_tensor_list_free(&in), ct_tensor_list_free(&ref_out);
+  if (r->done && a->compare_all)
+    fprintf(stderr, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", r->compared, r->mismatched,
+            r->mismatched ? "; first: " : "", r->mismatched ? r->first : "");
   return st;
-}
-
-static bool write_groups(const ct_lg_plan *p, const deploy_run *r, FILE *f) {
-  fprintf(f, "group,layers,first_layer,last_layer,tile_shape,tiles,lmem_bytes,est_cycles,sim_cycles,est_over_sim,"
-             "mxu_util,ddr_bytes\n");
-  double rc = (double)p->chip.mxu_rows * (double)p->chip.mxu_cols;
-  for (int gi = 0; gi < p->n_groups; gi++) {
-    const ct_lg_group *gr = &p->groups[gi];
-    const ct_op *a = p->layers[gr->first].op, *b = p->layers[gr->first + gr->n_layers - 1].op;
-    char shape[128] = "";
-    for (int i = 0, o = 0; i < gr->tile_ndim && o < (int)sizeof shape - 24; i++)
-      o += snprintf(shape + o, sizeof shape - (size_t)o, "%s%lld", i ? "x" : "", (long long)gr->tile_shape[i]);
-    fprintf(f, "%d,%d,\"%s\",\"%s\",%s,%lld,%lld,%lld,", gi, gr->n_layers, a->loc ? a->loc : "", b->loc ? b->loc : "", shape,
-            (long long)gr->n_tiles, (long long)gr->lmem_bytes, (long long)gr->cycles);
-    const grp_sim *s = r && r->simulated ? &r->gs[gi] : NULL;
-    if (s && s->ran) {
-      uint64_t cyc = s->end - s->start;
-      fprintf(f, "%llu,%.4f,%.4f,%llu\n", (unsigned long long)cyc, cyc ? (double)gr->cycles / (double)cyc : 0.0,
-              cyc ? (double)s->macs / ((double)cyc * rc) : 0.0, (unsigned long long)s->ddr);
-    } else {
-      fprintf(f, ",,,\n");
-    }
-  }
-  return !ferror(f);
 }
 
 /* Writes OUT and OUT.groups.csv under temporary names, renamed when both are complete. */
 static ct_status write_outputs(const char *out, const char *mxu, const ct_program *prog, const ct_lg_plan *p,
-                               const deploy_run *r, ct_diag *d) {
+                               const ct_deploy_run *r, ct_diag *d) {
   size_t n = strlen(out) + 16, nm = (mxu ? strlen(mxu) : 0) + 8;
   char *tp = malloc(n), *csv = malloc(n), *tc = malloc(n), *tm = malloc(nm);
   ct_status st = tp && csv && tc && tm ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
@@ -271,7 +148,7 @@ static ct_status write_outputs(const char *out, const char *mxu, const ct_progra
   }
   if (!st) {
     FILE *f = fopen(tc, "w");
-    bool ok = f && write_groups(p, r, f);
+    bool ok = f && ct_deploy_groups_csv(p, r, f);
     if (f && fclose(f)) ok = false;
     if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", csv);
   }
@@ -284,7 +161,8 @@ static ct_status write_outputs(const char *out, const char *mxu, const ct_progra
   return st;
 }
 
-static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program *prog, const deploy_run *r) {
+static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program *prog, const ct_deploy_run *r,
+                    const deploy_times *t) {
   fprintf(stderr, "deploy %s (%s, %s): %d layers in %d groups, %zu instructions, est. %lld cycles", a->model, p->chip.name,
           ct_lg_strategy_name(a->opt.strategy), p->n_layers, p->n_groups, prog->n_insns, (long long)p->total_cycles);
   if (r->simulated) {
@@ -294,7 +172,7 @@ static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program 
             (unsigned long long)c->total_cycles, c->total_cycles ? (double)c->macs / ((double)c->total_cycles * rc) : 0.0,
             (unsigned long long)(c->ddr_bytes_read + c->ddr_bytes_written));
   }
-  fprintf(stderr, "\ndeploy: compiled (plan + codegen) in %.3f s", r->compile_s);
+  fprintf(stderr, "\ndeploy: compiled (plan + codegen) in %.3f s", t->compile_s);
   if (r->simulated) {
     double w = r->so.res.counters.wall_seconds;
     fprintf(stderr, "; simulated (timing + functional) in %.3f s, %.3g simulated cycles/s", w,
@@ -313,48 +191,25 @@ int ct_cmd_deploy(int argc, char **argv) {
   ct_graph *g = NULL;
   ct_lg_plan *p = NULL;
   ct_program prog;
-  deploy_run r;
+  ct_deploy_run r;
   memset(&r, 0, sizeof r);
+  deploy_times t = {0};
   ct_status st = ct_chip_load(a.chip, &chip, &d);
   ct_program_init(&prog, ct_chip_signature(&chip));
   ct_deploy_src src = {a.model, a.quantize, a.calib, a.input_shapes, chip.name};
   if (!st) st = ct_deploy_load(&src, &g, &d);
-  /* The planner reserves LMEM for the codegen's tables and scratch (lg_reserve.c); a fallback
-   * should they still not fit: plan again with whole banks held back (same bank size): 1, 2, 4,
-   * ... up to half. */
   int held = 0;
-  ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
-  ct_diag_clear(&first);
   double t0 = now_s();
-  for (int k = 0; !st; k = k ? 2 * k : 1) { /* 0, 1, 2, 4, ... banks held back, up to half */
-    ct_chip pc = chip;
-    pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
-    st = ct_lg_plan_graph(g, &pc, &a.opt, &p, &d);
-    if (st == CT_ERR_LIMIT && k > 0) d = first;
-    if (st) break;
-    p->chip = chip; /* codegen checks against the real LMEM */
-    st = ct_cg_model(p, &prog, &d);
-    if (st != CT_ERR_LIMIT || 2 * (k ? 2 * k : 1) > chip.lmem_banks) break;
-    if (k == 0) first = d;
-    ct_lg_plan_free(p), p = NULL;
-    ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
-    ct_diag_clear(&d);
-    held = k ? 2 * k : 1;
-    st = CT_OK;
-  }
-  r.compile_s = now_s() - t0;
+  if (!st) st = ct_deploy_compile(g, &chip, &a.opt, &p, &prog, &held, &d);
+  t.compile_s = now_s() - t0;
   if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
   if (!st) st = ct_program_validate(&prog, &chip, a.out, &d);
   /* every program written is race-free: without --test-input the order alone is checked */
   if (!st && !a.n_files) st = ct_sim_check_order(&chip, &prog, &d);
-  if (!st && a.n_files) {
-    r.gs = calloc((size_t)p->n_groups + 1, sizeof *r.gs);
-    st = r.gs ? test_run(&a, g, &chip, &prog, &r, p->n_groups, &d) : ct_diag_set(&d, CT_ERR_LIMIT, "out of memory");
-  }
+  if (!st && a.n_files) st = test_run(&a, g, &chip, &prog, p->n_groups, &r, &d);
   if (!st) st = write_outputs(a.out, a.mxu, &prog, p, &r, &d);
-  if (!st) summary(&a, p, &prog, &r);
-  if (a.n_files) ct_sim_run_output_free(&r.so);
-  free(r.gs);
+  if (!st) summary(&a, p, &prog, &r, &t);
+  ct_deploy_run_free(&r);
   ct_program_free(&prog);
   ct_lg_plan_free(p);
   ct_graph_free(g);

@@ -1,15 +1,16 @@
 /* cmd_eval.c: `ctpu eval MODEL --dataset D [--agreement OTHER]`: top-1 / top-5 accuracy of a
  * classifier over a labeled data set (io/dataset.h) with the reference interpreter
- * (reference/eval.h), and the top-1 agreement between two models. */
+ * (ptq/eval.h), and the top-1 agreement between two models. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/heap.h"
 #include "io/dataset.h"
 #include "ir/text.h"
 #include "ops/verify.h"
-#include "reference/eval.h"
+#include "ptq/eval.h"
 #include "tools/tools.h"
 
 #define CMD "eval"
@@ -97,7 +98,7 @@ int ct_cmd_eval(int argc, char **argv) {
   eval_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
-  ct_tool_keep_heap();
+  ct_heap_keep_freed();
   ct_diag d;
   ct_diag_clear(&d);
   ct_graph *g = NULL, *other = NULL;

@@ -9,7 +9,7 @@
 #include "cmodel/sim.h"
 #include "common/h5io.h"
 #include "common/outset.h"
-#include "onnx/onnx.h"
+#include "deploy/inputs.h"
 #include "traces/report.h"
 #include "tools/tools.h"
 
@@ -160,22 +160,6 @@ static ct_status add_outputs(ct_outset *o, const sim_args *a, sim_paths *p, ct_d
   return st;
 }
 
-/* Reads one --input file: HDF5 (datasets named as the program's inputs) or an ONNX
- * TensorProto .pb, which supplies the program input its name gives or, when the name is
- * empty or unknown, the first program input not yet supplied (as `ctpu infer` takes them). */
-static ct_status read_input(const ct_program *prog, const char *path, ct_tensor_list *in, ct_diag *d) {
-  size_t n = strlen(path);
-  if (n < 3 || strcmp(path + n - 3, ".pb")) return ct_h5_read(path, in, d);
-  ct_status st = ct_onnx_read_tensor_pb_into(path, in, d);
-  ct_tensor *t = st ? NULL : in->items[in->n - 1];
-  const ct_prog_io *io = t && t->name ? ct_program_find_io(prog, t->name) : NULL;
-  if (!t || (io && !io->is_output && !io->is_tensor)) return st;
-  for (size_t i = 0; i < prog->n_io; i++)
-    if (!prog->io[i].is_output && !prog->io[i].is_tensor && !ct_tensor_list_find(in, prog->io[i].name))
-      return ct_tensor_set_name(t, prog->io[i].name) ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
-  return ct_diag_set(d, CT_ERR_USAGE, "%s: more input files than program inputs", path);
-}
-
 static ct_status run(const sim_args *a, ct_diag *d) {
   ct_outset os;
   sim_paths p;
@@ -188,7 +172,7 @@ static ct_status run(const sim_args *a, ct_diag *d) {
   ct_program_init(&prog, 0);
   st = ct_chip_load(a->chip, &chip, d);
   if (!st) st = ct_program_load(a->prog, &chip, &prog, d);
-  for (int i = 0; !st && i < a->n_files; i++) st = read_input(&prog, a->files[i], &inputs, d);
+  for (int i = 0; !st && i < a->n_files; i++) st = ct_deploy_read_input(&prog, a->files[i], &inputs, d);
   ct_trace *trace = NULL;
   if (!st && a->trace) st = ct_trace_open(&trace, p.trace, chip.freq_mhz, &a->filter, d);
   ct_sim_run_output out;

@@ -46,9 +46,6 @@ int ct_tool_in_out_chip(const char *cmd, int argc, char **argv, void (*usage)(FI
  * "usage: ctpu <cmd>\n  <help>\n"; runs gen(stdout). Returns the exit code (2 after a usage
  * error, 1 when stdout cannot be written). */
 int ct_tool_doc(const char *cmd, const char *help, int argc, char **argv, void (*gen)(FILE *f));
-/* Keeps freed memory in the process heap (glibc mallopt; no-op elsewhere) for commands that
- * run the interpreter over many samples (calibrate, eval): later samples reuse the pages. */
-void ct_tool_keep_heap(void);
 /* True if stderr is a terminal (progress lines are shown only then). */
 bool ct_tool_isatty(void);
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "ops/kernel.h"
+#include "ptq/calibrate_int.h"
 #include "quant/quant.h"
-#include "reference/calibrate_int.h"
 
 bool cal_tunable(const cal_state *c, int s) {
   double mx = ct_calib_stats_absmax(&c->stats[s]);

@@ -1,8 +1,8 @@
-/* deploy_load.h: the model `ctpu deploy` compiles, from an ONNX model, a Top module or a Tpu
+/* load.h: the model `ctpu deploy` compiles, from an ONNX model, a Top module or a Tpu
  * module: import and canonicalize as `ctpu transform` does, lower as `ctpu lower` does
  * (TPU-MLIR's model_deploy runs the same steps before it compiles). */
-#ifndef CT_TOOLS_DEPLOY_LOAD_H
-#define CT_TOOLS_DEPLOY_LOAD_H
+#ifndef CT_DEPLOY_LOAD_H
+#define CT_DEPLOY_LOAD_H
 
 #include "common/status.h"
 #include "ir/ir.h"

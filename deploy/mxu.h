@@ -1,8 +1,8 @@
-/* deploy_mxu.h: `ctpu deploy --mxu-report FILE.csv` — MXU cycles per Conv / Gemm / MatMul
+/* mxu.h: `ctpu deploy --mxu-report FILE.csv` — MXU cycles per Conv / Gemm / MatMul
  * layer of a deployed and simulated model next to SCALE-Sim's closed form for the layer's
  * whole GEMM (docs/backend.md "MXU cycles vs SCALE-Sim"). */
-#ifndef CT_TOOLS_DEPLOY_MXU_H
-#define CT_TOOLS_DEPLOY_MXU_H
+#ifndef CT_DEPLOY_MXU_H
+#define CT_DEPLOY_MXU_H
 
 #include <stdio.h>
 

@@ -1,10 +1,10 @@
 /* calibrate_int.h: state shared by calibrate.c (passes, thresholds) and calibrate_tune.c
- * (the tune pass's per-op scoring). Internal to reference/. */
+ * (the tune pass's per-op scoring). Internal to ptq/. */
 #ifndef CT_CALIBRATE_INT_H
 #define CT_CALIBRATE_INT_H
 
 #include "common/workpool.h"
-#include "reference/calibrate.h"
+#include "ptq/calibrate.h"
 
 /* What a whole run knows: the calibrated values (slots) and the merged results. */
 typedef struct cal_state {
@@ -18,7 +18,7 @@ typedef struct cal_state {
   ct_calib_hist *hist;     /* by slot, merged after pass 2 */
   int64_t *zeros;          /* by slot: exact zeros seen in pass 2 */
   double *th;              /* by slot: threshold of the method (KLD when tuning) */
-  int64_t *nch;            /* by slot: channels of a per-channel activation (ct_tq_channel_act), else 0 */
+  int64_t *nch;            /* by slot: channels of a per-channel activation (ct_lower_channel_act), else 0 */
   double **chmax;          /* by slot: max |x| per channel (nch entries), merged after pass 1 */
   double *tune_err;        /* by tune sample × slot × (tune_steps + 1): scores, summed in
                             * sample order afterwards (independent of the thread count) */

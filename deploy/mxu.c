@@ -1,5 +1,5 @@
-/* deploy_mxu.c: the per-layer MXU report of `ctpu deploy --mxu-report` (deploy_mxu.h). */
-#include "tools/deploy_mxu.h"
+/* mxu.c: the per-layer MXU report of `ctpu deploy --mxu-report` (mxu.h). */
+#include "deploy/mxu.h"
 
 #include <string.h>
 

@@ -9,17 +9,17 @@
 #include <string.h>
 
 #include "common/workpool.h"
+#include "compiler/lower_policy.h"
 #include "ops/kernel.h"
-#include "ops/tpu_util.h"
-#include "reference/interp.h"
+#include "ptq/calibrate_int.h"
 #include "quant/quant.h"
-#include "reference/calibrate_int.h"
+#include "reference/interp.h"
 
 static const double alphas[CAL_N_ALPHA] = {0, 0.25, 0.5, 0.75, 1};
 
 bool cal_folded(const cal_state *c, int s) {
   for (int i = 0; c->nch[s] && i < c->g->n_ops; i++)
-    if (!c->g->ops[i]->dead && ct_tq_folds_channels(c->g->ops[i], c->vals[s])) return true;
+    if (!c->g->ops[i]->dead && ct_lower_folds_channels(c->g->ops[i], c->vals[s])) return true;
   return false;
 }
 
@@ -82,13 +82,13 @@ static double rel_error0(const ct_tensor *got, const ct_tensor *ref) {
 }
 
 /* y := op's result 0 with its input 0 replaced by x (NULL: as it is) and, when op folds
- * v's channel scales (ct_tq_folds_channels), its weights as the lowering stores them for
+ * v's channel scales (ct_lower_folds_channels), its weights as the lowering stores them for
  * input steps delta (folded when fold). */
 static ct_status run_reader(const ct_op *op, const ct_value *v, const ct_tensor *const *in, ct_tensor *x,
                             const double *delta, bool fold, ct_tensor *y, ct_diag *d) {
   ct_tensor **fin = calloc((size_t)op->n_in + 1, sizeof *fin), *wq = NULL;
   ct_status st = fin ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  if (st == CT_OK && ct_tq_folds_channels(op, v)) st = fake_quant_weights(in[1], delta, fold, &wq, d);
+  if (st == CT_OK && ct_lower_folds_channels(op, v)) st = fake_quant_weights(in[1], delta, fold, &wq, d);
   for (int k = 0; st == CT_OK && k < op->n_in; k++) fin[k] = (ct_tensor *)in[k];
   if (st == CT_OK && x) fin[0] = x;
   if (st == CT_OK && wq) fin[1] = wq;
@@ -168,7 +168,7 @@ static ct_status rewrite_op(void *user, const ct_op *op, const ct_tensor *const 
     fake_quant_channels(out[0], r->delta, ct_quant_sym_type(r->c->stats[r->s].min, true), out[0]->data);
     return CT_OK;
   }
-  if (!ct_tq_folds_channels(op, v) || op->n_out != 1 || !out[0]) return CT_OK;
+  if (!ct_lower_folds_channels(op, v) || op->n_out != 1 || !out[0]) return CT_OK;
   ct_tensor *y = ct_tensor_new(out[0]->dtype, out[0]->ndim, out[0]->shape, out[0]->name);
   ct_status st = y ? run_reader(op, v, in, NULL, r->delta, r->alpha > 0, y, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   if (st == CT_OK) memcpy(out[0]->data, y->data, (size_t)ct_tensor_numel(y) * ct_dtype_size(y->dtype));

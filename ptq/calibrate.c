@@ -2,7 +2,7 @@
  * interpreter over the samples, one sample per thread of a worker pool, with an on_op hook
  * accumulating into per-thread statistics that are merged afterwards (min/max and integer
  * bin counts merge exactly, so the result does not depend on the thread count). */
-#include "reference/calibrate.h"
+#include "ptq/calibrate.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "common/workpool.h"
-#include "ops/tpu_util.h"
+#include "compiler/lower_policy.h"
+#include "ptq/calibrate_int.h"
 #include "quant/quant.h"
-#include "reference/calibrate_int.h"
 #include "reference/interp.h"
 
 static const char *const phase_names[] = {"", "min/max", "histograms", "tune", "channel scales"};
@@ -45,7 +45,7 @@ static ct_status make_slots(cal_state *c, ct_diag *d) {
   if (c->nslots == 0) return ct_diag_set(d, CT_ERR_INPUT, "module \"%s\" has no f32 tensor to calibrate", g->name ? g->name : "");
   c->nch = calloc((size_t)c->nslots, sizeof *c->nch);
   if (!c->nch) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  for (int s = 0; s < c->nslots && !c->o->no_channel; s++) c->nch[s] = ct_tq_channel_act(g, c->vals[s]) ? c->vals[s]->shape[1] : 0;
+  for (int s = 0; s < c->nslots && !c->o->no_channel; s++) c->nch[s] = ct_lower_channel_act(g, c->vals[s]) ? c->vals[s]->shape[1] : 0;
   return CT_OK;
 }
 

@@ -1,6 +1,7 @@
-/* deploy_load.c: the model `ctpu deploy` compiles (deploy_load.h): ONNX import +
- * canonicalize (tools/cmd_transform.c's steps), lowering (tools/cmd_lower.c's), or a Tpu
- * module as it is. */
+/* load.c: the model `ctpu deploy` compiles (load.h): ONNX import + canonicalize (the steps of
+ * `ctpu transform`), lowering (those of `ctpu lower`), or a Tpu module as it is. */
+#include "deploy/load.h"
+
 #include <string.h>
 
 #include "compiler/lower.h"
@@ -9,7 +10,6 @@
 #include "ir/text.h"
 #include "onnx/onnx.h"
 #include "ops/verify.h"
-#include "tools/deploy_load.h"
 
 static bool ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), k = strlen(suf);

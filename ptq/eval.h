@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 #include "ir/ir.h"
-#include "reference/calibrate.h"
+#include "ptq/calibrate.h"
 
 /* Counts of an evaluation. */
 typedef struct ct_eval_result {

@@ -1,8 +1,8 @@
 /* calibrate.h: the calibration driver behind `ctpu calibrate` (docs/calibration.md): float Top
  * inference over a data set, per-tensor statistics through the interpreter's on_op hook
  * (pass 1 min/max, pass 2 |x| histograms over [0, absmax]), thresholds by quant/calib.h, and
- * TPU-MLIR's `tune` refinement (pass 3). Samples are supplied by a callback so this module
- * does not depend on io/ (the command passes io/dataset.h's loader). */
+ * TPU-MLIR's `tune` refinement (pass 3). Samples are supplied by a callback (the command
+ * passes io/dataset.h's loader, tests build theirs), so a run needs no files. */
 #ifndef CT_CALIBRATE_H
 #define CT_CALIBRATE_H
 
@@ -56,6 +56,20 @@ typedef struct ct_calibrate_options {
 #define CT_CALIB_CHANNEL_MIN_SAMPLES 10
 #define CT_CALIB_FEW_SAMPLES 10
 
+/* Flags of ct_calibrate_for_samples. */
+#define CT_CALIBRATE_WARN_FEW 1u        /* histogram thresholds from few samples fit those samples */
+#define CT_CALIBRATE_WARN_NO_CHANNEL 2u /* per-channel activation thresholds left out */
+
+/* Applies the sample-count defaults (docs/calibration.md "Defaults") to o for a run on n
+ * samples: below CT_CALIB_CHANNEL_MIN_SAMPLES, unless o->no_channel is set already or
+ * force_channel asks for them, o->no_channel is set (CT_CALIBRATE_WARN_NO_CHANNEL). Also
+ * CT_CALIBRATE_WARN_FEW when a histogram method or tune runs on fewer than
+ * CT_CALIB_FEW_SAMPLES samples. Returns the flags (0: nothing to say). */
+unsigned ct_calibrate_for_samples(ct_calibrate_options *o, int64_t n, bool force_channel);
+/* The name of the method o runs, as `ctpu calibrate --method` spells it: "tune" with o->tune,
+ * "minmax" for CT_CALIB_MAX, else ct_calib_method_name. */
+const char *ct_calibrate_method_name(const ct_calibrate_options *o);
+
 /* Calibrates g (a Top module, shape-inferred) on samples 0..n-1 and appends one row per
  * calibrated tensor — every f32 value an op computes or an Input op binds, in graph order,
  * named by the value — to table: threshold by the method (≤ max(|min|, |max|)), min, max.
@@ -70,7 +84,7 @@ typedef struct ct_calibrate_options {
  * ct_calib_qdq_error on itself. The smallest error wins (ct_calib_tune). Then one
  * #weight_scale row "<op name>_weight" per named Conv / Gemm (transB = 1) with constant f32
  * weights: its per-output-channel scales (ct_quant_weight_scales). Then one
- * #channel_threshold row per channel activation (ct_tq_channel_act) unless o->no_channel:
+ * #channel_threshold row per channel activation (ct_lower_channel_act) unless o->no_channel:
  * per channel c, min(max |x_c| over the samples, the tensor's threshold), or, where an
  * ordinary Conv reads it, that range migrated by the strength α scored on the first
  * tune_num samples (calibrate_int.h: by its readers' error, or with channel_score_output by

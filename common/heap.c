@@ -1,11 +1,11 @@
-/* heap.c: allocator tuning for commands that run the interpreter over many samples. */
-#include "tools/tools.h"
+/* heap.c: allocator tuning for commands that run the interpreter over many samples (heap.h). */
+#include "common/heap.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 
-void ct_tool_keep_heap(void) {
+void ct_heap_keep_freed(void) {
 #ifdef __GLIBC__
   /* glibc serves blocks above M_MMAP_THRESHOLD (dynamic, from 128 KiB) with fresh mmap'd pages
    * and returns freed heap tops to the kernel; each sample then page-faults and zeroes its

@@ -1,7 +1,7 @@
 /* eval.c: top-1 / top-5 and agreement (see eval.h). Samples run in a worker pool; each
  * sample's classes are stored by index, then counted, so the result is the same for any
  * thread count. */
-#include "reference/eval.h"
+#include "ptq/eval.h"
 
 #include <math.h>
 #include <stdatomic.h>

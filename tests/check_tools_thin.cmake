@@ -1,0 +1,32 @@
+# check_tools_thin.cmake: tools/ is the command-line layer — option parsing, library calls,
+# printing; algorithms live in the modules below (docs/dev.md "Layers"). A command file that
+# grows past MAX lines (default 250) has taken on work that belongs in a library: fails naming
+# the file and its line count.
+# Usage: cmake -DROOT=<source dir> [-DMAX=250] -P check_tools_thin.cmake
+cmake_minimum_required(VERSION 3.25)
+if(NOT ROOT)
+  message(FATAL_ERROR "check_tools_thin: pass -DROOT=<source dir>")
+endif()
+if(NOT MAX)
+  set(MAX 250)
+endif()
+file(GLOB files ${ROOT}/tools/*.c ${ROOT}/tools/*.h)
+set(bad 0)
+set(largest 0)
+foreach(f ${files})
+  file(READ ${f} text)
+  string(REGEX MATCHALL "\n" nl "${text}")
+  list(LENGTH nl n)
+  if(n GREATER largest)
+    set(largest ${n})
+  endif()
+  if(n GREATER_EQUAL MAX)
+    file(RELATIVE_PATH rel ${ROOT} ${f})
+    message("${rel}: ${n} lines, not under ${MAX}: move its algorithm into a library module")
+    math(EXPR bad "${bad} + 1")
+  endif()
+endforeach()
+if(bad GREATER 0)
+  message(FATAL_ERROR "check_tools_thin: ${bad} file(s) of tools/ too large")
+endif()
+message("check_tools_thin: largest file of tools/ has ${largest} lines (< ${MAX})")
