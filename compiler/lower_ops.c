@@ -569,7 +569,9 @@ static ct_status lower_matmul(ct_lower_ctx *c, ct_op *op, bool *done) {
   if (!st) st = elt_operand(c, b, false, &bq, &pb);
   if (st) return st;
   int32_t rq[2];
-  if (pb.zp != 0 || !ct_quant_mac_requant(pa.scale, &pb.scale, 1, py.scale, rq)) return CT_OK; /* no zp_b field */
+  /* the ISA's MATMUL reads its second operand as i8 weights: no zp_b field, no u8 (a u8 B, e.g.
+   * a SiLU of a non-negative tensor, stays float) */
+  if (pb.zp != 0 || pb.dt != CT_I8 || !ct_quant_mac_requant(pa.scale, &pb.scale, 1, py.scale, rq)) return CT_OK;
   int s = rq[1];
   op->in[0] = aq, op->in[1] = bq;
   if (!set_rq(c, op, 1, &rq[0], &s)) return oom(c);
