@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "cmodel/timing.h"
+#include "isa/cost.h"
 
 /* The GEMM job of an MXU instruction (as cmodel/decode.c maps CONV and MATMUL). */
 static bool insn_job(const ct_insn *in, ct_mxu_job *j) {

@@ -1,5 +1,5 @@
 /* lg_int.h: internals of the back-end planner shared by compiler/backend/lg_*.c (not a
- * public API): the planning context, per-value tile ranges, the VPU cost kinds. */
+ * public API): the planning context, per-value tile ranges, costs and LMEM needs. */
 #ifndef CT_LG_INT_H
 #define CT_LG_INT_H
 
@@ -9,12 +9,6 @@
  * buffer, and is the ISA's constant alignment (docs/isa.md .constbase). */
 #define LG_ALIGN 64
 
-typedef enum lg_vpu_kind {
-  LG_VPU_ELTWISE, LG_VPU_LUT, LG_VPU_LUT16, LG_VPU_POOL, LG_VPU_DWCONV, LG_VPU_CAST,
-  LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM, LG_VPU_RESIZE, LG_VPU_COUNT
-} lg_vpu_kind;
-
-int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes);
 /* Cycles of n DMA transfers moving moved[0..n) bytes (burst-rounded) over `engines` engines:
  * each alone takes latency + moved / min(DDR rate, port) on one engine (one bank port); the
  * transfers go largest first to the engine free soonest (LPT list scheduling, as cg_sched.c

@@ -1,6 +1,6 @@
-/* timing.c: MXU fold model (SCALE-Sim, arXiv:1811.02883 §III; scale-sim-v2
- * systolic_compute_ws.py / _os.py) and the VPU lane model (vpu_cost.def). */
-#include "cmodel/timing.h"
+/* cost.c: the engines' cost formulas (cost.h) — MXU fold model (SCALE-Sim, arXiv:1811.02883
+ * §III; scale-sim-v2 systolic_compute_ws.py / _os.py) and the VPU lane model (vpu_cost.def). */
+#include "isa/cost.h"
 
 #include <math.h>
 
@@ -31,7 +31,7 @@ uint64_t ct_vpu_cycles(const ct_chip *chip, ct_vpu_kind k, uint64_t elems, uint3
     uint64_t passes, slow, latency;
   } cost[] = {
 #define X(K, passes, slowdown, latency, doc) {passes, slowdown, latency},
-#include "cmodel/vpu_cost.def"
+#include "isa/vpu_cost.def"
 #undef X
   };
   _Static_assert(sizeof cost / sizeof cost[0] == CT_VPU_KIND_COUNT, "vpu_cost.def drift");
