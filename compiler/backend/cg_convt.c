@@ -12,8 +12,6 @@
 
 #include "compiler/backend/cg_int.h"
 
-#define AL(x) (((x) + 63) / 64 * 64)
-
 typedef struct convt_geo {
   int64_t k, C, OC, Q; /* kernel = stride, input / output channels, Q = k·k·OC */
 } convt_geo;
@@ -37,21 +35,16 @@ static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
   return need_sym(op, w, d);
 }
 
-/* Byte offsets in the layer's table: requant pairs at 0 (unused by float layers), bias (i32 or
- * f32) at *ob, weights (wb bytes each) at *ow. lg_reserve.c convt_table_bytes is the total. */
-static int64_t convt_layout(const convt_geo *g, int64_t wb, int64_t *ob, int64_t *ow) {
-  *ob = AL(g->Q * 8), *ow = *ob + AL(g->Q * 4);
-  return AL(*ow + g->Q * g->C * wb);
-}
-
-ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
+ct_status cg_convt_tables(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d) {
   convt_geo g;
   ct_status st = convt_geo_of(op, &g, d);
   if (st) return st;
   const ct_value *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL;
   if (!w->data || (b && !b->data)) return no_cg(op, "weights computed at run time", d);
   bool fl = !is_int(op->out[0]->dtype);
-  int64_t wb = (int64_t)ct_dtype_size(w->dtype), ob, ow, bytes = convt_layout(&g, wb, &ob, &ow);
+  int64_t wb = (int64_t)ct_dtype_size(w->dtype), ob = tab->bias_off, ow = tab->weights_off, bytes = tab->bytes;
+  if (tab->entries != g.Q) return ct_diag_set(d, CT_ERR_INTERNAL, "layer \"%s\": its table holds %lld channels, not %lld", nm(op),
+                                              (long long)tab->entries, (long long)g.Q);
   if (bytes / 64 > 65535) return no_cg(op, "reordered weights above 4 MiB", d);
   if (fl ? w->dtype != op->in[0]->dtype : w->dtype != CT_I8)
     return no_cg(op, "ConvTranspose weights not i8 (integer) or of the input's type (float)", d);
@@ -72,7 +65,7 @@ ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
     for (int64_t ci = 0; ci < g.C; ci++)
       memcpy(t + ow + (q * g.C + ci) * wb, wd + ((ci * g.OC + o) * g.k * g.k + ab) * wb, (size_t)wb);
   }
-  if (!st) st = add_table(c, op, li, t, bytes, CT_U8, d);
+  if (!st) st = add_table(c, op, li, t, tab, d);
   free(t), free(m), free(s);
   return st;
 }
@@ -87,18 +80,19 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   if (by.ext[1] != g.OC) return no_cg(op, "ConvTranspose cut along output channels", d);
   bool fl = !is_int(y->dtype);
   if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype) != fl) return no_cg(op, "ConvTranspose input not 8-bit or float", d);
-  int64_t act, hi, zo, wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
+  int64_t act, hi, zo;
   if (fl && (st = cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
-  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob, ow;
+  lg_table lt;
+  lg_layer_table(op, &lt);
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob = lt.bias_off, ow = lt.weights_off;
+  int64_t wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
-  convt_layout(&g, wb, &ob, &ow);
   int64_t IW = x->shape[3], OW = y->shape[3], ih = bx.ext[2], ilo = bx.off[2], olo = by.off[2], ohi = olo + by.ext[2];
-  int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = AL(c->lm_scratch), nb = bx.ext[0], plane = nb * ih * IW * eb;
-  /* the k·k·OC channels in chunks [q0, q0 + nq) whose CONV result fits the free LMEM */
-  int64_t nq = scr < c->p->chip.lmem_bytes ? (c->p->chip.lmem_bytes - scr) / plane : 0;
-  if (nq < 1)
-    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte ConvTranspose scratch",
-                       c->gi, nm(op), (long long)plane);
+  int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = 0, nb = bx.ext[0], plane = nb * ih * IW * eb;
+  if ((st = scratch_take(c, op, LG_SCRATCH_CONVT, NULL, plane, &scr, d))) return st;
+  /* the k·k·OC channels in chunks [q0, q0 + nq) whose CONV result fits the free LMEM (one
+   * plane at least: the planner's reserve) */
+  int64_t nq = (c->p->chip.lmem_bytes - scr) / plane;
   if (nq > g.Q) nq = g.Q;
   c->lm_scratch = scr + nq * plane;
   int64_t tab = c->lm_attr[li];

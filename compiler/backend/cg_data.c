@@ -11,7 +11,7 @@
 #include "ops/ops_util.h"
 #include "ops/tpu_util.h"
 
-#define AL(x) (((x) + 63) / 64 * 64)
+#define AL(x) (((x) + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN)
 
 /* Does the nearest-neighbour mapping of op send output index o to input index o / f along
  * an axis enlarged f times? asymmetric + floor: x = o / f, floor → o / f. half_pixel (and
@@ -360,12 +360,9 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   /* a float Slice that also rounds (f32 → bf16 / f16, the Tpu reference's storage
    * rounding): MOVE to scratch, then CAST float → float (nearest even) */
   if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return no_cg(op, "a Slice that changes an integer type", d);
-  int64_t count = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3], scr = AL(c->lm_scratch);
-  if (scr + count * (int64_t)ct_dtype_size(x->dtype) > c->p->chip.lmem_bytes)
-    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of Slice scratch", c->gi, nm(op),
-                       (long long)(count * (int64_t)ct_dtype_size(x->dtype)));
-  c->lm_scratch = scr + count * (int64_t)ct_dtype_size(x->dtype);
-  ct_status st = cg_move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
+  int64_t count = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3], scr = 0;
+  ct_status st = scratch_take(c, op, LG_SCRATCH_SLICE, NULL, count * (int64_t)ct_dtype_size(x->dtype), &scr, d);
+  if (!st) st = cg_move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);

@@ -11,7 +11,39 @@ static ct_status no_float_cg(const ct_op *op, ct_diag *d) {
   return no_cg(op, "a float op outside docs/codegen_ops.md \"Float programs\"", d);
 }
 
-/* The per-layer tables of the group: requant pairs of CONV/MATMUL, LUT bytes. */
+/* The requant pairs of a Conv / Gemm / MatMul with an integer result (ct_tq_rq), t->entries. */
+static ct_status rq_table(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d) {
+  int64_t n = tab->entries;
+  int32_t *t = malloc((size_t)n * 2 * sizeof *t), *m = malloc((size_t)n * sizeof *m);
+  int *s = malloc((size_t)n * sizeof *s);
+  ct_status st = !t || !m || !s ? ct_diag_set(d, CT_ERR_LIMIT, "out of memory") : CT_OK;
+  if (!st) st = ct_tq_rq(op, n, m, s, d);
+  for (int64_t i = 0; !st && i < n; i++) t[2 * i] = m[i], t[2 * i + 1] = s[i];
+  if (!st) st = add_table(c, op, li, t, tab, d);
+  free(t), free(m), free(s);
+  return st;
+}
+
+/* A Lut's table attribute as bytes (int16 little-endian entries for the 16-bit LUT). */
+static ct_status lut_table(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d) {
+  int n = 0;
+  const int64_t *v = ct_attr_lut_table(op, &n);
+  bool w16 = tab->dtype == CT_I16;
+  if (n != tab->entries)
+    return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a %d-entry table (or one per channel)", nm(op),
+                       w16 ? CT_QUANT_LUT16_ENTRIES : 256);
+  uint8_t *b = malloc((size_t)tab->bytes);
+  for (int i = 0; b && i < n; i++) {
+    if (w16) b[2 * i] = (uint8_t)((uint64_t)v[i] & 0xff), b[2 * i + 1] = (uint8_t)(((uint64_t)v[i] >> 8) & 0xff);
+    else b[i] = (uint8_t)v[i];
+  }
+  ct_status st = b ? add_table(c, op, li, b, tab, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  free(b);
+  return st;
+}
+
+/* The per-layer tables of the group, as lg_layer_table describes them (the planner reserved
+ * the same): requant pairs, LUT bytes, ConvTranspose's reordered weights, a zero B. */
 ct_status group_tables(mg *c, ct_diag *d) {
   ct_status st = CT_OK;
   for (int k = 0; k < c->gr->n_layers && !st; k++) {
@@ -19,38 +51,15 @@ ct_status group_tables(mg *c, ct_diag *d) {
     const ct_op *op = c->p->layers[li].op;
     if (!lg_border_cast(c->p->g, op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
       return no_float_cg(op, d);
-    if ((op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && !ct_tq_raw_out(op) &&
-        is_int(op->out[0]->dtype)) {
-      const ct_value *y = op->out[0];
-      int64_t n = op->kind == CT_OP_CONV ? y->shape[1] : y->shape[y->ndim - 1];
-      int32_t *t = malloc((size_t)n * 2 * sizeof *t), *m = malloc((size_t)n * sizeof *m);
-      int *s = malloc((size_t)n * sizeof *s);
-      if (!t || !m || !s) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-      if (!st) st = ct_tq_rq(op, n, m, s, d);
-      for (int64_t i = 0; !st && i < n; i++) t[2 * i] = m[i], t[2 * i + 1] = s[i];
-      if (!st) st = add_table(c, op, li, t, n * 8, CT_I32, d);
-      free(t), free(m), free(s);
-    } else if (op->kind == CT_OP_CONVTRANSPOSE) {
-      st = cg_convt_tables(c, op, li, d);
-    } else if (op->kind == CT_OP_LAYERNORM && lg_table_bytes(op) > 0) { /* the zero B of a LayerNorm without B */
-      int64_t bytes = lg_table_bytes(op);
-      void *z = calloc((size_t)bytes, 1);
-      st = z ? add_table(c, op, li, z, bytes, CT_F32, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    lg_table tab;
+    lg_layer_table(op, &tab);
+    if (tab.kind == LG_TABLE_RQ) st = rq_table(c, op, li, &tab, d);
+    else if (tab.kind == LG_TABLE_CONVT) st = cg_convt_tables(c, op, li, &tab, d);
+    else if (tab.kind == LG_TABLE_LUT) st = lut_table(c, op, li, &tab, d);
+    else if (tab.kind == LG_TABLE_ZERO_B) {
+      void *z = calloc((size_t)tab.bytes, 1);
+      st = z ? add_table(c, op, li, z, &tab, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
       free(z);
-    } else if (op->kind == CT_OP_LUT) {
-      int n = 0;
-      const int64_t *tab = ct_op_get_ints(op, "table", &n);
-      bool w16 = lg_lut_stride(op) == CT_ISA_LUT16_BYTES;
-      if ((int64_t)n * (w16 ? 2 : 1) != lg_table_bytes(op))
-        return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a %d-entry table (or one per channel)", nm(op),
-                           w16 ? CT_QUANT_LUT16_ENTRIES : 256);
-      uint8_t *b = malloc((size_t)n * 2);
-      for (int i = 0; b && i < n; i++) {
-        if (w16) b[2 * i] = (uint8_t)((uint64_t)tab[i] & 0xff), b[2 * i + 1] = (uint8_t)(((uint64_t)tab[i] >> 8) & 0xff);
-        else b[i] = (uint8_t)tab[i];
-      }
-      st = b ? add_table(c, op, li, b, lg_table_bytes(op), w16 ? CT_I16 : CT_U8, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-      free(b);
     }
   }
   return st;
@@ -64,11 +73,7 @@ static ct_status space_to_depth(mg *c, const ct_op *op, const box *bx, int64_t x
   const ct_value *x = op->in[0];
   int64_t k = op->in[1]->shape[2], C = x->shape[1], IW = x->shape[3], ow = op->out[0]->shape[3];
   int64_t eb = (int64_t)ct_dtype_size(x->dtype), ih = bx->ext[2];
-  *scr = (c->lm_scratch + 63) / 64 * 64;
-  int64_t bytes = bx->ext[0] * C * k * k * oh * ow * eb;
-  if (*scr + bytes > c->p->chip.lmem_bytes) return ct_diag_set(d, CT_ERR_LIMIT, "layer \"%s\": no LMEM left for its %lld-byte patch scratch", nm(op), (long long)bytes);
-  c->lm_scratch = *scr + bytes;
-  ct_status st = CT_OK;
+  ct_status st = scratch_take(c, op, LG_SCRATCH_PATCHES, NULL, bx->ext[0] * C * k * k * oh * ow * eb, scr, d);
   for (int64_t n = 0; n < bx->ext[0] && !st; n++)
     for (int64_t ch = 0; ch < C && !st; ch++)
       for (int64_t a = 0; a < k && !st; a++) {
@@ -321,7 +326,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
 ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   const ct_op *op = c->p->layers[li].op;
   if (lg_border_cast(c->p->g, op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
-  c->lm_scratch = c->lm_extra;
+  c->lm_scratch = c->lm_extra, c->li = li;
   for (int i = 0; i < op->n_out; i++)
     if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_float_cg(op, d);
   bool float_cast = op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype));

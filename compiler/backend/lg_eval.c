@@ -423,7 +423,7 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
     for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
     if (ty[s] >= 0) mv[ty[s]] = tile_compute(x, first, n, &tc[ty[s]]);
     for (int li = first; li < first + n; li++) {
-      int64_t sb = lg_scratch_bytes(x, first, n, li);
+      int64_t sb = lg_scratch_bytes(x, n, li);
       if (sb > scr) scr = sb;
     }
     if (s == 0) {
