@@ -28,8 +28,8 @@ CT_CLONES_V3 void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, 
 #undef GET_ROW
 
 ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d) {
-  const char *a = ct_op_get_string(op, "act", "none");
-  *hi = (int32_t)ct_op_get_int(op, "qact_hi", 127);
+  const char *a = ct_attr_act_act(op); /* act set or rq set: the same names and defaults */
+  *hi = (int32_t)ct_attr_act_qact_hi(op);
   if (!strcmp(a, "none")) *act = CT_QUANT_ACT_NONE;
   else if (!strcmp(a, "relu")) *act = CT_QUANT_ACT_RELU;
   else if (!strcmp(a, "clip") || !strcmp(a, "relu6")) *act = CT_QUANT_ACT_CLAMP;
@@ -39,8 +39,8 @@ ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d)
 
 ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d) {
   int nm = 0, ns = 0;
-  const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm);
-  const int64_t *sv = ct_op_get_ints(op, "rshift", &ns);
+  const int64_t *mv = ct_attr_rq_multiplier(op, &nm); /* rq, act and convt sets: the same lists */
+  const int64_t *sv = ct_attr_rq_rshift(op, &ns);
   if (!mv || !sv || nm != ns || (nm != n && nm != 1))
     return ct_km_err(d, CT_ERR_INPUT, op, "needs multiplier and rshift with %lld (or 1) entries, has %d and %d",
                      (long long)n, nm, ns);
@@ -95,13 +95,13 @@ static bool channel_reader(const ct_op *op, const ct_value *v) {
   for (int k = 1; k < op->n_in; k++)
     if (op->in[k] == v) return false;
   int64_t c = v->shape[1];
-  if (ct_op_get_int(op, "group", 1) == 1) return v->shape[2] * v->shape[3] >= CHANNEL_FOLD_MIN_PLANE && ct_tq_folds_channels(op, v);
-  return ct_op_get_int(op, "group", 1) == c && op->out[0]->shape[1] == c && c > 1;
+  if (ct_attr_conv_group(op) == 1) return v->shape[2] * v->shape[3] >= CHANNEL_FOLD_MIN_PLANE && ct_tq_folds_channels(op, v);
+  return ct_attr_conv_group(op) == c && op->out[0]->shape[1] == c && c > 1;
 }
 
 bool ct_tq_folds_channels(const ct_op *op, const ct_value *v) {
   if (op->kind != CT_OP_CONV || op->n_in < 2 || op->in[0] != v || v->ndim != 4 || v->shape[1] < 2 ||
-      ct_op_get_int(op, "group", 1) != 1)
+      ct_attr_conv_group(op) != 1)
     return false;
   for (int k = 1; k < op->n_in; k++)
     if (op->in[k] == v) return false;
@@ -143,7 +143,7 @@ bool ct_tq_lut_spec(const ct_op *op, ct_quant_lut_spec *sp) {
     else if (op->kind == CT_OP_HARDSIGMOID) sp->alpha = ct_attr_hardsigmoid_alpha(op), sp->beta = ct_attr_hardsigmoid_beta(op);
     else if (op->kind == CT_OP_LEAKYRELU) sp->alpha = ct_attr_leakyrelu_alpha(op);
     else if (op->kind == CT_OP_ELU) sp->alpha = ct_attr_elu_alpha(op);
-    else if (op->kind == CT_OP_GELU && !strcmp(ct_op_get_string(op, "approximate", "none"), "tanh")) sp->fn = CT_QUANT_LUT_GELU_TANH;
+    else if (op->kind == CT_OP_GELU && !strcmp(ct_attr_gelu_approximate(op), "tanh")) sp->fn = CT_QUANT_LUT_GELU_TANH;
     return true;
   }
   return false;

@@ -58,7 +58,7 @@ static inline bool ct_tq_rq_identity(const ct_value *x, const ct_value *y, int32
 /* Does MAC op store its accumulator as it is (an i32 result without requant attributes: a
  * module output kept at accumulator precision, rq_mode none; docs/quant.md)? */
 static inline bool ct_tq_raw_out(const ct_op *op) {
-  return op->out[0] && op->out[0]->dtype == CT_I32 && !ct_op_attr(op, "multiplier");
+  return op->out[0] && op->out[0]->dtype == CT_I32 && !ct_attr_has_rq_multiplier(op);
 }
 
 /* True for the integer storage types the Tpu kernels accept (i8, u8, i16, u16, i32). */

@@ -18,17 +18,16 @@ typedef struct convt_geo {
 
 static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
   const ct_value *x = op->in[0], *w = op->in[1], *y = op->out[0];
-  int n = 0, ns = 0, nd = 0, np = 0;
-  const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n), *s = ct_op_get_ints(op, "strides", &ns);
-  const int64_t *dl = ct_op_get_ints(op, "dilations", &nd), *p = ct_op_get_ints(op, "pads", &np);
-  const int64_t *op_ = ct_op_get_ints(op, "output_padding", &n);
-  if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || ct_op_get_int(op, "group", 1) != 1)
+  if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || ct_attr_conv_group(op) != 1)
     return no_cg(op, "only 2-D ConvTranspose with one group", d);
-  int64_t kk = w->shape[2];
-  bool ok = w->shape[3] == kk && (!s || (ns == 2 && s[0] == kk && s[1] == kk)) && (!dl || (nd == 2 && dl[0] == 1 && dl[1] == 1));
-  for (int i = 0; p && i < np; i++) ok = ok && p[i] == 0;
-  for (int i = 0; op_ && i < n; i++) ok = ok && op_[i] == 0;
-  ok = ok && y->shape[2] == x->shape[2] * kk && y->shape[3] == x->shape[3] * kk && (k == NULL || k[0] == kk);
+  lg_win2 wn;
+  int64_t kk = w->shape[2], opad[CT_ATTR_LIST_MAX];
+  int n = 0;
+  bool ok = lg_window2(op, &wn) && ct_attr_convt_output_padding_n(op, opad, &n) && w->shape[3] == kk && wn.s[0] == kk &&
+            wn.s[1] == kk && wn.d[0] == 1 && wn.d[1] == 1 && (!wn.has_k || wn.k[0] == kk);
+  for (int i = 0; ok && i < 4; i++) ok = wn.p[i] == 0;
+  for (int i = 0; ok && i < n; i++) ok = opad[i] == 0;
+  ok = ok && y->shape[2] == x->shape[2] * kk && y->shape[3] == x->shape[3] * kk;
   if (!ok) return no_cg(op, "only ConvTranspose with kernel = stride, no padding, dilation 1", d);
   g->k = kk, g->C = x->shape[1], g->OC = y->shape[1], g->Q = kk * kk * g->OC;
   if (g->Q > 65535) return no_cg(op, "more than 65535 output channels times kernel taps", d);

@@ -89,7 +89,7 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   const ct_value *bv = op->n_in > 2 ? op->in[2] : NULL;
   box bx, by;
   box_of(c, x, &bx), box_of(c, y, &by);
-  int64_t G = ct_op_get_int(op, "group", 1);
+  int64_t G = ct_attr_conv_group(op);
   ct_status st = need_sym(op, wv, d);
   if (st) return st;
   bool dw = G != 1 && G == x->shape[1] && G == y->shape[1];
@@ -156,10 +156,9 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   int64_t xa = lmem_of(c->gr, x);
   if (xa < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   if (!global) {
-    int n = 0;
-    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n);
-    if (!k || n != 2) return no_cg(op, "needs a 2-D kernel_shape", d);
-    if ((st = window_of(c, op, li, &bx, &by, k[0], k[1], &w, &xa, t, d))) return st;
+    lg_win2 wn;
+    if (!lg_window2(op, &wn) || !wn.has_k) return no_cg(op, "needs a 2-D kernel_shape", d);
+    if ((st = window_of(c, op, li, &bx, &by, wn.k[0], wn.k[1], &w, &xa, t, d))) return st;
     if (w.dh != 1 || w.dw != 1) return no_cg(op, "dilated pooling", d);
   } else if (bx.ext[2] != x->shape[2]) {
     return no_cg(op, "global pooling cut along H", d);
@@ -180,7 +179,7 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   pl->pad_t = w.pt, pl->pad_b = w.pb, pl->pad_l = w.pl, pl->pad_r = w.pr;
   pl->mode = avg ? CT_ISA_POOL_AVG : CT_ISA_POOL_MAX, pl->dt = x->dtype, pl->m = m, pl->s = s;
   pl->zp_in = ct_tq_zp(x), pl->zp_out = ct_tq_zp(y);
-  pl->count_pad = fl && op->kind == CT_OP_AVERAGEPOOL && ct_op_get_int(op, "count_include_pad", 0); /* float mean */
+  pl->count_pad = fl && op->kind == CT_OP_AVERAGEPOOL && ct_attr_pool_count_include_pad(op); /* float mean */
   if (x->dtype != y->dtype) return no_cg(op, "pooling that changes the storage type", d);
   if (pl->in < 0 || pl->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   return put(c, &in, nm(op), t, d);
@@ -193,7 +192,7 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (!box_of(c, a, &ba) || !box_of(c, b, &bb) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
   if (op->kind == CT_OP_DIV && is_int(y->dtype)) return no_cg(op, "an integer Div", d);
   int nm_ = 0, ns = 0;
-  const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm_), *sv = ct_op_get_ints(op, "rshift", &ns);
+  const int64_t *mv = ct_attr_rq_multiplier(op, &nm_), *sv = ct_attr_rq_rshift(op, &ns);
   const int64_t zero[3] = {0, 0, 0};
   if (!is_int(y->dtype)) mv = sv = zero; /* float: a op b in f32, rounded once */
   else if (nm_ != 2 || ns != 3) return no_cg(op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]", d);
@@ -293,11 +292,11 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
     return no_cg(op, "a batched B that is a weight or does not match A's batch", d);
   if (b->ndim > 2 && by.ext[3] != y->shape[y->ndim - 1]) return no_cg(op, "a batched B cut along output features", d);
   int64_t f0 = by.off[3], nf = by.ext[3];
-  bool tb = op->kind == CT_OP_GEMM && ct_op_get_int(op, "transB", 0);
+  bool tb = op->kind == CT_OP_GEMM && ct_attr_gemm_transB(op);
   if (nf != y->shape[y->ndim - 1] && !is_wslice(c, b) && !tb)
     return no_cg(op, "cut along output features of a resident [K, N] B", d);
-  if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) return no_cg(op, "transA", d);
-  if (op->kind == CT_OP_GEMM && (ct_op_get_float(op, "alpha", 1) != 1 || (bias && ct_op_get_float(op, "beta", 1) != 1)))
+  if (op->kind == CT_OP_GEMM && ct_attr_gemm_transA(op)) return no_cg(op, "transA", d);
+  if (op->kind == CT_OP_GEMM && (ct_attr_gemm_alpha(op) != 1 || (bias && ct_attr_gemm_beta(op) != 1)))
     return no_cg(op, "alpha or beta other than 1 (lowering folds them: canonical-gemm)", d);
   if (bias && (lg_numel(bias) != y->shape[y->ndim - 1] || bias->ndim > 2 || (bias->ndim == 2 && bias->shape[0] != 1)))
     return no_cg(op, "a C other than one value per column ([N] or [1, N])", d);

@@ -205,11 +205,10 @@ ct_status fit_rows(mg *c, const ct_op *op, const ct_value *x, box *bx, const box
 ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,
                            win *w, int64_t *in_addr, int64_t t, ct_diag *d) {
   const ct_lg_layer *l = &c->p->layers[li];
-  int n = 0, np = 0;
-  const int64_t *pads = ct_op_get_ints(op, "pads", &np), *st = ct_op_get_ints(op, "strides", &n);
-  const int64_t *dl = ct_op_get_ints(op, "dilations", &n);
+  lg_win2 wn;
+  lg_window2(op, &wn);
   int64_t olo = by->off[2], ohi = olo + by->ext[2], ilo, ihi;
-  w->kh = kh, w->kw = kw, w->sh = l->sh, w->sw = st ? st[1] : 1, w->dh = l->dh, w->dw = dl ? dl[1] : 1;
+  w->kh = kh, w->kw = kw, w->sh = l->sh, w->sw = wn.s[1], w->dh = l->dh, w->dw = wn.d[1];
   ct_lg_halo_rows(olo, ohi, kh, l->sh, l->dh, l->pad_top, bx->full[2], &ilo, &ihi);
   if (ilo < bx->off[2] || ihi > bx->off[2] + bx->ext[2])
     return ct_diag_set(d, CT_ERR_INTERNAL, "layer \"%s\": needs input rows [%lld, %lld), the tile holds [%lld, %lld)", nm(op),
@@ -226,9 +225,9 @@ ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by
   w->pt = ilo - (olo * l->sh - l->pad_top);
   /* the pads are the op's (clipped to the tile): a ceil_mode pool's last window reaching past
    * the end padding is not padding (POOL: not counted by count_pad, docs/isa.md) */
-  int64_t pad_end = bx->full[2] + (pads && np >= 4 ? pads[2] : 0) - ihi;
+  int64_t pad_end = bx->full[2] + wn.p[2] - ihi;
   w->pb = pb < pad_end ? pb : pad_end > 0 ? pad_end : 0;
-  w->pl = pads && np >= 4 ? pads[1] : 0, w->pr = pads && np >= 4 ? pads[3] : 0;
+  w->pl = wn.p[1], w->pr = wn.p[3];
   w->ih = ihi - ilo, w->oh = ohi - olo;
   if (w->pt < 0 || w->pb < 0) return no_cg(op, "negative padding in a tile", d);
   return CT_OK;

@@ -48,17 +48,17 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
   const ct_value *a = op->in[0], *w = op->n_in > 1 ? op->in[1] : NULL, *o = op->out[0];
   int nd = o->ndim;
   if (op->kind == CT_OP_CONV && nd == 4 && w && w->ndim == 4) {
-    int64_t g = ct_op_get_int(op, "group", 1);
+    int64_t g = ct_attr_conv_group(op);
     return mxu(x, a, g, oe[0] * oe[2] * oe[3], w->shape[1] * w->shape[2] * w->shape[3], cdiv(oe[1], g));
   }
   if (op->kind == CT_OP_CONVTRANSPOSE && nd == 4 && w && w->ndim == 4 && a->ndim == 4) {
-    int64_t g = ct_op_get_int(op, "group", 1), pix = a->shape[0] * a->shape[2] * a->shape[3];
+    int64_t g = ct_attr_conv_group(op), pix = a->shape[0] * a->shape[2] * a->shape[3];
     pix = cdiv(pix * oe[0] * oe[2], o->shape[0] * o->shape[2]);
     return mxu(x, a, g, pix, w->shape[0] / g, w->shape[1] * w->shape[2] * w->shape[3]);
   }
   if ((op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && w && nd >= 2 && a->ndim >= 1) {
     int64_t k = a->shape[a->ndim - 1];
-    if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) k = a->shape[0];
+    if (op->kind == CT_OP_GEMM && ct_attr_gemm_transA(op)) k = a->shape[0];
     int64_t batch = 1;
     for (int d = 0; d < nd - 2; d++) batch *= oe[d];
     bool shared = ct_lg_is_weight(w) || w->ndim <= 2;
@@ -85,7 +85,7 @@ static bool moved_in_lmem(const ct_op *op) {
  * the VPU cycles; *move gets the MOVE cycles (LMEM port bytes per cycle). */
 static int64_t concat_cycles(const lg_ctx *x, const ct_op *op, int64_t *move) {
   const ct_value *y = op->out[0];
-  int64_t oe[CT_MAX_DIMS], out = lg_tile_extents(y, &x->rng[y->id], oe), ax = ct_op_get_int(op, "axis", 0);
+  int64_t oe[CT_MAX_DIMS], out = lg_tile_extents(y, &x->rng[y->id], oe), ax = ct_attr_concat_axis(op);
   if (ax < 0) ax += y->ndim;
   *move = 0;
   if (ax < 0 || ax >= y->ndim || op->n_in > 64 || y->shape[ax] <= 0) return 0;
@@ -144,9 +144,8 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   int64_t win = 1;
   if (op->kind == CT_OP_CONV && op->in[1]->ndim == 4) win = op->in[1]->shape[2] * op->in[1]->shape[3];
   else if (l->trait == CT_LG_WINDOW) {
-    int n = 0;
-    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n);
-    for (int i = 0; i < n; i++) win *= k[i];
+    lg_win2 wn;
+    if (lg_window2(op, &wn) && wn.has_k) win = wn.k[0] * wn.k[1];
   }
   bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(op->out[0]->dtype);
   if (op->kind == CT_OP_PAD) /* a REQUANT fills the tile, a MOVE places the input (cg_data.c) */
@@ -210,7 +209,7 @@ int lg_weight_dim(const ct_op *op, const ct_value *w, int a) {
   if (op->kind == CT_OP_CONV) d = 0;                                    /* W [OC, ...], bias [OC] */
   else if (op->kind == CT_OP_CONVTRANSPOSE) d = w == op->in[1] ? 1 : 0; /* W [C, OC/g, ...], bias [OC] */
   else if (w == op->in[0]) d = -1;                                      /* a constant A: whole */
-  else if (op->kind == CT_OP_GEMM && w == op->in[1]) d = ct_op_get_int(op, "transB", 0) ? 0 : 1; /* [N, K] / [K, N] */
+  else if (op->kind == CT_OP_GEMM && w == op->in[1]) d = ct_attr_gemm_transB(op) ? 0 : 1; /* [N, K] / [K, N] */
   else d = w->ndim - 1; /* MatMul B [.., K, N]; Gemm C [N] or [1, N] */
   return d >= 0 && w->shape[d] == e ? d : -1;
 }

@@ -98,6 +98,17 @@ void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t)
 void lg_input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o);
 /* Extents of v's tile under range r into ext[] (v->ndim entries); returns its elements. */
 int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
+/* The window attributes of a Conv / ConvTranspose / pool on a 4-D operand 0, per spatial
+ * axis (H, W): kernel (has_k false: absent, the weight's), strides and dilations (1 when
+ * absent), pads [top, left, bottom, right] (0). */
+typedef struct lg_win2 {
+  int64_t k[2], s[2], d[2], p[4];
+  bool has_k;
+} lg_win2;
+/* Reads op's window attributes into *w through the op table's accessors (the defaults filled
+ * in). false (*w the defaults) when operand 0 is not 4-D or a list holds another count than
+ * two per axis (which the verifier refuses). */
+bool lg_window2(const ct_op *op, lg_win2 *w);
 /* lg_reserve.c: what a layer needs in LMEM beyond its operands' buffers, the one description
  * the planner reserves and the codegen lays out (docs/backend.md "Tables and scratch"). */
 /* A layer's constant table, loaded once per group after the group's buffers (each table

@@ -57,7 +57,7 @@ int64_t lg_lut_stride(const ct_op *op) {
 
 bool lg_lut_per_channel(const ct_op *op) {
   int n = 0, e = ct_quant_lut_entries(op->in[0] ? op->in[0]->dtype : CT_I8);
-  ct_op_get_ints(op, "table", &n);
+  ct_attr_lut_table(op, &n);
   return n != e && op->out[0]->ndim >= 2 && n == e * op->out[0]->shape[1];
 }
 
@@ -102,12 +102,11 @@ bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *
 
 bool lg_patchify(const ct_op *op) {
   if (op->kind != CT_OP_CONV || op->n_in < 2 || !op->in[1] || op->in[1]->ndim != 4 || op->in[0]->ndim != 4) return false;
-  int n = 0;
-  const int64_t *st = ct_op_get_ints(op, "strides", &n), *p = ct_op_get_ints(op, "pads", &n), *dl = ct_op_get_ints(op, "dilations", &n);
+  lg_win2 w;
   int64_t k = op->in[1]->shape[2];
-  bool ok = k > 15 && op->in[1]->shape[3] == k && st && st[0] == k && st[1] == k && ct_op_get_int(op, "group", 1) == 1;
-  for (int i = 0; ok && p && i < 4; i++) ok = p[i] == 0;
-  for (int i = 0; ok && dl && i < 2; i++) ok = dl[i] == 1;
+  bool ok = lg_window2(op, &w) && k > 15 && op->in[1]->shape[3] == k && w.s[0] == k && w.s[1] == k && ct_attr_conv_group(op) == 1;
+  for (int i = 0; ok && i < 4; i++) ok = w.p[i] == 0;
+  for (int i = 0; ok && i < 2; i++) ok = w.d[i] == 1;
   return ok;
 }
 
