@@ -182,9 +182,10 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
     tb = cdiv(tb < bank ? tb : bank, x->chip->lmem_bank_port_bytes);
     return cy > tb ? cy : tb;
   }
-  case CT_OP_CAST: case CT_OP_CASTLIKE: case CT_OP_QUANTIZELINEAR: case CT_OP_DEQUANTIZELINEAR: /* integer → integer: a REQUANT */
-    return vpu_cycles(x, ct_tq_is_storage(op->in[0]->dtype) && ct_tq_is_storage(op->out[0]->dtype) ? CT_VPU_REQUANT : CT_VPU_CAST,
-                      out, w);
+  case CT_OP_CAST: case CT_OP_CASTLIKE: case CT_OP_QUANTIZELINEAR: case CT_OP_DEQUANTIZELINEAR: {
+    bool ints = ct_tq_is_storage(op->in[0]->dtype) && ct_tq_is_storage(op->out[0]->dtype); /* a REQUANT (cg_ops.c) */
+    return vpu_cycles(x, ints ? CT_VPU_REQUANT : CT_VPU_CAST, out, w);
+  }
   case CT_OP_REQUANT: return vpu_cycles(x, CT_VPU_REQUANT, out, w);
   default: return vpu_cycles(x, CT_VPU_ELTWISE, out, w);
   }
