@@ -7,6 +7,7 @@
 #ifndef CT_ISA_COST_H
 #define CT_ISA_COST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/tensor.h"
@@ -48,5 +49,12 @@ typedef enum ct_vpu_kind {
 /* VPU cycles of `elems` element-steps of kind k whose widest type has width_bytes bytes
  * (0 counts as 1). */
 uint64_t ct_vpu_cycles(const ct_chip *chip, ct_vpu_kind k, uint64_t elems, uint32_t width_bytes);
+
+/* Cycles of one DMA transfer of `moved` bytes (burst-rounded: memory/region.h) with nothing
+ * else moving: a LOAD / STORE (uses_ddr) gmem.latency_cycles + ceil(moved / min(
+ * gmem.bytes_per_cycle, lmem.bank_port_bytes)), an LMEM → LMEM MOVE ceil(moved /
+ * lmem.bank_port_bytes) — what the cmodel's DMA engine (dma/dma.c) takes for it alone
+ * (docs/cmodel.md "DMA"); the planner adds the sharing of the DDR between engines. */
+uint64_t ct_dma_cycles(const ct_chip *chip, uint64_t moved, bool uses_ddr);
 
 #endif

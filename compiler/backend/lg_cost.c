@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "compiler/backend/lg_int.h"
+#include "isa/cost.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
@@ -24,9 +25,8 @@ void ct_lg_dma_cost(const ct_chip *c, int ndim, const int64_t *shape, const int6
   }
   int64_t b = c->gmem_burst_bytes;
   int64_t m = run > 0 ? runs * cdiv(run, b) * b : 0;
-  int64_t rate = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
   *moved = m;
-  *cycles = m > 0 ? c->gmem_latency_cycles + cdiv(m, rate) : 0;
+  *cycles = m > 0 ? (int64_t)ct_dma_cycles(c, (uint64_t)m, true) : 0;
 }
 
 static int by_size_desc(const void *a, const void *b) {
@@ -40,12 +40,11 @@ int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines
   if (engines > 8) engines = 8;
   qsort(moved, (size_t)n, sizeof *moved, by_size_desc);
   int64_t busy[8] = {0}, total = 0, end = 0;
-  int64_t one = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
   for (int i = 0; i < n; i++) {
     int e = 0;
     for (int k = 1; k < engines; k++)
       if (busy[k] < busy[e]) e = k;
-    busy[e] += c->gmem_latency_cycles + cdiv(moved[i], one), total += moved[i];
+    busy[e] += (int64_t)ct_dma_cycles(c, (uint64_t)moved[i], true), total += moved[i];
     if (busy[e] > end) end = busy[e];
   }
   int64_t port = c->lmem_bank_port_bytes * engines;

@@ -16,6 +16,11 @@ static int64_t vpu_cycles(const lg_ctx *x, ct_vpu_kind k, int64_t elems, int64_t
   return (int64_t)ct_vpu_cycles(x->chip, k, (uint64_t)(elems > 0 ? elems : 0), (uint32_t)width);
 }
 
+/* Cycles of an LMEM → LMEM MOVE of `bytes` (isa/cost.h ct_dma_cycles). */
+static int64_t move_cycles(const lg_ctx *x, int64_t bytes) {
+  return (int64_t)ct_dma_cycles(x->chip, (uint64_t)(bytes > 0 ? bytes : 0), false);
+}
+
 /* MXU cycles of reps products of pixels × red × filters whose operand a is read as the MXU
  * reads it (isa/cost.h ct_mxu_cost_of): at its float type's rate, or at the full (int8) rate
  * when it is an integer or --assume-dtype sets the element size. */
@@ -94,23 +99,23 @@ static int64_t concat_cycles(const lg_ctx *x, const ct_op *op, int64_t *move) {
   bool fl = !ct_tq_is_storage(y->dtype);
   if (fl || ct_tq_rq(op, op->n_in, m, s, NULL)) /* float: moves only */
     for (int k = 0; k < op->n_in; k++) m[k] = 1 << 30, s[k] = 30;
-  int64_t outer = 1, vpu = 0, port = x->chip->lmem_bank_port_bytes;
+  int64_t outer = 1, vpu = 0;
   for (int d = 0; d < ax; d++) outer *= oe[d];
   for (int k = 0; k < op->n_in; k++) {
     const ct_value *v = op->in[k];
     if (!v || v->ndim != y->ndim) continue;
     int64_t blk = out / y->shape[ax] * v->shape[ax], eb = ct_lg_elem_bytes(x->opt, y);
     int64_t w = ct_lg_elem_bytes(x->opt, v) > eb ? ct_lg_elem_bytes(x->opt, v) : eb;
-    if (tile_elems(x, v) > blk) *move += cdiv(blk * ct_lg_elem_bytes(x->opt, v), port); /* row gather */
+    if (tile_elems(x, v) > blk) *move += move_cycles(x, blk * ct_lg_elem_bytes(x->opt, v)); /* row gather */
     bool ident = ct_tq_rq_identity(v, y, m[k], s[k]);
     if (ident && v->dtype == y->dtype) {
-      *move += cdiv(blk * eb, port);
+      *move += move_cycles(x, blk * eb);
       continue;
     }
     int64_t rows = blk / 64, rest = blk - rows * 64; /* requant_dense: rows × 64, then the rest */
     ct_vpu_kind k = fl ? CT_VPU_CAST : CT_VPU_REQUANT;  /* requant_raw: a CAST between floats */
     vpu += (rows ? vpu_cycles(x, k, rows * 64, w) : 0) + (rest ? vpu_cycles(x, k, rest, w) : 0);
-    if (outer > 1) *move += cdiv(blk * eb, port);
+    if (outer > 1) *move += move_cycles(x, blk * eb);
   }
   return vpu;
 }
@@ -129,7 +134,7 @@ int64_t lg_move_cycles(const lg_ctx *x, int li) {
     if (op->out[j]) bytes += tile_elems(x, op->out[j]) * ct_lg_elem_bytes(x->opt, v);
   if (lg_patchify(op)) /* the output tile's patches: C·k·k input elements per output pixel of one channel */
     bytes = bytes / op->out[0]->shape[1] * op->in[1]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[3];
-  return cdiv(bytes, x->chip->lmem_bank_port_bytes);
+  return move_cycles(x, bytes);
 }
 
 int64_t lg_layer_cycles(const lg_ctx *x, int li) {
