@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmodel/timing.h"
+#include "isa/cost.h"
 
 typedef struct dctx {
   const ct_chip *chip;

@@ -1,6 +1,6 @@
 /* decode.h: maps decoded ISA instructions (isa/isa.h ct_insn) onto the clock loop's view
  * (core.h ct_sim_op): engine, semaphores, exact strided operand regions, bank mask and the
- * cost of the instruction under the chip's timing model (timing.h, dma/dma.h). */
+ * cost of the instruction under the chip's timing model (isa/cost.h, dma/dma.h). */
 #ifndef CT_SIM_DECODE_H
 #define CT_SIM_DECODE_H
 

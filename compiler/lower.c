@@ -106,7 +106,7 @@ static ct_value *add_cast(ct_lower_ctx *c, ct_value *v, ct_dtype dt) {
   snprintf(name, sizeof name, "%s_to_%s", v->name, ct_dtype_name(dt));
   ct_value *nv = ct_graph_add_value(c->g, name, dt, v->ndim, v->shape);
   ct_op *op = nv ? ct_graph_add_op(c->g, CT_OP_CAST, name, 1, &v, 1, &nv) : NULL;
-  if (!op || !ct_op_set_int(c->g, op, "to", ct_dtype_to_onnx(dt))) return NULL;
+  if (!op || !ct_attr_set_cast_to(c->g, op, ct_dtype_to_onnx(dt))) return NULL;
   return nv;
 }
 
@@ -160,7 +160,7 @@ float *ct_lower_const_f32(const ct_value *v, int64_t *n) {
     return f;
   }
   const ct_tensor *s = dq->in[1]->data, *z = dq->n_in > 2 && dq->in[2] ? dq->in[2]->data : NULL;
-  int64_t ns = ct_tensor_numel(s), axis = ct_op_get_int(dq, "axis", 1), inner = 1;
+  int64_t ns = ct_tensor_numel(s), axis = ct_attr_qdq_axis(dq), inner = 1;
   if (axis < 0) axis += t->ndim;
   for (int k = (int)axis + 1; k < t->ndim; k++) inner *= t->shape[k];
   for (int64_t i = 0; i < *n; i++) {
@@ -265,7 +265,7 @@ static bool keeps_type(const ct_op *op) {
   case CT_OP_RESHAPE: case CT_OP_FLATTEN: case CT_OP_SQUEEZE: case CT_OP_UNSQUEEZE: case CT_OP_TRANSPOSE:
   case CT_OP_SLICE: case CT_OP_SPLIT: case CT_OP_PAD: case CT_OP_DEPTHTOSPACE: case CT_OP_SPACETODEPTH:
   case CT_OP_IDENTITY: return true;
-  case CT_OP_RESIZE: return !strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest");
+  case CT_OP_RESIZE: return !strcmp(ct_attr_resize_mode(op), "nearest");
   default: return false;
   }
 }

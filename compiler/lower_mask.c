@@ -37,7 +37,7 @@ bool ct_lower_read_as_float(const ct_graph *g, const ct_value *v) {
     for (int k = 0; !u->dead && k < u->n_in; k++) {
       if (u->in[k] != v) continue;
       ct_dtype dt;
-      if (u->kind != CT_OP_CAST || !ct_dtype_from_onnx((int)ct_op_get_int(u, "to", 0), &dt) || !ct_dtype_is_float(dt)) return false;
+      if (u->kind != CT_OP_CAST || !ct_dtype_from_onnx((int)ct_attr_cast_to(u), &dt) || !ct_dtype_is_float(dt)) return false;
       n++;
     }
   }
@@ -64,7 +64,7 @@ ct_status ct_lower_compare_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   for (int i = 0; i < 256; i++) t[i] = tb[i];
   op->kind = CT_OP_LUT, op->in[0] = xq, op->n_in = 1;
   while (op->n_attr > 0) ct_op_del_attr(op, op->attrs[0].name);
-  if (!ct_op_set_ints(c->g, op, "table", 256, t) || !ct_op_set_string(c->g, op, "fn", ct_quant_lut_name(sp.fn))) return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory");
+  if (!ct_attr_set_lut_table(c->g, op, 256, t) || !ct_attr_set_lut_fn(c->g, op, ct_quant_lut_name(sp.fn))) return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory");
   st = ct_lower_set_q(c, op->out[0], py);
   *done = !st;
   return st;
@@ -76,7 +76,7 @@ ct_status ct_lower_compare_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
 ct_status ct_lower_cast_int8(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *x = op->in[0], *y = op->out[0];
   ct_dtype dt;
-  if (!ct_lower_is_q(x) || x->n_scale != 1 || !ct_dtype_from_onnx((int)ct_op_get_int(op, "to", 0), &dt) || !ct_dtype_is_float(dt))
+  if (!ct_lower_is_q(x) || x->n_scale != 1 || !ct_dtype_from_onnx((int)ct_attr_cast_to(op), &dt) || !ct_dtype_is_float(dt))
     return CT_OK;
   for (int k = 0; k < c->g->n_outputs; k++)
     if (c->g->outputs[k] == y) {

@@ -43,7 +43,7 @@ static ct_value *mac_weight(ct_lower_ctx *c, ct_value *w, int64_t oc, double *sc
     const ct_tensor *s = dq->in[1]->data, *z = dq->n_in > 2 && dq->in[2] ? dq->in[2]->data : NULL;
     int64_t ns = ct_tensor_numel(s);
     int32_t *zp = malloc((size_t)oc * sizeof *zp);
-    if (!zp || (ns != 1 && ns != oc) || (ns == oc && ct_op_get_int(dq, "axis", 1) != 0)) return free(zp), NULL;
+    if (!zp || (ns != 1 && ns != oc) || (ns == oc && ct_attr_qdq_axis(dq) != 0)) return free(zp), NULL;
     /* CONV/MATMUL have no weight zero point: q − zp is stored as i8 when it fits (exact;
      * torch's u8 weights with zp 128 do), else the floats are re-quantized below */
     const ct_tensor *qt = dq->in[0]->data;
@@ -118,13 +118,13 @@ static ct_value *mac_bias(ct_lower_ctx *c, const char *base, ct_value *b, int64_
  * lower bound ≠ 0). A per-channel output (per_channel) clips at the storage maximum: its
  * channel thresholds are at most the tensor's, which is at most act_max. */
 static bool mac_act(ct_lower_ctx *c, ct_op *op, ct_quant_param py, bool apply, bool per_channel) {
-  const char *a = ct_op_get_string(op, "act", "none");
-  double lo = ct_op_get_float(op, "act_min", 0), hi = !strcmp(a, "relu6") ? 6.0 : ct_op_get_float(op, "act_max", 6);
+  const char *a = ct_attr_act_act(op);
+  double lo = ct_attr_act_act_min(op), hi = !strcmp(a, "relu6") ? 6.0 : ct_attr_act_act_max(op);
   bool clip = !strcmp(a, "relu6") || !strcmp(a, "clip");
   if (strcmp(a, "none") && strcmp(a, "relu") && !(clip && lo == 0)) return false;
   if (apply && clip) {
-    ct_op_set_string(c->g, op, "act", "clip");
-    ct_op_set_int(c->g, op, "qact_hi", per_channel ? ct_quant_max(py.dt) : ct_quant_quantize(hi, py.scale, py.zp, py.dt));
+    ct_attr_set_act_act(c->g, op, "clip");
+    ct_attr_set_act_qact_hi(c->g, op, per_channel ? ct_quant_max(py.dt) : ct_quant_quantize(hi, py.scale, py.zp, py.dt));
   }
   return true;
 }
@@ -133,7 +133,7 @@ static bool set_rq(ct_lower_ctx *c, ct_op *op, int64_t n, const int32_t *m, cons
   int64_t *mv = malloc((size_t)n * sizeof *mv), *sv = malloc((size_t)n * sizeof *sv);
   bool ok = mv && sv;
   for (int64_t i = 0; ok && i < n; i++) mv[i] = m[i], sv[i] = s[i];
-  ok = ok && ct_op_set_ints(c->g, op, "multiplier", (int)n, mv) && ct_op_set_ints(c->g, op, "rshift", (int)n, sv);
+  ok = ok && ct_attr_set_rq_multiplier(c->g, op, (int)n, mv) && ct_attr_set_rq_rshift(c->g, op, (int)n, sv);
   free(mv), free(sv);
   return ok;
 }
@@ -163,8 +163,8 @@ static ct_status weight_row(ct_lower_ctx *c, const ct_op *op, int64_t oc, const 
  * bias, an activation with an integer form? */
 static bool mac_int8_ok(ct_lower_ctx *c, ct_op *op) {
   ct_value *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL;
-  if (op->kind == CT_OP_GEMM && (ct_op_get_int(op, "transA", 0) || ct_op_get_float(op, "alpha", 1) != 1 ||
-                                 ct_op_get_float(op, "beta", 1) != 1 || w->ndim != 2 || !ct_op_get_int(op, "transB", 0)))
+  if (op->kind == CT_OP_GEMM && (ct_attr_gemm_transA(op) || ct_attr_gemm_alpha(op) != 1 || ct_attr_gemm_beta(op) != 1 ||
+                                 w->ndim != 2 || !ct_attr_gemm_transB(op)))
     return false;
   if (!ct_value_is_const(w) && !(w->def && w->def->kind == CT_OP_DEQUANTIZELINEAR)) return false;
   if (b && !ct_value_is_const(b) && !(b->def && b->def->kind == CT_OP_DEQUANTIZELINEAR)) return false;
@@ -211,7 +211,7 @@ static ct_status mac_in_scales(ct_lower_ctx *c, const ct_op *op, const ct_value 
     *s_in = &one, *fold = xq->scale;
     return CT_OK;
   }
-  if (op->kind != CT_OP_CONV || xq->quant_axis != 1 || ct_op_get_int(op, "group", 1) != xq->n_scale ||
+  if (op->kind != CT_OP_CONV || xq->quant_axis != 1 || ct_attr_conv_group(op) != xq->n_scale ||
       op->out[0]->shape[1] != xq->n_scale)
     return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: op \"%s\" reads the per-channel activation \"%s\" but is not its depthwise Conv",
                        op->loc ? op->loc : "?", xq->name);
@@ -245,7 +245,7 @@ static ct_status set_out_q(ct_lower_ctx *c, ct_value *y, const double *sy, int64
 static ct_status gemm_raw_out(ct_lower_ctx *c, ct_op *op, ct_value *y, double s_in, const double *sw, int64_t oc,
                               bool *raw) {
   *raw = false;
-  if (op->kind != CT_OP_GEMM || y->ndim != 2 || strcmp(ct_op_get_string(op, "act", "none"), "none") ||
+  if (op->kind != CT_OP_GEMM || y->ndim != 2 || strcmp(ct_attr_act_act(op), "none") ||
       (y->id < c->n0 && c->has_forced[y->id]) || !ct_lower_only_output(c->g, y))
     return CT_OK;
   double *sy = malloc(sizeof *sy * (size_t)oc);
@@ -421,7 +421,7 @@ static ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   (void)m;
   if (div) op->kind = CT_OP_MUL;
   op->in[0] = aq, op->in[1] = bq;
-  if (!ct_op_set_ints(c->g, op, "multiplier", 2, mv) || !ct_op_set_ints(c->g, op, "rshift", 3, sv)) return oom(c);
+  if (!ct_attr_set_rq_multiplier(c->g, op, 2, mv) || !ct_attr_set_rq_rshift(c->g, op, 3, sv)) return oom(c);
   st = ct_lower_set_q(c, op->out[0], py);
   *done = !st;
   return st;
@@ -502,10 +502,11 @@ static ct_status lower_avgpool(ct_lower_ctx *c, ct_op *op, bool *done) {
   int64_t count = x->shape[2] * x->shape[3];
   if (op->kind == CT_OP_AVERAGEPOOL) {
     int nk = 0, np = 0;
-    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &nk), *pads = ct_op_get_ints(op, "pads", &np);
+    int64_t k[CT_ATTR_LIST_MAX], pads[CT_ATTR_LIST_MAX];
+    if (!ct_attr_window_kernel_shape_n(op, k, &nk) || !ct_attr_window_pads_n(op, pads, &np)) return CT_OK;
     bool padded = false;
     for (int i = 0; i < np; i++) padded = padded || pads[i];
-    if (nk != 2 || ct_op_get_int(op, "ceil_mode", 0) || (padded && !ct_op_get_int(op, "count_include_pad", 0))) return CT_OK;
+    if (nk != 2 || ct_attr_pool_ceil_mode(op) || (padded && !ct_attr_pool_count_include_pad(op))) return CT_OK;
     count = k[0] * k[1];
   }
   return lower_averaging(c, op, count, done);
@@ -517,7 +518,7 @@ static ct_status lower_reducemean(ct_lower_ctx *c, ct_op *op, bool *done) {
   const ct_value *x = op->in[0];
   int64_t na = 0;
   float *ax = op->n_in > 1 && op->in[1] ? ct_lower_const_f32(op->in[1], &na) : NULL;
-  if ((op->n_in > 1 && op->in[1] && !ax) || (!ax && ct_op_get_int(op, "noop_with_empty_axes", 0))) return free(ax), CT_OK;
+  if ((op->n_in > 1 && op->in[1] && !ax) || (!ax && ct_attr_reduce_noop_with_empty_axes(op))) return free(ax), CT_OK;
   bool red[CT_MAX_DIMS] = {false};
   for (int64_t i = 0; i < na; i++) {
     int64_t a = (int64_t)ax[i] < 0 ? (int64_t)ax[i] + x->ndim : (int64_t)ax[i];
@@ -551,8 +552,8 @@ static ct_status lower_clip(ct_lower_ctx *c, ct_op *op, bool *done) {
   int s = 30;
   op->kind = CT_OP_REQUANT;
   op->n_in = 1;
-  if (!set_rq(c, op, 1, &m, &s) || !ct_op_set_string(c->g, op, "act", "clip") ||
-      !ct_op_set_int(c->g, op, "qact_hi", ct_quant_quantize(h, p.scale, p.zp, p.dt)))
+  if (!set_rq(c, op, 1, &m, &s) || !ct_attr_set_rq_act(c->g, op, "clip") ||
+      !ct_attr_set_rq_qact_hi(c->g, op, ct_quant_quantize(h, p.scale, p.zp, p.dt)))
     return oom(c);
   ct_status st = ct_lower_set_q(c, op->out[0], p);
   *done = !st;
@@ -667,7 +668,7 @@ static ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *
     op->in[0] = xq;
     while (op->n_attr > 0) ct_op_del_attr(op, op->attrs[0].name);
     op->kind = CT_OP_LUT;
-    if (!ct_op_set_ints(c->g, op, "table", (int)nt, t) || !ct_op_set_string(c->g, op, "fn", ct_quant_lut_name(sp->fn))) st = oom(c);
+    if (!ct_attr_set_lut_table(c->g, op, (int)nt, t) || !ct_attr_set_lut_fn(c->g, op, ct_quant_lut_name(sp->fn))) st = oom(c);
     if (!st) st = set_out_q(c, op->out[0], sy, C, py);
     *done = !st;
   }
@@ -694,7 +695,7 @@ static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
   }
   if (!ct_lower_is_q(x)) return CT_OK;
   ct_tpu_lin lin;
-  if (op->kind == CT_OP_RESIZE && strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest") &&
+  if (op->kind == CT_OP_RESIZE && strcmp(ct_attr_resize_mode(op), "nearest") &&
       !(ct_tpu_resize_lin(op, &lin) && x->n_scale == 1 && (x->dtype == CT_I8 || x->dtype == CT_U8)))
     return CT_OK; /* linear Resize on the zero point and scale of its 8-bit input (RESIZE) */
   if (op->kind == CT_OP_MAXPOOL && op->n_out > 1 && op->out[1]) return CT_OK;
@@ -704,7 +705,7 @@ static ct_status lower_move(ct_lower_ctx *c, ct_op *op, bool *done) {
     float *cv = op->n_in > 2 && op->in[2] ? ct_lower_const_f32(op->in[2], &n) : NULL;
     bool zero = !cv || (n == 1 && cv[0] == 0);
     free(cv);
-    if (strcmp(ct_op_get_string(op, "mode", "constant"), "constant") || !zero || (op->n_in > 2 && op->in[2] && !n)) return CT_OK;
+    if (strcmp(ct_attr_pad_mode(op), "constant") || !zero || (op->n_in > 2 && op->in[2] && !n)) return CT_OK;
     /* the real 0 is the zero point: given as the pad value (an absent value would pad with the
      * integer 0); an op without the value slot keeps the float form when zp != 0 */
     bool has_cv = op->n_in > 2 && op->in[2], need = has_cv || (p.zp != 0 && op->n_in > 2);

@@ -34,13 +34,13 @@ static bool channel_reader(const ct_op *op, const ct_value *v) {
   for (int k = 1; k < op->n_in; k++)
     if (op->in[k] == v) return false;
   int64_t c = v->shape[1];
-  if (ct_op_get_int(op, "group", 1) == 1) return v->shape[2] * v->shape[3] >= CHANNEL_FOLD_MIN_PLANE && ct_lower_folds_channels(op, v);
-  return ct_op_get_int(op, "group", 1) == c && op->out[0]->shape[1] == c && c > 1;
+  if (ct_attr_conv_group(op) == 1) return v->shape[2] * v->shape[3] >= CHANNEL_FOLD_MIN_PLANE && ct_lower_folds_channels(op, v);
+  return ct_attr_conv_group(op) == c && op->out[0]->shape[1] == c && c > 1;
 }
 
 bool ct_lower_folds_channels(const ct_op *op, const ct_value *v) {
   if (op->kind != CT_OP_CONV || op->n_in < 2 || op->in[0] != v || v->ndim != 4 || v->shape[1] < 2 ||
-      ct_op_get_int(op, "group", 1) != 1)
+      ct_attr_conv_group(op) != 1)
     return false;
   for (int k = 1; k < op->n_in; k++)
     if (op->in[k] == v) return false;
@@ -82,7 +82,7 @@ bool ct_lower_lut_spec(const ct_op *op, ct_quant_lut_spec *sp) {
     else if (op->kind == CT_OP_HARDSIGMOID) sp->alpha = ct_attr_hardsigmoid_alpha(op), sp->beta = ct_attr_hardsigmoid_beta(op);
     else if (op->kind == CT_OP_LEAKYRELU) sp->alpha = ct_attr_leakyrelu_alpha(op);
     else if (op->kind == CT_OP_ELU) sp->alpha = ct_attr_elu_alpha(op);
-    else if (op->kind == CT_OP_GELU && !strcmp(ct_op_get_string(op, "approximate", "none"), "tanh")) sp->fn = CT_QUANT_LUT_GELU_TANH;
+    else if (op->kind == CT_OP_GELU && !strcmp(ct_attr_gelu_approximate(op), "tanh")) sp->fn = CT_QUANT_LUT_GELU_TANH;
     return true;
   }
   return false;

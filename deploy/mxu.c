@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "cmodel/timing.h"
+#include "isa/cost.h"
 
 /* The GEMM job of an MXU instruction (as cmodel/decode.c maps CONV and MATMUL). */
 static bool insn_job(const ct_insn *in, ct_mxu_job *j) {
@@ -27,7 +27,7 @@ static bool insn_job(const ct_insn *in, ct_mxu_job *j) {
 static bool layer_job(const ct_op *op, ct_mxu_job *j) {
   const ct_value *x = op->in[0], *w = op->n_in > 1 ? op->in[1] : NULL, *y = op->out[0];
   if (op->kind == CT_OP_CONV && w && w->ndim == 4 && y->ndim == 4) {
-    int64_t g = ct_op_get_int(op, "group", 1);
+    int64_t g = ct_attr_conv_group(op);
     if (g > 1 && g == y->shape[1]) return false; /* depthwise: DWCONV on the VPU */
     *j = (ct_mxu_job){(uint64_t)g, (uint64_t)(y->shape[0] * y->shape[2] * y->shape[3]),
                       (uint64_t)(w->shape[1] * w->shape[2] * w->shape[3]), (uint64_t)(y->shape[1] / g), x->dtype};
@@ -37,7 +37,7 @@ static bool layer_job(const ct_op *op, ct_mxu_job *j) {
     int64_t m = 1;
     for (int d = 0; d < y->ndim - 1; d++) m *= y->shape[d];
     int64_t k = x->shape[x->ndim - 1];
-    if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) k = x->shape[0];
+    if (op->kind == CT_OP_GEMM && ct_attr_gemm_transA(op)) k = x->shape[0];
     *j = (ct_mxu_job){1, (uint64_t)m, (uint64_t)k, (uint64_t)y->shape[y->ndim - 1], x->dtype};
     return true;
   }

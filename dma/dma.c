@@ -37,12 +37,6 @@ uint64_t ct_dma_moved_bytes(const ct_ddr *ddr, const ct_mem_region *g) {
   return ct_mem_region_burst_bytes(g, ddr->burst_bytes);
 }
 
-uint64_t ct_dma_isolated_cycles(const ct_ddr *ddr, uint64_t moved, bool uses_ddr) {
-  if (!uses_ddr) return (moved + ddr->port_bytes - 1) / ddr->port_bytes;
-  uint64_t bpc = ddr->bytes_per_cycle < ddr->port_bytes ? ddr->bytes_per_cycle : ddr->port_bytes;
-  return ddr->latency_cycles + (moved + bpc - 1) / bpc;
-}
-
 void ct_dma_xfer_start(const ct_ddr *ddr, ct_dma_xfer *x, uint64_t moved, bool uses_ddr) {
   x->uses_ddr = uses_ddr;
   x->latency_left = uses_ddr ? ddr->latency_cycles : 0;

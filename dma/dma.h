@@ -37,10 +37,6 @@ ct_status ct_ddr_init(ct_ddr *ddr, uint64_t bytes_per_cycle, uint64_t latency_cy
 /* Bytes a DMA moves over DDR for the GMEM side region g: Σ runs rounded up to bursts. */
 uint64_t ct_dma_moved_bytes(const ct_ddr *ddr, const ct_mem_region *g);
 
-/* Cycles of a transfer of `moved` bytes in isolation: latency + ceil(moved / bytes_per_cycle)
- * (uses_ddr), or ceil(moved / port_bytes) for an LMEM→LMEM move. */
-uint64_t ct_dma_isolated_cycles(const ct_ddr *ddr, uint64_t moved, bool uses_ddr);
-
 /* Starts a transfer of `moved` bytes. */
 void ct_dma_xfer_start(const ct_ddr *ddr, ct_dma_xfer *x, uint64_t moved, bool uses_ddr);
 

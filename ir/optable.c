@@ -25,7 +25,7 @@ static const char *const set_names[CT_ASET_COUNT] = {
 };
 
 static const ct_attr_schema schemas[] = {
-#define A(set, name, type, dflt, doc) {CT_ASET_##set, #name, CT_AT_##type, #dflt, doc},
+#define A(set, name, type, dflt, len, doc) {CT_ASET_##set, #name, CT_AT_##type, #dflt, CT_ALEN_##len, doc},
 #include "ir/ops.def"
 };
 #define N_SCHEMAS ((int)(sizeof schemas / sizeof schemas[0]))
@@ -101,5 +101,52 @@ bool ct_op_check_attrs(const ct_op *op, const ct_attr **bad, const char **why) {
       return false;
     }
   }
+  return true;
+}
+
+int ct_attr_len_want(const ct_op *op, ct_attr_len len) {
+  int r = op->n_in > 0 && op->in[0] ? op->in[0]->ndim : -1;
+  switch (len) {
+  case CT_ALEN_ONE: return 1;
+  case CT_ALEN_TWO: return 2;
+  case CT_ALEN_RANK: return r;
+  case CT_ALEN_SPATIAL: return r >= 2 ? r - 2 : -1;
+  case CT_ALEN_PADS: return r >= 2 ? 2 * (r - 2) : -1;
+  case CT_ALEN_ANY: break;
+  }
+  return -1;
+}
+
+const char *ct_attr_len_name(ct_attr_len len) {
+  static const char *const names[] = {"one", "any", "one per spatial axis", "two per spatial axis", "one per axis", "two"};
+  return (unsigned)len < sizeof names / sizeof names[0] ? names[len] : "?";
+}
+
+/* Values an attribute holds (scalars: 1). */
+static int attr_count(const ct_attr *a) {
+  return a->kind == CT_ATTR_INTS || a->kind == CT_ATTR_FLOATS || a->kind == CT_ATTR_STRINGS ? a->n : 1;
+}
+
+bool ct_op_check_attr_lens(const ct_op *op, const ct_attr **bad, int *got, int *want) {
+  for (int i = 0; i < op->n_attr; i++) {
+    const ct_attr_schema *s = ct_op_attr_schema(op->kind, op->attrs[i].name);
+    int w = s && s->len != CT_ALEN_ONE ? ct_attr_len_want(op, s->len) : -1;
+    if (w >= 0 && attr_count(&op->attrs[i]) != w) {
+      *bad = &op->attrs[i], *got = attr_count(&op->attrs[i]), *want = w;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ct_attr_ints_fixed(const ct_op *op, const char *name, ct_attr_len len, bool has_fill, int64_t fill,
+                        int64_t out[CT_ATTR_LIST_MAX], int *n) {
+  int want = ct_attr_len_want(op, len), got = 0;
+  *n = 0;
+  if (want < 0 || want > CT_ATTR_LIST_MAX) return false;
+  const int64_t *v = ct_op_get_ints(op, name, &got);
+  if (v ? got != want : ct_op_attr(op, name) || !has_fill) return false;
+  for (int i = 0; i < want; i++) out[i] = v ? v[i] : fill;
+  *n = want;
   return true;
 }

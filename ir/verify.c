@@ -144,7 +144,8 @@ static void op_where(const ct_graph *g, const ct_op *op, char *at, size_t n) {
 static bool is_leaf(ct_op_kind k) { return k == CT_OP_INPUT || k == CT_OP_WEIGHT; }
 
 /* The dialect and attribute checks of one op: the op exists in the graph's dialect and every
- * attribute conforms to its schema in ops.def. */
+ * attribute conforms to its schema in ops.def: its type, and the count of a list whose length
+ * the schema fixes (ct_op_check_attr_lens). */
 static ct_status check_op_attrs(const ct_graph *g, const ct_op *op, ct_diag *d) {
   ct_dialect dl = ct_graph_dialect(g);
   if (!(ct_op_dialects(op->kind) & dl) && !is_leaf(op->kind))
@@ -152,8 +153,13 @@ static ct_status check_op_attrs(const ct_graph *g, const ct_op *op, ct_diag *d) 
                        dl == CT_DIALECT_TPU ? "tpu" : "top");
   const ct_attr *bad;
   const char *why;
-  if (ct_op_check_attrs(op, &bad, &why)) return CT_OK;
-  return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "attribute \"%s\": %s", OP_ARGS(op), bad->name, why);
+  if (!ct_op_check_attrs(op, &bad, &why))
+    return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "attribute \"%s\": %s", OP_ARGS(op), bad->name, why);
+  int got, want;
+  if (ct_op_check_attr_lens(op, &bad, &got, &want)) return CT_OK;
+  const ct_attr_schema *s = ct_op_attr_schema(op->kind, bad->name);
+  return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "attribute \"%s\" has %d value%s, expected %d (%s)", OP_ARGS(op), bad->name, got,
+                     got == 1 ? "" : "s", want, ct_attr_len_name(s->len));
 }
 
 ct_status ct_ir_check_attrs(const ct_graph *g, ct_diag *d) {

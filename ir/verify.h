@@ -15,9 +15,11 @@ typedef ct_shape_fn (*ct_shape_lookup)(ct_op_kind k);
 typedef ct_status (*ct_op_check)(const ct_graph *g, const ct_op *op, ct_diag *d);
 
 /* Checks every op of g against the op table (ir/ops.def): the op exists in g's dialect (Input
- * and Weight in both) and every attribute conforms to the op's schema; the first problem is
- * CT_ERR_INPUT `FILE:LINE: node "x" (op Conv): attribute "grop": unknown attribute`
- * (FILE:LINE when g was parsed from a file, ct_op.line). */
+ * and Weight in both) and every attribute conforms to the op's schema — its type, and the
+ * count of a list whose length the schema fixes by operand 0's rank; the first problem is
+ * CT_ERR_INPUT `FILE:LINE: node "x" (op Conv): attribute "grop": unknown attribute` or
+ * `... attribute "strides" has 1 value, expected 2 (one per spatial axis)` (FILE:LINE when g
+ * was parsed from a file, ct_op.line). */
 ct_status ct_ir_check_attrs(const ct_graph *g, ct_diag *d);
 
 /* Checks g as ct_ir_verify (ops/verify.h) documents; shape_of NULL skips the re-inference of

@@ -45,8 +45,12 @@ static void set_section(FILE *f, ct_attr_set s, const ct_attr_schema *a, int n) 
   for (int i = 0; i < n; i++) {
     if (a[i].set != s) continue;
     bool list = a[i].type == CT_AT_INTS || a[i].type == CT_AT_FLOATS || a[i].type == CT_AT_STRINGS;
-    fprintf(f, "| `%s` | %s | ", a[i].name, ct_attr_type_name(a[i].type));
+    bool fixed = list && a[i].len != CT_ALEN_ANY; /* ops.def LEN: a count fixed by the rank */
+    fprintf(f, "| `%s` | %s", a[i].name, ct_attr_type_name(a[i].type));
+    if (fixed) fprintf(f, ", %s", ct_attr_len_name(a[i].len));
+    fputs(" | ", f);
     if (list && strcmp(a[i].dflt, "()") == 0) fputs("absent", f);
+    else if (fixed) fprintf(f, "`%.*s` each", (int)strlen(a[i].dflt) - 2, a[i].dflt + 1); /* (1) */
     else if (list) fprintf(f, "`[%.*s]`", (int)strlen(a[i].dflt) - 2, a[i].dflt + 1); /* (0, 2, 3) */
     else fprintf(f, "`%s`", a[i].dflt);
     fprintf(f, " | %s |\n", a[i].doc);
@@ -68,7 +72,10 @@ void ct_ops_doc(FILE *f) {
   int n;
   const ct_attr_schema *a = ct_attr_schemas(&n);
   fputs("\n## Attribute sets\n\nDefaults apply when the attribute is absent; list attributes "
-        "without a default are absent (their meaning then is stated).\n",
+        "without a default are absent (their meaning then is stated). A list whose type names a count "
+        "(\"one per spatial axis\" of operand 0, \"two per spatial axis\": begin pads then end pads, "
+        "\"one per axis\", \"two\") must hold exactly that many values: the verifier refuses another "
+        "count, naming the node and the attribute.\n",
         f);
   for (int s = 0; s < CT_ASET_COUNT; s++)
     if (s != CT_ASET_none) set_section(f, (ct_attr_set)s, a, n);

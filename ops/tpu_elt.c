@@ -17,7 +17,7 @@ ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   int32_t m[2];
   int s[3];
   int nm = 0, ns = 0;
-  const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm), *sv = ct_op_get_ints(op, "rshift", &ns);
+  const int64_t *mv = ct_attr_rq_multiplier(op, &nm), *sv = ct_attr_rq_rshift(op, &ns);
   if (nm != 2 || ns != 3) return ct_km_err(d, CT_ERR_INPUT, op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]");
   for (int i = 0; i < 3; i++) {
     if (sv[i] < 0 || sv[i] > 63) return ct_km_err(d, CT_ERR_INPUT, op, "rshift %lld outside 0..63", (long long)sv[i]);
@@ -53,7 +53,7 @@ ct_status ct_tpu_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   if (st) return st;
   ct_tensor *y = out[0];
   int axis;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), y->ndim, &axis)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_km_axis(ct_attr_concat_axis(op), y->ndim, &axis)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
   int32_t *m = malloc((size_t)op->n_in * sizeof *m);
   int *s = malloc((size_t)op->n_in * sizeof *s);
   if (!m || !s) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
@@ -167,7 +167,7 @@ static ct_status lut16(const ct_op *op, const int64_t *tab, int n, bool per_chan
 ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   (void)ctx;
   int n = 0;
-  const int64_t *tab = ct_op_get_ints(op, "table", &n);
+  const int64_t *tab = ct_attr_lut_table(op, &n);
   ct_dtype it = in[0]->dtype, ot = out[0]->dtype;
   int64_t C = in[0]->ndim >= 2 ? in[0]->shape[1] : 1, cnt = ct_tensor_numel(in[0]), E = ct_quant_lut_entries(it);
   bool per_channel = n != E && in[0]->ndim >= 2 && n == E * C;

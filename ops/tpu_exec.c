@@ -47,7 +47,7 @@ static bool moves_data(const ct_op *op) {
   case CT_OP_TRANSPOSE: case CT_OP_SLICE: case CT_OP_PAD: case CT_OP_CONCAT: case CT_OP_SPLIT:
   case CT_OP_DEPTHTOSPACE: case CT_OP_SPACETODEPTH: case CT_OP_EXPAND: case CT_OP_TILE: case CT_OP_GATHER:
     return true;
-  case CT_OP_RESIZE: return !strcmp(ct_op_get_string(op, "mode", "nearest"), "nearest");
+  case CT_OP_RESIZE: return !strcmp(ct_attr_resize_mode(op), "nearest");
   default: return false;
   }
 }

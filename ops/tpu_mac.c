@@ -274,7 +274,7 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   ct_kn_geo g;
   if ((st = ct_kn_geo_read(op, x, w, y, &g, d))) return st;
   conv_job j = {.op = op, .w = w, .b = b, .y = y, .oc = y->shape[1]};
-  int64_t G = ct_op_get_int(op, "group", 1), C = x->shape[1];
+  int64_t G = ct_attr_conv_group(op), C = x->shape[1];
   if (G < 1 || C % G || j.oc % G || w->shape[1] != C / G || (b && ct_tensor_numel(b) != j.oc))
     return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent channels, groups or bias");
   int64_t cg = C / G;
@@ -373,14 +373,14 @@ ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
   if (st) return st;
   const ct_tensor *a = in[0], *b = in[1], *c = op->n_in > 2 ? in[2] : NULL;
-  bool tb = ct_op_get_int(op, "transB", 0) != 0;
-  if (ct_op_get_int(op, "transA", 0) || a->ndim != 2 || b->ndim != 2)
+  bool tb = ct_attr_gemm_transB(op) != 0;
+  if (ct_attr_gemm_transA(op) || a->ndim != 2 || b->ndim != 2)
     return ct_km_err(d, CT_ERR_INPUT, op, "integer Gemm needs 2-D A (not transposed) and B");
   mm_args q = {.a = a, .b = b, .bias = c, .y = out[0], .M = a->shape[0], .K = a->shape[1], .tb = tb};
   q.N = tb ? b->shape[0] : b->shape[1];
   if ((tb ? b->shape[1] : b->shape[0]) != q.K || (c && (ct_tensor_numel(c) != q.N || c->ndim > 2 || (c->ndim == 2 && c->shape[0] != 1))))
     return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent Gemm shapes (bias must be [N] or [1, N])");
-  if (ct_op_get_float(op, "alpha", 1) != 1 || (c && ct_op_get_float(op, "beta", 1) != 1))
+  if (ct_attr_gemm_alpha(op) != 1 || (c && ct_attr_gemm_beta(op) != 1))
     return ct_km_err(d, CT_ERR_INPUT, op, "integer Gemm needs alpha = beta = 1 (lowering folds them into the weights and bias)");
   int32_t *m = NULL, *zb = NULL;
   int *s = NULL;
@@ -427,7 +427,7 @@ ct_status ct_tpu_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor 
   ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
   ct_kn_geo g;
   if (st || (st = ct_kn_geo_read(op, x, w, y, &g, d))) return st;
-  int64_t C = x->shape[1], OC = y->shape[1], G = ct_op_get_int(op, "group", 1);
+  int64_t C = x->shape[1], OC = y->shape[1], G = ct_attr_conv_group(op);
   if (G < 1 || C % G || OC % G || w->shape[0] != C || w->shape[1] != OC / G || g.k[0] != 1 || (b && ct_tensor_numel(b) != OC))
     return ct_km_err(d, CT_ERR_INPUT, op, "integer ConvTranspose: inconsistent channels, groups, bias or a 3-D kernel");
   int64_t cg = C / G, ocg = OC / G, ivol = g.in[1] * g.in[2], ovol = g.out[1] * g.out[2];

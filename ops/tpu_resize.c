@@ -18,8 +18,8 @@ static float scale_of(const ct_op *op, int a) {
 bool ct_tpu_resize_lin(const ct_op *op, ct_tpu_lin *p) {
   const ct_value *x = op->n_in > 0 ? op->in[0] : NULL, *y = op->n_out > 0 ? op->out[0] : NULL;
   if (op->kind != CT_OP_RESIZE || !x || !y || x->ndim != 4 || y->ndim != 4) return false;
-  if (strcmp(ct_op_get_string(op, "mode", "nearest"), "linear")) return false;
-  int ctm = ct_quant_ctm_parse(ct_op_get_string(op, "coordinate_transformation_mode", "half_pixel"));
+  if (strcmp(ct_attr_resize_mode(op), "linear")) return false;
+  int ctm = ct_quant_ctm_parse(ct_attr_resize_coordinate_transformation_mode(op));
   if (ctm < 0 || x->shape[0] != y->shape[0] || x->shape[1] != y->shape[1]) return false;
   for (int a = 0; a < 4; a++)
     if (x->shape[a] < 1 || y->shape[a] < 1) return false;

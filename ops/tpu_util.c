@@ -27,8 +27,8 @@ CT_CLONES_V3 void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, 
 #undef GET_ROW
 
 ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d) {
-  const char *a = ct_op_get_string(op, "act", "none");
-  *hi = (int32_t)ct_op_get_int(op, "qact_hi", 127);
+  const char *a = ct_attr_act_act(op); /* act set or rq set: the same names and defaults */
+  *hi = (int32_t)ct_attr_act_qact_hi(op);
   if (!strcmp(a, "none")) *act = CT_QUANT_ACT_NONE;
   else if (!strcmp(a, "relu")) *act = CT_QUANT_ACT_RELU;
   else if (!strcmp(a, "clip") || !strcmp(a, "relu6")) *act = CT_QUANT_ACT_CLAMP;
@@ -38,8 +38,8 @@ ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d)
 
 ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d) {
   int nm = 0, ns = 0;
-  const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm);
-  const int64_t *sv = ct_op_get_ints(op, "rshift", &ns);
+  const int64_t *mv = ct_attr_rq_multiplier(op, &nm); /* rq, act and convt sets: the same lists */
+  const int64_t *sv = ct_attr_rq_rshift(op, &ns);
   if (!mv || !sv || nm != ns || (nm != n && nm != 1))
     return ct_km_err(d, CT_ERR_INPUT, op, "needs multiplier and rshift with %lld (or 1) entries, has %d and %d",
                      (long long)n, nm, ns);

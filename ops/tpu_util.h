@@ -60,7 +60,7 @@ static inline bool ct_tq_rq_identity(const ct_value *x, const ct_value *y, int32
  * op as lowered, so here: the Tpu reference kernel (tpu_mac.c) computes by it, and the back
  * end above plans and emits the same form. */
 static inline bool ct_tq_raw_out(const ct_op *op) {
-  return op->out[0] && op->out[0]->dtype == CT_I32 && !ct_op_attr(op, "multiplier");
+  return op->out[0] && op->out[0]->dtype == CT_I32 && !ct_attr_has_rq_multiplier(op);
 }
 
 /* True for the integer storage types the Tpu kernels accept (i8, u8, i16, u16, i32). */

@@ -25,7 +25,11 @@
  *    function runs on a float view (operands of storage types i8/u8/i16/u16/bf16/f16 and
  *    quantized or non-constant i32 seen as f32: a Tpu op has its Top op's shapes) and a
  *    failing function is an error too;
- *  - every op exists in the graph's dialect and its attributes conform to ops.def's schema;
+ *  - every op exists in the graph's dialect and its attributes conform to ops.def's schema:
+ *    types, and the count of every list whose length the schema fixes (kernel_shape, strides,
+ *    dilations one per spatial axis of operand 0, pads two per spatial axis, perm one per
+ *    axis: `node "conv1" (op Conv): attribute "strides" has 1 value, expected 2 (one per
+ *    spatial axis)`);
  *  - "tpu" dialect: ct_tpu_verify_op's checks (what the Tpu reference, the planner and the
  *    codegen assume of each op).
  * Messages start with "FILE:LINE: " when g was parsed from a file (ct_op.line).
@@ -35,9 +39,8 @@ ct_status ct_ir_verify(ct_graph *g, ct_diag *d);
 /* The Tpu-dialect checks of one op (verify_tpu.c), for ct_ir_verify: operand and result
  * dtypes (integer storage where the op is quantized, the result's type equal to the operand's
  * for data movement), the requant attributes (multiplier / rshift counts per op, shifts
- * 0..63, multipliers within int32), act / qact_hi, Lut tables (length and entries), window
- * attribute lengths (kernel_shape / strides / dilations per spatial dim, pads twice that),
- * Conv groups, axes and perms. Errors: CT_ERR_INPUT `node "x" (op Conv): ...`. */
+ * 0..63, multipliers within int32), act / qact_hi, Lut tables (length and entries).
+ * Errors: CT_ERR_INPUT `node "x" (op Conv): ...`. */
 ct_status ct_tpu_verify_op(const ct_graph *g, const ct_op *op, ct_diag *d);
 
 /* ct_ir_load (ir/text.h) then ct_ir_verify: the load of every command that reads a .top or

@@ -60,8 +60,8 @@ static int64_t out_channels(const ct_op *op) {
  * them), shifts 0..63, multipliers within int32. */
 static ct_status check_rq(const ct_op *op, int form, bool integer, ct_diag *d) {
   int nm = 0, ns = 0;
-  const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm), *sv = ct_op_get_ints(op, "rshift", &ns);
-  bool has = ct_op_attr(op, "multiplier") || ct_op_attr(op, "rshift");
+  const int64_t *mv = ct_attr_rq_multiplier(op, &nm), *sv = ct_attr_rq_rshift(op, &ns);
+  bool has = ct_attr_has_rq_multiplier(op) || ct_attr_has_rq_rshift(op);
   if (form == RQ_NONE || !integer) return CT_OK;
   if (!has && form == RQ_CHANNELS && ct_tq_raw_out(op)) return CT_OK; /* accumulator kept as i32 */
   int64_t n = form == RQ_CHANNELS ? out_channels(op) : form == RQ_INPUTS ? op->n_in : 1;
@@ -83,14 +83,14 @@ static ct_status check_rq(const ct_op *op, int form, bool integer, ct_diag *d) {
 
 /* act is none / relu / clip / relu6 and qact_hi a value of the result's storage type. */
 static ct_status check_act(const ct_op *op, ct_diag *d) {
-  const ct_attr *a = ct_op_attr(op, "act"), *h = ct_op_attr(op, "qact_hi");
+  const ct_attr *a = ct_attr_raw_act_act(op), *h = ct_attr_raw_act_qact_hi(op); /* rq's: the same names, defaults */
   if (!a && !h) return CT_OK;
-  const char *s = ct_op_get_string(op, "act", "none");
+  const char *s = ct_attr_act_act(op);
   if (strcmp(s, "none") && strcmp(s, "relu") && strcmp(s, "clip") && strcmp(s, "relu6"))
     return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "act \"%s\" is not none, relu, clip or relu6", OP_ARGS(op), s);
   ct_dtype dt = op->out[0]->dtype;
   if (!h || !ct_tq_is_storage(dt)) return CT_OK;
-  int64_t hi = ct_op_get_int(op, "qact_hi", 127);
+  int64_t hi = ct_attr_act_qact_hi(op);
   if (hi != ct_quant_saturate(hi, dt))
     return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "qact_hi %lld is not a %s value", OP_ARGS(op), (long long)hi, ct_dtype_name(dt));
   return CT_OK;
@@ -122,7 +122,7 @@ static ct_status check_lut(const ct_op *op, ct_diag *d) {
     return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "reads %s and writes %s; a Lut reads i8, u8 or i16 and writes i8 or u8",
                        OP_ARGS(op), ct_dtype_name(x->dtype), ct_dtype_name(y->dtype));
   int n = 0;
-  const int64_t *tab = ct_op_get_ints(op, "table", &n);
+  const int64_t *tab = ct_attr_lut_table(op, &n);
   int64_t e = ct_quant_lut_entries(x->dtype), c = x->ndim >= 2 ? x->shape[1] : 1;
   if (!tab || (n != e && n != e * c))
     return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "table has %d entries; needs %lld (or %lld per channel for %lld channels)",

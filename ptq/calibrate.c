@@ -344,7 +344,7 @@ static ct_status append_weight_rows(const ct_graph *g, ct_calib_table *table, ct
   ct_status st = CT_OK;
   for (int i = 0; st == CT_OK && i < g->n_ops; i++) {
     const ct_op *op = g->ops[i];
-    bool mac = op->kind == CT_OP_CONV || (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transB", 0));
+    bool mac = op->kind == CT_OP_CONV || (op->kind == CT_OP_GEMM && ct_attr_gemm_transB(op));
     const ct_value *w = mac && op->n_in > 1 ? op->in[1] : NULL;
     if (op->dead || !w || !op->loc || !w->data || w->data->dtype != CT_F32 || w->ndim < 2 || w->shape[0] < 1) continue;
     int64_t oc = w->shape[0], per = ct_value_numel(w) / oc;

@@ -1,7 +1,6 @@
 /* test_backend.c: unit tests of the back-end planner (compiler/backend): halos on
- * hand-computed convs, the cost formulas against the cmodel's and docs/cmodel.md's worked
- * examples, the pipeline on a hand-computed schedule, DP against brute force over every
- * partition of small chains, every plan through the independent checker (tests/lg_check.c),
+ * hand-computed convs, the DMA cost against docs/cmodel.md's worked examples, the pipeline
+ * on a hand-computed schedule, the layers' LMEM tables against hand counts, DP against brute force over every partition of small chains, every plan through the independent checker (tests/lg_check.c),
  * the checker catching planted errors, the fit failure message, and `ctpu plan`. */
 #include <check.h>
 #include <stdio.h>
@@ -9,10 +8,10 @@
 #include <string.h>
 
 #include "cmodel/sim.h"
-#include "cmodel/timing.h"
 #include "compiler/backend/codegen.h"
 #include "compiler/backend/lg_int.h"
 #include "compiler/propagate.h"
+#include "ir/attr.h"
 #include "ir/text.h"
 #include "tests/lg_check.h"
 #include "tests/testutil.h"
@@ -118,34 +117,47 @@ START_TEST(test_halo_chain) {
 }
 END_TEST
 
-/* The planner's MXU and VPU formulas equal the cmodel's (cmodel/timing.c) on many shapes,
- * and the docs/cmodel.md example: MATMUL 64×32×32 on 32×32, WS 158, OS 252 cycles. */
-START_TEST(test_costs_match_cmodel) {
-  ct_chip c;
-  ct_chip_default(&c);
-  ck_assert_int_eq(ct_lg_mxu_cycles(&c, 1, 64, 32, 32, 1, false), 158);
-  c.mxu_dataflow = CT_DATAFLOW_OS;
-  ck_assert_int_eq(ct_lg_mxu_cycles(&c, 1, 64, 32, 32, 1, false), 252);
-  unsigned seed = 7;
-  for (int i = 0; i < 400; i++) {
-    seed = seed * 1103515245u + 12345u;
-    c.mxu_rows = 4 + (seed >> 8) % 61, c.mxu_cols = 4 + (seed >> 14) % 61;
-    c.mxu_dataflow = (seed >> 20) & 1 ? CT_DATAFLOW_OS : CT_DATAFLOW_WS;
-    ct_mxu_job j = {1 + (seed >> 3) % 3, 1 + (seed >> 5) % 3000, 1 + (seed >> 9) % 700, 1 + (seed >> 13) % 500,
-                    (seed >> 22) & 1 ? CT_BF16 : CT_I8};
-    ct_mxu_cost mc;
-    ct_mxu_cost_of(&c, &j, &mc);
-    ck_assert_int_eq(ct_lg_mxu_cycles(&c, (int64_t)j.reps, (int64_t)j.pixels, (int64_t)j.red, (int64_t)j.filters,
-                                      j.dtype == CT_BF16 ? 2 : 1, j.dtype == CT_BF16),
-                     (int64_t)mc.cycles);
-    static const ct_vpu_kind ck[] = {CT_VPU_ELTWISE, CT_VPU_LUT, CT_VPU_POOL, CT_VPU_DWCONV, CT_VPU_CAST,
-                                     CT_VPU_REDUCE, CT_VPU_EXP, CT_VPU_SOFTMAX, CT_VPU_NORM, CT_VPU_RESIZE};
-    static const lg_vpu_kind lk[] = {LG_VPU_ELTWISE, LG_VPU_LUT, LG_VPU_POOL, LG_VPU_DWCONV, LG_VPU_CAST,
-                                     LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM, LG_VPU_RESIZE};
-    int k = (int)((seed >> 4) % 10);
-    uint32_t wb = 1u << ((seed >> 7) % 3);
-    ck_assert_int_eq(lg_vpu_cycles(&c, lk[k], (int64_t)j.pixels, wb), (int64_t)ct_vpu_cycles(&c, ck[k], j.pixels, wb));
+/* A layer's LMEM needs as the planner reserves and the codegen lays them out (lg_reserve.c),
+ * against hand counts: an int8 Conv with 16 output channels has 16 (multiplier, shift) pairs
+ * = 128 bytes; a per-channel 16-bit Lut over 3 channels 3 × 257 int16 = 1542; a ConvTranspose
+ * k = 2, C = 4, OC = 3: Q = 12 pairs (96 → 128 aligned), biases at 128 (48 → 64), weights at
+ * 192, 12 × 4 i8 = 48 → 240 → 256; a LayerNormalization over the last 10 without B: 40. */
+START_TEST(test_layer_tables) {
+  static const char *text =
+      "module @m {\n  %0 = tpu.Input() : tensor<1x4x5x5xi8 !quant<0.1, 0>> loc(\"x\")\n"
+      "  %1 = tpu.Weight() : tensor<16x4x1x1xi8 !quant<0.1, 0>> loc(\"w\")\n"
+      "  %2 = tpu.Conv(%0, %1, %none) {group = 1} : tensor<1x16x5x5xi8 !quant<0.2, 0>> loc(\"conv\")\n"
+      "  %3 = tpu.Input() : tensor<1x3x2x2xi16 !quant<0.001, 0>> loc(\"x16\")\n"
+      "  %4 = tpu.Lut(%3) : tensor<1x3x2x2xi8 !quant<0.1, 0>> loc(\"lut\")\n"
+      "  %5 = tpu.Weight() : tensor<4x3x2x2xi8 !quant<0.1, 0>> loc(\"wt\")\n"
+      "  %6 = tpu.ConvTranspose(%0, %5, %none) : tensor<1x3x10x10xi8 !quant<0.2, 0>> loc(\"convt\")\n"
+      "  %7 = tpu.Input() : tensor<2x10xbf16> loc(\"xf\")\n  %8 = tpu.Weight() : tensor<10xf32> loc(\"s\")\n"
+      "  %9 = tpu.LayerNormalization(%7, %8) {axis = -1} : tensor<2x10xbf16> loc(\"ln\")\n"
+      "  return %2, %4, %6, %9 : tensor<1x16x5x5xi8 !quant<0.2, 0>>, tensor<1x3x2x2xi8 !quant<0.1, 0>>, "
+      "tensor<1x3x10x10xi8 !quant<0.2, 0>>, tensor<2x10xbf16>\n}\n";
+  ct_graph *g;
+  ct_diag d;
+  ck_assert_msg(ct_ir_parse(text, strlen(text), "t.tpu", &g, &d) == CT_OK, "%s", d.msg);
+  int64_t tab[3 * 257];
+  for (int i = 0; i < 3 * 257; i++) tab[i] = i % 100;
+  ck_assert(ct_attr_set_lut_table(g, ct_graph_find_value(g, "lut")->def, 3 * 257, tab));
+  static const struct {
+    const char *name;
+    lg_table_kind kind;
+    int64_t bytes, entries, bias_off, weights_off;
+  } want[] = {{"conv", LG_TABLE_RQ, 128, 16, 0, 0},
+              {"lut", LG_TABLE_LUT, 1542, 771, 0, 0},
+              {"convt", LG_TABLE_CONVT, 256, 12, 128, 192},
+              {"ln", LG_TABLE_ZERO_B, 40, 10, 0, 0}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    lg_table t;
+    lg_layer_table(ct_graph_find_value(g, want[i].name)->def, &t);
+    ck_assert_msg(t.kind == want[i].kind && t.bytes == want[i].bytes && t.entries == want[i].entries &&
+                      t.bias_off == want[i].bias_off && t.weights_off == want[i].weights_off,
+                  "%s: kind %d, %lld bytes, %lld entries, offsets %lld %lld", want[i].name, (int)t.kind, (long long)t.bytes,
+                  (long long)t.entries, (long long)t.bias_off, (long long)t.weights_off);
   }
+  ct_graph_free(g);
 }
 END_TEST
 
@@ -499,7 +511,7 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_halo_rows_hand);
   tcase_add_test(tc, test_halo_chain);
-  tcase_add_test(tc, test_costs_match_cmodel);
+  tcase_add_test(tc, test_layer_tables);
   tcase_add_test(tc, test_dma_cost);
   tcase_add_test(tc, test_pipeline_hand);
   tcase_add_test(tc, test_dp_vs_brute_force);

@@ -1,6 +1,7 @@
 /* test_verify.c: ops/verify.h — a valid graph passes and is left unchanged; each
  * verifier error is produced by a graph built to break exactly one rule, and its message
  * names the node, the op and the problem. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,48 @@ START_TEST(test_parsed_unloaded_weights_skip_inference) {
 }
 END_TEST
 
+/* A list attribute whose count the schema fixes (ops.def LEN): a 2-D Conv's strides with one
+ * value is refused naming the node and the attribute — by the verifier (no second stride read
+ * from past the list) and by a command loading the module (exit 3); pads of 4 on a 1-D pool
+ * and a perm of the wrong rank too; the right counts pass. */
+START_TEST(test_attribute_lengths) {
+  static const char *fmt = "module @m {\n  %%0 = top.Input() : tensor<1x2x5x5xf32> loc(\"x\")\n"
+                           "  %%1 = top.Input() : tensor<3x2x3x3xf32> loc(\"w\")\n"
+                           "  %%2 = top.Conv(%%0, %%1) {strides = %s} : tensor<1x3x3x3xf32> loc(\"conv1\")\n"
+                           "  return %%2 : tensor<1x3x3x3xf32>\n}\n";
+  char text[1024];
+  ct_graph *g;
+  ct_diag d;
+  snprintf(text, sizeof text, fmt, "[1]");
+  ck_assert_int_eq(ct_ir_parse(text, strlen(text), "bad.top", &g, &d), CT_OK);
+  ck_assert_int_eq(ct_ir_verify(g, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "bad.top:4: node \"conv1\" (op Conv): attribute \"strides\" has 1 value, expected 2 (one per spatial axis)");
+  ct_graph_free(g);
+  const char *path = ct_test_tmp_path("bad_strides.top");
+  ck_assert(ct_test_write_file(path, text, strlen(text)));
+  char out[2048];
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "opt %s -o %s", path, ct_test_tmp_path("o.top")), 3);
+  ck_assert_msg(strstr(out, "node \"conv1\" (op Conv): attribute \"strides\" has 1 value, expected 2"), "%s", out);
+  snprintf(text, sizeof text, fmt, "[1, 1]");
+  ck_assert_int_eq(ct_ir_parse(text, strlen(text), "ok.top", &g, &d), CT_OK);
+  ck_assert_msg(ct_ir_verify(g, &d) == CT_OK, "%s", d.msg);
+  ct_graph_free(g);
+  static const char *others[][3] = {
+      {"top.MaxPool(%0) {kernel_shape = [2], pads = [0, 0, 0, 0]}", "1x2x4",
+       "node \"pool\" (op MaxPool): attribute \"pads\" has 4 values, expected 2 (two per spatial axis)"},
+      {"top.Transpose(%0) {perm = [0, 2, 1, 3]}", "1x5x2",
+       "node \"pool\" (op Transpose): attribute \"perm\" has 4 values, expected 3 (one per axis)"}};
+  for (int i = 0; i < 2; i++) {
+    snprintf(text, sizeof text, "module @m {\n  %%0 = top.Input() : tensor<1x2x5xf32> loc(\"x\")\n  %%1 = %s : "
+             "tensor<%sxf32> loc(\"pool\")\n  return %%1 : tensor<%sxf32>\n}\n", others[i][0], others[i][1], others[i][1]);
+    ck_assert_int_eq(ct_ir_parse(text, strlen(text), "m.top", &g, &d), CT_OK);
+    ck_assert_int_eq(ct_ir_verify(g, &d), CT_ERR_INPUT);
+    ck_assert_msg(strstr(d.msg, others[i][2]), "got \"%s\"", d.msg);
+    ct_graph_free(g);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("verify");
   TCase *tc = tcase_create("core");
@@ -247,6 +290,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_parsed_unloaded_weights_skip_inference);
   tcase_add_test(tc, test_quant_params);
   tcase_add_test(tc, test_annotations_survive_compact);
+  tcase_add_test(tc, test_attribute_lengths);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -12,46 +12,38 @@
 
 #include "compiler/backend/cg_int.h"
 
-#define AL(x) (((x) + 63) / 64 * 64)
-
 typedef struct convt_geo {
   int64_t k, C, OC, Q; /* kernel = stride, input / output channels, Q = k·k·OC */
 } convt_geo;
 
 static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
   const ct_value *x = op->in[0], *w = op->in[1], *y = op->out[0];
-  int n = 0, ns = 0, nd = 0, np = 0;
-  const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n), *s = ct_op_get_ints(op, "strides", &ns);
-  const int64_t *dl = ct_op_get_ints(op, "dilations", &nd), *p = ct_op_get_ints(op, "pads", &np);
-  const int64_t *op_ = ct_op_get_ints(op, "output_padding", &n);
-  if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || ct_op_get_int(op, "group", 1) != 1)
+  if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || ct_attr_conv_group(op) != 1)
     return no_cg(op, "only 2-D ConvTranspose with one group", d);
-  int64_t kk = w->shape[2];
-  bool ok = w->shape[3] == kk && (!s || (ns == 2 && s[0] == kk && s[1] == kk)) && (!dl || (nd == 2 && dl[0] == 1 && dl[1] == 1));
-  for (int i = 0; p && i < np; i++) ok = ok && p[i] == 0;
-  for (int i = 0; op_ && i < n; i++) ok = ok && op_[i] == 0;
-  ok = ok && y->shape[2] == x->shape[2] * kk && y->shape[3] == x->shape[3] * kk && (k == NULL || k[0] == kk);
+  lg_win2 wn;
+  int64_t kk = w->shape[2], opad[CT_ATTR_LIST_MAX];
+  int n = 0;
+  bool ok = lg_window2(op, &wn) && ct_attr_convt_output_padding_n(op, opad, &n) && w->shape[3] == kk && wn.s[0] == kk &&
+            wn.s[1] == kk && wn.d[0] == 1 && wn.d[1] == 1 && (!wn.has_k || wn.k[0] == kk);
+  for (int i = 0; ok && i < 4; i++) ok = wn.p[i] == 0;
+  for (int i = 0; ok && i < n; i++) ok = opad[i] == 0;
+  ok = ok && y->shape[2] == x->shape[2] * kk && y->shape[3] == x->shape[3] * kk;
   if (!ok) return no_cg(op, "only ConvTranspose with kernel = stride, no padding, dilation 1", d);
   g->k = kk, g->C = x->shape[1], g->OC = y->shape[1], g->Q = kk * kk * g->OC;
   if (g->Q > 65535) return no_cg(op, "more than 65535 output channels times kernel taps", d);
   return need_sym(op, w, d);
 }
 
-/* Byte offsets in the layer's table: requant pairs at 0 (unused by float layers), bias (i32 or
- * f32) at *ob, weights (wb bytes each) at *ow. lg_reserve.c convt_table_bytes is the total. */
-static int64_t convt_layout(const convt_geo *g, int64_t wb, int64_t *ob, int64_t *ow) {
-  *ob = AL(g->Q * 8), *ow = *ob + AL(g->Q * 4);
-  return AL(*ow + g->Q * g->C * wb);
-}
-
-ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
+ct_status cg_convt_tables(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d) {
   convt_geo g;
   ct_status st = convt_geo_of(op, &g, d);
   if (st) return st;
   const ct_value *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL;
   if (!w->data || (b && !b->data)) return no_cg(op, "weights computed at run time", d);
   bool fl = !is_int(op->out[0]->dtype);
-  int64_t wb = (int64_t)ct_dtype_size(w->dtype), ob, ow, bytes = convt_layout(&g, wb, &ob, &ow);
+  int64_t wb = (int64_t)ct_dtype_size(w->dtype), ob = tab->bias_off, ow = tab->weights_off, bytes = tab->bytes;
+  if (tab->entries != g.Q) return ct_diag_set(d, CT_ERR_INTERNAL, "layer \"%s\": its table holds %lld channels, not %lld", nm(op),
+                                              (long long)tab->entries, (long long)g.Q);
   if (bytes / 64 > 65535) return no_cg(op, "reordered weights above 4 MiB", d);
   if (fl ? w->dtype != op->in[0]->dtype : w->dtype != CT_I8)
     return no_cg(op, "ConvTranspose weights not i8 (integer) or of the input's type (float)", d);
@@ -72,7 +64,7 @@ ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
     for (int64_t ci = 0; ci < g.C; ci++)
       memcpy(t + ow + (q * g.C + ci) * wb, wd + ((ci * g.OC + o) * g.k * g.k + ab) * wb, (size_t)wb);
   }
-  if (!st) st = add_table(c, op, li, t, bytes, CT_U8, d);
+  if (!st) st = add_table(c, op, li, t, tab, d);
   free(t), free(m), free(s);
   return st;
 }
@@ -87,18 +79,19 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   if (by.ext[1] != g.OC) return no_cg(op, "ConvTranspose cut along output channels", d);
   bool fl = !is_int(y->dtype);
   if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype) != fl) return no_cg(op, "ConvTranspose input not 8-bit or float", d);
-  int64_t act, hi, zo, wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
+  int64_t act, hi, zo;
   if (fl && (st = cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
-  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob, ow;
+  lg_table lt;
+  lg_layer_table(op, &lt);
+  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob = lt.bias_off, ow = lt.weights_off;
+  int64_t wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
   if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
-  convt_layout(&g, wb, &ob, &ow);
   int64_t IW = x->shape[3], OW = y->shape[3], ih = bx.ext[2], ilo = bx.off[2], olo = by.off[2], ohi = olo + by.ext[2];
-  int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = AL(c->lm_scratch), nb = bx.ext[0], plane = nb * ih * IW * eb;
-  /* the k·k·OC channels in chunks [q0, q0 + nq) whose CONV result fits the free LMEM */
-  int64_t nq = scr < c->p->chip.lmem_bytes ? (c->p->chip.lmem_bytes - scr) / plane : 0;
-  if (nq < 1)
-    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte ConvTranspose scratch",
-                       c->gi, nm(op), (long long)plane);
+  int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = 0, nb = bx.ext[0], plane = nb * ih * IW * eb;
+  if ((st = scratch_take(c, op, LG_SCRATCH_CONVT, NULL, plane, &scr, d))) return st;
+  /* the k·k·OC channels in chunks [q0, q0 + nq) whose CONV result fits the free LMEM (one
+   * plane at least: the planner's reserve) */
+  int64_t nq = (c->p->chip.lmem_bytes - scr) / plane;
   if (nq > g.Q) nq = g.Q;
   c->lm_scratch = scr + nq * plane;
   int64_t tab = c->lm_attr[li];

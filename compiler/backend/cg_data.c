@@ -11,16 +11,15 @@
 #include "ops/ops_util.h"
 #include "ops/tpu_util.h"
 
-#define AL(x) (((x) + 63) / 64 * 64)
+#define AL(x) (((x) + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN)
 
 /* Does the nearest-neighbour mapping of op send output index o to input index o / f along
  * an axis enlarged f times? asymmetric + floor: x = o / f, floor → o / f. half_pixel (and
  * pytorch_half_pixel, out > 1): x = (o + 0.5) / f − 0.5 lies in (k − 0.5, k + 0.5) for o in
  * [k·f, (k + 1)·f) and is never a tie, so either round_prefer_* gives k. */
 static bool nearest_is_div(const ct_op *op) {
-  const char *mode = ct_op_get_string(op, "mode", "nearest");
-  const char *ctm = ct_op_get_string(op, "coordinate_transformation_mode", "half_pixel");
-  const char *nm_ = ct_op_get_string(op, "nearest_mode", "round_prefer_floor");
+  const char *mode = ct_attr_resize_mode(op), *ctm = ct_attr_resize_coordinate_transformation_mode(op);
+  const char *nm_ = ct_attr_resize_nearest_mode(op);
   if (strcmp(mode, "nearest")) return false;
   if (!strcmp(ctm, "asymmetric")) return !strcmp(nm_, "floor");
   if (!strcmp(ctm, "half_pixel") || !strcmp(ctm, "pytorch_half_pixel"))
@@ -243,7 +242,7 @@ static ct_status requant_blocks(mg *c, const ct_op *op, const ct_value *x, const
 static ct_status emit_concat(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *y = op->out[0];
   box by;
-  int64_t ax = ct_op_get_int(op, "axis", 0);
+  int64_t ax = ct_attr_concat_axis(op);
   if (ax < 0) ax += y->ndim;
   if (!box_of(c, y, &by) || ax < 0 || ax >= y->ndim) return no_cg(op, "rank above 4", d);
   int cax = (int)ax + 4 - y->ndim;
@@ -299,7 +298,8 @@ static ct_status emit_transpose(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box bx, by;
   int n = 0, pad = 4 - y->ndim;
-  const int64_t *perm = ct_op_get_ints(op, "perm", &n);
+  int64_t pv[CT_ATTR_LIST_MAX];
+  const int64_t *perm = ct_attr_transpose_perm_n(op, pv, &n) ? pv : NULL; /* absent: reversed */
   if (y->ndim > 4 || x->ndim > 4) { /* any rank: the tiles' own extents */
     int64_t xo[CT_MAX_DIMS], xe[CT_MAX_DIMS], yo[CT_MAX_DIMS], ye[CT_MAX_DIMS], xs[CT_MAX_DIMS], ss[CT_MAX_DIMS], ds[CT_MAX_DIMS];
     int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
@@ -360,12 +360,9 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   /* a float Slice that also rounds (f32 → bf16 / f16, the Tpu reference's storage
    * rounding): MOVE to scratch, then CAST float → float (nearest even) */
   if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return no_cg(op, "a Slice that changes an integer type", d);
-  int64_t count = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3], scr = AL(c->lm_scratch);
-  if (scr + count * (int64_t)ct_dtype_size(x->dtype) > c->p->chip.lmem_bytes)
-    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of Slice scratch", c->gi, nm(op),
-                       (long long)(count * (int64_t)ct_dtype_size(x->dtype)));
-  c->lm_scratch = scr + count * (int64_t)ct_dtype_size(x->dtype);
-  ct_status st = cg_move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
+  int64_t count = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3], scr = 0;
+  ct_status st = scratch_take(c, op, LG_SCRATCH_SLICE, NULL, count * (int64_t)ct_dtype_size(x->dtype), &scr, d);
+  if (!st) st = cg_move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
@@ -385,7 +382,7 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 static ct_status emit_split(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0];
   int ax;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), x->ndim, &ax)) return no_cg(op, "a Split axis out of range", d);
+  if (!ct_km_axis(ct_attr_concat_axis(op), x->ndim, &ax)) return no_cg(op, "a Split axis out of range", d);
   int64_t xo[CT_MAX_DIMS], xe[CT_MAX_DIMS], xs[CT_MAX_DIMS], lx = lmem_of(c->gr, x), eb = (int64_t)ct_dtype_size(x->dtype);
   if (lx < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   tile_of(c, x, xo, xe), ext_strides(xe, x->ndim, xs);
@@ -430,7 +427,7 @@ static ct_status emit_pad(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
     if ((bef[i] || aft[i]) && by.ext[k] != by.full[k]) return no_cg(op, "a Pad cut along a padded axis", d);
     b4[k] = bef[i], padded = padded || bef[i] || aft[i];
   }
-  if (strcmp(ct_op_get_string(op, "mode", "constant"), "constant")) return no_cg(op, "a Pad mode other than constant", d);
+  if (strcmp(ct_attr_pad_mode(op), "constant")) return no_cg(op, "a Pad mode other than constant", d);
   const ct_value *pv = op->n_in > 2 ? op->in[2] : NULL;
   bool zero_value = !pv || (pv->data && ct_tensor_numel(pv->data) == 1 && ct_tensor_get_f64(pv->data, 0) == 0 &&
                             !signbit(ct_tensor_get_f64(pv->data, 0)));

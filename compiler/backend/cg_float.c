@@ -90,9 +90,9 @@ static ct_status emit_softmax(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box by;
   if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
-  int64_t ax = ct_op_get_int(op, "axis", -1);
+  int64_t ax = ct_attr_softmax_axis(op);
   if (ax < 0) ax += y->ndim;
-  bool coerce = ct_op_get_int(op, "coerce_2d", 0) != 0;
+  bool coerce = ct_attr_softmax_coerce_2d(op) != 0;
   int cax = (int)ax + 4 - y->ndim;
   if (ax < 0 || ax >= y->ndim) return no_cg(op, "bad axis", d);
   int64_t outer = 1, len = 1, inner = 1;
@@ -121,7 +121,7 @@ static ct_status emit_layernorm(mg *c, const ct_op *op, int li, int64_t t, ct_di
   const ct_value *x = op->in[0], *y = op->out[0], *g = op->n_in > 1 ? op->in[1] : NULL, *b = op->n_in > 2 ? op->in[2] : NULL;
   box by;
   if (!box_of(c, y, &by) || y->ndim > 4) return no_cg(op, "rank above 4", d);
-  int64_t ax = ct_op_get_int(op, "axis", -1);
+  int64_t ax = ct_attr_layernorm_axis(op);
   if (ax < 0) ax += y->ndim;
   int cax = (int)ax + 4 - y->ndim;
   if (ax < 0 || ax >= y->ndim) return no_cg(op, "bad axis", d);

@@ -32,6 +32,7 @@ typedef struct mg {
   int64_t tab_lm, tab_gm;      /* where the current group's tables start (LMEM, GMEM) */
   int64_t lm_extra, gm_extra;  /* next free LMEM byte of the group, next free GMEM byte */
   int64_t lm_scratch;          /* next free scratch byte of the current layer (≥ lm_extra) */
+  int li;                      /* the layer being emitted (emit_layer) */
   int64_t *lm_attr;            /* layer index → LMEM address of its requant / LUT table */
   uint8_t *seen;               /* value id → already loaded in this tile */
 } mg;
@@ -72,11 +73,19 @@ ct_status no_cg(const ct_op *op, const char *why, ct_diag *d);
 /* GMEM address of a border Cast's result (the program input): its own IO entry, apart from
  * the float input's (which other layers may read). -1 when the plan has none. */
 int64_t io_addr(const ct_lg_plan *p, const ct_op *cast);
-/* Places a table (requant pairs or LUT bytes, `bytes` long, element type dt) of layer li
- * after the group's buffers and in GMEM (64-aligned in both, so the group's tables keep the
- * same layout and load as one block: ct_cg_model), and records its LMEM address in
- * c->lm_attr[li]. Errors: CT_ERR_LIMIT when LMEM has no room left. */
-ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t bytes, ct_dtype dt, ct_diag *d);
+/* Places the table of layer li — `data`, tab->bytes long, element type tab->dtype, as
+ * lg_layer_table describes it — after the group's buffers and in GMEM (LG_ALIGN-aligned in
+ * both, so the group's tables keep the same layout and load as one block: ct_cg_model), and
+ * records its LMEM address in c->lm_attr[li]. Errors: CT_ERR_LIMIT when LMEM has no room
+ * left; CT_ERR_INTERNAL past the LMEM the planner reserved. */
+ct_status add_table(mg *c, const ct_op *op, int li, const void *data, const lg_table *tab, ct_diag *d);
+/* Places `bytes` of scratch buffer `kind` (LG_SCRATCH_GATHER: of operand v) of the current
+ * layer (c->li) after its scratch so far (LG_ALIGN-aligned): *addr gets its LMEM address.
+ * The planner's description of the layer's scratch bounds it (lg_scratch_need).
+ * Errors: CT_ERR_LIMIT past the LMEM end; CT_ERR_INTERNAL when the description holds fewer
+ * bytes, or past the LMEM the planner reserved (the planner and the codegen disagree). */
+ct_status scratch_take(mg *c, const ct_op *op, lg_scratch_kind kind, const ct_value *v, int64_t bytes, int64_t *addr,
+                       ct_diag *d);
 /* The per-layer tables of the current group: requant pairs of CONV/MATMUL, LUT bytes.
  * Errors: a float layer, a LUT without 256 entries, CT_ERR_LIMIT. */
 ct_status group_tables(mg *c, ct_diag *d);
@@ -108,8 +117,9 @@ ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by
  * Errors: a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */
 ct_status cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* The table of ConvTranspose layer li (requant pairs, bias and weights reordered for one
- * 1 × 1 CONV, cg_convt.c) placed like add_table. Errors: no codegen, CT_ERR_LIMIT. */
-ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d);
+ * 1 × 1 CONV, cg_convt.c) at the offsets tab describes (lg_layer_table), placed like
+ * add_table. Errors: no codegen, CT_ERR_LIMIT. */
+ct_status cg_convt_tables(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d);
 /* ConvTranspose (kernel = stride) of layer li, tile t: one CONV into scratch LMEM and k·k
  * scattering MOVEs. Errors: no codegen (CT_ERR_INPUT), CT_ERR_LIMIT (scratch). */
 ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);

@@ -147,7 +147,7 @@ static ct_status model_group(mg *c, int gi, ct_diag *d) {
   free(c->view_bufs);
   c->view_bufs = malloc(sizeof *c->view_bufs * ((size_t)gr->n_bufs + 1));
   if (!c->view_bufs) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  c->tab_lm = (c->lm_extra + 63) / 64 * 64, c->tab_gm = (c->gm_extra + 63) / 64 * 64;
+  c->tab_lm = (c->lm_extra + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN, c->tab_gm = (c->gm_extra + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN;
   ct_status st = group_tables(c, d);
   if (!st) st = load_tables(c, d);
   for (int64_t t = 0; t < gr->n_tiles && !st; t++) {

@@ -11,7 +11,39 @@ static ct_status no_float_cg(const ct_op *op, ct_diag *d) {
   return no_cg(op, "a float op outside docs/codegen_ops.md \"Float programs\"", d);
 }
 
-/* The per-layer tables of the group: requant pairs of CONV/MATMUL, LUT bytes. */
+/* The requant pairs of a Conv / Gemm / MatMul with an integer result (ct_tq_rq), t->entries. */
+static ct_status rq_table(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d) {
+  int64_t n = tab->entries;
+  int32_t *t = malloc((size_t)n * 2 * sizeof *t), *m = malloc((size_t)n * sizeof *m);
+  int *s = malloc((size_t)n * sizeof *s);
+  ct_status st = !t || !m || !s ? ct_diag_set(d, CT_ERR_LIMIT, "out of memory") : CT_OK;
+  if (!st) st = ct_tq_rq(op, n, m, s, d);
+  for (int64_t i = 0; !st && i < n; i++) t[2 * i] = m[i], t[2 * i + 1] = s[i];
+  if (!st) st = add_table(c, op, li, t, tab, d);
+  free(t), free(m), free(s);
+  return st;
+}
+
+/* A Lut's table attribute as bytes (int16 little-endian entries for the 16-bit LUT). */
+static ct_status lut_table(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d) {
+  int n = 0;
+  const int64_t *v = ct_attr_lut_table(op, &n);
+  bool w16 = tab->dtype == CT_I16;
+  if (n != tab->entries)
+    return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a %d-entry table (or one per channel)", nm(op),
+                       w16 ? CT_QUANT_LUT16_ENTRIES : 256);
+  uint8_t *b = malloc((size_t)tab->bytes);
+  for (int i = 0; b && i < n; i++) {
+    if (w16) b[2 * i] = (uint8_t)((uint64_t)v[i] & 0xff), b[2 * i + 1] = (uint8_t)(((uint64_t)v[i] >> 8) & 0xff);
+    else b[i] = (uint8_t)v[i];
+  }
+  ct_status st = b ? add_table(c, op, li, b, tab, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  free(b);
+  return st;
+}
+
+/* The per-layer tables of the group, as lg_layer_table describes them (the planner reserved
+ * the same): requant pairs, LUT bytes, ConvTranspose's reordered weights, a zero B. */
 ct_status group_tables(mg *c, ct_diag *d) {
   ct_status st = CT_OK;
   for (int k = 0; k < c->gr->n_layers && !st; k++) {
@@ -19,38 +51,15 @@ ct_status group_tables(mg *c, ct_diag *d) {
     const ct_op *op = c->p->layers[li].op;
     if (!lg_border_cast(c->p->g, op) && c->p->layers[li].trait != CT_LG_ALIAS && !is_int(op->out[0]->dtype) && !cg_float_ok(op))
       return no_float_cg(op, d);
-    if ((op->kind == CT_OP_CONV || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && !ct_tq_raw_out(op) &&
-        is_int(op->out[0]->dtype)) {
-      const ct_value *y = op->out[0];
-      int64_t n = op->kind == CT_OP_CONV ? y->shape[1] : y->shape[y->ndim - 1];
-      int32_t *t = malloc((size_t)n * 2 * sizeof *t), *m = malloc((size_t)n * sizeof *m);
-      int *s = malloc((size_t)n * sizeof *s);
-      if (!t || !m || !s) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-      if (!st) st = ct_tq_rq(op, n, m, s, d);
-      for (int64_t i = 0; !st && i < n; i++) t[2 * i] = m[i], t[2 * i + 1] = s[i];
-      if (!st) st = add_table(c, op, li, t, n * 8, CT_I32, d);
-      free(t), free(m), free(s);
-    } else if (op->kind == CT_OP_CONVTRANSPOSE) {
-      st = cg_convt_tables(c, op, li, d);
-    } else if (op->kind == CT_OP_LAYERNORM && lg_table_bytes(op) > 0) { /* the zero B of a LayerNorm without B */
-      int64_t bytes = lg_table_bytes(op);
-      void *z = calloc((size_t)bytes, 1);
-      st = z ? add_table(c, op, li, z, bytes, CT_F32, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    lg_table tab;
+    lg_layer_table(op, &tab);
+    if (tab.kind == LG_TABLE_RQ) st = rq_table(c, op, li, &tab, d);
+    else if (tab.kind == LG_TABLE_CONVT) st = cg_convt_tables(c, op, li, &tab, d);
+    else if (tab.kind == LG_TABLE_LUT) st = lut_table(c, op, li, &tab, d);
+    else if (tab.kind == LG_TABLE_ZERO_B) {
+      void *z = calloc((size_t)tab.bytes, 1);
+      st = z ? add_table(c, op, li, z, &tab, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
       free(z);
-    } else if (op->kind == CT_OP_LUT) {
-      int n = 0;
-      const int64_t *tab = ct_op_get_ints(op, "table", &n);
-      bool w16 = lg_lut_stride(op) == CT_ISA_LUT16_BYTES;
-      if ((int64_t)n * (w16 ? 2 : 1) != lg_table_bytes(op))
-        return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\" (Lut): needs a %d-entry table (or one per channel)", nm(op),
-                           w16 ? CT_QUANT_LUT16_ENTRIES : 256);
-      uint8_t *b = malloc((size_t)n * 2);
-      for (int i = 0; b && i < n; i++) {
-        if (w16) b[2 * i] = (uint8_t)((uint64_t)tab[i] & 0xff), b[2 * i + 1] = (uint8_t)(((uint64_t)tab[i] >> 8) & 0xff);
-        else b[i] = (uint8_t)tab[i];
-      }
-      st = b ? add_table(c, op, li, b, lg_table_bytes(op), w16 ? CT_I16 : CT_U8, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-      free(b);
     }
   }
   return st;
@@ -64,11 +73,7 @@ static ct_status space_to_depth(mg *c, const ct_op *op, const box *bx, int64_t x
   const ct_value *x = op->in[0];
   int64_t k = op->in[1]->shape[2], C = x->shape[1], IW = x->shape[3], ow = op->out[0]->shape[3];
   int64_t eb = (int64_t)ct_dtype_size(x->dtype), ih = bx->ext[2];
-  *scr = (c->lm_scratch + 63) / 64 * 64;
-  int64_t bytes = bx->ext[0] * C * k * k * oh * ow * eb;
-  if (*scr + bytes > c->p->chip.lmem_bytes) return ct_diag_set(d, CT_ERR_LIMIT, "layer \"%s\": no LMEM left for its %lld-byte patch scratch", nm(op), (long long)bytes);
-  c->lm_scratch = *scr + bytes;
-  ct_status st = CT_OK;
+  ct_status st = scratch_take(c, op, LG_SCRATCH_PATCHES, NULL, bx->ext[0] * C * k * k * oh * ow * eb, scr, d);
   for (int64_t n = 0; n < bx->ext[0] && !st; n++)
     for (int64_t ch = 0; ch < C && !st; ch++)
       for (int64_t a = 0; a < k && !st; a++) {
@@ -84,7 +89,7 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   const ct_value *bv = op->n_in > 2 ? op->in[2] : NULL;
   box bx, by;
   box_of(c, x, &bx), box_of(c, y, &by);
-  int64_t G = ct_op_get_int(op, "group", 1);
+  int64_t G = ct_attr_conv_group(op);
   ct_status st = need_sym(op, wv, d);
   if (st) return st;
   bool dw = G != 1 && G == x->shape[1] && G == y->shape[1];
@@ -151,10 +156,9 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   int64_t xa = lmem_of(c->gr, x);
   if (xa < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   if (!global) {
-    int n = 0;
-    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n);
-    if (!k || n != 2) return no_cg(op, "needs a 2-D kernel_shape", d);
-    if ((st = window_of(c, op, li, &bx, &by, k[0], k[1], &w, &xa, t, d))) return st;
+    lg_win2 wn;
+    if (!lg_window2(op, &wn) || !wn.has_k) return no_cg(op, "needs a 2-D kernel_shape", d);
+    if ((st = window_of(c, op, li, &bx, &by, wn.k[0], wn.k[1], &w, &xa, t, d))) return st;
     if (w.dh != 1 || w.dw != 1) return no_cg(op, "dilated pooling", d);
   } else if (bx.ext[2] != x->shape[2]) {
     return no_cg(op, "global pooling cut along H", d);
@@ -175,7 +179,7 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   pl->pad_t = w.pt, pl->pad_b = w.pb, pl->pad_l = w.pl, pl->pad_r = w.pr;
   pl->mode = avg ? CT_ISA_POOL_AVG : CT_ISA_POOL_MAX, pl->dt = x->dtype, pl->m = m, pl->s = s;
   pl->zp_in = ct_tq_zp(x), pl->zp_out = ct_tq_zp(y);
-  pl->count_pad = fl && op->kind == CT_OP_AVERAGEPOOL && ct_op_get_int(op, "count_include_pad", 0); /* float mean */
+  pl->count_pad = fl && op->kind == CT_OP_AVERAGEPOOL && ct_attr_pool_count_include_pad(op); /* float mean */
   if (x->dtype != y->dtype) return no_cg(op, "pooling that changes the storage type", d);
   if (pl->in < 0 || pl->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
   return put(c, &in, nm(op), t, d);
@@ -188,7 +192,7 @@ static ct_status emit_eltwise(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   if (!box_of(c, a, &ba) || !box_of(c, b, &bb) || !box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
   if (op->kind == CT_OP_DIV && is_int(y->dtype)) return no_cg(op, "an integer Div", d);
   int nm_ = 0, ns = 0;
-  const int64_t *mv = ct_op_get_ints(op, "multiplier", &nm_), *sv = ct_op_get_ints(op, "rshift", &ns);
+  const int64_t *mv = ct_attr_rq_multiplier(op, &nm_), *sv = ct_attr_rq_rshift(op, &ns);
   const int64_t zero[3] = {0, 0, 0};
   if (!is_int(y->dtype)) mv = sv = zero; /* float: a op b in f32, rounded once */
   else if (nm_ != 2 || ns != 3) return no_cg(op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]", d);
@@ -288,11 +292,11 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
     return no_cg(op, "a batched B that is a weight or does not match A's batch", d);
   if (b->ndim > 2 && by.ext[3] != y->shape[y->ndim - 1]) return no_cg(op, "a batched B cut along output features", d);
   int64_t f0 = by.off[3], nf = by.ext[3];
-  bool tb = op->kind == CT_OP_GEMM && ct_op_get_int(op, "transB", 0);
+  bool tb = op->kind == CT_OP_GEMM && ct_attr_gemm_transB(op);
   if (nf != y->shape[y->ndim - 1] && !is_wslice(c, b) && !tb)
     return no_cg(op, "cut along output features of a resident [K, N] B", d);
-  if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) return no_cg(op, "transA", d);
-  if (op->kind == CT_OP_GEMM && (ct_op_get_float(op, "alpha", 1) != 1 || (bias && ct_op_get_float(op, "beta", 1) != 1)))
+  if (op->kind == CT_OP_GEMM && ct_attr_gemm_transA(op)) return no_cg(op, "transA", d);
+  if (op->kind == CT_OP_GEMM && (ct_attr_gemm_alpha(op) != 1 || (bias && ct_attr_gemm_beta(op) != 1)))
     return no_cg(op, "alpha or beta other than 1 (lowering folds them: canonical-gemm)", d);
   if (bias && (lg_numel(bias) != y->shape[y->ndim - 1] || bias->ndim > 2 || (bias->ndim == 2 && bias->shape[0] != 1)))
     return no_cg(op, "a C other than one value per column ([N] or [1, N])", d);
@@ -321,7 +325,7 @@ static ct_status emit_matmul(mg *c, const ct_op *op, int li, int64_t t, ct_diag 
 ct_status emit_layer(mg *c, int li, int64_t t, ct_diag *d) {
   const ct_op *op = c->p->layers[li].op;
   if (lg_border_cast(c->p->g, op) || c->p->layers[li].trait == CT_LG_ALIAS) return CT_OK;
-  c->lm_scratch = c->lm_extra;
+  c->lm_scratch = c->lm_extra, c->li = li;
   for (int i = 0; i < op->n_out; i++)
     if (!is_int(op->out[i]->dtype) && !cg_float_ok(op)) return no_float_cg(op, d);
   bool float_cast = op->kind == CT_OP_CAST && (!is_int(op->in[0]->dtype) || !is_int(op->out[0]->dtype));

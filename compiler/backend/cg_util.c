@@ -113,22 +113,42 @@ int64_t io_addr(const ct_lg_plan *p, const ct_op *cast) { return gmem_of(p, cast
  * scratch (lg_reserve.c); what the codegen places after the buffers must end there. */
 static int64_t reserve_end(const mg *c) { return c->gr->lmem_bytes + c->gr->reserved_bytes; }
 
-/* Places a table (requant pairs or LUT bytes) after the group's buffers and in GMEM. */
-ct_status add_table(mg *c, const ct_op *op, int li, const void *data, int64_t bytes, ct_dtype dt, ct_diag *d) {
+static int64_t al(int64_t v) { return (v + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN; }
+
+ct_status add_table(mg *c, const ct_op *op, int li, const void *data, const lg_table *tab, ct_diag *d) {
   char name[256];
   snprintf(name, sizeof name, "%s#table", nm(op));
-  int64_t lm = (c->lm_extra + 63) / 64 * 64, gm = (c->gm_extra + 63) / 64 * 64;
+  int64_t lm = al(c->lm_extra), gm = al(c->gm_extra), bytes = tab->bytes;
   if (lm + bytes > c->p->chip.lmem_bytes)
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte table (the group "
                        "uses %lld of %lld bytes)", c->gi, nm(op), (long long)bytes, (long long)c->lm_extra,
                        (long long)c->p->chip.lmem_bytes);
-  if (lm + bytes > reserve_end(c)) /* lg_group_table_bytes is the layout of add_table */
+  if (lm + bytes > reserve_end(c)) /* lg_group_table_bytes is this layout */
     return ct_diag_set(d, CT_ERR_INTERNAL, "group %d: layer \"%s\": its %lld-byte table ends at LMEM %lld, past the %lld "
                        "the planner reserved", c->gi, nm(op), (long long)bytes, (long long)(lm + bytes),
                        (long long)reserve_end(c));
-  ct_status st = ct_program_add_const(c->prog, name, dt, (uint64_t)gm, data, (uint64_t)bytes, d);
+  ct_status st = ct_program_add_const(c->prog, name, tab->dtype, (uint64_t)gm, data, (uint64_t)bytes, d);
   if (st) return st;
   c->lm_extra = lm + bytes, c->gm_extra = gm + bytes, c->lm_attr[li] = lm;
+  return CT_OK;
+}
+
+ct_status scratch_take(mg *c, const ct_op *op, lg_scratch_kind kind, const ct_value *v, int64_t bytes, int64_t *addr,
+                       ct_diag *d) {
+  static const char *const what[] = {"Slice staging", "patch", "ConvTranspose plane", "row gather"};
+  int64_t lm = al(c->lm_scratch), need = lg_scratch_need(&c->x, c->gr->n_layers, c->li, kind, v);
+  if (lm + bytes > c->p->chip.lmem_bytes)
+    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte %s scratch", c->gi, nm(op),
+                       (long long)bytes, what[kind]);
+  if (bytes > need) /* the description (lg_reserve.c) and the codegen disagree */
+    return ct_diag_set(d, CT_ERR_INTERNAL, "group %d: layer \"%s\": its %s scratch takes %lld bytes, the planner's "
+                       "description %lld", c->gi, nm(op), what[kind], (long long)bytes, (long long)need);
+  if (lm + bytes > reserve_end(c))
+    return ct_diag_set(d, CT_ERR_INTERNAL, "group %d: layer \"%s\": %lld bytes of %s scratch end at LMEM %lld, past the "
+                       "%lld the planner reserved", c->gi, nm(op), (long long)bytes, what[kind], (long long)(lm + bytes),
+                       (long long)reserve_end(c));
+  *addr = lm;
+  c->lm_scratch = lm + bytes;
   return CT_OK;
 }
 
@@ -154,15 +174,9 @@ bool is_wslice(const mg *c, const ct_value *v) {
  * hull of several readers); *addr becomes the scratch address. */
 ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, int64_t ilo, int64_t ihi,
                              int64_t *addr, int64_t t, ct_diag *d) {
-  int64_t eb = (int64_t)ct_dtype_size(x->dtype), rows = ihi - ilo, w = bx->ext[3];
-  int64_t lm = (c->lm_scratch + 63) / 64 * 64, bytes = bx->ext[0] * bx->ext[1] * rows * w * eb;
-  if (lm + bytes > c->p->chip.lmem_bytes)
-    return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for %lld bytes of input rows", c->gi, nm(op),
-                       (long long)bytes);
-  if (lm + bytes > reserve_end(c)) /* lg_scratch_bytes counts every gather (lg_gather_rows) */
-    return ct_diag_set(d, CT_ERR_INTERNAL, "group %d: layer \"%s\": %lld bytes of input rows end at LMEM %lld, past the "
-                       "%lld the planner reserved", c->gi, nm(op), (long long)bytes, (long long)(lm + bytes),
-                       (long long)reserve_end(c));
+  int64_t eb = (int64_t)ct_dtype_size(x->dtype), rows = ihi - ilo, w = bx->ext[3], lm = 0;
+  ct_status st = scratch_take(c, op, LG_SCRATCH_GATHER, x, bx->ext[0] * bx->ext[1] * rows * w * eb, &lm, d);
+  if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_MOVE;
@@ -172,7 +186,6 @@ ct_status gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, 
   mv->src_sn = bx->ext[1] * bx->ext[2] * w, mv->src_sc = bx->ext[2] * w, mv->src_sh = w, mv->src_sw = 1;
   mv->dst_sn = bx->ext[1] * rows * w, mv->dst_sc = rows * w, mv->dst_sh = w, mv->dst_sw = 1;
   *addr = lm;
-  c->lm_scratch = lm + bytes;
   return put(c, &in, nm(op), t, d);
 }
 
@@ -192,11 +205,10 @@ ct_status fit_rows(mg *c, const ct_op *op, const ct_value *x, box *bx, const box
 ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by, int64_t kh, int64_t kw,
                            win *w, int64_t *in_addr, int64_t t, ct_diag *d) {
   const ct_lg_layer *l = &c->p->layers[li];
-  int n = 0, np = 0;
-  const int64_t *pads = ct_op_get_ints(op, "pads", &np), *st = ct_op_get_ints(op, "strides", &n);
-  const int64_t *dl = ct_op_get_ints(op, "dilations", &n);
+  lg_win2 wn;
+  lg_window2(op, &wn);
   int64_t olo = by->off[2], ohi = olo + by->ext[2], ilo, ihi;
-  w->kh = kh, w->kw = kw, w->sh = l->sh, w->sw = st ? st[1] : 1, w->dh = l->dh, w->dw = dl ? dl[1] : 1;
+  w->kh = kh, w->kw = kw, w->sh = l->sh, w->sw = wn.s[1], w->dh = l->dh, w->dw = wn.d[1];
   ct_lg_halo_rows(olo, ohi, kh, l->sh, l->dh, l->pad_top, bx->full[2], &ilo, &ihi);
   if (ilo < bx->off[2] || ihi > bx->off[2] + bx->ext[2])
     return ct_diag_set(d, CT_ERR_INTERNAL, "layer \"%s\": needs input rows [%lld, %lld), the tile holds [%lld, %lld)", nm(op),
@@ -213,9 +225,9 @@ ct_status window_of(mg *c, const ct_op *op, int li, const box *bx, const box *by
   w->pt = ilo - (olo * l->sh - l->pad_top);
   /* the pads are the op's (clipped to the tile): a ceil_mode pool's last window reaching past
    * the end padding is not padding (POOL: not counted by count_pad, docs/isa.md) */
-  int64_t pad_end = bx->full[2] + (pads && np >= 4 ? pads[2] : 0) - ihi;
+  int64_t pad_end = bx->full[2] + wn.p[2] - ihi;
   w->pb = pb < pad_end ? pb : pad_end > 0 ? pad_end : 0;
-  w->pl = pads && np >= 4 ? pads[1] : 0, w->pr = pads && np >= 4 ? pads[3] : 0;
+  w->pl = wn.p[1], w->pr = wn.p[3];
   w->ih = ihi - ilo, w->oh = ohi - olo;
   if (w->pt < 0 || w->pb < 0) return no_cg(op, "negative padding in a tile", d);
   return CT_OK;

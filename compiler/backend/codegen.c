@@ -75,7 +75,7 @@ static void rows(const cg *c, const ct_value *v, int64_t *lo, int64_t *hi) {
 
 static bool conv_ok(const ct_op *op) {
   return op->kind == CT_OP_CONV && op->n_in >= 2 && op->in[0]->ndim == 4 && op->out[0]->ndim == 4 &&
-         op->in[0]->shape[0] == 1 && ct_op_get_int(op, "group", 1) == 1 && !(op->n_in > 2 && op->in[2]) &&
+         op->in[0]->shape[0] == 1 && ct_attr_conv_group(op) == 1 && !(op->n_in > 2 && op->in[2]) &&
          ct_value_is_const(op->in[1]);
 }
 
@@ -208,9 +208,9 @@ static ct_status emit_conv(cg *c, int k, int64_t t, int64_t step, ct_diag *d) {
     return ct_diag_set(d, CT_ERR_INTERNAL, "group %d tile %lld: layer \"%s\" needs rows [%lld, %lld) of its input, the "
                        "buffer holds [%lld, %lld)", c->gi, (long long)t, op->loc, (long long)ilo, (long long)ihi,
                        (long long)vlo, (long long)vhi);
-  int b = (int)(t % c->nbuf), n = 0;
-  const int64_t *pads = ct_op_get_ints(op, "pads", &n), *st = ct_op_get_ints(op, "strides", &n);
-  const int64_t *dl = ct_op_get_ints(op, "dilations", &n);
+  int b = (int)(t % c->nbuf);
+  lg_win2 wn;
+  lg_window2(op, &wn);
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_CONV;
@@ -220,11 +220,11 @@ static ct_status emit_conv(cg *c, int k, int64_t t, int64_t step, ct_diag *d) {
   cv->wt = c->lm_w[k], cv->rq = c->lm_rq + 64 * k;
   cv->n = 1, cv->ic = x->shape[1], cv->ih = ihi - ilo, cv->iw = x->shape[3];
   cv->oc = y->shape[1], cv->oh = ohi - olo, cv->ow = y->shape[3];
-  cv->kh = w->shape[2], cv->kw = w->shape[3], cv->stride_h = l->sh, cv->stride_w = st ? st[1] : 1;
+  cv->kh = w->shape[2], cv->kw = w->shape[3], cv->stride_h = l->sh, cv->stride_w = wn.s[1];
   cv->pad_t = ilo - (olo * l->sh - l->pad_top);
   cv->pad_b = (ohi - 1) * l->sh - l->pad_top + (l->kh - 1) * l->dh + 1 - ihi;
-  cv->pad_l = pads ? pads[1] : 0, cv->pad_r = pads ? pads[3] : 0;
-  cv->dil_h = l->dh, cv->dil_w = dl ? dl[1] : 1, cv->groups = 1;
+  cv->pad_l = wn.p[1], cv->pad_r = wn.p[3];
+  cv->dil_h = l->dh, cv->dil_w = wn.d[1], cv->groups = 1;
   cv->dt_in = CT_I8, cv->dt_w = CT_I8, cv->dt_out = CT_I8, cv->rq_mode = CT_ISA_RQ_TENSOR;
   cv->act = c->q[k].relu ? CT_ISA_ACT_RELU : CT_ISA_ACT_NONE, cv->zp_in = c->q[k].zp_in, cv->zp_out = c->q[k].zp_out;
   int64_t T = c->gr->n_tiles;

@@ -174,13 +174,6 @@ void ct_lg_halo_rows(int64_t olo, int64_t ohi, int64_t kh, int64_t sh, int64_t d
 void ct_lg_transposed_rows(int64_t olo, int64_t ohi, int64_t kh, int64_t sh, int64_t dh, int64_t pad_top,
                            int64_t in_h, int64_t *lo, int64_t *hi);
 
-/* MXU cycles of a GEMM-shaped job (reps products of pixels × red × filters) on chip's array:
- * SCALE-Sim folds · (2R + C + T − 2), WS (Sr = red, Sc = filters, T = pixels) or OS (Sr =
- * pixels, Sc = filters, T = red); float operands (elem_bytes > 1 and is_float) divide the
- * rate by mxu.fp_rate (f32: fp_rate / 2). Same formula as cmodel/timing.c (docs/cmodel.md). */
-int64_t ct_lg_mxu_cycles(const ct_chip *c, int64_t reps, int64_t pixels, int64_t red, int64_t filters,
-                         int elem_bytes, bool is_float);
-
 /* DMA cycles and burst-rounded bytes of one transfer of a dense tile `tile` of a row-major
  * tensor `shape` (ndim dims) with elem_bytes per element, in isolation: runs are the
  * contiguous pieces, moved = runs · ceil(run / burst) · burst, cycles = latency +

@@ -1,44 +1,13 @@
-/* lg_cost.c: the planner's cost formulas — MXU folds after SCALE-Sim (Samajdar et al.,
- * arXiv:1811.02883; the convention of docs/cmodel.md), VPU lanes + latency per op kind, DMA
- * bursts and latency, and the double-buffered time-step pipeline (TPU-MLIR's LayerGroup
- * software pipeline: load tile i+1 ‖ compute tile i ‖ store tile i−1). */
-#include <math.h>
+/* lg_cost.c: the planner's DMA and pipeline cost formulas — DMA bursts and latency, and the
+ * double-buffered time-step pipeline (TPU-MLIR's LayerGroup software pipeline: load tile i+1
+ * ‖ compute tile i ‖ store tile i−1). The compute engines' costs are the cmodel's own
+ * (isa/cost.h), applied per layer in lg_eval.c. */
 #include <stdlib.h>
 
 #include "compiler/backend/lg_int.h"
+#include "isa/cost.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
-
-int64_t ct_lg_mxu_cycles(const ct_chip *c, int64_t reps, int64_t pixels, int64_t red, int64_t filters,
-                         int elem_bytes, bool is_float) {
-  int64_t r = c->mxu_rows, k = c->mxu_cols;
-  bool os = c->mxu_dataflow == CT_DATAFLOW_OS;
-  int64_t sr = os ? pixels : red, sc = filters, t = os ? red : pixels;
-  int64_t folds = reps * cdiv(sr, r) * cdiv(sc, k);
-  int64_t cyc = folds * (2 * r + k + t - 2);
-  if (is_float && elem_bytes > 1) {
-    double rate = elem_bytes >= 4 ? c->mxu_fp_rate / 2 : c->mxu_fp_rate;
-    if (rate < 1.0) cyc = (int64_t)ceil((double)cyc / rate - 1e-9);
-  }
-  return cyc;
-}
-
-/* ORDER VPU: the cmodel's cmodel/vpu_cost.def (passes, slowdown, latency); test_backend
- * checks both give the same cycles. */
-static const struct {
-  int64_t passes, slow, latency;
-} vpu_cost[LG_VPU_COUNT] = {
-    [LG_VPU_ELTWISE] = {1, 1, 4}, [LG_VPU_LUT] = {1, 1, 2},  [LG_VPU_LUT16] = {2, 1, 2}, [LG_VPU_POOL] = {1, 1, 4},
-    [LG_VPU_DWCONV] = {1, 1, 6},  [LG_VPU_CAST] = {1, 1, 2}, [LG_VPU_REDUCE] = {1, 1, 4},
-    [LG_VPU_EXP] = {1, 4, 8},     [LG_VPU_SOFTMAX] = {3, 4, 8}, [LG_VPU_NORM] = {3, 4, 8},
-    [LG_VPU_RESIZE] = {1, 1, 4},
-};
-
-int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes) {
-  int64_t lanes = c->vpu_lanes / (width_bytes > 0 ? width_bytes : 1);
-  if (lanes < 1) lanes = 1;
-  return vpu_cost[k].passes * cdiv(elems, lanes) * vpu_cost[k].slow + vpu_cost[k].latency;
-}
 
 void ct_lg_dma_cost(const ct_chip *c, int ndim, const int64_t *shape, const int64_t *tile, int64_t elem_bytes,
                     int64_t *moved, int64_t *cycles) {
@@ -56,9 +25,8 @@ void ct_lg_dma_cost(const ct_chip *c, int ndim, const int64_t *shape, const int6
   }
   int64_t b = c->gmem_burst_bytes;
   int64_t m = run > 0 ? runs * cdiv(run, b) * b : 0;
-  int64_t rate = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
   *moved = m;
-  *cycles = m > 0 ? c->gmem_latency_cycles + cdiv(m, rate) : 0;
+  *cycles = m > 0 ? (int64_t)ct_dma_cycles(c, (uint64_t)m, true) : 0;
 }
 
 static int by_size_desc(const void *a, const void *b) {
@@ -72,12 +40,11 @@ int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines
   if (engines > 8) engines = 8;
   qsort(moved, (size_t)n, sizeof *moved, by_size_desc);
   int64_t busy[8] = {0}, total = 0, end = 0;
-  int64_t one = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
   for (int i = 0; i < n; i++) {
     int e = 0;
     for (int k = 1; k < engines; k++)
       if (busy[k] < busy[e]) e = k;
-    busy[e] += c->gmem_latency_cycles + cdiv(moved[i], one), total += moved[i];
+    busy[e] += (int64_t)ct_dma_cycles(c, (uint64_t)moved[i], true), total += moved[i];
     if (busy[e] > end) end = busy[e];
   }
   int64_t port = c->lmem_bank_port_bytes * engines;

@@ -6,9 +6,32 @@
 #include <string.h>
 
 #include "compiler/backend/lg_int.h"
+#include "isa/cost.h"
 #include "ops/tpu_util.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+/* VPU cycles of elems element-steps of kind k at width bytes: the cmodel's table (isa/cost.h). */
+static int64_t vpu_cycles(const lg_ctx *x, ct_vpu_kind k, int64_t elems, int64_t width) {
+  return (int64_t)ct_vpu_cycles(x->chip, k, (uint64_t)(elems > 0 ? elems : 0), (uint32_t)width);
+}
+
+/* Cycles of an LMEM → LMEM MOVE of `bytes` (isa/cost.h ct_dma_cycles). */
+static int64_t move_cycles(const lg_ctx *x, int64_t bytes) {
+  return (int64_t)ct_dma_cycles(x->chip, (uint64_t)(bytes > 0 ? bytes : 0), false);
+}
+
+/* MXU cycles of reps products of pixels × red × filters whose operand a is read as the MXU
+ * reads it (isa/cost.h ct_mxu_cost_of): at its float type's rate, or at the full (int8) rate
+ * when it is an integer or --assume-dtype sets the element size. */
+static int64_t mxu(const lg_ctx *x, const ct_value *a, int64_t reps, int64_t pixels, int64_t red, int64_t filters) {
+  bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(a->dtype);
+  ct_mxu_job job = {(uint64_t)(reps > 0 ? reps : 0), (uint64_t)(pixels > 0 ? pixels : 0), (uint64_t)(red > 0 ? red : 0),
+                    (uint64_t)(filters > 0 ? filters : 0), fl ? a->dtype : CT_I8};
+  ct_mxu_cost c;
+  ct_mxu_cost_of(x->chip, &job, &c);
+  return (int64_t)c.cycles;
+}
 
 /* Widest element (bytes) of the op's data operands — not its constants (weights, bias,
  * tables), as the cmodel counts VPU lanes (cmodel/decode.c). */
@@ -28,30 +51,27 @@ static int64_t tile_elems(const lg_ctx *x, const ct_value *v) {
 
 static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
   const ct_value *a = op->in[0], *w = op->n_in > 1 ? op->in[1] : NULL, *o = op->out[0];
-  int eb = (int)ct_lg_elem_bytes(x->opt, a);
-  bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(a->dtype);
   int nd = o->ndim;
   if (op->kind == CT_OP_CONV && nd == 4 && w && w->ndim == 4) {
-    int64_t g = ct_op_get_int(op, "group", 1);
-    return ct_lg_mxu_cycles(x->chip, g, oe[0] * oe[2] * oe[3], w->shape[1] * w->shape[2] * w->shape[3],
-                            cdiv(oe[1], g), eb, fl);
+    int64_t g = ct_attr_conv_group(op);
+    return mxu(x, a, g, oe[0] * oe[2] * oe[3], w->shape[1] * w->shape[2] * w->shape[3], cdiv(oe[1], g));
   }
   if (op->kind == CT_OP_CONVTRANSPOSE && nd == 4 && w && w->ndim == 4 && a->ndim == 4) {
-    int64_t g = ct_op_get_int(op, "group", 1), pix = a->shape[0] * a->shape[2] * a->shape[3];
+    int64_t g = ct_attr_conv_group(op), pix = a->shape[0] * a->shape[2] * a->shape[3];
     pix = cdiv(pix * oe[0] * oe[2], o->shape[0] * o->shape[2]);
-    return ct_lg_mxu_cycles(x->chip, g, pix, w->shape[0] / g, w->shape[1] * w->shape[2] * w->shape[3], eb, fl);
+    return mxu(x, a, g, pix, w->shape[0] / g, w->shape[1] * w->shape[2] * w->shape[3]);
   }
   if ((op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) && w && nd >= 2 && a->ndim >= 1) {
     int64_t k = a->shape[a->ndim - 1];
-    if (op->kind == CT_OP_GEMM && ct_op_get_int(op, "transA", 0)) k = a->shape[0];
+    if (op->kind == CT_OP_GEMM && ct_attr_gemm_transA(op)) k = a->shape[0];
     int64_t batch = 1;
     for (int d = 0; d < nd - 2; d++) batch *= oe[d];
     bool shared = ct_lg_is_weight(w) || w->ndim <= 2;
-    return ct_lg_mxu_cycles(x->chip, shared ? 1 : batch, (shared ? batch : 1) * oe[nd - 2], k, oe[nd - 1], eb, fl);
+    return mxu(x, a, shared ? 1 : batch, (shared ? batch : 1) * oe[nd - 2], k, oe[nd - 1]);
   }
   int64_t n = 1;
   for (int d = 0; d < nd; d++) n *= oe[d];
-  return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, n, eb);
+  return vpu_cycles(x, CT_VPU_ELTWISE, n, ct_lg_elem_bytes(x->opt, a));
 }
 
 /* Is op one the codegen moves LMEM → LMEM with MOVEs on load engine 0 (cg_data.c; a
@@ -70,7 +90,7 @@ static bool moved_in_lmem(const ct_op *op) {
  * the VPU cycles; *move gets the MOVE cycles (LMEM port bytes per cycle). */
 static int64_t concat_cycles(const lg_ctx *x, const ct_op *op, int64_t *move) {
   const ct_value *y = op->out[0];
-  int64_t oe[CT_MAX_DIMS], out = lg_tile_extents(y, &x->rng[y->id], oe), ax = ct_op_get_int(op, "axis", 0);
+  int64_t oe[CT_MAX_DIMS], out = lg_tile_extents(y, &x->rng[y->id], oe), ax = ct_attr_concat_axis(op);
   if (ax < 0) ax += y->ndim;
   *move = 0;
   if (ax < 0 || ax >= y->ndim || op->n_in > 64 || y->shape[ax] <= 0) return 0;
@@ -79,23 +99,23 @@ static int64_t concat_cycles(const lg_ctx *x, const ct_op *op, int64_t *move) {
   bool fl = !ct_tq_is_storage(y->dtype);
   if (fl || ct_tq_rq(op, op->n_in, m, s, NULL)) /* float: moves only */
     for (int k = 0; k < op->n_in; k++) m[k] = 1 << 30, s[k] = 30;
-  int64_t outer = 1, vpu = 0, port = x->chip->lmem_bank_port_bytes;
+  int64_t outer = 1, vpu = 0;
   for (int d = 0; d < ax; d++) outer *= oe[d];
   for (int k = 0; k < op->n_in; k++) {
     const ct_value *v = op->in[k];
     if (!v || v->ndim != y->ndim) continue;
     int64_t blk = out / y->shape[ax] * v->shape[ax], eb = ct_lg_elem_bytes(x->opt, y);
     int64_t w = ct_lg_elem_bytes(x->opt, v) > eb ? ct_lg_elem_bytes(x->opt, v) : eb;
-    if (tile_elems(x, v) > blk) *move += cdiv(blk * ct_lg_elem_bytes(x->opt, v), port); /* row gather */
+    if (tile_elems(x, v) > blk) *move += move_cycles(x, blk * ct_lg_elem_bytes(x->opt, v)); /* row gather */
     bool ident = ct_tq_rq_identity(v, y, m[k], s[k]);
     if (ident && v->dtype == y->dtype) {
-      *move += cdiv(blk * eb, port);
+      *move += move_cycles(x, blk * eb);
       continue;
     }
     int64_t rows = blk / 64, rest = blk - rows * 64; /* requant_dense: rows × 64, then the rest */
-    vpu += (rows ? lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, rows * 64, w) : 0) +
-           (rest ? lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, rest, w) : 0);
-    if (outer > 1) *move += cdiv(blk * eb, port);
+    ct_vpu_kind k = fl ? CT_VPU_CAST : CT_VPU_REQUANT;  /* requant_raw: a CAST between floats */
+    vpu += (rows ? vpu_cycles(x, k, rows * 64, w) : 0) + (rest ? vpu_cycles(x, k, rest, w) : 0);
+    if (outer > 1) *move += move_cycles(x, blk * eb);
   }
   return vpu;
 }
@@ -114,7 +134,7 @@ int64_t lg_move_cycles(const lg_ctx *x, int li) {
     if (op->out[j]) bytes += tile_elems(x, op->out[j]) * ct_lg_elem_bytes(x->opt, v);
   if (lg_patchify(op)) /* the output tile's patches: C·k·k input elements per output pixel of one channel */
     bytes = bytes / op->out[0]->shape[1] * op->in[1]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[3];
-  return cdiv(bytes, x->chip->lmem_bank_port_bytes);
+  return move_cycles(x, bytes);
 }
 
 int64_t lg_layer_cycles(const lg_ctx *x, int li) {
@@ -129,48 +149,50 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   int64_t win = 1;
   if (op->kind == CT_OP_CONV && op->in[1]->ndim == 4) win = op->in[1]->shape[2] * op->in[1]->shape[3];
   else if (l->trait == CT_LG_WINDOW) {
-    int n = 0;
-    const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n);
-    for (int i = 0; i < n; i++) win *= k[i];
+    lg_win2 wn;
+    if (lg_window2(op, &wn) && wn.has_k) win = wn.k[0] * wn.k[1];
   }
   bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(op->out[0]->dtype);
   if (op->kind == CT_OP_PAD) /* a REQUANT fills the tile, a MOVE places the input (cg_data.c) */
-    return lg_move_cycles(x, li) + lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w);
+    return lg_move_cycles(x, li) + vpu_cycles(x, CT_VPU_REQUANT, out, w);
   if (moved_in_lmem(op) && op->kind != CT_OP_CONCAT) /* one MOVE, a CAST when the type changes */
     return lg_move_cycles(x, li) + (op->in[0] && op->in[0]->dtype != op->out[0]->dtype
-                                        ? lg_vpu_cycles(x->chip, LG_VPU_CAST, out, w) : 0);
+                                        ? vpu_cycles(x, CT_VPU_CAST, out, w) : 0);
   if (op->kind == CT_OP_CONCAT) {
     int64_t mv, vpu = concat_cycles(x, op, &mv);
     return vpu + mv;
   }
   switch (op->kind) {
-  case CT_OP_RESIZE: return lg_vpu_cycles(x->chip, LG_VPU_RESIZE, out * 4, w); /* linear: RESIZE, 4 taps */
-  case CT_OP_CONV: return lg_vpu_cycles(x->chip, LG_VPU_DWCONV, out * win, w);
-  case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: return lg_vpu_cycles(x->chip, LG_VPU_POOL, out * win, w);
+  case CT_OP_RESIZE: return vpu_cycles(x, CT_VPU_RESIZE, out * 4, w); /* linear: RESIZE, 4 taps */
+  case CT_OP_CONV: return vpu_cycles(x, CT_VPU_DWCONV, out * win, w);
+  case CT_OP_MAXPOOL: case CT_OP_AVERAGEPOOL: case CT_OP_LPPOOL: return vpu_cycles(x, CT_VPU_POOL, out * win, w);
   case CT_OP_GLOBALAVERAGEPOOL: case CT_OP_GLOBALMAXPOOL: case CT_OP_REDUCEMEAN: case CT_OP_REDUCESUM:
   case CT_OP_REDUCEMAX: case CT_OP_REDUCEMIN: case CT_OP_REDUCEPROD: case CT_OP_REDUCEL1: case CT_OP_REDUCEL2:
   case CT_OP_REDUCELOGSUM: case CT_OP_REDUCELOGSUMEXP: case CT_OP_REDUCESUMSQUARE: case CT_OP_ARGMAX:
   case CT_OP_ARGMIN:
-    return lg_vpu_cycles(x->chip, LG_VPU_REDUCE, in, w);
-  case CT_OP_SOFTMAX: case CT_OP_LOGSOFTMAX: case CT_OP_HARDMAX: return lg_vpu_cycles(x->chip, LG_VPU_SOFTMAX, in, w);
+    return vpu_cycles(x, CT_VPU_REDUCE, in, w);
+  case CT_OP_SOFTMAX: case CT_OP_LOGSOFTMAX: case CT_OP_HARDMAX: return vpu_cycles(x, CT_VPU_SOFTMAX, in, w);
   case CT_OP_LAYERNORM: case CT_OP_INSTANCENORM: case CT_OP_MVN: case CT_OP_LRN:
-    return lg_vpu_cycles(x->chip, LG_VPU_NORM, in, w);
+    return vpu_cycles(x, CT_VPU_NORM, in, w);
   case CT_OP_SIGMOID: case CT_OP_TANH: case CT_OP_EXP: case CT_OP_LOG: case CT_OP_ERF: case CT_OP_SQRT:
   case CT_OP_SOFTPLUS: case CT_OP_HARDSWISH: case CT_OP_HARDSIGMOID: case CT_OP_SILU: case CT_OP_GELU:
   case CT_OP_MISH: case CT_OP_ELU: case CT_OP_SELU: case CT_OP_CELU: case CT_OP_RECIPROCAL: case CT_OP_POW:
   case CT_OP_DIV: case CT_OP_SIN: case CT_OP_COS:
-    return fl ? lg_vpu_cycles(x->chip, LG_VPU_EXP, out, w) : lg_vpu_cycles(x->chip, LG_VPU_LUT, out, 1);
+    return fl ? vpu_cycles(x, CT_VPU_EXP, out, w) : vpu_cycles(x, CT_VPU_LUT, out, 1);
   case CT_OP_LUT: { /* per-channel tables: the VPU reads this tile's channels' 256 bytes each, at most a bank's
                      * worth from any one bank (cmodel port limit: busiest bank / port bytes) */
     bool w16 = op->in[0]->dtype == CT_I16;
-    int64_t cy = lg_vpu_cycles(x->chip, w16 ? LG_VPU_LUT16 : LG_VPU_LUT, out, w16 ? 2 : 1), bank = x->chip->lmem_bytes / x->chip->lmem_banks;
+    int64_t cy = vpu_cycles(x, w16 ? CT_VPU_LUT16 : CT_VPU_LUT, out, w16 ? 2 : 1), bank = x->chip->lmem_bytes / x->chip->lmem_banks;
     int64_t tb = lg_lut_per_channel(op) && op->out[0]->ndim == 4 ? lg_lut_stride(op) * oe[1] : 0;
     tb = cdiv(tb < bank ? tb : bank, x->chip->lmem_bank_port_bytes);
     return cy > tb ? cy : tb;
   }
-  case CT_OP_CAST: case CT_OP_CASTLIKE: case CT_OP_QUANTIZELINEAR: case CT_OP_DEQUANTIZELINEAR:
-    return lg_vpu_cycles(x->chip, LG_VPU_CAST, out, w);
-  default: return lg_vpu_cycles(x->chip, LG_VPU_ELTWISE, out, w); /* REQUANT costs the same */
+  case CT_OP_CAST: case CT_OP_CASTLIKE: case CT_OP_QUANTIZELINEAR: case CT_OP_DEQUANTIZELINEAR: {
+    bool ints = ct_tq_is_storage(op->in[0]->dtype) && ct_tq_is_storage(op->out[0]->dtype); /* a REQUANT (cg_ops.c) */
+    return vpu_cycles(x, ints ? CT_VPU_REQUANT : CT_VPU_CAST, out, w);
+  }
+  case CT_OP_REQUANT: return vpu_cycles(x, CT_VPU_REQUANT, out, w);
+  default: return vpu_cycles(x, CT_VPU_ELTWISE, out, w);
   }
 }
 
@@ -193,7 +215,7 @@ int lg_weight_dim(const ct_op *op, const ct_value *w, int a) {
   if (op->kind == CT_OP_CONV) d = 0;                                    /* W [OC, ...], bias [OC] */
   else if (op->kind == CT_OP_CONVTRANSPOSE) d = w == op->in[1] ? 1 : 0; /* W [C, OC/g, ...], bias [OC] */
   else if (w == op->in[0]) d = -1;                                      /* a constant A: whole */
-  else if (op->kind == CT_OP_GEMM && w == op->in[1]) d = ct_op_get_int(op, "transB", 0) ? 0 : 1; /* [N, K] / [K, N] */
+  else if (op->kind == CT_OP_GEMM && w == op->in[1]) d = ct_attr_gemm_transB(op) ? 0 : 1; /* [N, K] / [K, N] */
   else d = w->ndim - 1; /* MatMul B [.., K, N]; Gemm C [N] or [1, N] */
   return d >= 0 && w->shape[d] == e ? d : -1;
 }
@@ -406,7 +428,7 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
     for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
     if (ty[s] >= 0) mv[ty[s]] = tile_compute(x, first, n, &tc[ty[s]]);
     for (int li = first; li < first + n; li++) {
-      int64_t sb = lg_scratch_bytes(x, first, n, li);
+      int64_t sb = lg_scratch_bytes(x, n, li);
       if (sb > scr) scr = sb;
     }
     if (s == 0) {

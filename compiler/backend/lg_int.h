@@ -1,5 +1,5 @@
 /* lg_int.h: internals of the back-end planner shared by compiler/backend/lg_*.c (not a
- * public API): the planning context, per-value tile ranges, the VPU cost kinds. */
+ * public API): the planning context, per-value tile ranges, costs and LMEM needs. */
 #ifndef CT_LG_INT_H
 #define CT_LG_INT_H
 
@@ -9,12 +9,6 @@
  * buffer, and is the ISA's constant alignment (docs/isa.md .constbase). */
 #define LG_ALIGN 64
 
-typedef enum lg_vpu_kind {
-  LG_VPU_ELTWISE, LG_VPU_LUT, LG_VPU_LUT16, LG_VPU_POOL, LG_VPU_DWCONV, LG_VPU_CAST,
-  LG_VPU_REDUCE, LG_VPU_EXP, LG_VPU_SOFTMAX, LG_VPU_NORM, LG_VPU_RESIZE, LG_VPU_COUNT
-} lg_vpu_kind;
-
-int64_t lg_vpu_cycles(const ct_chip *c, lg_vpu_kind k, int64_t elems, int64_t width_bytes);
 /* Cycles of n DMA transfers moving moved[0..n) bytes (burst-rounded) over `engines` engines:
  * each alone takes latency + moved / min(DDR rate, port) on one engine (one bank port); the
  * transfers go largest first to the engine free soonest (LPT list scheduling, as cg_sched.c
@@ -104,24 +98,60 @@ void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t)
 void lg_input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o);
 /* Extents of v's tile under range r into ext[] (v->ndim entries); returns its elements. */
 int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
-/* lg_reserve.c */
-/* Bytes of the constant table the codegen loads for op: a Conv / Gemm / MatMul with an
- * integer storage result has a (multiplier, shift) int32 pair per output channel / feature
- * (8 bytes each), a ConvTranspose its pairs, biases and reordered weights (cg_convt.c), a
- * Lut 256 bytes; 0 otherwise. */
-int64_t lg_table_bytes(const ct_op *op);
+/* The window attributes of a Conv / ConvTranspose / pool on a 4-D operand 0, per spatial
+ * axis (H, W): kernel (has_k false: absent, the weight's), strides and dilations (1 when
+ * absent), pads [top, left, bottom, right] (0). */
+typedef struct lg_win2 {
+  int64_t k[2], s[2], d[2], p[4];
+  bool has_k;
+} lg_win2;
+/* Reads op's window attributes into *w through the op table's accessors (the defaults filled
+ * in). false (*w the defaults) when operand 0 is not 4-D or a list holds another count than
+ * two per axis (which the verifier refuses). */
+bool lg_window2(const ct_op *op, lg_win2 *w);
+/* lg_reserve.c: what a layer needs in LMEM beyond its operands' buffers, the one description
+ * the planner reserves and the codegen lays out (docs/backend.md "Tables and scratch"). */
+/* A layer's constant table, loaded once per group after the group's buffers (each table
+ * LG_ALIGN-aligned, the same layout in GMEM): */
+typedef enum lg_table_kind {
+  LG_TABLE_NONE,
+  LG_TABLE_RQ,     /* (multiplier, shift) int32 pairs, one per output channel / feature: a Conv /
+                    * Gemm / MatMul with an integer storage result (not raw i32) */
+  LG_TABLE_LUT,    /* a Lut's bytes (u8; i16 input: int16 entries of the 16-bit LUT), one table
+                    * or one per channel */
+  LG_TABLE_CONVT,  /* ConvTranspose (cg_convt.c): Q = k·k·OC pairs, Q biases at bias_off, the
+                    * Q × C reordered weights at weights_off */
+  LG_TABLE_ZERO_B  /* a zero f32 B for a LayerNormalization without one */
+} lg_table_kind;
+typedef struct lg_table {
+  lg_table_kind kind;
+  int64_t bytes;                /* 0: no table */
+  int64_t entries;              /* RQ: pairs; LUT: entries; CONVT: Q; ZERO_B: f32 values */
+  ct_dtype dtype;               /* element type of the program's constant */
+  int64_t bias_off, weights_off; /* CONVT: byte offsets in the table */
+} lg_table;
+/* The table of op (*t; kind NONE and bytes 0 when it has none). */
+void lg_layer_table(const ct_op *op, lg_table *t);
 /* A Lut's table bytes per table: 256 (8-bit input) or CT_ISA_LUT16_BYTES (i16 input). */
 int64_t lg_lut_stride(const ct_op *op);
 /* Does a Lut have one table per channel (its table attribute holds C tables)? */
 bool lg_lut_per_channel(const ct_op *op);
 /* Bytes of the tables of group [first, first+n) as the codegen lays them out after the
- * group's buffers: each 64-aligned, one transfer. */
+ * group's buffers: each LG_ALIGN-aligned, one transfer. */
 int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n);
-/* Upper bound of the scratch LMEM the codegen uses (after the tables) for layer li of group
- * [first, first+n) in the tile whose ranges x->rng holds: float Slice staging, one
- * ConvTranspose output plane, and a row gather of every activation input whose tile holds
- * other rows than the layer needs (lg_gather_rows), 64-aligned each. */
-int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li);
+/* The scratch buffers of a layer's tile, placed after the group's tables: */
+typedef enum lg_scratch_kind {
+  LG_SCRATCH_SLICE,   /* a float Slice that rounds: its tile in the input's type (MOVE, then CAST) */
+  LG_SCRATCH_PATCHES, /* a patchify Conv (lg_patchify): the tile's patches as channels */
+  LG_SCRATCH_CONVT,   /* ConvTranspose: one output-channel plane of its input tile (at least) */
+  LG_SCRATCH_GATHER   /* an operand whose tile holds other rows than the layer reads (lg_gather_rows) */
+} lg_scratch_kind;
+/* Bytes of scratch buffer `kind` of layer li of a group of n layers (LG_SCRATCH_GATHER: the
+ * gather of operand v) for the tile whose ranges x->rng holds; 0 when the layer has none. */
+int64_t lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, const ct_value *v);
+/* All of layer li's scratch for the tile in x->rng: every lg_scratch_need of the layer (one
+ * gather per distinct operand), each LG_ALIGN-aligned. */
+int64_t lg_scratch_bytes(const lg_ctx *x, int n, int li);
 /* Does layer li of a group of n layers read input v from a tile (x->rng) holding other rows
  * along the cut axis than it needs (lg_input_range) — the hull of several readers, or the
  * rows an escaping value's stored part adds? Then the codegen copies the rows it needs to

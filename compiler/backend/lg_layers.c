@@ -71,22 +71,33 @@ bool ct_lg_is_weight(const ct_value *v) {
 }
 
 static bool is_depthwise(const ct_op *op) {
-  int64_t grp = ct_op_get_int(op, "group", 1);
+  int64_t grp = ct_attr_conv_group(op);
   return op->kind == CT_OP_CONV && grp > 1 && op->in[0]->ndim == 4 && grp == op->in[0]->shape[1];
 }
 
-/* Window along H (input axis 2) of a Conv/pool with 4-D input. */
+bool lg_window2(const ct_op *op, lg_win2 *w) {
+  int64_t k[CT_ATTR_LIST_MAX], s[CT_ATTR_LIST_MAX], dl[CT_ATTR_LIST_MAX], p[CT_ATTR_LIST_MAX];
+  int nk = 0, ns = 0, nd = 0, np = 0;
+  *w = (lg_win2){{0, 0}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false};
+  if (!op->n_in || !op->in[0] || op->in[0]->ndim != 4) return false;
+  bool has_k = ct_attr_window_kernel_shape_n(op, k, &nk);
+  if (!ct_attr_window_strides_n(op, s, &ns) || !ct_attr_window_dilations_n(op, dl, &nd) || !ct_attr_window_pads_n(op, p, &np) ||
+      (!has_k && ct_attr_has_window_kernel_shape(op)))
+    return false; /* another count than the schema's (the verifier refuses it) */
+  for (int i = 0; i < 2; i++) w->k[i] = has_k ? k[i] : 0, w->s[i] = s[i], w->d[i] = dl[i];
+  for (int i = 0; i < 4; i++) w->p[i] = p[i];
+  w->has_k = has_k;
+  return true;
+}
+
+/* Window along H (input axis 2) of a Conv/pool with 4-D input: the H entries of its window
+ * attributes (kernel from the weight when absent). */
 static void window_h(const ct_op *op, ct_lg_layer *l) {
-  int n = 0;
-  const int64_t *k = ct_op_get_ints(op, "kernel_shape", &n);
+  lg_win2 w;
+  lg_window2(op, &w);
   bool conv = op->kind == CT_OP_CONV || op->kind == CT_OP_CONVTRANSPOSE;
-  l->kh = (k && n == 2) ? k[0] : (conv && op->in[1]->ndim == 4 ? op->in[1]->shape[2] : 1);
-  const int64_t *s = ct_op_get_ints(op, "strides", &n);
-  l->sh = (s && n == 2) ? s[0] : 1;
-  const int64_t *dl = ct_op_get_ints(op, "dilations", &n);
-  l->dh = (dl && n == 2) ? dl[0] : 1;
-  const int64_t *p = ct_op_get_ints(op, "pads", &n);
-  l->pad_top = (p && n == 4) ? p[0] : 0;
+  l->kh = w.has_k ? w.k[0] : (conv && op->in[1]->ndim == 4 ? op->in[1]->shape[2] : 1);
+  l->sh = w.s[0], l->dh = w.d[0], l->pad_top = w.p[0];
 }
 
 bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step) {
@@ -109,12 +120,26 @@ bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step) {
   return *step > 0;
 }
 
+/* The axis of an op of axis_ops: its attribute set's `axis` (the table's default when
+ * absent); CumSum's axis is an operand: 0 here, as for a Compress without one. */
+static int64_t op_axis(const ct_op *op) {
+  switch (op->kind) {
+  case CT_OP_SOFTMAX: case CT_OP_LOGSOFTMAX: case CT_OP_HARDMAX: return ct_attr_softmax_axis(op);
+  case CT_OP_FLATTEN: return ct_attr_flatten_axis(op);
+  case CT_OP_CONCAT: case CT_OP_SPLIT: return ct_attr_concat_axis(op);
+  case CT_OP_GATHER: case CT_OP_GATHERELEMENTS: case CT_OP_SCATTERELEMENTS: return ct_attr_gather_axis(op);
+  case CT_OP_TOPK: return ct_attr_topk_axis(op);
+  case CT_OP_ARGMAX: case CT_OP_ARGMIN: return ct_attr_arg_axis(op);
+  case CT_OP_COMPRESS: return ct_attr_compress_axis(op);
+  default: return 0;
+  }
+}
+
 /* Is output axis a excluded from slicing by the op's semantics? */
 static bool axis_needed_whole(const ct_op *op, int a, int ndim) {
   ct_op_kind k = op->kind;
   if (IN(k, axis_ops)) {
-    int64_t ax = ct_op_get_int(op, "axis", k == CT_OP_FLATTEN ? 1 : (k == CT_OP_SOFTMAX || k == CT_OP_LOGSOFTMAX ||
-                                                                    k == CT_OP_HARDMAX) ? -1 : 0);
+    int64_t ax = op_axis(op);
     if (ax < 0) ax += ndim;
     return a == ax;
   }
@@ -122,7 +147,7 @@ static bool axis_needed_whole(const ct_op *op, int a, int ndim) {
   const int64_t *axes;
   switch (k) {
   case CT_OP_LAYERNORM: {
-    int64_t ax = ct_op_get_int(op, "axis", -1);
+    int64_t ax = ct_attr_layernorm_axis(op);
     if (ax < 0) ax += ndim;
     return a >= ax;
   }
@@ -137,7 +162,7 @@ static bool axis_needed_whole(const ct_op *op, int a, int ndim) {
   case CT_OP_MVN: case CT_OP_REDUCEMEAN: case CT_OP_REDUCESUM: case CT_OP_REDUCEMAX: case CT_OP_REDUCEMIN:
   case CT_OP_REDUCEPROD: case CT_OP_REDUCEL1: case CT_OP_REDUCEL2: case CT_OP_REDUCELOGSUM:
   case CT_OP_REDUCELOGSUMEXP: case CT_OP_REDUCESUMSQUARE:
-    axes = ct_op_get_ints(op, "axes", &n);
+    axes = k == CT_OP_MVN ? ct_attr_mvn_axes(op, &n) : NULL; /* Reduce*: axes is an operand (whole) */
     if (!axes) return k == CT_OP_MVN ? (a == 0 || a >= 2) : true;
     for (int i = 0; i < n; i++)
       if ((axes[i] < 0 ? axes[i] + ndim : axes[i]) == a) return true;
@@ -158,11 +183,11 @@ static void slice_axes(const ct_op *op, ct_lg_layer *l) {
     bool wconst = op->n_in > 1 && op->in[1] && ct_lg_is_weight(op->in[1]);
     if (op->kind == CT_OP_CONV && nd == 4) {
       l->axes[l->n_axes++] = 0, l->axes[l->n_axes++] = 2;
-      if (wconst && ct_op_get_int(op, "group", 1) == 1) l->axes[l->n_axes++] = 1, l->wsplit_axis = 1;
+      if (wconst && ct_attr_conv_group(op) == 1) l->axes[l->n_axes++] = 1, l->wsplit_axis = 1;
     } else if (op->kind == CT_OP_CONVTRANSPOSE && nd == 4 && op->in[0]->ndim == 4) {
       l->axes[l->n_axes++] = 0, l->axes[l->n_axes++] = 2;
       window_h(op, l);
-      if (wconst && ct_op_get_int(op, "group", 1) == 1) l->axes[l->n_axes++] = 1, l->wsplit_axis = 1;
+      if (wconst && ct_attr_conv_group(op) == 1) l->axes[l->n_axes++] = 1, l->wsplit_axis = 1;
     } else if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) {
       for (int a = 0; a < nd - 1 && l->n_axes < CT_LG_MAX_AXES - 1; a++) l->axes[l->n_axes++] = a;
       if (wconst && nd >= 2) l->axes[l->n_axes++] = nd - 1, l->wsplit_axis = nd - 1;
@@ -189,8 +214,8 @@ static void slice_axes(const ct_op *op, ct_lg_layer *l) {
       int ia = op->kind == CT_OP_TRANSPOSE ? -1 : a - (nd - v->ndim);
       if (op->kind == CT_OP_TRANSPOSE) {
         int n = 0;
-        const int64_t *perm = ct_op_get_ints(op, "perm", &n);
-        ia = perm && n == nd ? (int)perm[a] : nd - 1 - a;
+        int64_t perm[CT_ATTR_LIST_MAX];
+        ia = ct_attr_transpose_perm_n(op, perm, &n) && n == nd ? (int)perm[a] : nd - 1 - a;
       }
       ok = ia < 0 || ia >= v->ndim || v->shape[ia] == o->shape[a] || v->shape[ia] == 1;
     }
@@ -213,7 +238,7 @@ static void classify(const lg_ctx *x, const ct_op *op, ct_lg_layer *l) {
             op->kind == CT_OP_LPPOOL) && four && all4)
     l->trait = CT_LG_WINDOW, window_h(op, l);
   else if (IN(op->kind, eltwise_ops) && all4 && o->ndim == 4 &&
-           (op->kind != CT_OP_CONCAT || ct_op_get_int(op, "axis", 0) == 1 || ct_op_get_int(op, "axis", 0) == -3))
+           (op->kind != CT_OP_CONCAT || ct_attr_concat_axis(op) == 1 || ct_attr_concat_axis(op) == -3))
     l->trait = CT_LG_ELTWISE;
   else l->trait = CT_LG_WHOLE;
   l->unit = l->trait == CT_LG_ALIAS || lg_border_cast(x->g, op) ? CT_LG_UNIT_NONE

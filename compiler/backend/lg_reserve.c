@@ -1,9 +1,9 @@
-/* lg_reserve.c: the LMEM the codegen adds after a group's buffers, reserved by the planner
- * so a plan it returns always fits the codegen (docs/backend.md "Tables and scratch"):
- * the group's constant tables (cg_ops.c group_tables — requant pairs, LUTs, ConvTranspose's
- * reordered weights, a zero B for a LayerNormalization without one — laid out by add_table: each 64-aligned
- * after the last buffer) and the largest per-layer scratch (cg_util.c gather_rows, cg_data.c
- * float Slice, cg_convt.c one output plane; each 64-aligned after the tables). */
+/* lg_reserve.c: what a layer needs in LMEM beyond its operands' buffers — its constant table
+ * and its tile's scratch (docs/backend.md "Tables and scratch") — described once: the planner
+ * reserves it after a group's buffers (lg_eval.c), the codegen lays it out from it (cg_ops.c
+ * group_tables, cg_convt.c, cg_util.c scratch_take), so a plan that fits always fits the
+ * codegen. Tables are each LG_ALIGN-aligned after the last buffer; a layer's scratch buffers
+ * each LG_ALIGN-aligned after the tables. */
 #include "compiler/backend/lg_int.h"
 #include "isa/isa.h"
 #include "quant/quant.h"
@@ -11,36 +11,44 @@
 
 static int64_t al(int64_t v) { return (v + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN; }
 
-/* ConvTranspose (kernel = stride, cg_convt.c convt_layout): Q = k·k·OC requant pairs (8 B),
- * Q int32 biases and the Q × C reordered int8 weights, each 64-aligned. */
-static int64_t convt_table_bytes(const ct_op *op) {
+/* ConvTranspose (kernel = stride, cg_convt.c): Q = k·k·OC requant pairs (8 B), Q biases
+ * (4 B) and the Q × C reordered weights, each LG_ALIGN-aligned. */
+static void convt_table(const ct_op *op, lg_table *t) {
   const ct_value *x = op->in[0], *w = op->n_in > 1 ? op->in[1] : NULL, *y = op->out[0];
-  if (!w || x->ndim != 4 || w->ndim != 4 || y->ndim != 4) return 0;
+  if (!w || x->ndim != 4 || w->ndim != 4 || y->ndim != 4) return;
   int64_t q = w->shape[2] * w->shape[2] * y->shape[1];
-  return al(al(q * 8) + al(q * 4) + q * x->shape[1] * (int64_t)ct_dtype_size(w->dtype));
+  t->kind = LG_TABLE_CONVT, t->entries = q, t->dtype = CT_U8;
+  t->bias_off = al(q * 8), t->weights_off = t->bias_off + al(q * 4);
+  t->bytes = al(t->weights_off + q * x->shape[1] * (int64_t)ct_dtype_size(w->dtype));
 }
 
 /* LayerNormalization without B (cg_float.c emit_layernorm): NORM reads a zero B table, f32
  * per normalized element. */
-static int64_t layernorm_table_bytes(const ct_op *op) {
+static void zero_b_table(const ct_op *op, lg_table *t) {
   const ct_value *y = op->out[0];
-  if ((op->n_in > 2 && op->in[2]) || !y || y->ndim < 1) return 0;
-  int64_t ax = ct_op_get_int(op, "axis", -1), s = 4;
+  if ((op->n_in > 2 && op->in[2]) || !y || y->ndim < 1) return;
+  int64_t ax = ct_attr_layernorm_axis(op), n = 1;
   if (ax < 0) ax += y->ndim;
-  for (int64_t i = ax < 0 ? 0 : ax; i < y->ndim; i++) s *= y->shape[i];
-  return s;
+  for (int64_t i = ax < 0 ? 0 : ax; i < y->ndim; i++) n *= y->shape[i];
+  t->kind = LG_TABLE_ZERO_B, t->entries = n, t->dtype = CT_F32, t->bytes = 4 * n;
 }
 
-int64_t lg_table_bytes(const ct_op *op) {
+void lg_layer_table(const ct_op *op, lg_table *t) {
   const ct_value *y = op->out[0];
-  if (op->kind == CT_OP_LAYERNORM) return layernorm_table_bytes(op);
-  if (op->kind == CT_OP_CONVTRANSPOSE && y && y->ndim == 4) return convt_table_bytes(op); /* integer or float */
-  if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1 || ct_tq_raw_out(op)) return 0;
-  if (op->kind == CT_OP_CONV && y->ndim >= 2) return y->shape[1] * 8;
-  if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
-  if (op->kind == CT_OP_CONVTRANSPOSE) return convt_table_bytes(op);
-  if (op->kind != CT_OP_LUT) return 0;
-  return lg_lut_per_channel(op) ? lg_lut_stride(op) * y->shape[1] : lg_lut_stride(op);
+  *t = (lg_table){LG_TABLE_NONE, 0, 0, CT_U8, 0, 0};
+  if (op->kind == CT_OP_LAYERNORM) return zero_b_table(op, t);
+  if (op->kind == CT_OP_CONVTRANSPOSE) return convt_table(op, t); /* integer or float */
+  if (!y || !ct_tq_is_storage(y->dtype) || y->ndim < 1 || ct_tq_raw_out(op)) return;
+  if ((op->kind == CT_OP_CONV && y->ndim >= 2) || op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) {
+    t->kind = LG_TABLE_RQ, t->dtype = CT_I32;
+    t->entries = op->kind == CT_OP_CONV ? y->shape[1] : y->shape[y->ndim - 1];
+    t->bytes = t->entries * 8;
+  } else if (op->kind == CT_OP_LUT) {
+    bool w16 = lg_lut_stride(op) == CT_ISA_LUT16_BYTES;
+    t->kind = LG_TABLE_LUT, t->dtype = w16 ? CT_I16 : CT_U8;
+    t->bytes = lg_lut_per_channel(op) ? lg_lut_stride(op) * y->shape[1] : lg_lut_stride(op);
+    t->entries = t->bytes / (w16 ? 2 : 1);
+  }
 }
 
 int64_t lg_lut_stride(const ct_op *op) {
@@ -49,15 +57,16 @@ int64_t lg_lut_stride(const ct_op *op) {
 
 bool lg_lut_per_channel(const ct_op *op) {
   int n = 0, e = ct_quant_lut_entries(op->in[0] ? op->in[0]->dtype : CT_I8);
-  ct_op_get_ints(op, "table", &n);
+  ct_attr_lut_table(op, &n);
   return n != e && op->out[0]->ndim >= 2 && n == e * op->out[0]->shape[1];
 }
 
 int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
   int64_t b = 0;
   for (int li = first; li < first + n; li++) {
-    int64_t t = lg_table_bytes(x->layers[li].op);
-    if (t) b = al(b) + t;
+    lg_table t;
+    lg_layer_table(x->layers[li].op, &t);
+    if (t.bytes) b = al(b) + t.bytes;
   }
   return b;
 }
@@ -93,44 +102,48 @@ bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *
 
 bool lg_patchify(const ct_op *op) {
   if (op->kind != CT_OP_CONV || op->n_in < 2 || !op->in[1] || op->in[1]->ndim != 4 || op->in[0]->ndim != 4) return false;
-  int n = 0;
-  const int64_t *st = ct_op_get_ints(op, "strides", &n), *p = ct_op_get_ints(op, "pads", &n), *dl = ct_op_get_ints(op, "dilations", &n);
+  lg_win2 w;
   int64_t k = op->in[1]->shape[2];
-  bool ok = k > 15 && op->in[1]->shape[3] == k && st && st[0] == k && st[1] == k && ct_op_get_int(op, "group", 1) == 1;
-  for (int i = 0; ok && p && i < 4; i++) ok = p[i] == 0;
-  for (int i = 0; ok && dl && i < 2; i++) ok = dl[i] == 1;
+  bool ok = lg_window2(op, &w) && k > 15 && op->in[1]->shape[3] == k && w.s[0] == k && w.s[1] == k && ct_attr_conv_group(op) == 1;
+  for (int i = 0; ok && i < 4; i++) ok = w.p[i] == 0;
+  for (int i = 0; ok && i < 2; i++) ok = w.d[i] == 1;
   return ok;
 }
 
-int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li) {
+int64_t lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, const ct_value *v) {
   const ct_op *op = x->layers[li].op;
   const ct_value *y = op->out[0];
+  int64_t ext[CT_MAX_DIMS], b = 0;
   if (x->layers[li].unit == CT_LG_UNIT_NONE || !y) return 0;
-  int64_t s = 0;
-  if (op->kind == CT_OP_SLICE && op->in[0] && op->in[0]->dtype != y->dtype) { /* MOVE to scratch, then CAST */
-    int64_t ext[CT_MAX_DIMS];
-    if (x->rng[y->id].set) s += al(lg_tile_extents(y, &x->rng[y->id], ext) * (int64_t)ct_dtype_size(op->in[0]->dtype));
-  }
-  if (lg_patchify(op) && x->rng[y->id].set) { /* the tile's patches as channels */
-    int64_t ext[CT_MAX_DIMS], k = op->in[1]->shape[2];
+  switch (kind) {
+  case LG_SCRATCH_SLICE: /* a float Slice that rounds: MOVE to scratch, then CAST (cg_data.c) */
+    if (op->kind != CT_OP_SLICE || !op->in[0] || op->in[0]->dtype == y->dtype || !x->rng[y->id].set) return 0;
+    return lg_tile_extents(y, &x->rng[y->id], ext) * (int64_t)ct_dtype_size(op->in[0]->dtype);
+  case LG_SCRATCH_PATCHES: /* the tile's patches as channels (cg_ops.c space_to_depth) */
+    if (!lg_patchify(op) || !x->rng[y->id].set) return 0;
     lg_tile_extents(y, &x->rng[y->id], ext);
-    s += al(ext[0] * op->in[0]->shape[1] * k * k * ext[2] * ext[3] * (int64_t)ct_dtype_size(op->in[0]->dtype));
-  }
-  if (op->kind == CT_OP_CONVTRANSPOSE && op->in[0] && op->in[0]->ndim == 4 && x->rng[op->in[0]->id].set) {
-    int64_t ext[CT_MAX_DIMS]; /* at least one output-channel plane of the input tile */
+    return ext[0] * op->in[0]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[2] * ext[2] * ext[3] *
+           (int64_t)ct_dtype_size(op->in[0]->dtype);
+  case LG_SCRATCH_CONVT: /* one output-channel plane of the input tile (cg_convt.c; more when free) */
+    if (op->kind != CT_OP_CONVTRANSPOSE || !op->in[0] || op->in[0]->ndim != 4 || !x->rng[op->in[0]->id].set) return 0;
     lg_tile_extents(op->in[0], &x->rng[op->in[0]->id], ext);
-    s += al(ext[0] * ext[2] * ext[3] * (int64_t)ct_dtype_size(y->dtype));
+    return ext[0] * ext[2] * ext[3] * (int64_t)ct_dtype_size(y->dtype);
+  case LG_SCRATCH_GATHER: /* one per distinct operand whose tile holds other rows than it reads */
+    for (int i = 0; i < op->n_in; i++)
+      if (op->in[i] == v) return lg_gather_rows(x, n, li, v, &b) ? b : 0;
+    return 0;
   }
-  /* row gathers: an input tile holding other rows than this layer reads (the hull of several
-   * readers, an escaping value's stored rows) is copied row by row to scratch first */
+  return 0;
+}
+
+int64_t lg_scratch_bytes(const lg_ctx *x, int n, int li) {
+  const ct_op *op = x->layers[li].op;
+  int64_t s = al(lg_scratch_need(x, n, li, LG_SCRATCH_SLICE, NULL)) + al(lg_scratch_need(x, n, li, LG_SCRATCH_PATCHES, NULL)) +
+              al(lg_scratch_need(x, n, li, LG_SCRATCH_CONVT, NULL));
   for (int i = 0; i < op->n_in; i++) {
-    const ct_value *v = op->in[i];
-    int64_t b;
-    if (!v || !lg_gather_rows(x, n, li, v, &b)) continue;
     bool dup = false;
-    for (int j = 0; j < i; j++) dup = dup || op->in[j] == v;
-    if (!dup) s += al(b);
+    for (int j = 0; j < i; j++) dup = dup || op->in[j] == op->in[i];
+    if (op->in[i] && !dup) s += al(lg_scratch_need(x, n, li, LG_SCRATCH_GATHER, op->in[i]));
   }
-  (void)first;
   return s;
 }

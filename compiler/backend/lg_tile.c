@@ -54,8 +54,8 @@ static int input_axis(const ct_op *op, const ct_value *in, int a) {
   int nd = op->out[0]->ndim;
   if (op->kind == CT_OP_TRANSPOSE) {
     int n = 0;
-    const int64_t *perm = ct_op_get_ints(op, "perm", &n);
-    return perm && n == nd ? (int)perm[a] : nd - 1 - a;
+    int64_t perm[CT_ATTR_LIST_MAX];
+    return ct_attr_transpose_perm_n(op, perm, &n) && n == nd ? (int)perm[a] : nd - 1 - a;
   }
   int ia = a - (nd - in->ndim);
   return ia >= 0 && ia < in->ndim ? ia : -1;

@@ -47,8 +47,8 @@ static int rewrite_one(ct_rw *rw, ct_op *bn, void *user) {
   ct_rw_erase(rw, bn);
   ct_op *cv = ct_rw_add_op(rw, CT_OP_CONV, loc, 3, in, 1, &y);
   int64_t k[2] = {1, 1}, st[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
-  if (!cv || !ct_op_set_int(rw->g, cv, "group", C) || !ct_op_set_ints(rw->g, cv, "kernel_shape", 2, k) ||
-      !ct_op_set_ints(rw->g, cv, "strides", 2, st) || !ct_op_set_ints(rw->g, cv, "pads", 4, pads))
+  if (!cv || !ct_attr_set_conv_group(rw->g, cv, C) || !ct_attr_set_window_kernel_shape(rw->g, cv, 2, k) ||
+      !ct_attr_set_window_strides(rw->g, cv, 2, st) || !ct_attr_set_window_pads(rw->g, cv, 4, pads))
     return rw->oom = true, 0;
   return 1;
 }

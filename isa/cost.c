@@ -1,6 +1,7 @@
-/* timing.c: MXU fold model (SCALE-Sim, arXiv:1811.02883 §III; scale-sim-v2
- * systolic_compute_ws.py / _os.py) and the VPU lane model (vpu_cost.def). */
-#include "cmodel/timing.h"
+/* cost.c: the engines' cost formulas (cost.h) — MXU fold model (SCALE-Sim, arXiv:1811.02883
+ * §III; scale-sim-v2 systolic_compute_ws.py / _os.py), the VPU lane model (vpu_cost.def) and
+ * a DMA transfer alone (latency + bytes / rate). */
+#include "isa/cost.h"
 
 #include <math.h>
 
@@ -31,11 +32,17 @@ uint64_t ct_vpu_cycles(const ct_chip *chip, ct_vpu_kind k, uint64_t elems, uint3
     uint64_t passes, slow, latency;
   } cost[] = {
 #define X(K, passes, slowdown, latency, doc) {passes, slowdown, latency},
-#include "cmodel/vpu_cost.def"
+#include "isa/vpu_cost.def"
 #undef X
   };
   _Static_assert(sizeof cost / sizeof cost[0] == CT_VPU_KIND_COUNT, "vpu_cost.def drift");
   uint64_t lanes = (uint64_t)chip->vpu_lanes / (width_bytes ? width_bytes : 1);
   if (lanes == 0) lanes = 1;
   return cost[k].passes * ceil_div(elems, lanes) * cost[k].slow + cost[k].latency;
+}
+
+uint64_t ct_dma_cycles(const ct_chip *chip, uint64_t moved, bool uses_ddr) {
+  uint64_t port = (uint64_t)chip->lmem_bank_port_bytes, bpc = (uint64_t)chip->gmem_bytes_per_cycle;
+  if (!uses_ddr) return ceil_div(moved, port);
+  return (uint64_t)chip->gmem_latency_cycles + ceil_div(moved, bpc < port ? bpc : port);
 }

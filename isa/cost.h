@@ -1,10 +1,13 @@
-/* timing.h: the analytical cost models of the compute engines (docs/architecture.md §5,
- * docs/cmodel.md "Timing model"): MXU folds after SCALE-Sim (Samajdar et al., "SCALE-Sim:
- * Systolic CNN Accelerator Simulator", arXiv:1811.02883, and scale-sim-v2's
- * systolic_compute_{ws,os}.py), VPU lanes + fixed latency per op kind. */
-#ifndef CT_SIM_TIMING_H
-#define CT_SIM_TIMING_H
+/* cost.h: the cost tables of the compute engines, the one home of their cycle formulas: the
+ * cmodel times each instruction with them (cmodel/decode.c) and the layer-group planner
+ * estimates layers with them (compiler/backend/lg_eval.c). MXU folds after SCALE-Sim
+ * (Samajdar et al., "SCALE-Sim: Systolic CNN Accelerator Simulator", arXiv:1811.02883, and
+ * scale-sim-v2's systolic_compute_{ws,os}.py); VPU lanes + fixed latency per op kind
+ * (isa/vpu_cost.def). Formulas and tables: docs/cmodel.md "Timing model". */
+#ifndef CT_ISA_COST_H
+#define CT_ISA_COST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/tensor.h"
@@ -33,16 +36,25 @@ uint64_t ct_mxu_fold_cycles(uint64_t rows, uint64_t cols, uint64_t t);
 /* Maps job onto chip's MXU (rows, cols, dataflow, fp_rate) and fills *cost. */
 void ct_mxu_cost_of(const ct_chip *chip, const ct_mxu_job *job, ct_mxu_cost *cost);
 
-/* VPU op kinds and their cost parameters: cycles = passes · ceil(elems / lanes_eff) ·
- * slowdown + latency, lanes_eff = vpu.lanes / bytes of the widest element type (≥ 1). */
+/* VPU op kinds (isa/vpu_cost.def) and their cost parameters: cycles = passes · ceil(elems /
+ * lanes_eff) · slowdown + latency, lanes_eff = vpu.lanes / bytes of the widest element type
+ * (≥ 1). */
 typedef enum ct_vpu_kind {
 #define X(K, passes, slowdown, latency, doc) CT_VPU_##K,
-#include "cmodel/vpu_cost.def"
+#include "isa/vpu_cost.def"
 #undef X
   CT_VPU_KIND_COUNT
 } ct_vpu_kind;
 
-/* VPU cycles of `elems` element-steps of kind k whose widest type has width_bytes bytes. */
+/* VPU cycles of `elems` element-steps of kind k whose widest type has width_bytes bytes
+ * (0 counts as 1). */
 uint64_t ct_vpu_cycles(const ct_chip *chip, ct_vpu_kind k, uint64_t elems, uint32_t width_bytes);
+
+/* Cycles of one DMA transfer of `moved` bytes (burst-rounded: memory/region.h) with nothing
+ * else moving: a LOAD / STORE (uses_ddr) gmem.latency_cycles + ceil(moved / min(
+ * gmem.bytes_per_cycle, lmem.bank_port_bytes)), an LMEM → LMEM MOVE ceil(moved /
+ * lmem.bank_port_bytes) — what the cmodel's DMA engine (dma/dma.c) takes for it alone
+ * (docs/cmodel.md "DMA"); the planner adds the sharing of the DDR between engines. */
+uint64_t ct_dma_cycles(const ct_chip *chip, uint64_t moved, bool uses_ddr);
 
 #endif
