@@ -6,6 +6,7 @@
  * on the cmodel and compares it with the Tpu reference run in-process (issue 12 item 5,
  * TPU-MLIR's model_deploy; docs/backend.md "Deploy"). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "reference/interp.h"
 #include "tools/deploy_load.h"
 #include "tools/deploy_mxu.h"
+#include "tools/files.h"
 #include "tools/tools.h"
 
 #define CMD "deploy"
@@ -31,68 +33,70 @@ typedef struct deploy_args {
   const char *files[MAX_FILES];
   int n_files;
   bool compare_all;
+  bool tol_given;     /* --tolerance given; else by the dtypes compared (io/compare.h) */
   ct_compare_tol tol; /* --tolerance for --test-reference */
   ct_lg_options opt;
 } deploy_args;
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: ctpu deploy MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]]\n"
-             "                   [--input-shapes N:DxD..] [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
-             "                   [--test-input FILE... [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]]\n"
-             "  plans and generates the program of a Tpu module (INT8, BF16, F16 or F32); writes OUT.ctpu and\n"
-             "  OUT.groups.csv (per group: layers, tile shape, tiles, LMEM bytes, estimated cycles and,\n"
-             "  after simulation, simulated cycles, MXU utilization, DDR bytes)\n"
-             "  --quantize M        lower an ONNX model or Top module first (INT8, BF16, F16, F32), as\n"
-             "                      ctpu transform + ctpu lower do (ONNX: no image preprocessing)\n"
-             "  --calibration-table T  INT8 thresholds for a float model (ctpu calibrate)\n"
-             "  --input-shapes S    fix an ONNX model's input shapes (as ctpu transform)\n"
-             "  --layer-group S     none, greedy, dp (default), longest\n"
-             "  --test-input F...   run the program on the cmodel with these inputs (.h5/.pb/image) and\n"
-             "                      compare its outputs with the Tpu reference, bit for bit\n"
-             "  --test-reference R  also compare the outputs (dequantized) with R's tensors (e.g. the\n"
-             "                      float Top inference) by cosine / euclidean similarity\n"
-             "  --tolerance C,E     minimum cosine and euclidean similarity for --test-reference\n"
-             "                      (default 0.99,0.90, as TPU-MLIR's model_deploy)\n"
-             "  --compare-all       compare every tensor the program stores with the reference\n"
-
-             "  --mxu-report F.csv  per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed\n"
-             "                      form for the whole layer's GEMM (sim columns need --test-input)\n");
+static int set_tol(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  deploy_args *a = args;
+  if (!ct_tool_parse_tol(v, &a->tol)) return ct_tool_usage(cmd, "%s wants COS,EUC (e.g. 0.99,0.90), not \"%s\"", o->name, v);
+  a->tol_given = true;
+  return 0;
 }
+
+static int set_strategy(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  if (!ct_lg_strategy_parse(v, &((deploy_args *)args)->opt.strategy))
+    return ct_tool_usage(cmd, "%s must be none, greedy, dp or longest, not \"%s\"", o->name, v);
+  return 0;
+}
+
+static const ct_opt opts[] = {
+    CT_OPT_NEED_("-o", "OUT.ctpu", deploy_args, out, "output", "the program, and OUT.ctpu.groups.csv (per group: layers, "
+                 "tile shape, tiles, LMEM bytes, estimated cycles and, after simulation, simulated cycles, MXU "
+                 "utilization, DDR bytes)"),
+    CT_OPT_STR_("--quantize", "M", deploy_args, quantize,
+                "lower an ONNX model or Top module first (INT8, BF16, F16, F32), as ctpu transform + ctpu lower do "
+                "(ONNX: no image preprocessing)"),
+    CT_OPT_STR_("--calibration-table", "T", deploy_args, calib, "INT8 thresholds for a float model (ctpu calibrate)"),
+    CT_OPT_STR_("--input-shapes", "S", deploy_args, input_shapes, "fix an ONNX model's input shapes (as ctpu transform)"),
+    CT_OPT_STR_("--chip", "C.json", deploy_args, chip, "chip configuration (default: the built-in chip)"),
+    CT_OPT_FN_("--layer-group", "S", set_strategy, "none, greedy, dp (default), longest"),
+    CT_OPT_FILES_("--test-input", "F...", deploy_args, files, n_files, MAX_FILES,
+                  "run the program on the cmodel with these inputs (.h5/.pb/image) and compare its outputs with the Tpu "
+                  "reference, bit for bit"),
+    CT_OPT_STR_("--test-reference", "R", deploy_args, ref,
+                "also compare the outputs (dequantized) with R's tensors (e.g. the float Top inference) by cosine / "
+                "euclidean similarity"),
+    CT_OPT_FN_("--tolerance", "C,E", set_tol,
+               "minimum cosine and euclidean similarity for --test-reference (default: by the output's dtype, as ctpu "
+               "compare: 0.99,0.90 for f32, 0.99,0.85 f16, 0.99,0.80 bf16, 0.97,0.75 int8)"),
+    CT_OPT_FLAG_("--compare-all", deploy_args, compare_all, "compare every tensor the program stores with the reference"),
+    CT_OPT_STR_("--mxu-report", "F.csv", deploy_args, mxu,
+                "per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed form for the whole layer's "
+                "GEMM (sim columns need --test-input)"),
+};
+
+static const ct_cmd_spec spec = {
+    .cmd = CMD,
+    .synopsis = "MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]] [--input-shapes N:DxD..] "
+                "[--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input FILE... [--test-reference "
+                "REF.h5 [--tolerance C,E]] [--compare-all]]",
+    .about = "plans and generates the program of a Tpu module (INT8, BF16, F16 or F32); writes OUT.ctpu and "
+             "OUT.ctpu.groups.csv",
+    .pos_noun = "model",
+    .pos_off = offsetof(deploy_args, model),
+    .pos_max = 1,
+    .pos_required = true,
+    .opts = opts,
+    .n_opts = CT_OPTS_COUNT(opts)};
 
 static int parse_args(int argc, char **argv, deploy_args *a) {
   memset(a, 0, sizeof *a);
   a->opt.strategy = CT_LG_DP;
   a->tol = CT_COMPARE_TOL_DEFAULT;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (!strcmp(s, "--compare-all")) a->compare_all = true;
-    else if (!strcmp(s, "--tolerance")) {
-      if (i + 1 >= argc || !ct_tool_parse_tol(argv[++i], &a->tol))
-        return ct_tool_usage(CMD, "--tolerance wants COS,EUC (e.g. 0.99,0.90)");
-    } else if (!strcmp(s, "--test-input")) {
-      int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
-      if (rc) return rc;
-    } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference") ||
-               !strcmp(s, "--quantize") || !strcmp(s, "--calibration-table") || !strcmp(s, "--input-shapes") ||
-               !strcmp(s, "--mxu-report")) {
-      if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
-      const char *v = argv[++i];
-      if (!strcmp(s, "-o")) a->out = v;
-      else if (!strcmp(s, "--quantize")) a->quantize = v;
-      else if (!strcmp(s, "--calibration-table")) a->calib = v;
-      else if (!strcmp(s, "--input-shapes")) a->input_shapes = v;
-      else if (!strcmp(s, "--chip")) a->chip = v;
-      else if (!strcmp(s, "--test-reference")) a->ref = v;
-      else if (!strcmp(s, "--mxu-report")) a->mxu = v;
-      else if (!ct_lg_strategy_parse(v, &a->opt.strategy))
-        return ct_tool_usage(CMD, "--layer-group must be none, greedy, dp or longest, not \"%s\"", v);
-    } else if (s[0] == '-' && s[1]) return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-    else if (!a->model) a->model = s;
-    else return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
-  }
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
-  if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.ctpu)");
+  int rc = ct_opts_parse(&spec, argc, argv, a);
+  if (rc) return rc;
   if ((a->ref || a->compare_all) && !a->n_files) return ct_tool_usage(CMD, "--test-reference and --compare-all need --test-input");
   return 0;
 }
@@ -134,9 +138,10 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
 }
 
 /* The program's outputs (dequantized, common/dequant.h) against the tensors of the same names
- * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance): one line
- * per output on stderr; *bad counts the outputs below the tolerance. CT_ERR_INPUT when path
- * cannot be read or lacks an output; CT_ERR_LIMIT out of memory. */
+ * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance; NULL: by
+ * the dtypes compared, ct_compare_prec_tol): one line per output on stderr; *bad counts the
+ * outputs below the tolerance. CT_ERR_INPUT when path cannot be read or lacks an output;
+ * CT_ERR_LIMIT out of memory. */
 static ct_status check_ref_file(const char *path, const ct_tensor_list *got, const ct_compare_tol *tol, int *bad,
                                 ct_diag *d) {
   ct_tensor_list ref;
@@ -149,8 +154,9 @@ static ct_status check_ref_file(const char *path, const ct_tensor_list *got, con
     else st = ct_dequant(got->items[i], &g, d);
     if (st) break;
     ct_compare_metrics m;
-    ct_compare_verdict v = ct_compare_tensor(r, g, &m) ? CT_CMP_SHAPE : ct_compare_judge(&m, tol);
-    bool ok = ct_compare_passes(v, &m, tol);
+    ct_compare_tol t = tol ? *tol : ct_compare_prec_tol(ct_compare_pair_prec(r, got->items[i]));
+    ct_compare_verdict v = ct_compare_tensor(r, g, &m) ? CT_CMP_SHAPE : ct_compare_judge(&m, &t);
+    bool ok = ct_compare_passes(v, &m, &t);
     fprintf(stderr, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", g->name, path, m.cosine,
             m.euclid, m.sqnr_db, ok ? ct_compare_verdict_name(v) : "FAIL");
     *bad += !ok;
@@ -201,7 +207,7 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
       if (!bad++) fprintf(stderr, "deploy: output \"%s\" differs from the Tpu reference\n", s->name);
     }
   }
-  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, &a->tol, &bad, d);
+  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, a->tol_given ? &a->tol : NULL, &bad, d);
   if (!st && a->compare_all)
     fprintf(stderr, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", cc.compared, cc.mismatched,
             cc.mismatched ? "; first: " : "", cc.mismatched ? cc.first : "");
@@ -252,35 +258,59 @@ static bool write_groups(const ct_lg_plan *p, const deploy_run *r, FILE *f) {
   return !ferror(f);
 }
 
-/* Writes OUT and OUT.groups.csv under temporary names, renamed when both are complete. */
-static ct_status write_outputs(const char *out, const char *mxu, const ct_program *prog, const ct_lg_plan *p,
+/* Temporary paths of the outputs (common/outset.h): the program, its groups CSV, the MXU
+ * report (NULL when not asked for). */
+typedef struct deploy_files {
+  const char *prog, *csv, *mxu;
+} deploy_files;
+
+/* Registers the inputs (model and weights, table, chip, test inputs and reference) and the
+ * outputs OUT, OUT.groups.csv and --mxu-report of o; fills t. */
+static ct_status add_files(ct_outset *o, const deploy_args *a, deploy_files *t, ct_diag *d) {
+  memset(t, 0, sizeof *t);
+  size_t n = strlen(a->out) + 16;
+  char *csv = malloc(n);
+  ct_status st = csv ? ct_tool_in_model(o, a->model, NULL, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  const char *in[3] = {a->calib, a->chip, a->ref};
+  for (int i = 0; !st && i < 3; i++) st = ct_outset_input(o, in[i], d);
+  if (!st) st = ct_tool_in_files(o, a->files, a->n_files, d);
+  if (!st) snprintf(csv, n, "%s.groups.csv", a->out);
+  if (!st) st = ct_outset_add(o, a->out, &t->prog, d);
+  if (!st) st = ct_outset_add(o, csv, &t->csv, d);
+  if (!st && a->mxu) st = ct_outset_add(o, a->mxu, &t->mxu, d);
+  free(csv);
+  return st;
+}
+
+typedef struct groups_src {
+  const ct_lg_plan *p;
+  const deploy_run *r;
+} groups_src;
+
+static bool groups_text(FILE *f, const void *user) {
+  const groups_src *g = user;
+  return write_groups(g->p, g->r, f);
+}
+
+typedef struct mxu_src {
+  const ct_lg_plan *p;
+  const ct_program *prog;
+  const deploy_run *r;
+} mxu_src;
+
+static bool mxu_text(FILE *f, const void *user) {
+  const mxu_src *m = user;
+  return ct_deploy_mxu_report(m->p, m->prog, m->r->simulated ? &m->r->so.res : NULL, f);
+}
+
+/* Writes the outputs to their temporary paths t (renamed by the outset's commit). */
+static ct_status write_outputs(const deploy_files *t, const deploy_args *a, const ct_program *prog, const ct_lg_plan *p,
                                const deploy_run *r, ct_diag *d) {
-  size_t n = strlen(out) + 16, nm = (mxu ? strlen(mxu) : 0) + 8;
-  char *tp = malloc(n), *csv = malloc(n), *tc = malloc(n), *tm = malloc(nm);
-  ct_status st = tp && csv && tc && tm ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  if (!st && mxu) {
-    snprintf(tm, nm, "%s.tmp", mxu);
-    FILE *f = fopen(tm, "w");
-    bool ok = f && ct_deploy_mxu_report(p, prog, r->simulated ? &r->so.res : NULL, f);
-    if (f && fclose(f)) ok = false;
-    if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", mxu);
-  }
-  if (!st) {
-    snprintf(tp, n, "%s.tmp", out), snprintf(csv, n, "%s.groups.csv", out), snprintf(tc, n, "%s.tmp", csv);
-    st = ct_program_write(prog, tp, d);
-  }
-  if (!st) {
-    FILE *f = fopen(tc, "w");
-    bool ok = f && write_groups(p, r, f);
-    if (f && fclose(f)) ok = false;
-    if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", csv);
-  }
-  if (!st && (rename(tp, out) || rename(tc, csv) || (mxu && rename(tm, mxu))))
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", out);
-  if (st && tp) remove(tp);
-  if (st && tc) remove(tc);
-  if (st && tm && mxu) remove(tm);
-  free(tp), free(csv), free(tc), free(tm);
+  groups_src gs = {p, r};
+  mxu_src ms = {p, prog, r};
+  ct_status st = ct_program_write(prog, t->prog, d);
+  if (!st) st = ct_tool_write_text(t->csv, a->out, groups_text, &gs, d);
+  if (!st && t->mxu) st = ct_tool_write_text(t->mxu, a->mxu, mxu_text, &ms, d);
   return st;
 }
 
@@ -303,60 +333,81 @@ static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program 
   fprintf(stderr, "\n");
 }
 
-int ct_cmd_deploy(int argc, char **argv) {
-  deploy_args a;
-  int rc = parse_args(argc, argv, &a);
-  if (rc) return rc < 0 ? 0 : rc;
-  ct_diag d;
-  ct_diag_clear(&d);
+/* Plans and generates the program of g (*p, *prog; r->compile_s). The planner reserves LMEM
+ * for the codegen's tables and scratch (lg_reserve.c); a fallback should they still not fit:
+ * plan again with whole banks held back (same bank size): 1, 2, 4, ... up to half. */
+static ct_status compile(const deploy_args *a, const ct_chip *chip, const ct_graph *g, ct_lg_plan **p, ct_program *prog,
+                         deploy_run *r, ct_diag *d) {
+  int held = 0;
+  ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
+  ct_diag_clear(&first);
+  double t0 = now_s();
+  ct_status st = CT_OK;
+  for (int k = 0; !st; k = k ? 2 * k : 1) { /* 0, 1, 2, 4, ... banks held back, up to half */
+    ct_chip pc = *chip;
+    pc.lmem_bytes -= k * (chip->lmem_bytes / chip->lmem_banks), pc.lmem_banks -= k;
+    st = ct_lg_plan_graph(g, &pc, &a->opt, p, d);
+    if (st == CT_ERR_LIMIT && k > 0) *d = first;
+    if (st) break;
+    (*p)->chip = *chip; /* codegen checks against the real LMEM */
+    st = ct_cg_model(*p, prog, d);
+    if (st != CT_ERR_LIMIT || 2 * (k ? 2 * k : 1) > chip->lmem_banks) break;
+    if (k == 0) first = *d;
+    ct_lg_plan_free(*p), *p = NULL;
+    ct_program_free(prog), ct_program_init(prog, ct_chip_signature(chip));
+    ct_diag_clear(d);
+    held = k ? 2 * k : 1;
+    st = CT_OK;
+  }
+  r->compile_s = now_s() - t0;
+  if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
+  return st;
+}
+
+/* Loads, compiles, checks (or tests) the program and writes the outputs to t's paths. */
+static ct_status run(const deploy_args *a, ct_outset *os, const deploy_files *t, ct_diag *d) {
   ct_chip chip;
   ct_graph *g = NULL;
   ct_lg_plan *p = NULL;
   ct_program prog;
   deploy_run r;
   memset(&r, 0, sizeof r);
-  ct_status st = ct_chip_load(a.chip, &chip, &d);
-  ct_program_init(&prog, ct_chip_signature(&chip));
-  ct_deploy_src src = {a.model, a.quantize, a.calib, a.input_shapes, chip.name};
-  if (!st) st = ct_deploy_load(&src, &g, &d);
-  /* The planner reserves LMEM for the codegen's tables and scratch (lg_reserve.c); a fallback
-   * should they still not fit: plan again with whole banks held back (same bank size): 1, 2, 4,
-   * ... up to half. */
-  int held = 0;
-  ct_diag first; /* the codegen's LIMIT message, reported when a re-plan does not fit at all */
-  ct_diag_clear(&first);
-  double t0 = now_s();
-  for (int k = 0; !st; k = k ? 2 * k : 1) { /* 0, 1, 2, 4, ... banks held back, up to half */
-    ct_chip pc = chip;
-    pc.lmem_bytes -= k * (chip.lmem_bytes / chip.lmem_banks), pc.lmem_banks -= k;
-    st = ct_lg_plan_graph(g, &pc, &a.opt, &p, &d);
-    if (st == CT_ERR_LIMIT && k > 0) d = first;
-    if (st) break;
-    p->chip = chip; /* codegen checks against the real LMEM */
-    st = ct_cg_model(p, &prog, &d);
-    if (st != CT_ERR_LIMIT || 2 * (k ? 2 * k : 1) > chip.lmem_banks) break;
-    if (k == 0) first = d;
-    ct_lg_plan_free(p), p = NULL;
-    ct_program_free(&prog), ct_program_init(&prog, ct_chip_signature(&chip));
-    ct_diag_clear(&d);
-    held = k ? 2 * k : 1;
-    st = CT_OK;
-  }
-  r.compile_s = now_s() - t0;
-  if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
-  if (!st) st = ct_program_validate(&prog, &chip, a.out, &d);
+  ct_status st = ct_chip_load(a->chip, &chip, d);
+  ct_program_init(&prog, st ? 0 : ct_chip_signature(&chip));
+  ct_deploy_src src = {a->model, a->quantize, a->calib, a->input_shapes, chip.name};
+  if (!st) st = ct_deploy_load(&src, &g, d);
+  if (!st) st = ct_tool_in_model(os, a->model, g, d);
+  if (!st) st = ct_outset_check(os, d);
+  if (!st) st = compile(a, &chip, g, &p, &prog, &r, d);
+  if (!st) st = ct_program_validate(&prog, &chip, a->out, d);
   /* every program written is race-free: without --test-input the order alone is checked */
-  if (!st && !a.n_files) st = ct_sim_check_order(&chip, &prog, &d);
-  if (!st && a.n_files) {
+  if (!st && !a->n_files) st = ct_sim_check_order(&chip, &prog, d);
+  if (!st && a->n_files) {
     r.gs = calloc((size_t)p->n_groups + 1, sizeof *r.gs);
-    st = r.gs ? test_run(&a, g, &chip, &prog, &r, p->n_groups, &d) : ct_diag_set(&d, CT_ERR_LIMIT, "out of memory");
+    st = r.gs ? test_run(a, g, &chip, &prog, &r, p->n_groups, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   }
-  if (!st) st = write_outputs(a.out, a.mxu, &prog, p, &r, &d);
-  if (!st) summary(&a, p, &prog, &r);
-  if (a.n_files) ct_sim_run_output_free(&r.so);
+  if (!st) st = write_outputs(t, a, &prog, p, &r, d);
+  if (!st) summary(a, p, &prog, &r);
+  if (a->n_files) ct_sim_run_output_free(&r.so);
   free(r.gs);
   ct_program_free(&prog);
   ct_lg_plan_free(p);
   ct_graph_free(g);
+  return st;
+}
+
+int ct_cmd_deploy(int argc, char **argv) {
+  deploy_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  ct_diag d;
+  ct_diag_clear(&d);
+  ct_outset os;
+  deploy_files t;
+  ct_outset_init(&os, CMD);
+  ct_status st = add_files(&os, &a, &t, &d);
+  if (!st) st = run(&a, &os, &t, &d);
+  if (st) ct_outset_abort(&os);
+  else st = ct_outset_commit(&os, &d);
   return st ? ct_tool_fail(CMD, &d) : 0;
 }

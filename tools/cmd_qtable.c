@@ -5,6 +5,7 @@
  * so that the output cosine reaches the target, and writes them as a quantize table. */
 #include <math.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "ops/tpu_util.h"
 #include "ops/verify.h"
 #include "reference/interp.h"
+#include "tools/files.h"
 #include "tools/samples.h"
 #include "tools/tools.h"
 
@@ -43,58 +45,41 @@ typedef struct qt_state {
   ct_tensor_list floats;  /* one sample's float results (the sensitivity pass) */
 } qt_state;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: ctpu qtable MODEL.top --calibration-table T --dataset D -o QTABLE [options]\n"
-          "  mixed precision search (TPU-MLIR search_qtable): the fewest layers to keep in float so\n"
-          "  that the INT8 model's output cosine vs the float model reaches --expected-cos\n"
-          "  --input-num N            samples of the data set used (default 10)\n"
-          "  --expected-cos C         target output cosine, in (0, 1] (default 0.99)\n"
-          "  --max-float-layers N     at most N float layers (default no limit)\n"
-          "  --float-mode BF16|F16    precision of the float layers (default BF16)\n"
-          "  --probe N                re-rank the N worst layers by the output cosine each one\n"
-          "                           alone in float gives (N lowerings; default 0: local ranking)\n");
+static int set_float_mode(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  ct_qmode m = ct_qmode_from_name(v);
+  if (m != CT_QMODE_BF16 && m != CT_QMODE_F16) return ct_tool_usage(cmd, "%s needs BF16 or F16, not \"%s\"", o->name, v);
+  ((qt_args *)args)->float_mode = m;
+  return 0;
 }
 
+static const ct_opt opts[] = {
+    CT_OPT_NEED_("--calibration-table", "T", qt_args, calib, "calibration table", "the INT8 thresholds (ctpu calibrate)"),
+    CT_OPT_NEED_("--dataset", "D", qt_args, dataset, "data set", "the samples (as ctpu calibrate reads them)"),
+    CT_OPT_NEED_("-o", "QTABLE", qt_args, out, "output", "the quantize table (ctpu lower --quantize-table)"),
+    CT_OPT_LLONG_("--input-num", "N", qt_args, input_num, 1, LLONG_MAX, "samples of the data set used (default 10)"),
+    CT_OPT_UNIT_("--expected-cos", "C", qt_args, expected_cos, "target output cosine (default 0.99)"),
+    CT_OPT_LLONG_("--max-float-layers", "N", qt_args, max_float, 0, LLONG_MAX, "at most N float layers (default no limit)"),
+    CT_OPT_FN_("--float-mode", "BF16|F16", set_float_mode, "precision of the float layers (default BF16)"),
+    CT_OPT_LLONG_("--probe", "N", qt_args, probe, 0, LLONG_MAX,
+                  "re-rank the N worst layers by the output cosine each one alone in float gives (N lowerings; default 0: "
+                  "local ranking)"),
+};
+
+static const ct_cmd_spec spec = {
+    .cmd = CMD,
+    .synopsis = "MODEL.top --calibration-table T --dataset D -o QTABLE [options]",
+    .about = "mixed precision search (TPU-MLIR search_qtable): the fewest layers to keep in float so that the INT8 "
+             "model's output cosine vs the float model reaches --expected-cos",
+    .pos_noun = "model",
+    .pos_off = offsetof(qt_args, model),
+    .pos_max = 1,
+    .pos_required = true,
+    .opts = opts,
+    .n_opts = CT_OPTS_COUNT(opts)};
+
 static int parse_args(int argc, char **argv, qt_args *a) {
-  memset(a, 0, sizeof *a);
-  a->input_num = 10, a->max_float = -1, a->expected_cos = 0.99, a->float_mode = CT_QMODE_BF16;
-  for (int i = 1; i < argc; i++) {
-    const char *s, *v;
-    int rc = ct_tool_arg(CMD, argc, argv, &i, usage, &a->model, &s, &v);
-    if (rc) return rc;
-    if (!s) continue; /* the model */
-    long long x = 0;
-    if (!strcmp(s, "--calibration-table")) a->calib = v;
-    else if (!strcmp(s, "--dataset")) a->dataset = v;
-    else if (!strcmp(s, "-o")) a->out = v;
-    else if (!strcmp(s, "--input-num")) {
-      if ((rc = ct_tool_int_opt(CMD, s, v, 1, LLONG_MAX, &x))) return rc;
-      a->input_num = x;
-    } else if (!strcmp(s, "--max-float-layers")) {
-      if ((rc = ct_tool_int_opt(CMD, s, v, 0, LLONG_MAX, &x))) return rc;
-      a->max_float = x;
-    } else if (!strcmp(s, "--probe")) {
-      if ((rc = ct_tool_int_opt(CMD, s, v, 0, LLONG_MAX, &x))) return rc;
-      a->probe = x;
-    } else if (!strcmp(s, "--expected-cos")) {
-      char *end;
-      double c = strtod(v, &end);
-      if (!*v || *end || !(c > 0 && c <= 1)) return ct_tool_usage(CMD, "--expected-cos needs a number in (0, 1], not \"%s\"", v);
-      a->expected_cos = c;
-    } else if (!strcmp(s, "--float-mode")) {
-      a->float_mode = ct_qmode_from_name(v);
-      if (a->float_mode != CT_QMODE_BF16 && a->float_mode != CT_QMODE_F16)
-        return ct_tool_usage(CMD, "--float-mode needs BF16 or F16, not \"%s\"", v);
-    } else {
-      return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-    }
-  }
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
-  if (!a->calib) return ct_tool_usage(CMD, "no calibration table given (--calibration-table T)");
-  if (!a->dataset) return ct_tool_usage(CMD, "no data set given (--dataset D)");
-  if (!a->out) return ct_tool_usage(CMD, "no output given (-o QTABLE)");
-  return 0;
+  *a = (qt_args){.input_num = 10, .max_float = -1, .expected_cos = 0.99, .float_mode = CT_QMODE_BF16};
+  return ct_opts_parse(&spec, argc, argv, a);
 }
 
 static double cos_of(const qt_cos *c) { return c->seen ? ct_eval_cos_of(&c->s) : 1.0; }
@@ -340,12 +325,17 @@ static ct_status run(qt_state *s, ct_diag *d) {
   ct_outset os;
   ct_outset_init(&os, CMD);
   const char *tmp = NULL;
-  ct_status st = ct_outset_input(&os, a->model, d);
+  ct_status st = ct_tool_in_model(&os, a->model, NULL, d);
+  if (!st) st = ct_outset_input(&os, a->calib, d);
+  if (!st) st = ct_outset_input(&os, a->dataset, d);
   if (!st) st = ct_outset_add(&os, a->out, &tmp, d);
   if (!st) st = ct_calib_table_read(a->calib, &s->calib, d);
   if (!st) st = ct_ir_load_verified(a->model, &s->g, d);
   if (!st && ct_graph_dialect(s->g) != CT_DIALECT_TOP)
     st = ct_diag_set(d, CT_ERR_INPUT, "%s: not a Top module (qtable searches a float model)", a->model);
+  if (!st) st = ct_tool_in_model(&os, a->model, s->g, d);
+  if (!st) st = ct_tool_in_dataset_of(&os, a->dataset, s->g, d);
+  if (!st) st = ct_outset_check(&os, d);
   if (!st) st = ct_tool_samples_load(a->dataset, s->g, a->input_num, &s->sm, d);
   if (!st && !(s->acc = calloc((size_t)s->g->n_values, sizeof *s->acc))) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   double c0 = 0, best_cos = 0;
