@@ -123,9 +123,13 @@ ct_compare_tol ct_compare_prec_tol(ct_compare_prec p) {
   return (ct_compare_tol){prec_tol[p].cos, prec_tol[p].euc, false};
 }
 
-ct_compare_prec ct_compare_pair_prec(const ct_tensor *a, const ct_tensor *b) {
-  ct_compare_prec x = ct_compare_prec_of(a), y = ct_compare_prec_of(b);
-  return x > y ? x : y;
+ct_compare_prec ct_compare_dump_prec(const ct_tensor *const *ts, int n) {
+  ct_compare_prec p = CT_PREC_F32;
+  for (int i = 0; i < n; i++) {
+    ct_compare_prec q = ct_compare_prec_of(ts[i]);
+    if (q > p) p = q;
+  }
+  return p;
 }
 
 /* ---- file comparison ---- */
@@ -135,7 +139,8 @@ typedef struct table {
   int width; /* name column */
   const ct_compare_opts *o;
   ct_compare_summary *s;
-  bool pairs_met[CT_PREC_COUNT][CT_PREC_COUNT]; /* tol_by_prec: the class pairs compared */
+  ct_compare_prec prec[2]; /* tol_by_prec: the classes of file A and file B */
+  ct_compare_tol tol;      /* the tolerance judging every pair */
 } table;
 
 static void shape_dtype(const ct_tensor *t, char *buf, size_t n) {
@@ -158,7 +163,6 @@ static void print_diffs(table *t, const ct_tensor *a, const ct_tensor *b) {
 typedef struct pair {
   const ct_tensor *a, *b; /* as stored (shape and dtype column) */
   ct_tensor *da, *db;     /* dequantized views, or NULL when compared as stored */
-  ct_compare_tol tol;     /* the tolerance judging it */
   ct_compare_metrics m;
   bool shape_bad, pass;
   ct_compare_verdict v;
@@ -169,13 +173,6 @@ typedef struct pair {
  * the comparison is not --exact, else on the stored values. */
 static ct_status measure(table *t, pair *p, ct_diag *d) {
   const ct_tensor *a = p->a, *b = p->b;
-  p->tol = t->o->tol;
-  if (t->o->tol_by_prec) {
-    ct_compare_prec pa = ct_compare_prec_of(a), pb = ct_compare_prec_of(b);
-    p->tol = ct_compare_prec_tol(pa > pb ? pa : pb);
-    p->tol.exact = t->o->tol.exact;
-    t->pairs_met[pa][pb] = true;
-  }
   if (!t->o->tol.exact && (ct_dequant_is_quantized(a) || ct_dequant_is_quantized(b))) {
     ct_status st = ct_dequant(a, &p->da, d);
     if (st == CT_OK) st = ct_dequant(b, &p->db, d);
@@ -184,8 +181,8 @@ static ct_status measure(table *t, pair *p, ct_diag *d) {
   }
   t->s->n++;
   p->shape_bad = ct_compare_tensor(a, b, &p->m) != CT_OK;
-  p->v = p->shape_bad ? CT_CMP_SHAPE : ct_compare_judge(&p->m, &p->tol);
-  p->pass = !p->shape_bad && ct_compare_passes(p->v, &p->m, &p->tol);
+  p->v = p->shape_bad ? CT_CMP_SHAPE : ct_compare_judge(&p->m, &t->tol);
+  p->pass = !p->shape_bad && ct_compare_passes(p->v, &p->m, &t->tol);
   if (p->pass) t->s->passed++;
   else t->s->failed++;
   return CT_OK;
@@ -258,15 +255,11 @@ static int list_missing(table *t, const ct_tensor_list *x, const ct_tensor_list 
   return n;
 }
 
-/* tol_by_prec: the tolerance of every class pair that judged a tensor. */
-static void print_tols(const table *t) {
-  for (int a = 0; t->o->tol_by_prec && !t->o->tol.exact && a < CT_PREC_COUNT; a++)
-    for (int b = 0; b < CT_PREC_COUNT; b++) {
-      if (!t->pairs_met[a][b]) continue;
-      ct_compare_tol tol = ct_compare_prec_tol(a > b ? (ct_compare_prec)a : (ct_compare_prec)b);
-      fprintf(t->out, "tolerance %s vs %s: cosine >= %.2f, euclid >= %.2f (--tolerance to set)\n",
-              ct_compare_prec_name((ct_compare_prec)a), ct_compare_prec_name((ct_compare_prec)b), tol.cos, tol.euc);
-    }
+/* tol_by_prec: the tolerance the files' classes chose. */
+static void print_tol(const table *t) {
+  if (!t->o->tol_by_prec || t->o->tol.exact) return;
+  fprintf(t->out, "tolerance %s vs %s: cosine >= %.2f, euclid >= %.2f (--tolerance to set)\n",
+          ct_compare_prec_name(t->prec[0]), ct_compare_prec_name(t->prec[1]), t->tol.cos, t->tol.euc);
 }
 
 static int name_width(const ct_tensor_list *a, const ct_tensor_list *b) {
@@ -304,7 +297,7 @@ static ct_status compare_lists(table *t, const ct_tensor_list *a, const ct_tenso
     for (int i = 0; i < t->o->n_only; i++)
       if (!ct_tensor_list_find(a, t->o->only[i]) && !ct_tensor_list_find(b, t->o->only[i]))
         missing(t, t->o->only[i], "in neither file", true);
-    print_tols(t);
+    print_tol(t);
   }
   for (int i = 0; i < np; i++) ct_tensor_free(p[i].da), ct_tensor_free(p[i].db);
   free(p);
@@ -343,7 +336,13 @@ ct_status ct_compare_files(const char *a, const char *b, const ct_compare_opts *
   ct_status st = read_tensors(a, o, &la, d);
   if (!st) st = read_tensors(b, o, &lb, d);
   if (!st) {
-    table t = {out, name_width(&la, &lb), o, s, {{false}}};
+    table t = {out, name_width(&la, &lb), o, s, {CT_PREC_F32, CT_PREC_F32}, o->tol};
+    if (o->tol_by_prec) {
+      t.prec[0] = ct_compare_dump_prec((const ct_tensor *const *)la.items, la.n);
+      t.prec[1] = ct_compare_dump_prec((const ct_tensor *const *)lb.items, lb.n);
+      t.tol = ct_compare_prec_tol(t.prec[0] > t.prec[1] ? t.prec[0] : t.prec[1]);
+      t.tol.exact = o->tol.exact;
+    }
     st = compare_lists(&t, &la, &lb, d);
   }
   if (!st) {

@@ -137,30 +137,48 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
   return CT_OK;
 }
 
+/* The precision class of the Tpu module g (io/compare.h): its least precise value. */
+static ct_compare_prec graph_prec(const ct_graph *g) {
+  ct_compare_prec p = CT_PREC_F32;
+  for (int i = 0; i < g->n_values; i++) {
+    ct_tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = g->values[i]->dtype, t.n_scale = g->values[i]->n_scale;
+    ct_compare_prec q = ct_compare_prec_of(&t);
+    if (q > p) p = q;
+  }
+  return p;
+}
+
 /* The program's outputs (dequantized, common/dequant.h) against the tensors of the same names
- * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance; NULL: by
- * the dtypes compared, ct_compare_prec_tol): one line per output on stderr; *bad counts the
- * outputs below the tolerance. CT_ERR_INPUT when path cannot be read or lacks an output;
- * CT_ERR_LIMIT out of memory. */
-static ct_status check_ref_file(const char *path, const ct_tensor_list *got, const ct_compare_tol *tol, int *bad,
-                                ct_diag *d) {
+ * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance; NULL: the
+ * default of the less precise of the module g and the file, as ctpu compare chooses it): one
+ * line per output on stderr; *bad counts the outputs below the tolerance. CT_ERR_INPUT when
+ * path cannot be read or lacks an output; CT_ERR_LIMIT out of memory. */
+static ct_status check_ref_file(const char *path, const ct_graph *g, const ct_tensor_list *got, const ct_compare_tol *tol,
+                                int *bad, ct_diag *d) {
   ct_tensor_list ref;
   ct_tensor_list_init(&ref);
   ct_status st = ct_h5_read(path, &ref, d);
+  ct_compare_tol dflt = CT_COMPARE_TOL_DEFAULT;
+  if (!st && !tol) {
+    ct_compare_prec a = ct_compare_dump_prec((const ct_tensor *const *)ref.items, ref.n), b = graph_prec(g);
+    dflt = ct_compare_prec_tol(a > b ? a : b);
+  }
   for (int i = 0; !st && i < got->n; i++) {
     const ct_tensor *r = ct_tensor_list_find(&ref, got->items[i]->name);
-    ct_tensor *g = NULL;
+    ct_tensor *x = NULL;
     if (!r) st = ct_diag_set(d, CT_ERR_INPUT, "%s: no tensor \"%s\"", path, got->items[i]->name);
-    else st = ct_dequant(got->items[i], &g, d);
+    else st = ct_dequant(got->items[i], &x, d);
     if (st) break;
     ct_compare_metrics m;
-    ct_compare_tol t = tol ? *tol : ct_compare_prec_tol(ct_compare_pair_prec(r, got->items[i]));
-    ct_compare_verdict v = ct_compare_tensor(r, g, &m) ? CT_CMP_SHAPE : ct_compare_judge(&m, &t);
-    bool ok = ct_compare_passes(v, &m, &t);
-    fprintf(stderr, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", g->name, path, m.cosine,
+    const ct_compare_tol *t = tol ? tol : &dflt;
+    ct_compare_verdict v = ct_compare_tensor(r, x, &m) ? CT_CMP_SHAPE : ct_compare_judge(&m, t);
+    bool ok = ct_compare_passes(v, &m, t);
+    fprintf(stderr, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", x->name, path, m.cosine,
             m.euclid, m.sqnr_db, ok ? ct_compare_verdict_name(v) : "FAIL");
     *bad += !ok;
-    ct_tensor_free(g);
+    ct_tensor_free(x);
   }
   ct_tensor_list_free(&ref);
   return st;
@@ -207,7 +225,7 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
       if (!bad++) fprintf(stderr, "deploy: output \"%s\" differs from the Tpu reference\n", s->name);
     }
   }
-  if (!st && a->ref) st = check_ref_file(a->ref, &r->so.outputs, a->tol_given ? &a->tol : NULL, &bad, d);
+  if (!st && a->ref) st = check_ref_file(a->ref, g, &r->so.outputs, a->tol_given ? &a->tol : NULL, &bad, d);
   if (!st && a->compare_all)
     fprintf(stderr, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", cc.compared, cc.mismatched,
             cc.mismatched ? "; first: " : "", cc.mismatched ? cc.first : "");
