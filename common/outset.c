@@ -185,3 +185,9 @@ ct_status ct_outset_commit(ct_outset *o, ct_diag *d) {
 }
 
 void ct_outset_abort(ct_outset *o) { outset_free(o); }
+
+ct_status ct_outset_end(ct_outset *o, ct_status st, ct_diag *d) {
+  if (st) ct_outset_abort(o);
+  else st = ct_outset_commit(o, d);
+  return st;
+}

@@ -11,7 +11,7 @@
  *   ct_outset_input(&o, model, d);                  // each input file, weights files included
  *   ct_outset_add(&o, out, &tmp_top, d);           // each output: write to the returned path
  *   ... write everything to the temporary paths ...
- *   st ? ct_outset_abort(&o) : (st = ct_outset_commit(&o, d));
+ *   st = ct_outset_end(&o, st, d);                // commit on success, else abort
  */
 #ifndef CT_OUTSET_H
 #define CT_OUTSET_H
@@ -65,5 +65,8 @@ ct_status ct_outset_check(const ct_outset *o, ct_diag *d);
 ct_status ct_outset_commit(ct_outset *o, ct_diag *d);
 /* Deletes every temporary file and directory and frees the set. Safe after a failed add. */
 void ct_outset_abort(ct_outset *o);
+/* The end of a command's set: ct_outset_commit when st is CT_OK, else ct_outset_abort.
+ * Returns st, or commit's error. */
+ct_status ct_outset_end(ct_outset *o, ct_status st, ct_diag *d);
 
 #endif

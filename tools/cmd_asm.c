@@ -22,10 +22,10 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = {.cmd = CMD, .synopsis = "FILE.s -o FILE.ctpu [--chip CHIP.json]",
-                                 .about = "assembles FILE.s (syntax: docs/isa.md) into the program FILE.ctpu",
-                                 .pos_noun = "assembly file", .pos_off = offsetof(asm_args, in), .pos_max = 1,
-                                 .pos_required = true, .opts = opts, .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "FILE.s -o FILE.ctpu [--chip CHIP.json]",
+    "assembles FILE.s (syntax: docs/isa.md) into the program FILE.ctpu",
+    "assembly file", asm_args, in, opts);
 
 static ct_status run(const asm_args *a, ct_diag *d) {
   ct_chip chip;
@@ -41,8 +41,7 @@ static ct_status run(const asm_args *a, ct_diag *d) {
     st = ct_program_write(&p, tmp, d);
     ct_program_free(&p);
   }
-  if (st) ct_outset_abort(&o);
-  else st = ct_outset_commit(&o, d);
+  st = ct_outset_end(&o, st, d);
   return st;
 }
 

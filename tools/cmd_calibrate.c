@@ -54,17 +54,11 @@ static const ct_opt opts[] = {
                  "samples' channel ranges fit those samples)"),
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "MODEL.top --dataset DIR|LIST|FILE.h5 -o TABLE [options]",
-    .about = "runs float inference over the data set's samples and writes a TPU-MLIR calibration table: one line "
-             "`name threshold min max` per f32 tensor (docs/formats.md section 3)",
-    .pos_noun = "model",
-    .pos_off = offsetof(cal_args, model),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top --dataset DIR|LIST|FILE.h5 -o TABLE [options]",
+    "runs float inference over the data set's samples and writes a TPU-MLIR calibration table: one line "
+    "`name threshold min max` per f32 tensor (docs/formats.md section 3)",
+    "model", cal_args, model, opts);
 
 /* Parses argv into a; returns 0, -1 after --help, or 2 after a usage error. */
 static int parse_args(int argc, char **argv, cal_args *a) {
@@ -164,7 +158,6 @@ int ct_cmd_calibrate(int argc, char **argv) {
   ct_outset os;
   ct_outset_init(&os, CMD);
   ct_status st = run(&a, &os, &d);
-  if (st) ct_outset_abort(&os);
-  else st = ct_outset_commit(&os, &d);
+  st = ct_outset_end(&os, st, &d);
   return st ? ct_tool_fail(CMD, &d) : 0;
 }

@@ -20,9 +20,11 @@ static const ct_opt opts[] = {
     CT_OPT_FLAG_("--signature", chip_args, sig, "also print the chip signature (hex) on a last line"),
 };
 
-static const ct_cmd_spec spec = {CMD, "--dump [--chip CHIP.json] [--signature]",
-                                 "prints a chip configuration, the built-in one or CHIP.json's (docs/isa.md)",
-                                 NULL, 0, 0, false, opts, CT_OPTS_COUNT(opts), NULL};
+static const ct_cmd_spec spec = {.cmd = CMD,
+                                 .synopsis = "--dump [--chip CHIP.json] [--signature]",
+                                 .about = "prints a chip configuration, the built-in one or CHIP.json's (docs/isa.md)",
+                                 .opts = opts,
+                                 .n_opts = CT_OPTS_COUNT(opts)};
 
 int ct_cmd_chip(int argc, char **argv) {
   chip_args a = {0};

@@ -77,19 +77,13 @@ static const ct_opt opts[] = {
                 "GEMM (sim columns need --test-input)"),
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]] [--input-shapes N:DxD..] "
-                "[--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input FILE... [--test-reference "
-                "REF.h5 [--tolerance C,E]] [--compare-all]]",
-    .about = "plans and generates the program of a Tpu module (INT8, BF16, F16 or F32); writes OUT.ctpu and "
-             "OUT.ctpu.groups.csv",
-    .pos_noun = "model",
-    .pos_off = offsetof(deploy_args, model),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]] [--input-shapes N:DxD..] "
+    "[--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input FILE... [--test-reference "
+    "REF.h5 [--tolerance C,E]] [--compare-all]]",
+    "plans and generates the program of a Tpu module (INT8, BF16, F16 or F32); writes OUT.ctpu and "
+    "OUT.ctpu.groups.csv",
+    "model", deploy_args, model, opts);
 
 static int parse_args(int argc, char **argv, deploy_args *a) {
   memset(a, 0, sizeof *a);
@@ -425,7 +419,6 @@ int ct_cmd_deploy(int argc, char **argv) {
   ct_outset_init(&os, CMD);
   ct_status st = add_files(&os, &a, &t, &d);
   if (!st) st = run(&a, &os, &t, &d);
-  if (st) ct_outset_abort(&os);
-  else st = ct_outset_commit(&os, &d);
+  st = ct_outset_end(&os, st, &d);
   return st ? ct_tool_fail(CMD, &d) : 0;
 }

@@ -20,10 +20,10 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--chip", "FILE", disasm_args, chip, "also check the program against this chip (signature, bounds)"),
 };
 
-static const ct_cmd_spec spec = {.cmd = CMD, .synopsis = "FILE.ctpu [-o FILE.s] [--chip CHIP.json]",
-                                 .about = "prints the program as assembly (stdout, or FILE.s written atomically)",
-                                 .pos_noun = "program", .pos_off = offsetof(disasm_args, in), .pos_max = 1,
-                                 .pos_required = true, .opts = opts, .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "FILE.ctpu [-o FILE.s] [--chip CHIP.json]",
+    "prints the program as assembly (stdout, or FILE.s written atomically)",
+    "program", disasm_args, in, opts);
 
 /* FILE.s under a temporary name, renamed when complete (common/outset.h). */
 static ct_status write_file(const disasm_args *a, const ct_program *p, ct_diag *d) {
@@ -34,8 +34,7 @@ static ct_status write_file(const disasm_args *a, const ct_program *p, ct_diag *
   if (!st) st = ct_outset_input(&o, a->chip, d);
   if (!st) st = ct_outset_add(&o, a->out, &tmp, d);
   if (!st) st = ct_disasm_file(p, tmp, d);
-  if (st) ct_outset_abort(&o);
-  else st = ct_outset_commit(&o, d);
+  st = ct_outset_end(&o, st, d);
   return st;
 }
 

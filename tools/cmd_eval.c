@@ -32,16 +32,10 @@ static const ct_opt opts[] = {
     CT_OPT_INT_("--threads", "N", eval_args, threads, 1, 64, "samples run in parallel (default 1)"),
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "MODEL --dataset DIR|FILE.h5 [--input-num N] [--agreement OTHER] [--threads N]",
-    .about = "top-1 / top-5 accuracy of MODEL's first output (class scores) over a labeled data set",
-    .pos_noun = "model",
-    .pos_off = offsetof(eval_args, model),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL --dataset DIR|FILE.h5 [--input-num N] [--agreement OTHER] [--threads N]",
+    "top-1 / top-5 accuracy of MODEL's first output (class scores) over a labeled data set",
+    "model", eval_args, model, opts);
 
 static void progress(void *user, int64_t done, int64_t total) {
   (void)user;

@@ -38,16 +38,10 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "MODEL.top|MODEL.tpu --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N] [--dequant]",
-    .about = "runs the reference interpreter on MODEL (Tpu: integer kernels) (weights in the .h5 it names)",
-    .pos_noun = "model",
-    .pos_off = offsetof(infer_args, model),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top|MODEL.tpu --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N] [--dequant]",
+    "runs the reference interpreter on MODEL (Tpu: integer kernels) (weights in the .h5 it names)",
+    "model", infer_args, model, opts);
 
 static void show_progress(void *user, int done, int total, const ct_op *op) {
   (void)user;
@@ -110,8 +104,7 @@ int ct_cmd_infer(int argc, char **argv) {
     if (st == CT_OK) st = ct_h5_writer_commit(dump, &d);
     else ct_h5_writer_abort(dump);
   }
-  if (st == CT_OK) st = ct_outset_commit(&o, &d);
-  else ct_outset_abort(&o);
+  st = ct_outset_end(&o, st, &d);
   ct_graph_free(g);
   return st ? ct_tool_fail(CMD, &d) : 0;
 }

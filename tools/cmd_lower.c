@@ -35,16 +35,10 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--chip", "C.json", lower_args, chip, "chip configuration (its name is stored in the module)"),
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "MODEL.top --quantize INT8|BF16|F16|F32 -o MODEL.tpu [options]",
-    .about = "lowers a Top module to the Tpu dialect: MODEL.tpu (text) + MODEL.tpu.h5 (weights)",
-    .pos_noun = "model",
-    .pos_off = offsetof(lower_args, model),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top --quantize INT8|BF16|F16|F32 -o MODEL.tpu [options]",
+    "lowers a Top module to the Tpu dialect: MODEL.tpu (text) + MODEL.tpu.h5 (weights)",
+    "model", lower_args, model, opts);
 
 /* Registers the inputs (model and weights, tables, chip) and the outputs. */
 static ct_status add_files(ct_outset *os, const lower_args *a, const char **tmp, ct_diag *d) {
@@ -92,8 +86,7 @@ int ct_cmd_lower(int argc, char **argv) {
   ct_outset os;
   ct_outset_init(&os, CMD);
   ct_status st = run(&a, &ct, &qt, &os, &d);
-  if (st) ct_outset_abort(&os);
-  else st = ct_outset_commit(&os, &d);
+  st = ct_outset_end(&os, st, &d);
   ct_calib_table_free(&ct);
   ct_qtable_free(&qt);
   return st ? ct_tool_fail(CMD, &d) : 0;

@@ -117,8 +117,7 @@ int ct_cmd_opt(int argc, char **argv) {
   if (st == CT_OK) st = ct_pass_run_pipeline(g, a.passes, &a.po, &d);
   if (st == CT_OK && a.out) st = ct_ir_save(g, tmp, &d);
   else if (st == CT_OK) st = ct_ir_print(g, stdout, &d);
-  if (a.out && st == CT_OK) st = ct_outset_commit(&o, &d);
-  else if (a.out) ct_outset_abort(&o);
+  if (a.out) st = ct_outset_end(&o, st, &d);
   if (st == CT_OK && a.stats) {
     count_ops(g, after);
     for (int k = 0; k < CT_OP_COUNT; k++)

@@ -41,17 +41,11 @@ static const ct_opt opts[] = {
     CT_OPT_INT_("--max-group", "N", plan_args, opt.max_group_layers, 1, 1000, "longest group considered (default 24)"),
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "MODEL.top|.tpu [--chip C.json] [--layer-group none|greedy|dp] [--assume-dtype i8] [-o PLAN.csv]",
-    .about = "plans layer groups, tiles and memory for the chip; writes one CSV row per group (stdout without -o) and "
-             "prints a summary line (total estimated cycles, DDR bytes, LMEM peak)",
-    .pos_noun = "model",
-    .pos_off = offsetof(plan_args, model),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top|.tpu [--chip C.json] [--layer-group none|greedy|dp] [--assume-dtype i8] [-o PLAN.csv]",
+    "plans layer groups, tiles and memory for the chip; writes one CSV row per group (stdout without -o) and "
+    "prints a summary line (total estimated cycles, DDR bytes, LMEM peak)",
+    "model", plan_args, model, opts);
 
 static bool write_csv(FILE *f, const void *p) { return ct_lg_write_csv(p, f); }
 
@@ -66,8 +60,7 @@ static ct_status write_plan(const ct_lg_plan *p, const plan_args *a, const ct_gr
   if (!st) st = ct_outset_input(&o, a->chip, d);
   if (!st) st = ct_outset_add(&o, a->out, &tmp, d);
   if (!st) st = ct_tool_write_text(tmp, a->out, write_csv, p, d);
-  if (st) ct_outset_abort(&o);
-  else st = ct_outset_commit(&o, d);
+  st = ct_outset_end(&o, st, d);
   return st;
 }
 

@@ -65,17 +65,11 @@ static const ct_opt opts[] = {
                   "local ranking)"),
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "MODEL.top --calibration-table T --dataset D -o QTABLE [options]",
-    .about = "mixed precision search (TPU-MLIR search_qtable): the fewest layers to keep in float so that the INT8 "
-             "model's output cosine vs the float model reaches --expected-cos",
-    .pos_noun = "model",
-    .pos_off = offsetof(qt_args, model),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top --calibration-table T --dataset D -o QTABLE [options]",
+    "mixed precision search (TPU-MLIR search_qtable): the fewest layers to keep in float so that the INT8 "
+    "model's output cosine vs the float model reaches --expected-cos",
+    "model", qt_args, model, opts);
 
 static int parse_args(int argc, char **argv, qt_args *a) {
   *a = (qt_args){.input_num = 10, .max_float = -1, .expected_cos = 0.99, .float_mode = CT_QMODE_BF16};
@@ -369,8 +363,7 @@ static ct_status run(qt_state *s, ct_diag *d) {
   }
   ct_qtable_free(&rows);
   free(l);
-  if (st) ct_outset_abort(&os);
-  else st = ct_outset_commit(&os, d);
+  st = ct_outset_end(&os, st, d);
   return st;
 }
 

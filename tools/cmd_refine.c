@@ -62,17 +62,11 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--quantize-table", "Q", rf_args, qtable, "lower as `ctpu lower --quantize-table Q` will"),
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "MODEL.top --calibration-table T --dataset D -o T2 [options]",
-    .about = "refines the thresholds of T by the INT8 model's output cosine vs float on the samples (coordinate descent "
-             "over every tensor's threshold; loss-aware PTQ); --lut-input as ctpu lower will be given",
-    .pos_noun = "model",
-    .pos_off = offsetof(rf_args, model),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top --calibration-table T --dataset D -o T2 [options]",
+    "refines the thresholds of T by the INT8 model's output cosine vs float on the samples (coordinate descent "
+    "over every tensor's threshold; loss-aware PTQ); --lut-input as ctpu lower will be given",
+    "model", rf_args, model, opts);
 
 static int parse_args(int argc, char **argv, rf_args *a) {
   *a = (rf_args){.input_num = 8, .passes = 1, .threads = 1};
@@ -255,8 +249,7 @@ static ct_status run(rf_state *s, ct_diag *d) {
   const char *lines[2] = {line[0], line[1]};
   if (!st) st = ct_calib_table_write(tmp, &s->t, lines, 2, d);
   if (!st) printf("%s: output cosine %.6f -> %.6f (%d thresholds changed)\n", a->out, c0, s->best_score, total);
-  if (st) ct_outset_abort(&os);
-  else st = ct_outset_commit(&os, d);
+  st = ct_outset_end(&os, st, d);
   return st;
 }
 

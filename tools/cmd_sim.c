@@ -57,7 +57,7 @@ static int set_layers(void *args, const char *cmd, const ct_opt *o, const char *
   sim_args *a = args;
   free(a->layer_buf);
   a->layer_buf = strdup(s);
-  if (!a->layer_buf) return CT_ERR_LIMIT;
+  if (!a->layer_buf) return fprintf(stderr, "ctpu %s: out of memory\n", cmd), CT_ERR_LIMIT;
   a->filter.n_layers = 0;
   for (char *tok = strtok(a->layer_buf, ","); tok; tok = strtok(NULL, ",")) {
     if (a->filter.n_layers == MAX_LAYERS) return ct_tool_usage(cmd, "more than %d layers in %s", MAX_LAYERS, o->name);
@@ -95,18 +95,12 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = {
-    .cmd = CMD,
-    .synopsis = "PROG.ctpu --input FILE... -o OUT.h5 [--model MODEL.tpu] [--chip C.json] [--dump-all D.h5] "
-                "[--trace T.json] [--report R.csv] [--summary S.json] [--functional]",
-    .about = "runs PROG on the cycle-level cmodel; outputs are raw integer tensors with scale/zero_point attributes "
-             "(see docs/cmodel.md)",
-    .pos_noun = "program",
-    .pos_off = offsetof(sim_args, prog),
-    .pos_max = 1,
-    .pos_required = true,
-    .opts = opts,
-    .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "PROG.ctpu --input FILE... -o OUT.h5 [--model MODEL.tpu] [--chip C.json] [--dump-all D.h5] "
+    "[--trace T.json] [--report R.csv] [--summary S.json] [--functional]",
+    "runs PROG on the cycle-level cmodel; outputs are raw integer tensors with scale/zero_point attributes "
+    "(see docs/cmodel.md)",
+    "program", sim_args, prog, opts);
 
 static ct_status write_list(const char *path, const ct_tensor_list *l, ct_diag *d) {
   return ct_h5_write(path, l->items, l->n, d);
@@ -196,8 +190,7 @@ static ct_status run(const sim_args *a, ct_diag *d) {
     else
       ct_trace_abort(trace);
   }
-  if (!st) st = ct_outset_commit(&os, d);
-  else ct_outset_abort(&os);
+  st = ct_outset_end(&os, st, d);
   if (!st && out.res.end_code)
     fprintf(stderr, "ctpu sim: END code %d\n", out.res.end_code);
   ct_sim_run_output_free(&out);

@@ -113,15 +113,10 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = {.cmd = CMD,
-                                 .synopsis = "MODEL.onnx -o OUT.top [options]",
-                                 .about = "imports an ONNX model into the Top IR: OUT.top (text) + OUT.top.h5 (weights)",
-                                 .pos_noun = "model",
-                                 .pos_off = offsetof(transform_args, model),
-                                 .pos_max = 1,
-                                 .pos_required = true,
-                                 .opts = opts,
-                                 .n_opts = CT_OPTS_COUNT(opts)};
+static const ct_cmd_spec spec = CT_CMD_SPEC1(
+    CMD, "MODEL.onnx -o OUT.top [options]",
+    "imports an ONNX model into the Top IR: OUT.top (text) + OUT.top.h5 (weights)",
+    "model", transform_args, model, opts);
 
 /* Parses argv into a; returns 0, an exit code, or -1 after printing --help. */
 static int parse_args(int argc, char **argv, transform_args *a) {
@@ -179,8 +174,7 @@ static ct_status run_outputs(transform_args *a, ct_diag *d) {
   }
   if (!st) st = load_consts(a, d);
   if (!st) st = run(a, tmp, d);
-  if (st) ct_outset_abort(&o);
-  else st = ct_outset_commit(&o, d);
+  st = ct_outset_end(&o, st, d);
   return st;
 }
 

@@ -18,7 +18,9 @@ static const struct {
 };
 
 int ct_tool_fail(const char *cmd, const ct_diag *d) {
-  fprintf(stderr, "ctpu %s: %s\n", cmd, d->msg[0] ? d->msg : ct_status_name(d->code));
+  /* on a terminal a progress line may be open (\r-updated, no newline yet): clear it so the
+   * message starts a line of its own */
+  fprintf(stderr, "%sctpu %s: %s\n", ct_tool_isatty() ? "\r\033[K" : "", cmd, d->msg[0] ? d->msg : ct_status_name(d->code));
   return d->code ? (int)d->code : 1;
 }
 

@@ -85,6 +85,11 @@ typedef struct ct_cmd_spec {
 } ct_cmd_spec;
 
 #define CT_OPTS_COUNT(t) ((int)(sizeof(t) / sizeof((t)[0])))
+/* The spec of a command with one required positional (noun, stored in field F of A) and the
+ * option table OPTS. */
+#define CT_CMD_SPEC1(name, syn, about_, noun, A, F, OPTS)                                                       \
+  {.cmd = name, .synopsis = syn, .about = about_, .pos_noun = noun, .pos_off = offsetof(A, F), .pos_max = 1, \
+   .pos_required = true, .opts = OPTS, .n_opts = CT_OPTS_COUNT(OPTS)}
 
 /* Parses argv[1..argc-1] (argv[0] is the command) into args by s: `--name VALUE`,
  * `--name=VALUE`, flags, positionals. -h / --help prints ct_opts_help(s, stdout). Returns 0
