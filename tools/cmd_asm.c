@@ -22,7 +22,7 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_asm_spec = CT_CMD_SPEC1(
     CMD, "FILE.s -o FILE.ctpu [--chip CHIP.json]",
     "assembles FILE.s (syntax: docs/isa.md) into the program FILE.ctpu",
     "assembly file", asm_args, in, opts);
@@ -47,7 +47,7 @@ static ct_status run(const asm_args *a, ct_diag *d) {
 
 int ct_cmd_asm(int argc, char **argv) {
   asm_args a = {0};
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_asm_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_diag_clear(&d);

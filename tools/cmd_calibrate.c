@@ -54,7 +54,7 @@ static const ct_opt opts[] = {
                  "samples' channel ranges fit those samples)"),
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_calibrate_spec = CT_CMD_SPEC1(
     CMD, "MODEL.top --dataset DIR|LIST|FILE.h5 -o TABLE [options]",
     "runs float inference over the data set's samples and writes a TPU-MLIR calibration table: one line "
     "`name threshold min max` per f32 tensor (docs/formats.md section 3)",
@@ -65,7 +65,7 @@ static int parse_args(int argc, char **argv, cal_args *a) {
   memset(a, 0, sizeof *a);
   a->o = CT_CALIBRATE_DEFAULTS;
   a->method = -1, a->channel_score = 1;
-  int rc = ct_opts_parse(&spec, argc, argv, a);
+  int rc = ct_opts_parse(&ct_cmd_calibrate_spec, argc, argv, a);
   if (rc) return rc;
   if (a->o.no_channel && a->force_channel)
     return ct_tool_usage(CMD, "--channel-thresholds and --no-channel-thresholds exclude each other");

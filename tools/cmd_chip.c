@@ -20,7 +20,7 @@ static const ct_opt opts[] = {
     CT_OPT_FLAG_("--signature", chip_args, sig, "also print the chip signature (hex) on a last line"),
 };
 
-static const ct_cmd_spec spec = {.cmd = CMD,
+const ct_cmd_spec ct_cmd_chip_spec = {.cmd = CMD,
                                  .synopsis = "--dump [--chip CHIP.json] [--signature]",
                                  .about = "prints a chip configuration, the built-in one or CHIP.json's (docs/isa.md)",
                                  .opts = opts,
@@ -28,7 +28,7 @@ static const ct_cmd_spec spec = {.cmd = CMD,
 
 int ct_cmd_chip(int argc, char **argv) {
   chip_args a = {0};
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_chip_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   if (!a.dump && !a.sig) return ct_tool_usage(CMD, "nothing to do (give --dump)");
   ct_chip c;

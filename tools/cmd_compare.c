@@ -32,8 +32,9 @@ static int set_sort(void *args, const char *cmd, const ct_opt *opt, const char *
 
 static const ct_opt opts[] = {
     CT_OPT_FN_("--tolerance", "COS,EUC", set_tol,
-               "pass when cosine >= COS and euclid >= EUC (default: by the dtypes compared, the less precise side's: "
-               "f32 0.99,0.90 (also integers without scale), f16 0.99,0.85, bf16 0.99,0.80, int8 0.97,0.75)"),
+               "pass when cosine >= COS and euclid >= EUC (default: by the less precise file, a file being as precise as "
+               "its least precise tensor: f32 0.99,0.90 (also integers without scale), f16 0.99,0.85, bf16 0.99,0.80, "
+               "int8 0.97,0.75; docs/formats.md)"),
     CT_OPT_FLAG_("--exact", compare_args, o.tol.exact,
                  "pass only bit-identical tensors (same dtype, same bytes); compares stored values (no dequantization)"),
     CT_OPT_FLAG_("-v", compare_args, o.verbose,
@@ -44,7 +45,7 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = {
+const ct_cmd_spec ct_cmd_compare_spec = {
     .cmd = CMD,
     .synopsis = "A.h5 B.h5 [--tolerance COS,EUC] [--exact] [-v] [--only NAME,...] [--sort worst] [--top N]",
     .about = "compares every tensor present in both files (A is the reference) and prints one row per tensor: "
@@ -74,7 +75,7 @@ static int split_names(char *s, const char ***out) {
 
 int ct_cmd_compare(int argc, char **argv) {
   compare_args a = {.o = {.tol = CT_COMPARE_TOL_DEFAULT, .tol_by_prec = true}};
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_compare_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   if (!a.files[1]) return ct_tool_usage(CMD, "expected two HDF5 tensor files");
   ct_diag d;

@@ -64,15 +64,15 @@ static const ct_opt opts[] = {
                 "also compare the outputs (dequantized) with R's tensors (e.g. the float Top inference) by cosine / "
                 "euclidean similarity"),
     CT_OPT_FN_("--tolerance", "C,E", set_tol,
-               "minimum cosine and euclidean similarity for --test-reference (default: by the output's dtype, as ctpu "
-               "compare: 0.99,0.90 for f32, 0.99,0.85 f16, 0.99,0.80 bf16, 0.97,0.75 int8)"),
+               "minimum cosine and euclidean similarity for --test-reference (default: by the precision of the module "
+               "and the file, as ctpu compare chooses it: 0.99,0.90 f32, 0.99,0.85 f16, 0.99,0.80 bf16, 0.97,0.75 int8)"),
     CT_OPT_FLAG_("--compare-all", deploy_args, compare_all, "compare every tensor the program stores with the reference"),
     CT_OPT_STR_("--mxu-report", "F.csv", deploy_args, mxu,
                 "per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed form for the whole layer's "
                 "GEMM (sim columns need --test-input)"),
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_deploy_spec = CT_CMD_SPEC1(
     CMD, "MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]] [--input-shapes N:DxD..] "
     "[--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input FILE... [--test-reference "
     "REF.h5 [--tolerance C,E]] [--compare-all]]",
@@ -84,7 +84,7 @@ static int parse_args(int argc, char **argv, deploy_args *a) {
   memset(a, 0, sizeof *a);
   a->opt.strategy = CT_LG_DP;
   a->tol = CT_COMPARE_TOL_DEFAULT;
-  int rc = ct_opts_parse(&spec, argc, argv, a);
+  int rc = ct_opts_parse(&ct_cmd_deploy_spec, argc, argv, a);
   if (rc) return rc;
   if ((a->ref || a->compare_all) && !a->n_files) return ct_tool_usage(CMD, "--test-reference and --compare-all need --test-input");
   return 0;

@@ -20,7 +20,7 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--chip", "FILE", disasm_args, chip, "also check the program against this chip (signature, bounds)"),
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_disasm_spec = CT_CMD_SPEC1(
     CMD, "FILE.ctpu [-o FILE.s] [--chip CHIP.json]",
     "prints the program as assembly (stdout, or FILE.s written atomically)",
     "program", disasm_args, in, opts);
@@ -40,7 +40,7 @@ static ct_status write_file(const disasm_args *a, const ct_program *p, ct_diag *
 
 int ct_cmd_disasm(int argc, char **argv) {
   disasm_args a = {0};
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_disasm_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_diag_clear(&d);
@@ -53,7 +53,7 @@ int ct_cmd_disasm(int argc, char **argv) {
   return st ? ct_tool_fail(CMD, &d) : 0;
 }
 
-int ct_cmd_isa_doc(int argc, char **argv) {
-  return ct_tool_doc("isa-doc", "prints docs/isa.md (generated from isa/isa.def and isa/chip.def)", argc, argv,
-                     ct_isa_doc);
-}
+const ct_cmd_spec ct_cmd_isa_doc_spec = {.cmd = "isa-doc",
+                                         .about = "prints docs/isa.md (generated from isa/isa.def and isa/chip.def)"};
+
+int ct_cmd_isa_doc(int argc, char **argv) { return ct_tool_doc(&ct_cmd_isa_doc_spec, argc, argv, ct_isa_doc); }

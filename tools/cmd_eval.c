@@ -32,7 +32,7 @@ static const ct_opt opts[] = {
     CT_OPT_INT_("--threads", "N", eval_args, threads, 1, 64, "samples run in parallel (default 1)"),
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_eval_spec = CT_CMD_SPEC1(
     CMD, "MODEL --dataset DIR|FILE.h5 [--input-num N] [--agreement OTHER] [--threads N]",
     "top-1 / top-5 accuracy of MODEL's first output (class scores) over a labeled data set",
     "model", eval_args, model, opts);
@@ -74,7 +74,7 @@ static ct_status evaluate(const eval_args *a, const ct_graph *g, const ct_graph 
 
 int ct_cmd_eval(int argc, char **argv) {
   eval_args a = {.threads = 1};
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_eval_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_tool_keep_heap();
   ct_diag d;

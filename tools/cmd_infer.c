@@ -38,7 +38,7 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_infer_spec = CT_CMD_SPEC1(
     CMD, "MODEL.top|MODEL.tpu --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N] [--dequant]",
     "runs the reference interpreter on MODEL (Tpu: integer kernels) (weights in the .h5 it names)",
     "model", infer_args, model, opts);
@@ -83,7 +83,7 @@ static ct_status add_outputs(ct_outset *o, const infer_args *a, const char **out
 
 int ct_cmd_infer(int argc, char **argv) {
   infer_args a = {.threads = 1};
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_infer_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_diag_clear(&d);

@@ -35,7 +35,7 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--chip", "C.json", lower_args, chip, "chip configuration (its name is stored in the module)"),
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_lower_spec = CT_CMD_SPEC1(
     CMD, "MODEL.top --quantize INT8|BF16|F16|F32 -o MODEL.tpu [options]",
     "lowers a Top module to the Tpu dialect: MODEL.tpu (text) + MODEL.tpu.h5 (weights)",
     "model", lower_args, model, opts);
@@ -73,7 +73,7 @@ static ct_status run(const lower_args *a, ct_calib_table *ct, ct_qtable *qt, ct_
 
 int ct_cmd_lower(int argc, char **argv) {
   lower_args a = {0};
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_lower_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   if (ct_qmode_from_name(a.mode) == CT_QMODE_COUNT)
     return ct_tool_usage(CMD, "unknown mode \"%s\" (INT8, BF16, F16 or F32)", a.mode);

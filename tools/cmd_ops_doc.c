@@ -7,14 +7,13 @@
 #include "ops/ops_doc.h"
 #include "tools/tools.h"
 
-int ct_tool_doc(const char *cmd, const char *about, int argc, char **argv, void (*gen)(FILE *f)) {
-  const ct_cmd_spec spec = {.cmd = cmd, .about = about};
-  int rc = ct_opts_parse(&spec, argc, argv, NULL);
+int ct_tool_doc(const ct_cmd_spec *spec, int argc, char **argv, void (*gen)(FILE *f)) {
+  int rc = ct_opts_parse(spec, argc, argv, NULL);
   if (rc) return rc < 0 ? 0 : rc;
   gen(stdout);
   return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
-int ct_cmd_ops_doc(int argc, char **argv) {
-  return ct_tool_doc("ops-doc", "prints docs/ops.md (generated from ir/ops.def)", argc, argv, ct_ops_doc);
-}
+const ct_cmd_spec ct_cmd_ops_doc_spec = {.cmd = "ops-doc", .about = "prints docs/ops.md (generated from ir/ops.def)"};
+
+int ct_cmd_ops_doc(int argc, char **argv) { return ct_tool_doc(&ct_cmd_ops_doc_spec, argc, argv, ct_ops_doc); }

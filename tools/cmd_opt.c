@@ -57,7 +57,7 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = {.cmd = CMD,
+const ct_cmd_spec ct_cmd_opt_spec = {.cmd = CMD,
                                  .synopsis = "IN.top [-o OUT.top] [--passes LIST] [--dump-after PASS|all] [--verify-each] "
                                              "[--stats] [--log]",
                                  .about = "runs passes over a Top module; writes OUT.top + OUT.top.h5 (without -o: the IR "
@@ -72,7 +72,7 @@ static const ct_cmd_spec spec = {.cmd = CMD,
 
 /* Parses argv; returns -1 to continue, else an exit code. */
 static int parse_args(int argc, char **argv, opt_args *a) {
-  int rc = ct_opts_parse(&spec, argc, argv, a);
+  int rc = ct_opts_parse(&ct_cmd_opt_spec, argc, argv, a);
   if (rc) return rc < 0 ? 0 : rc;
   if (!a->passes[0]) return ct_tool_usage(CMD, "--passes needs at least one pass");
   if (a->po.dump_after && strcmp(a->po.dump_after, "all") != 0) {

@@ -41,7 +41,7 @@ static const ct_opt opts[] = {
     CT_OPT_INT_("--max-group", "N", plan_args, opt.max_group_layers, 1, 1000, "longest group considered (default 24)"),
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_plan_spec = CT_CMD_SPEC1(
     CMD, "MODEL.top|.tpu [--chip C.json] [--layer-group none|greedy|dp] [--assume-dtype i8] [-o PLAN.csv]",
     "plans layer groups, tiles and memory for the chip; writes one CSV row per group (stdout without -o) and "
     "prints a summary line (total estimated cycles, DDR bytes, LMEM peak)",
@@ -66,7 +66,7 @@ static ct_status write_plan(const ct_lg_plan *p, const plan_args *a, const ct_gr
 
 int ct_cmd_plan(int argc, char **argv) {
   plan_args a = {.opt.strategy = CT_LG_DP};
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_plan_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_chip chip;

@@ -65,7 +65,7 @@ static const ct_opt opts[] = {
                   "local ranking)"),
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_qtable_spec = CT_CMD_SPEC1(
     CMD, "MODEL.top --calibration-table T --dataset D -o QTABLE [options]",
     "mixed precision search (TPU-MLIR search_qtable): the fewest layers to keep in float so that the INT8 "
     "model's output cosine vs the float model reaches --expected-cos",
@@ -73,7 +73,7 @@ static const ct_cmd_spec spec = CT_CMD_SPEC1(
 
 static int parse_args(int argc, char **argv, qt_args *a) {
   *a = (qt_args){.input_num = 10, .max_float = -1, .expected_cos = 0.99, .float_mode = CT_QMODE_BF16};
-  return ct_opts_parse(&spec, argc, argv, a);
+  return ct_opts_parse(&ct_cmd_qtable_spec, argc, argv, a);
 }
 
 static double cos_of(const qt_cos *c) { return c->seen ? ct_eval_cos_of(&c->s) : 1.0; }

@@ -62,7 +62,7 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--quantize-table", "Q", rf_args, qtable, "lower as `ctpu lower --quantize-table Q` will"),
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_refine_spec = CT_CMD_SPEC1(
     CMD, "MODEL.top --calibration-table T --dataset D -o T2 [options]",
     "refines the thresholds of T by the INT8 model's output cosine vs float on the samples (coordinate descent "
     "over every tensor's threshold; loss-aware PTQ); --lut-input as ctpu lower will be given",
@@ -70,7 +70,7 @@ static const ct_cmd_spec spec = CT_CMD_SPEC1(
 
 static int parse_args(int argc, char **argv, rf_args *a) {
   *a = (rf_args){.input_num = 8, .passes = 1, .threads = 1};
-  return ct_opts_parse(&spec, argc, argv, a);
+  return ct_opts_parse(&ct_cmd_refine_spec, argc, argv, a);
 }
 
 /* Pool body: runs the candidate on samples [lo, hi); sums[i · n_out + k] = the cosine sums

@@ -95,7 +95,7 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_sim_spec = CT_CMD_SPEC1(
     CMD, "PROG.ctpu --input FILE... -o OUT.h5 [--model MODEL.tpu] [--chip C.json] [--dump-all D.h5] "
     "[--trace T.json] [--report R.csv] [--summary S.json] [--functional]",
     "runs PROG on the cycle-level cmodel; outputs are raw integer tensors with scale/zero_point attributes "
@@ -202,7 +202,7 @@ static ct_status run(const sim_args *a, ct_diag *d) {
 int ct_cmd_sim(int argc, char **argv) {
   sim_args a;
   memset(&a, 0, sizeof a);
-  int rc = ct_opts_parse(&spec, argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_sim_spec, argc, argv, &a);
   if (rc) {
     free(a.layer_buf);
     return rc < 0 ? 0 : rc;

@@ -113,7 +113,7 @@ static const ct_opt opts[] = {
     CT_OPT_MAX_MEMORY,
 };
 
-static const ct_cmd_spec spec = CT_CMD_SPEC1(
+const ct_cmd_spec ct_cmd_transform_spec = CT_CMD_SPEC1(
     CMD, "MODEL.onnx -o OUT.top [options]",
     "imports an ONNX model into the Top IR: OUT.top (text) + OUT.top.h5 (weights)",
     "model", transform_args, model, opts);
@@ -121,7 +121,7 @@ static const ct_cmd_spec spec = CT_CMD_SPEC1(
 /* Parses argv into a; returns 0, an exit code, or -1 after printing --help. */
 static int parse_args(int argc, char **argv, transform_args *a) {
   memset(a, 0, sizeof *a);
-  int rc = ct_opts_parse(&spec, argc, argv, a);
+  int rc = ct_opts_parse(&ct_cmd_transform_spec, argc, argv, a);
   if (!rc && a->pad_value_given && !a->opt.pad_type[0]) return ct_tool_usage(CMD, "--pad-value needs --pad-type");
   return rc;
 }

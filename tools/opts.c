@@ -2,6 +2,7 @@
  * command's option table (opts.h). */
 #include "tools/opts.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -81,12 +82,45 @@ static void help_entry(FILE *f, const char *name, const char *value, const char 
 }
 
 void ct_opts_help(const ct_cmd_spec *s, FILE *f) {
-  fprintf(f, "usage: ctpu %s%s%s\n  ", s->cmd, s->synopsis && *s->synopsis ? " " : "", s->synopsis ? s->synopsis : "");
+  int n = fprintf(f, "usage: ctpu %s", s->cmd);
+  if (s->synopsis && *s->synopsis) fputc(' ', f), wrap(f, s->synopsis, n + 1, n + 1);
+  else fputc('\n', f);
+  fprintf(f, "  ");
   wrap(f, s->about, 2, 2);
   fprintf(f, "\noptions:\n");
   for (int i = 0; i < s->n_opts; i++) help_entry(f, s->opts[i].name, value_name(&s->opts[i]), s->opts[i].help);
   help_entry(f, "-h, --help", NULL, "print this help");
   if (s->more) s->more(f);
+}
+
+/* ---- markdown (docs/cli.md) ---- */
+
+/* Writes text with '|' escaped (a table cell), or with each '\n' a paragraph break. */
+static void md_text(FILE *f, const char *text, bool cell) {
+  for (const char *p = text; *p; p++) {
+    if (cell && *p == '|') fputs("\\|", f);
+    else if (*p == '\n') fputs(cell ? " " : "\n\n", f);
+    else fputc(*p, f);
+  }
+}
+
+void ct_opts_markdown(const ct_cmd_spec *s, FILE *f) {
+  fprintf(f, "\n## `ctpu %s`\n\n", s->cmd);
+  fprintf(f, "```\nctpu %s%s%s\n```\n\n", s->cmd, s->synopsis && *s->synopsis ? " " : "", s->synopsis ? s->synopsis : "");
+  fputc(toupper((unsigned char)s->about[0]), f); /* a sentence of the page */
+  md_text(f, s->about + 1, false);
+  fprintf(f, ".\n");
+  if (s->n_opts == 0) return;
+  fprintf(f, "\n| option | meaning |\n|---|---|\n");
+  for (int i = 0; i < s->n_opts; i++) {
+    const ct_opt *o = &s->opts[i];
+    const char *v = value_name(o);
+    fprintf(f, "| `%s%s", o->name, v ? " " : "");
+    if (v) md_text(f, v, true);
+    fprintf(f, "` | ");
+    md_text(f, o->help, true);
+    fprintf(f, "%s |\n", o->needed ? " (required)" : "");
+  }
 }
 
 /* ---- parsing ---- */

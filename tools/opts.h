@@ -100,8 +100,12 @@ typedef struct ct_cmd_spec {
 int ct_opts_parse(const ct_cmd_spec *s, int argc, char **argv, void *args);
 
 /* Prints s's help: "usage: ctpu CMD SYNOPSIS", the about text, one entry per option (name,
- * value, help wrapped to 100 columns), -h/--help, then s->more. */
+ * value, help), -h/--help, then s->more; text wrapped to 100 columns. */
 void ct_opts_help(const ct_cmd_spec *s, FILE *f);
+
+/* Writes s as a section of docs/cli.md: a heading, the synopsis, the about text and a table of
+ * the options (value names and help as --help prints them; required ones marked). */
+void ct_opts_markdown(const ct_cmd_spec *s, FILE *f);
 
 /* Setter of CT_OPT_MAX_MEMORY: sets the process's tensor budget (ct_mem_budget_set). */
 int ct_opt_max_memory(void *args, const char *cmd, const ct_opt *o, const char *value);

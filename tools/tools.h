@@ -10,7 +10,10 @@
 
 #define CT_VERSION "0.1.0"
 
-#define C(name, fn, summary) int fn(int argc, char **argv);
+/* Each command: its function and its option table (fn##_spec, tools/opts.h). */
+#define C(name, fn, summary) \
+  int fn(int argc, char **argv); \
+  extern const ct_cmd_spec fn##_spec;
 #include "tools/commands.def"
 #undef C
 
@@ -20,10 +23,10 @@ int ct_tool_fail(const char *cmd, const ct_diag *d);
  * similarity <= 1) into tol's cos / euc; false on any other text. */
 struct ct_compare_tol;
 bool ct_tool_parse_tol(const char *s, struct ct_compare_tol *tol);
-/* A doc command (`ctpu isa-doc`, `ctpu ops-doc`): no arguments but --help/-h, which prints
- * its help (about: what it prints); runs gen(stdout). Returns the exit code (2 after a usage
- * error, 1 when stdout cannot be written). */
-int ct_tool_doc(const char *cmd, const char *about, int argc, char **argv, void (*gen)(FILE *f));
+/* A doc command (`ctpu isa-doc`, `ctpu ops-doc`, `ctpu cli-doc`): no arguments but --help/-h,
+ * which prints spec's help; runs gen(stdout). Returns the exit code (2 after a usage error, 1
+ * when stdout cannot be written). */
+int ct_tool_doc(const ct_cmd_spec *spec, int argc, char **argv, void (*gen)(FILE *f));
 /* Keeps freed memory in the process heap (glibc mallopt; no-op elsewhere) for commands that
  * run the interpreter over many samples (calibrate, eval): later samples reuse the pages. */
 void ct_tool_keep_heap(void);
