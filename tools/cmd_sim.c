@@ -171,6 +171,8 @@ static ct_status run(const sim_args *a, ct_diag *d) {
   st = ct_chip_load(a->chip, &chip, d);
   if (!st) st = ct_program_load(a->prog, &chip, &prog, d);
   if (!st && a->model) st = ct_ir_load_verified(a->model, &model, d);
+  if (!st && a->model) st = ct_tool_in_model(&os, a->model, model, d);
+  if (!st) st = ct_outset_check(&os, d);
   if (!st) st = read_inputs(a, &prog, model, &inputs, d);
   ct_graph_free(model);
   ct_trace *trace = NULL;
