@@ -16,15 +16,6 @@ void ct_outset_init(ct_outset *o, const char *cmd) {
   o->cmd = cmd;
 }
 
-ct_status ct_outset_input(ct_outset *o, const char *path, ct_diag *d) {
-  struct stat st;
-  if (!path || stat(path, &st) != 0) return CT_OK;
-  if (o->n_in == CT_OUTSET_MAX * 4) return ct_diag_set(d, CT_ERR_LIMIT, "more than %d input files", CT_OUTSET_MAX * 4);
-  o->in_dev[o->n_in] = (unsigned long long)st.st_dev;
-  o->in_ino[o->n_in++] = (unsigned long long)st.st_ino;
-  return CT_OK;
-}
-
 /* "dir/" part of path ("" for a bare name), malloc'd. */
 static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -34,13 +25,58 @@ static char *dir_of(const char *path) {
   return s;
 }
 
-static ct_status check_dest(const ct_outset *o, const char *dest, ct_diag *d) {
+/* path with its folder resolved (realpath: symbolic links, ".", ".."), malloc'd; the whole
+ * path when it exists, else the resolved folder + the base name, else path as given. */
+static char *resolve(const char *path) {
+  char *r = realpath(path, NULL);
+  if (r) return r;
+  char *dir = dir_of(path);
+  if (!dir) return NULL;
+  char *rd = realpath(*dir ? dir : ".", NULL);
+  const char *base = path + strlen(dir);
+  size_t n = (rd ? strlen(rd) : 0) + strlen(base) + 2;
+  char *s = rd ? malloc(n) : strdup(path);
+  if (rd && s) snprintf(s, n, "%s/%s", rd, base);
+  free(rd), free(dir);
+  return s;
+}
+
+ct_status ct_outset_input(ct_outset *o, const char *path, ct_diag *d) {
+  if (!path) return CT_OK;
+  if (o->n_in == o->cap_in) {
+    int cap = o->cap_in ? 2 * o->cap_in : 8;
+    ct_outset_in *in = realloc(o->in, sizeof *in * (size_t)cap);
+    if (!in) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    o->in = in, o->cap_in = cap;
+  }
+  ct_outset_in *e = &o->in[o->n_in];
   struct stat st;
-  if (stat(dest, &st) != 0) return CT_OK;
-  if (S_ISDIR(st.st_mode)) return ct_diag_set(d, CT_ERR_USAGE, "%s: output is a directory", dest);
-  for (int i = 0; i < o->n_in; i++)
-    if (o->in_dev[i] == (unsigned long long)st.st_dev && o->in_ino[i] == (unsigned long long)st.st_ino)
-      return ct_diag_set(d, CT_ERR_USAGE, "%s: output is also an input of the command (refusing to overwrite it)", dest);
+  memset(e, 0, sizeof *e);
+  if (stat(path, &st) == 0) {
+    e->exists = true;
+    e->dev = (unsigned long long)st.st_dev, e->ino = (unsigned long long)st.st_ino;
+  }
+  if (!(e->real = resolve(path))) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  o->n_in++;
+  return CT_OK;
+}
+
+/* True if dest (resolved: real; st: its stat when it exists, else NULL) is one of the inputs. */
+static bool is_input(const ct_outset *o, const char *real, const struct stat *st) {
+  for (int i = 0; i < o->n_in; i++) {
+    const ct_outset_in *e = &o->in[i];
+    if (real && !strcmp(real, e->real)) return true;
+    if (e->exists && st && e->dev == (unsigned long long)st->st_dev && e->ino == (unsigned long long)st->st_ino) return true;
+  }
+  return false;
+}
+
+static ct_status check_dest(const ct_outset *o, const char *dest, const char *real, ct_diag *d) {
+  struct stat st;
+  bool exists = stat(dest, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) return ct_diag_set(d, CT_ERR_USAGE, "%s: output is a directory", dest);
+  if (is_input(o, real, exists ? &st : NULL))
+    return ct_diag_set(d, CT_ERR_USAGE, "%s: output is also an input of the command (refusing to overwrite it)", dest);
   return CT_OK;
 }
 
@@ -66,30 +102,39 @@ static char *temp_dir(ct_outset *o, const char *dir, const char *dest, ct_diag *
 
 ct_status ct_outset_add(ct_outset *o, const char *dest, const char **tmp, ct_diag *d) {
   if (o->n_out == CT_OUTSET_MAX) return ct_diag_set(d, CT_ERR_LIMIT, "more than %d outputs", CT_OUTSET_MAX);
-  for (int i = 0; i < o->n_out; i++)
-    if (!strcmp(o->dest[i], dest)) return ct_diag_set(d, CT_ERR_USAGE, "%s: named as two outputs", dest);
-  ct_status st = check_dest(o, dest, d);
-  if (st) return st;
-  char *dir = dir_of(dest);
-  if (!dir) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  char *real = resolve(dest);
+  if (!real) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  ct_status st = CT_OK;
+  for (int i = 0; !st && i < o->n_out; i++)
+    if (!strcmp(o->dest[i], dest) || !strcmp(o->real[i], real)) st = ct_diag_set(d, CT_ERR_USAGE, "%s: named as two outputs", dest);
+  if (!st) st = check_dest(o, dest, real, d);
+  char *dir = st ? NULL : dir_of(dest);
+  if (!st && !dir) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (st) {
+    free(real);
+    return st;
+  }
   const char *base = dest + strlen(dir);
   if (!*base) {
-    free(dir);
+    free(dir), free(real);
     return ct_diag_set(d, CT_ERR_USAGE, "%s: output is a directory", dest);
   }
   char *td = temp_dir(o, dir, dest, d);
   free(dir);
-  if (!td) return d ? d->code : CT_ERR_INPUT;
+  if (!td) {
+    free(real);
+    return d ? d->code : CT_ERR_INPUT;
+  }
   size_t n = strlen(td) + strlen(base) + 2;
   char *t = malloc(n), *dc = strdup(dest);
   if (!t || !dc) {
-    free(t), free(dc);
+    free(t), free(dc), free(real);
     rmdir(td);
     free(td);
     return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   }
   snprintf(t, n, "%s/%s", td, base);
-  o->dest[o->n_out] = dc, o->tmp[o->n_out] = t, o->dir[o->n_out++] = td;
+  o->dest[o->n_out] = dc, o->tmp[o->n_out] = t, o->dir[o->n_out] = td, o->real[o->n_out++] = real;
   *tmp = t;
   return CT_OK;
 }
@@ -114,14 +159,22 @@ static void remove_dir(const char *dir) {
 static void outset_free(ct_outset *o) {
   for (int i = 0; i < o->n_out; i++) {
     remove_dir(o->dir[i]);
-    free(o->dir[i]), free(o->tmp[i]), free(o->dest[i]);
+    free(o->dir[i]), free(o->tmp[i]), free(o->dest[i]), free(o->real[i]);
   }
-  o->n_out = 0;
+  for (int i = 0; i < o->n_in; i++) free(o->in[i].real);
+  free(o->in);
+  o->in = NULL;
+  o->n_out = o->n_in = o->cap_in = 0;
+}
+
+ct_status ct_outset_check(const ct_outset *o, ct_diag *d) {
+  ct_status st = CT_OK;
+  for (int i = 0; !st && i < o->n_out; i++) st = check_dest(o, o->dest[i], o->real[i], d);
+  return st;
 }
 
 ct_status ct_outset_commit(ct_outset *o, ct_diag *d) {
-  ct_status st = CT_OK;
-  for (int i = 0; !st && i < o->n_out; i++) st = check_dest(o, o->dest[i], d);
+  ct_status st = ct_outset_check(o, d);
   for (int i = 0; !st && i < o->n_out; i++) {
     if (access(o->tmp[i], F_OK) != 0) continue;
     if (rename(o->tmp[i], o->dest[i]) != 0)
@@ -132,3 +185,9 @@ ct_status ct_outset_commit(ct_outset *o, ct_diag *d) {
 }
 
 void ct_outset_abort(ct_outset *o) { outset_free(o); }
+
+ct_status ct_outset_end(ct_outset *o, ct_status st, ct_diag *d) {
+  if (st) ct_outset_abort(o);
+  else st = ct_outset_commit(o, d);
+  return st;
+}

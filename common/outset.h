@@ -2,15 +2,16 @@
  * under a temporary directory next to its destination, with its final base name (so files
  * that name each other, like X.top and its weights X.top.h5, stay consistent); only when the
  * whole command has succeeded are all of them renamed into place. An output that is one of
- * the command's inputs (same device and inode) or an existing directory is refused before
- * anything is written.
+ * the command's inputs is refused before anything is written: the same file (device and
+ * inode) when it exists, or the same resolved path (symbolic links, "." and ".." resolved);
+ * so are an existing directory and a path named as two outputs. This is the one place that check is made.
  *
  * Use (every command that writes files should):
  *   ct_outset o;  ct_outset_init(&o, "transform");
- *   ct_outset_input(&o, model, d);                  // each input file
+ *   ct_outset_input(&o, model, d);                  // each input file, weights files included
  *   ct_outset_add(&o, out, &tmp_top, d);           // each output: write to the returned path
  *   ... write everything to the temporary paths ...
- *   st ? ct_outset_abort(&o) : (st = ct_outset_commit(&o, d));
+ *   st = ct_outset_end(&o, st, d);                // commit on success, else abort
  */
 #ifndef CT_OUTSET_H
 #define CT_OUTSET_H
@@ -21,32 +22,51 @@
 
 #define CT_OUTSET_MAX 16
 
+/* An input: its file identity when it exists, and its resolved path. */
+typedef struct ct_outset_in {
+  unsigned long long dev, ino;
+  bool exists;
+  char *real; /* resolved path (owned) */
+} ct_outset_in;
+
 typedef struct ct_outset {
   const char *cmd;
-  int n_in, n_out;
-  unsigned long long in_dev[CT_OUTSET_MAX * 4], in_ino[CT_OUTSET_MAX * 4];
+  int n_in, cap_in, n_out;
+  ct_outset_in *in;            /* inputs (owned) */
+  char *real[CT_OUTSET_MAX];   /* resolved destination paths (owned) */
   char *dest[CT_OUTSET_MAX];   /* final paths (owned) */
   char *tmp[CT_OUTSET_MAX];    /* temporary paths (owned) */
   char *dir[CT_OUTSET_MAX];    /* temporary directory of each output (owned; may repeat) */
 } ct_outset;
 
-/* Starts an empty set for command cmd (used in messages). */
+/* Starts an empty set for command cmd (used in messages). Every set that was started ends
+ * with ct_outset_commit or ct_outset_abort (they free it). */
 void ct_outset_init(ct_outset *o, const char *cmd);
-/* Registers an input file (missing files are ignored: their reader reports them). Errors:
- * CT_ERR_LIMIT when more than CT_OUTSET_MAX * 4 inputs. */
+/* Registers an input file (a missing one by its resolved path only: its reader
+ * reports it). path NULL is ignored. Errors: CT_ERR_LIMIT out of memory. */
 ct_status ct_outset_input(ct_outset *o, const char *path, ct_diag *d);
 /* Registers output dest and sets *tmp to the path to write it to (valid until commit/abort).
  * The temporary directory `<dir of dest>/.ctpu-<pid>-<k>.tmp` is created now, so an
  * unwritable destination fails before any work. Errors: CT_ERR_USAGE when dest is one of the
  * inputs, an existing directory, or already registered; CT_ERR_INPUT when its directory cannot
- * be written; CT_ERR_LIMIT when more than CT_OUTSET_MAX outputs or out of memory. */
+ * be written; CT_ERR_LIMIT when more than CT_OUTSET_MAX outputs or out of memory. The refusal
+ * reads "<dest>: output is also an input of the command (refusing to overwrite it)". */
 ct_status ct_outset_add(ct_outset *o, const char *dest, const char **tmp, ct_diag *d);
+/* Checks every output again as ct_outset_add does, against every input registered so far
+ * (inputs known only after reading, such as the weights file a model names or the files of a
+ * data set, are registered late: check before the work). Errors: CT_ERR_USAGE as add. */
+ct_status ct_outset_check(const ct_outset *o, ct_diag *d);
 /* Renames every output that was written into place (an output whose temporary file does not
  * exist is skipped: optional outputs the command did not produce), removes the temporary
- * directories and frees the set. Destinations are re-checked (not a directory) before the
- * first rename. Errors: CT_ERR_INPUT naming the destination that could not be renamed. */
+ * directories and frees the set. Before the first rename every destination is checked again
+ * as ct_outset_add checks it, against every input (also those registered after its add, such
+ * as a weights file named inside a model). Errors: those of the checks (CT_ERR_USAGE, nothing
+ * renamed); CT_ERR_INPUT naming a destination that could not be renamed. */
 ct_status ct_outset_commit(ct_outset *o, ct_diag *d);
 /* Deletes every temporary file and directory and frees the set. Safe after a failed add. */
 void ct_outset_abort(ct_outset *o);
+/* The end of a command's set: ct_outset_commit when st is CT_OK, else ct_outset_abort.
+ * Returns st, or commit's error. */
+ct_status ct_outset_end(ct_outset *o, ct_status st, ct_diag *d);
 
 #endif

@@ -35,14 +35,35 @@ static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, 
   return CT_OK;
 }
 
+/* The precision class of the Tpu module g (io/compare.h): its least precise value. */
+static ct_compare_prec graph_prec(const ct_graph *g) {
+  ct_compare_prec p = CT_PREC_F32;
+  for (int i = 0; i < g->n_values; i++) {
+    ct_tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = g->values[i]->dtype, t.n_scale = g->values[i]->n_scale;
+    ct_compare_prec q = ct_compare_prec_of(&t);
+    if (q > p) p = q;
+  }
+  return p;
+}
+
 /* The program's outputs (dequantized, common/dequant.h) against the tensors of the same names
- * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance): one
+ * in path, by cosine and euclidean similarity under tol (model_deploy's --tolerance; NULL: the
+ * default of the less precise of the module g and the file, as ctpu compare chooses it): one
  * r->ref line per output; r->bad counts those below the tolerance. */
-static ct_status check_ref_file(const char *path, const ct_compare_tol *tol, ct_deploy_run *r, ct_diag *d) {
+static ct_status check_ref_file(const char *path, const ct_graph *g0, const ct_compare_tol *tol, ct_deploy_run *r,
+                                ct_diag *d) {
   const ct_tensor_list *got = &r->so.outputs;
   ct_tensor_list ref;
   ct_tensor_list_init(&ref);
   ct_status st = ct_h5_read(path, &ref, d);
+  ct_compare_tol dflt = CT_COMPARE_TOL_DEFAULT;
+  if (!st && !tol) {
+    ct_compare_prec a = ct_compare_dump_prec((const ct_tensor *const *)ref.items, ref.n), b = graph_prec(g0);
+    dflt = ct_compare_prec_tol(a > b ? a : b);
+    tol = &dflt;
+  }
   if (!st && !(r->ref = calloc((size_t)got->n + 1, sizeof *r->ref))) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   for (int i = 0; !st && i < got->n; i++) {
     const ct_tensor *t = ct_tensor_list_find(&ref, got->items[i]->name);
@@ -100,7 +121,7 @@ ct_status ct_deploy_check(const ct_deploy_check_options *o, const ct_graph *g, c
   if (o->compare_all) ro.on_op = on_op, ro.on_op_user = r;
   if (!st) st = ct_ref_run(g, &ro, &in, &ref_out, d);
   if (!st) compare_outputs(&ref_out, r);
-  if (!st && o->ref) st = check_ref_file(o->ref, &o->tol, r, d);
+  if (!st && o->ref) st = check_ref_file(o->ref, g, o->tol, r, d);
   r->done = !st;
   if (!st && (r->bad || r->mismatched))
     st = ct_diag_set(d, CT_ERR_CHECK, "%d outputs and %d stored tensors differ from the reference", r->bad, r->mismatched);

@@ -48,7 +48,8 @@ typedef struct ct_deploy_check_options {
   const char *const *files; /* test inputs (.h5, .pb, images; io/inputs.h) */
   int n_files;
   const char *ref;          /* optional: a file of float reference outputs (HDF5) */
-  ct_compare_tol tol;       /* cosine / euclidean tolerance against ref */
+  const ct_compare_tol *tol; /* cosine / euclidean tolerance against ref; NULL: the default of
+                             * the less precise of the module and ref (io/compare.h) */
   bool compare_all;         /* compare every stored tensor with the Tpu reference's value */
   void (*progress)(void *user, uint32_t started, uint32_t total); /* the cmodel's (sim.h) */
   void *progress_user;

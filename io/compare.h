@@ -48,6 +48,24 @@ typedef struct ct_compare_tol {
 
 #define CT_COMPARE_TOL_DEFAULT ((ct_compare_tol){0.99, 0.90, false})
 
+/* Precision classes of stored tensors, most precise first. The class of a dump is that of its
+ * least precise tensor (an INT8 Tpu dump is INT8, also where it holds f32 values such as a
+ * dequantized output), and two dumps are judged by the default tolerance of the less precise
+ * one (TPU-MLIR's deploy tolerances differ per quantize mode the same way). Float types (f32,
+ * f64) and integers without quantization parameters are F32; a quantized integer of 1 byte is
+ * INT8, of 2 bytes F16, wider F32. */
+typedef enum ct_compare_prec { CT_PREC_F32, CT_PREC_F16, CT_PREC_BF16, CT_PREC_INT8, CT_PREC_COUNT } ct_compare_prec;
+
+/* The class of t as stored (before dequantization). */
+ct_compare_prec ct_compare_prec_of(const ct_tensor *t);
+/* Name of a class ("f32", "f16", "bf16", "int8"). */
+const char *ct_compare_prec_name(ct_compare_prec p);
+/* The default tolerance of class p (exact false): f32 0.99,0.90 (model_deploy's default),
+ * f16 0.99,0.85, bf16 0.99,0.80, int8 0.97,0.75 (docs/formats.md "ctpu compare"). */
+ct_compare_tol ct_compare_prec_tol(ct_compare_prec p);
+/* The class of a dump: the least precise of its n tensors (F32 when n is 0). */
+ct_compare_prec ct_compare_dump_prec(const ct_tensor *const *ts, int n);
+
 /* Fills m for ref vs got (any dtypes, same shape). Returns CT_OK, or CT_ERR_CHECK when the
  * shapes differ (m->n is then 0 and the metrics are NaN). */
 ct_status ct_compare_tensor(const ct_tensor *ref, const ct_tensor *got, ct_compare_metrics *m);
@@ -64,7 +82,10 @@ const char *ct_compare_verdict_name(ct_compare_verdict v);
 /* Options of a file comparison. */
 typedef struct ct_compare_opts {
   ct_compare_tol tol;
-  bool verbose;            /* print the first differing elements of failing tensors */
+  bool tol_by_prec;        /* judge every pair by ct_compare_prec_tol of the less precise file's
+                            * class (ct_compare_dump_prec; tol.exact still applies); false: by tol */
+  bool verbose;            /* print the first differing elements of failing tensors, and every
+                            * name found in one file only (else one line per side) */
   const char *const *only; /* if n_only > 0: compare just these names (absent = failure) */
   int n_only;
   bool sort_worst;         /* rows worst first: shape mismatches, then ascending cosine, SQNR */
@@ -82,7 +103,10 @@ typedef struct ct_compare_summary {
  * test_data_set_0/output_0.pb)
  * and writes a table to out, one row per tensor (name, shape, dtype, verdict, cosine,
  * euclid, SQNR dB, max abs diff, PASS/FAIL; in A's order, or worst first with sort_worst,
- * cut to `top` rows), rows for names found in one file only, then
+ * cut to `top` rows), the names found in one file only (a line per side: their count and
+ * the first few names; with verbose or --only a row each), with tol_by_prec the tolerance used
+ * (`tolerance f32 vs int8: cosine >= 0.97, euclid >= 0.75`; with --only the classes are those
+ * of the tensors read), then
  * `compare: N tensors, P passed, F failed`. Unless tol.exact, a pair where either tensor
  * carries scale / zero_point is compared on the real values of both (ct_dequant,
  * common/dequant.h), so a Tpu dump (integers + params) compares with a Top dump (f32); with

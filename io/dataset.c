@@ -65,6 +65,12 @@ const char *ct_dataset_sample_name(const ct_dataset *ds, int64_t i, char *buf, s
   return buf;
 }
 
+int ct_dataset_sample_files(const ct_dataset *ds, int64_t i, const char *const **files) {
+  if (ds->kind != DS_FILES || i < 0 || i >= ds->n) return 0;
+  *files = (const char *const *)ds->samples[i].files;
+  return ds->samples[i].nf;
+}
+
 /* ---- building the sample list ---- */
 
 static bool ends_with(const char *s, const char *suffix) {

@@ -53,6 +53,11 @@ int64_t ct_dataset_label(const ct_dataset *ds, int64_t i);
 /* A short name of sample i for messages ("photo.jpg", "data.h5[17]") into buf; returns buf. */
 const char *ct_dataset_sample_name(const ct_dataset *ds, int64_t i, char *buf, size_t n);
 
+/* The files sample i is read from (paths as opened), *files set to an array of that many
+ * (owned by ds); 0 when the sample is a part of the data set file itself (HDF5 `images`, the
+ * file at the path ds was opened with) or i is out of range. */
+int ct_dataset_sample_files(const ct_dataset *ds, int64_t i, const char *const **files);
+
 /* Loads sample i as the graph's input tensors (one per Input op, in graph order, named by
  * the input value) appended to out. Safe to call from several threads at once. Errors
  * (out left as it was): CT_ERR_USAGE i out of range; those of ct_inputs_load (wrong file

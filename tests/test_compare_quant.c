@@ -1,7 +1,8 @@
 /* test_compare_quant.c: common/dequant (per-tensor and per-channel, int8/uint8/int16/int32,
  * bf16/f16 bit patterns; values worked by hand) and the cross-dialect `ctpu compare`:
  * quantized tensors with scale/zero_point attributes against float ones, --exact, --sort
- * worst, --top. */
+ * worst, --top, the default tolerance by the dtypes compared, the one-line list of names
+ * found in one file only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +125,8 @@ START_TEST(test_files_dequantized) {
   char *out = compare(a, b, &o, &s);
   ck_assert_int_eq(s.n, 2);
   /* x dequantizes to exactly A's values (i·0.1 rounded to f32 both ways): equal; y is off:
-   * Σa² = 204, Σb² = 276, Σ(a − b)² = 18, cosine = 231 / sqrt(204 · 276) = 0.9735 < 0.99 */
+   * Σa² = 204, Σb² = 276, Σ(a − b)² = 18, cosine = 231 / sqrt(204 · 276) = 0.9735 < 0.99;
+   * euclid = 1 − sqrt(18) / sqrt((204 + 276 + 2·231) / 4) = 0.7235, below int8's default 0.75 */
   ck_assert_int_eq(s.passed, 1);
   ck_assert_msg(strstr(out, "x ") && strstr(out, "equal"), "%s", out);
   ck_assert_msg(strstr(out, "0.973") && strstr(out, "10.54"), "cosine 0.9735, SQNR 10·log10(204/18) = 10.54 dB expected: %s", out);
@@ -160,6 +162,86 @@ START_TEST(test_cli) {
 }
 END_TEST
 
+/* The class of a stored tensor, and of a dump (its least precise tensor). */
+START_TEST(test_precision_classes) {
+  int64_t n = 2;
+  const double v[2] = {1, 2};
+  double sc = 0.5;
+  int32_t zp = 0;
+  ct_dtype types[] = {CT_F32, CT_F64, CT_F16, CT_BF16, CT_I8, CT_U8, CT_I16, CT_I32, CT_I64};
+  ct_compare_prec plain[] = {CT_PREC_F32, CT_PREC_F32, CT_PREC_F16, CT_PREC_BF16, CT_PREC_F32, CT_PREC_F32,
+                             CT_PREC_F32, CT_PREC_F32, CT_PREC_F32};
+  ct_compare_prec quant[] = {CT_PREC_INT8, CT_PREC_INT8, CT_PREC_F16, CT_PREC_F32}; /* i8 u8 i16 i32 with a scale */
+  ct_tensor *f = ints("f", CT_F32, 1, &n, v);
+  for (int k = 0; k < 9; k++) {
+    ct_tensor *t = ints("t", types[k], 1, &n, v);
+    ck_assert_int_eq(ct_compare_prec_of(t), plain[k]);
+    if (k >= 4 && k < 8) {
+      ck_assert(ct_tensor_set_quant(t, 1, 0, &sc, &zp));
+      ck_assert_int_eq(ct_compare_prec_of(t), quant[k - 4]);
+      const ct_tensor *ft[2] = {f, t}, *tf[2] = {t, f};
+      ck_assert_int_eq(ct_compare_dump_prec(ft, 2), quant[k - 4]);
+      ck_assert_int_eq(ct_compare_dump_prec(tf, 2), quant[k - 4]);
+    }
+    ct_tensor_free(t);
+  }
+  ct_tensor_free(f);
+  ck_assert_str_eq(ct_compare_prec_name(CT_PREC_BF16), "bf16");
+  ct_compare_tol t8 = ct_compare_prec_tol(CT_PREC_INT8), t32 = ct_compare_prec_tol(CT_PREC_F32);
+  ck_assert(t8.cos < t32.cos && t8.euc < t32.euc && !t8.exact);
+}
+END_TEST
+
+/* ctpu compare without --tolerance: z = 1..8 (f32) against 1..7, 11 — Σab = 228, Σa² = 204,
+ * Σb² = 261, Σ(a − b)² = 9, Σ((a + b)/2)² = 230.25: cosine 228 / sqrt(204 · 261) = 0.98810,
+ * euclid 1 − 3 / sqrt(230.25) = 0.80229. Stored as i8 (scale 1) that is within int8's 0.97,0.75
+ * and passes, and so does an f32 z in a dump that holds an i8 tensor (an INT8 dump); the same
+ * values as f32 in an f32 dump (0.99,0.90) or as bf16 (0.99,0.80) fail; --tolerance 0.99,0.90
+ * fails the i8 one too. A's five names missing from B are one line, or five rows with -v. */
+START_TEST(test_cli_default_tolerance_by_dtype) {
+  int64_t n = 8, one = 1;
+  const double a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {1, 2, 3, 4, 5, 6, 7, 11};
+  double sc = 1;
+  int32_t zp = 0;
+  const char *pa = ct_test_tmp_path("tol_a.h5"), *pb[4] = {ct_test_tmp_path("tol_i8.h5"), ct_test_tmp_path("tol_f32.h5"),
+                                                           ct_test_tmp_path("tol_bf16.h5"), ct_test_tmp_path("tol_mix.h5")};
+  ct_tensor *ta[6] = {ints("z", CT_F32, 1, &n, a)};
+  for (int i = 1; i < 6; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "only_a_%d", i);
+    ta[i] = ints(name, CT_F32, 1, &one, a);
+  }
+  ct_diag d;
+  ck_assert_int_eq(ct_h5_write(pa, ta, 6, &d), CT_OK);
+  ct_dtype bt[4] = {CT_I8, CT_F32, CT_BF16, CT_F32};
+  for (int k = 0; k < 4; k++) {
+    ct_tensor *t[2] = {ints("z", bt[k], 1, &n, b), ints("q", CT_I8, 1, &n, b)};
+    if (k == 0) ck_assert(ct_tensor_set_quant(t[0], 1, 0, &sc, &zp));
+    ck_assert(ct_tensor_set_quant(t[1], 1, 0, &sc, &zp));
+    ck_assert_int_eq(ct_h5_write(pb[k], t, k == 3 ? 2 : 1, &d), CT_OK);
+    ct_tensor_free(t[0]), ct_tensor_free(t[1]);
+  }
+  for (int i = 0; i < 6; i++) ct_tensor_free(ta[i]);
+  char out[8192];
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s'", pa, pb[0]), 0);
+  ck_assert_msg(strstr(out, "0.988") && strstr(out, "0.802"), "%s", out);
+  ck_assert_msg(strstr(out, "tolerance f32 vs int8: cosine >= 0.97, euclid >= 0.75"), "%s", out);
+  ck_assert_msg(strstr(out, "only in A: only_a_1, only_a_2, only_a_3, ... (5 tensors; -v lists them)\n"), "%s", out);
+  ck_assert_msg(!strstr(out, "(only in A)"), "%s", out);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s' --tolerance 0.99,0.90", pa, pb[0]), 1);
+  ck_assert_msg(!strstr(out, "tolerance f32"), "%s", out);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s'", pa, pb[1]), 1);
+  ck_assert_msg(strstr(out, "tolerance f32 vs f32: cosine >= 0.99, euclid >= 0.90"), "%s", out);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s'", pa, pb[3]), 0);
+  ck_assert_msg(strstr(out, "tolerance f32 vs int8: cosine >= 0.97, euclid >= 0.75"), "%s", out);
+  ck_assert_int_eq(ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s' -v", pa, pb[2]), 1);
+  const char *p = out;
+  int rows = 0;
+  while ((p = strstr(p, "(only in A)"))) rows++, p++;
+  ck_assert_msg(rows == 5, "%d rows: %s", rows, out);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("compare_quant");
   TCase *tc = tcase_create("compare_quant");
@@ -168,6 +250,8 @@ int main(void) {
   tcase_add_test(tc, test_float_bit_patterns);
   tcase_add_test(tc, test_files_dequantized);
   tcase_add_test(tc, test_cli);
+  tcase_add_test(tc, test_precision_classes);
+  tcase_add_test(tc, test_cli_default_tolerance_by_dtype);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

@@ -218,6 +218,29 @@ START_TEST(test_sim_dumps_match_infer) {
 }
 END_TEST
 
+/* `ctpu sim --input` takes the images `deploy --test-input` takes (one input loader): with
+ * --model (the module the program was compiled from) the image is preprocessed as its Input op
+ * says and the outputs equal the Tpu reference's on the same image (infer, bit for bit); without
+ * it the image is refused, naming --model. */
+START_TEST(test_sim_image_input) {
+  char out[8192], prog[700], got[700], want[700], img[700];
+  snprintf(prog, sizeof prog, "%s", ct_test_tmp_path("fm_img.ctpu"));
+  snprintf(got, sizeof got, "%s", ct_test_tmp_path("fm_img_sim.h5"));
+  snprintf(want, sizeof want, "%s", ct_test_tmp_path("fm_img_ref.h5"));
+  snprintf(img, sizeof img, "%s", ct_test_shared_path("images/misc/darknet_dog.jpg"));
+  int rc = ct_test_run_ctpu(out, sizeof out, "deploy '%s' -o '%s' --test-input '%s'", tpu, prog, img);
+  ck_assert_msg(rc == 0, "deploy --test-input image: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --input '%s' -o '%s'", prog, img, got);
+  ck_assert_msg(rc == 3 && strstr(out, "--model") && !ct_test_file_exists(got), "sim image without --model: %d %s", rc, out);
+  rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --input '%s' --model '%s' -o '%s'", prog, img, tpu, got);
+  ck_assert_msg(rc == 0, "sim image --model: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "infer '%s' --input '%s' -o '%s'", tpu, img, want);
+  ck_assert_msg(rc == 0, "infer image: %s", out);
+  rc = ct_test_run_ctpu(out, sizeof out, "compare '%s' '%s' --exact", want, got);
+  ck_assert_msg(rc == 0 && strstr(out, "1 passed, 0 failed"), "sim vs infer on the image: %d %s", rc, out);
+}
+END_TEST
+
 /* MobileNetV2 QDQ-INT8 (its own scales) on the default chip and three sweep chips (tight LMEM:
  * 256 KiB, 4 banks; 64×64 OS; 16×64). */
 START_TEST(test_mnv2) {
@@ -269,6 +292,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_float_modes);
   tcase_add_test(tc, test_reference_tolerance);
   tcase_add_test(tc, test_sim_dumps_match_infer);
+  tcase_add_test(tc, test_sim_image_input);
   tcase_add_loop_test(tc, test_sweep_chip, 0, N_SWEEP);
   tcase_add_test(tc, test_mnv2);
   suite_add_tcase(s, tc);

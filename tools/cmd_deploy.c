@@ -15,6 +15,7 @@
 #include "deploy/load.h"
 #include "deploy/mxu.h"
 #include "io/compare.h"
+#include "tools/files.h"
 #include "tools/tools.h"
 
 #define CMD "deploy"
@@ -25,75 +26,124 @@ typedef struct deploy_args {
   const char *files[MAX_FILES];
   int n_files;
   bool compare_all;
+  bool tol_given;     /* --tolerance given; else by the dtypes compared (io/compare.h) */
   ct_compare_tol tol; /* --tolerance for --test-reference */
   ct_lg_options opt;
 } deploy_args;
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: ctpu deploy MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]]\n"
-             "                   [--input-shapes N:DxD..] [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu\n"
-             "                   [--test-input FILE... [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]]\n"
-             "  plans and generates the program of a Tpu module (INT8, BF16, F16 or F32); writes OUT.ctpu and\n"
-             "  OUT.groups.csv (per group: layers, tile shape, tiles, LMEM bytes, estimated cycles and,\n"
-             "  after simulation, simulated cycles, MXU utilization, DDR bytes)\n"
-             "  --quantize M        lower an ONNX model or Top module first (INT8, BF16, F16, F32), as\n"
-             "                      ctpu transform + ctpu lower do (ONNX: no image preprocessing)\n"
-             "  --calibration-table T  INT8 thresholds for a float model (ctpu calibrate)\n"
-             "  --input-shapes S    fix an ONNX model's input shapes (as ctpu transform)\n"
-             "  --layer-group S     none, greedy, dp (default), longest\n"
-             "  --test-input F...   run the program on the cmodel with these inputs (.h5/.pb/image) and\n"
-             "                      compare its outputs with the Tpu reference, bit for bit\n"
-             "  --test-reference R  also compare the outputs (dequantized) with R's tensors (e.g. the\n"
-             "                      float Top inference) by cosine / euclidean similarity\n"
-             "  --tolerance C,E     minimum cosine and euclidean similarity for --test-reference\n"
-             "                      (default 0.99,0.90, as TPU-MLIR's model_deploy)\n"
-             "  --compare-all       compare every tensor the program stores with the reference\n"
-
-             "  --mxu-report F.csv  per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed\n"
-             "                      form for the whole layer's GEMM (sim columns need --test-input)\n");
+static int set_tol(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  deploy_args *a = args;
+  if (!ct_tool_parse_tol(v, &a->tol)) return ct_tool_usage(cmd, "%s wants COS,EUC (e.g. 0.99,0.90), not \"%s\"", o->name, v);
+  a->tol_given = true;
+  return 0;
 }
+
+static int set_strategy(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  if (!ct_lg_strategy_parse(v, &((deploy_args *)args)->opt.strategy))
+    return ct_tool_usage(cmd, "%s must be none, greedy, dp or longest, not \"%s\"", o->name, v);
+  return 0;
+}
+
+static const ct_opt opts[] = {
+    CT_OPT_NEED_("-o", "OUT.ctpu", deploy_args, out, "output", "the program, and OUT.ctpu.groups.csv (per group: layers, "
+                 "tile shape, tiles, LMEM bytes, estimated cycles and, after simulation, simulated cycles, MXU "
+                 "utilization, DDR bytes)"),
+    CT_OPT_STR_("--quantize", "M", deploy_args, quantize,
+                "lower an ONNX model or Top module first (INT8, BF16, F16, F32), as ctpu transform + ctpu lower do "
+                "(ONNX: no image preprocessing)"),
+    CT_OPT_STR_("--calibration-table", "T", deploy_args, calib, "INT8 thresholds for a float model (ctpu calibrate)"),
+    CT_OPT_STR_("--input-shapes", "S", deploy_args, input_shapes, "fix an ONNX model's input shapes (as ctpu transform)"),
+    CT_OPT_STR_("--chip", "C.json", deploy_args, chip, "chip configuration (default: the built-in chip)"),
+    CT_OPT_FN_("--layer-group", "S", set_strategy, "none, greedy, dp (default), longest"),
+    CT_OPT_FILES_("--test-input", "F...", deploy_args, files, n_files, MAX_FILES,
+                  "run the program on the cmodel with these inputs (.h5/.pb/image) and compare its outputs with the Tpu "
+                  "reference, bit for bit"),
+    CT_OPT_STR_("--test-reference", "R", deploy_args, ref,
+                "also compare the outputs (dequantized) with R's tensors (e.g. the float Top inference) by cosine / "
+                "euclidean similarity"),
+    CT_OPT_FN_("--tolerance", "C,E", set_tol,
+               "minimum cosine and euclidean similarity for --test-reference (default: by the precision of the module "
+               "and the file, as ctpu compare chooses it: 0.99,0.90 f32, 0.99,0.85 f16, 0.99,0.80 bf16, 0.97,0.75 int8)"),
+    CT_OPT_FLAG_("--compare-all", deploy_args, compare_all, "compare every tensor the program stores with the reference"),
+    CT_OPT_STR_("--mxu-report", "F.csv", deploy_args, mxu,
+                "per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed form for the whole layer's "
+                "GEMM (sim columns need --test-input)"),
+};
+
+const ct_cmd_spec ct_cmd_deploy_spec = CT_CMD_SPEC1(
+    CMD, "MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]] [--input-shapes N:DxD..] "
+    "[--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input FILE... [--test-reference "
+    "REF.h5 [--tolerance C,E]] [--compare-all]]",
+    "plans and generates the program of a Tpu module (INT8, BF16, F16 or F32); writes OUT.ctpu and "
+    "OUT.ctpu.groups.csv",
+    "model", deploy_args, model, opts);
 
 static int parse_args(int argc, char **argv, deploy_args *a) {
   memset(a, 0, sizeof *a);
   a->opt.strategy = CT_LG_DP;
   a->tol = CT_COMPARE_TOL_DEFAULT;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (!strcmp(s, "--compare-all")) a->compare_all = true;
-    else if (!strcmp(s, "--tolerance")) {
-      if (i + 1 >= argc || !ct_tool_parse_tol(argv[++i], &a->tol))
-        return ct_tool_usage(CMD, "--tolerance wants COS,EUC (e.g. 0.99,0.90)");
-    } else if (!strcmp(s, "--test-input")) {
-      int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
-      if (rc) return rc;
-    } else if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--test-reference") ||
-               !strcmp(s, "--quantize") || !strcmp(s, "--calibration-table") || !strcmp(s, "--input-shapes") ||
-               !strcmp(s, "--mxu-report")) {
-      if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
-      const char *v = argv[++i];
-      if (!strcmp(s, "-o")) a->out = v;
-      else if (!strcmp(s, "--quantize")) a->quantize = v;
-      else if (!strcmp(s, "--calibration-table")) a->calib = v;
-      else if (!strcmp(s, "--input-shapes")) a->input_shapes = v;
-      else if (!strcmp(s, "--chip")) a->chip = v;
-      else if (!strcmp(s, "--test-reference")) a->ref = v;
-      else if (!strcmp(s, "--mxu-report")) a->mxu = v;
-      else if (!ct_lg_strategy_parse(v, &a->opt.strategy))
-        return ct_tool_usage(CMD, "--layer-group must be none, greedy, dp or longest, not \"%s\"", v);
-    } else if (s[0] == '-' && s[1]) return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-    else if (!a->model) a->model = s;
-    else return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
-  }
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
-  if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.ctpu)");
+  int rc = ct_opts_parse(&ct_cmd_deploy_spec, argc, argv, a);
+  if (rc) return rc;
   if ((a->ref || a->compare_all) && !a->n_files) return ct_tool_usage(CMD, "--test-reference and --compare-all need --test-input");
   return 0;
 }
 
-typedef struct deploy_times {
-  double compile_s; /* plan + codegen wall seconds (all attempts) */
-} deploy_times;
+/* Temporary paths of the outputs (common/outset.h): the program, its groups CSV, the MXU
+ * report (NULL when not asked for). */
+typedef struct deploy_files {
+  const char *prog, *csv, *mxu;
+  char *csv_dest; /* OUT.ctpu.groups.csv (owned) */
+} deploy_files;
+
+/* Registers the inputs (model and weights, table, chip, test inputs and reference) and the
+ * outputs OUT, OUT.groups.csv and --mxu-report of o; fills t. */
+static ct_status add_files(ct_outset *o, const deploy_args *a, deploy_files *t, ct_diag *d) {
+  memset(t, 0, sizeof *t);
+  size_t n = strlen(a->out) + 16;
+  char *csv = t->csv_dest = malloc(n);
+  ct_status st = csv ? ct_tool_in_model(o, a->model, NULL, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  const char *in[3] = {a->calib, a->chip, a->ref};
+  for (int i = 0; !st && i < 3; i++) st = ct_outset_input(o, in[i], d);
+  if (!st) st = ct_tool_in_files(o, a->files, a->n_files, d);
+  if (!st) snprintf(csv, n, "%s.groups.csv", a->out);
+  if (!st) st = ct_outset_add(o, a->out, &t->prog, d);
+  if (!st) st = ct_outset_add(o, csv, &t->csv, d);
+  if (!st && a->mxu) st = ct_outset_add(o, a->mxu, &t->mxu, d);
+  return st;
+}
+
+typedef struct groups_src {
+  const ct_lg_plan *p;
+  const ct_deploy_run *r;
+} groups_src;
+
+static bool groups_text(FILE *f, const void *user) {
+  const groups_src *g = user;
+  return ct_deploy_groups_csv(g->p, g->r, f);
+}
+
+typedef struct mxu_src {
+  const ct_lg_plan *p;
+  const ct_program *prog;
+  const ct_deploy_run *r;
+} mxu_src;
+
+static bool mxu_text(FILE *f, const void *user) {
+  const mxu_src *m = user;
+  return ct_deploy_mxu_report(m->p, m->prog, m->r->simulated ? &m->r->so.res : NULL, f);
+}
+
+/* Writes the outputs to their temporary paths t (renamed by the outset's commit). */
+static ct_status write_outputs(const deploy_files *t, const deploy_args *a, const ct_program *prog, const ct_lg_plan *p,
+                               const ct_deploy_run *r, ct_diag *d) {
+  groups_src gs = {p, r};
+  mxu_src ms = {p, prog, r};
+  ct_status st = ct_program_write(prog, t->prog, d);
+  if (!st) st = ct_tool_write_text(t->csv, t->csv_dest, groups_text, &gs, d);
+  if (!st && t->mxu) st = ct_tool_write_text(t->mxu, a->mxu, mxu_text, &ms, d);
+  return st;
+}
+
 
 static double now_s(void) {
   struct timespec t;
@@ -112,7 +162,7 @@ static void sim_progress(void *user, uint32_t started, uint32_t total) {
  * the comparisons found. */
 static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip *chip, const ct_program *prog,
                           int n_groups, ct_deploy_run *r, ct_diag *d) {
-  ct_deploy_check_options o = {.files = a->files, .n_files = a->n_files, .ref = a->ref, .tol = a->tol,
+  ct_deploy_check_options o = {.files = a->files, .n_files = a->n_files, .ref = a->ref, .tol = a->tol_given ? &a->tol : NULL,
                                .compare_all = a->compare_all};
   if (ct_tool_isatty()) o.progress = sim_progress;
   ct_status st = ct_deploy_check(&o, g, chip, prog, n_groups, r, d);
@@ -129,40 +179,8 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
   return st;
 }
 
-/* Writes OUT and OUT.groups.csv under temporary names, renamed when both are complete. */
-static ct_status write_outputs(const char *out, const char *mxu, const ct_program *prog, const ct_lg_plan *p,
-                               const ct_deploy_run *r, ct_diag *d) {
-  size_t n = strlen(out) + 16, nm = (mxu ? strlen(mxu) : 0) + 8;
-  char *tp = malloc(n), *csv = malloc(n), *tc = malloc(n), *tm = malloc(nm);
-  ct_status st = tp && csv && tc && tm ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  if (!st && mxu) {
-    snprintf(tm, nm, "%s.tmp", mxu);
-    FILE *f = fopen(tm, "w");
-    bool ok = f && ct_deploy_mxu_report(p, prog, r->simulated ? &r->so.res : NULL, f);
-    if (f && fclose(f)) ok = false;
-    if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", mxu);
-  }
-  if (!st) {
-    snprintf(tp, n, "%s.tmp", out), snprintf(csv, n, "%s.groups.csv", out), snprintf(tc, n, "%s.tmp", csv);
-    st = ct_program_write(prog, tp, d);
-  }
-  if (!st) {
-    FILE *f = fopen(tc, "w");
-    bool ok = f && ct_deploy_groups_csv(p, r, f);
-    if (f && fclose(f)) ok = false;
-    if (!ok) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", csv);
-  }
-  if (!st && (rename(tp, out) || rename(tc, csv) || (mxu && rename(tm, mxu))))
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", out);
-  if (st && tp) remove(tp);
-  if (st && tc) remove(tc);
-  if (st && tm && mxu) remove(tm);
-  free(tp), free(csv), free(tc), free(tm);
-  return st;
-}
-
 static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program *prog, const ct_deploy_run *r,
-                    const deploy_times *t) {
+                    double compile_s) {
   fprintf(stderr, "deploy %s (%s, %s): %d layers in %d groups, %zu instructions, est. %lld cycles", a->model, p->chip.name,
           ct_lg_strategy_name(a->opt.strategy), p->n_layers, p->n_groups, prog->n_insns, (long long)p->total_cycles);
   if (r->simulated) {
@@ -172,7 +190,7 @@ static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program 
             (unsigned long long)c->total_cycles, c->total_cycles ? (double)c->macs / ((double)c->total_cycles * rc) : 0.0,
             (unsigned long long)(c->ddr_bytes_read + c->ddr_bytes_written));
   }
-  fprintf(stderr, "\ndeploy: compiled (plan + codegen) in %.3f s", t->compile_s);
+  fprintf(stderr, "\ndeploy: compiled (plan + codegen) in %.3f s", compile_s); /* all attempts */
   if (r->simulated) {
     double w = r->so.res.counters.wall_seconds;
     fprintf(stderr, "; simulated (timing + functional) in %.3f s, %.3g simulated cycles/s", w,
@@ -181,37 +199,50 @@ static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program 
   fprintf(stderr, "\n");
 }
 
-int ct_cmd_deploy(int argc, char **argv) {
-  deploy_args a;
-  int rc = parse_args(argc, argv, &a);
-  if (rc) return rc < 0 ? 0 : rc;
-  ct_diag d;
-  ct_diag_clear(&d);
+/* Loads, compiles, checks (or tests) the program and writes the outputs to t's paths. */
+static ct_status run(const deploy_args *a, ct_outset *os, const deploy_files *t, ct_diag *d) {
   ct_chip chip;
   ct_graph *g = NULL;
   ct_lg_plan *p = NULL;
   ct_program prog;
   ct_deploy_run r;
   memset(&r, 0, sizeof r);
-  deploy_times t = {0};
-  ct_status st = ct_chip_load(a.chip, &chip, &d);
-  ct_program_init(&prog, ct_chip_signature(&chip));
-  ct_deploy_src src = {a.model, a.quantize, a.calib, a.input_shapes, chip.name};
-  if (!st) st = ct_deploy_load(&src, &g, &d);
+  ct_status st = ct_chip_load(a->chip, &chip, d);
+  ct_program_init(&prog, st ? 0 : ct_chip_signature(&chip));
+  ct_deploy_src src = {a->model, a->quantize, a->calib, a->input_shapes, chip.name};
+  if (!st) st = ct_deploy_load(&src, &g, d);
+  if (!st) st = ct_tool_in_model(os, a->model, g, d);
+  if (!st) st = ct_outset_check(os, d);
   int held = 0;
   double t0 = now_s();
-  if (!st) st = ct_deploy_compile(g, &chip, &a.opt, &p, &prog, &held, &d);
-  t.compile_s = now_s() - t0;
+  if (!st) st = ct_deploy_compile(g, &chip, &a->opt, &p, &prog, &held, d);
+  double compile_s = now_s() - t0;
   if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
-  if (!st) st = ct_program_validate(&prog, &chip, a.out, &d);
+  if (!st) st = ct_program_validate(&prog, &chip, a->out, d);
   /* every program written is race-free: without --test-input the order alone is checked */
-  if (!st && !a.n_files) st = ct_sim_check_order(&chip, &prog, &d);
-  if (!st && a.n_files) st = test_run(&a, g, &chip, &prog, p->n_groups, &r, &d);
-  if (!st) st = write_outputs(a.out, a.mxu, &prog, p, &r, &d);
-  if (!st) summary(&a, p, &prog, &r, &t);
+  if (!st && !a->n_files) st = ct_sim_check_order(&chip, &prog, d);
+  if (!st && a->n_files) st = test_run(a, g, &chip, &prog, p->n_groups, &r, d);
+  if (!st) st = write_outputs(t, a, &prog, p, &r, d);
+  if (!st) summary(a, p, &prog, &r, compile_s);
   ct_deploy_run_free(&r);
   ct_program_free(&prog);
   ct_lg_plan_free(p);
   ct_graph_free(g);
+  return st;
+}
+
+int ct_cmd_deploy(int argc, char **argv) {
+  deploy_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  ct_diag d;
+  ct_diag_clear(&d);
+  ct_outset os;
+  deploy_files t;
+  ct_outset_init(&os, CMD);
+  ct_status st = add_files(&os, &a, &t, &d);
+  if (!st) st = run(&a, &os, &t, &d);
+  st = ct_outset_end(&os, st, &d);
+  free(t.csv_dest);
   return st ? ct_tool_fail(CMD, &d) : 0;
 }

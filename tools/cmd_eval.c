@@ -2,6 +2,7 @@
  * classifier over a labeled data set (io/dataset.h) with the reference interpreter
  * (ptq/eval.h), and the top-1 agreement between two models. */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,43 +22,21 @@ typedef struct eval_args {
   int threads;
 } eval_args;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: ctpu eval MODEL --dataset DIR|FILE.h5 [--input-num N] [--agreement OTHER] [--threads N]\n"
-          "  top-1 / top-5 accuracy of MODEL's first output (class scores) over a labeled data set:\n"
-          "  a folder with labels.tsv (file TAB class_index), or an HDF5 file with `images` and\n"
-          "  `labels`; images are preprocessed as the Input op says\n"
-          "  --input-num N       use the first N samples (default all)\n"
-          "  --agreement OTHER   also run OTHER on the same inputs and report the share of samples\n"
-          "                      whose top-1 classes agree (the data set may then be unlabeled)\n"
-          "  --threads N         samples run in parallel (default 1)\n");
-}
+static const ct_opt opts[] = {
+    CT_OPT_NEED_("--dataset", "DIR|FILE.h5", eval_args, dataset, "data set",
+                 "a folder with labels.tsv (file TAB class_index), or an HDF5 file with `images` and `labels`; images "
+                 "are preprocessed as the Input op says"),
+    CT_OPT_LLONG_("--input-num", "N", eval_args, input_num, 1, LLONG_MAX, "use the first N samples (default all)"),
+    CT_OPT_STR_("--agreement", "OTHER", eval_args, other,
+                "also run OTHER on the same inputs and report the share of samples whose top-1 classes agree (the "
+                "data set may then be unlabeled)"),
+    CT_OPT_INT_("--threads", "N", eval_args, threads, 1, 64, "samples run in parallel (default 1)"),
+};
 
-static int parse_args(int argc, char **argv, eval_args *a) {
-  memset(a, 0, sizeof *a);
-  a->threads = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *s, *v;
-    int rc = ct_tool_arg(CMD, argc, argv, &i, usage, &a->model, &s, &v);
-    if (rc) return rc;
-    if (!s) continue; /* the model */
-    long long x = 0;
-    if (!strcmp(s, "--dataset")) a->dataset = v;
-    else if (!strcmp(s, "--agreement")) a->other = v;
-    else if (!strcmp(s, "--input-num")) {
-      if ((rc = ct_tool_int_opt(CMD, s, v, 1, LLONG_MAX, &x))) return rc;
-      a->input_num = x;
-    } else if (!strcmp(s, "--threads")) {
-      if ((rc = ct_tool_int_opt(CMD, s, v, 1, 64, &x))) return rc;
-      a->threads = (int)x;
-    } else {
-      return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-    }
-  }
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
-  if (!a->dataset) return ct_tool_usage(CMD, "no data set given (--dataset DIR|FILE.h5)");
-  return 0;
-}
+const ct_cmd_spec ct_cmd_eval_spec = CT_CMD_SPEC1(
+    CMD, "MODEL --dataset DIR|FILE.h5 [--input-num N] [--agreement OTHER] [--threads N]",
+    "top-1 / top-5 accuracy of MODEL's first output (class scores) over a labeled data set",
+    "model", eval_args, model, opts);
 
 static void progress(void *user, int64_t done, int64_t total) {
   (void)user;
@@ -95,8 +74,8 @@ static ct_status evaluate(const eval_args *a, const ct_graph *g, const ct_graph 
 }
 
 int ct_cmd_eval(int argc, char **argv) {
-  eval_args a;
-  int rc = parse_args(argc, argv, &a);
+  eval_args a = {.threads = 1};
+  int rc = ct_opts_parse(&ct_cmd_eval_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_heap_keep_freed();
   ct_diag d;

@@ -1,5 +1,6 @@
 /* cmd_infer.c: `ctpu infer MODEL.top --input FILE... -o OUT.h5`: float inference of a Top
  * module with the reference interpreter (reference/interp.h), like TPU-MLIR's model_runner. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "ops/verify.h"
 #include "quant/quant.h"
 #include "reference/interp.h"
+#include "tools/files.h"
 #include "tools/tools.h"
 
 #define CMD "infer"
@@ -23,61 +25,23 @@ typedef struct infer_args {
   int n_files, threads;
 } infer_args;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: ctpu infer MODEL.top|MODEL.tpu --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N]\n"
-          "                  [--dequant]\n"
-          "  runs the reference interpreter on MODEL (Tpu: integer kernels) (weights in the .h5 it names)\n"
-          "  --input FILE...       HDF5 (datasets named by input), ONNX TensorProto .pb (in input\n"
-          "                        order) or JPEG/PNG images (preprocessed as the Input op says)\n"
-          "  -o OUT.h5             the module outputs, one dataset per output name\n"
-          "  --dump-all LAYERS.h5  also write every input and computed tensor\n"
-          "  --threads N           kernel threads (default 1)\n"
-          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n"
-          "  --dequant             Tpu modules: write the outputs as f32 (quantized tensors\n"
-          "                        dequantized by their scale / zero point, bf16/f16 widened)\n");
-}
+static const ct_opt opts[] = {
+    CT_OPT_FILES_("--input", "FILE...", infer_args, files, n_files, MAX_INPUT_FILES,
+                  "HDF5 (datasets named by input), ONNX TensorProto .pb (in input order, or named as the input) or "
+                  "JPEG/PNG images (preprocessed as the Input op says)"),
+    CT_OPT_NEED_("-o", "OUT.h5", infer_args, out, "output", "the module outputs, one dataset per output name"),
+    CT_OPT_STR_("--dump-all", "LAYERS.h5", infer_args, dump, "also write every input and computed tensor"),
+    CT_OPT_INT_("--threads", "N", infer_args, threads, 1, 256, "kernel threads (default 1)"),
+    CT_OPT_FLAG_("--dequant", infer_args, dequant,
+                 "Tpu modules: write the outputs as f32 (quantized tensors dequantized by their scale / zero point, "
+                 "bf16/f16 widened)"),
+    CT_OPT_MAX_MEMORY,
+};
 
-/* Parses --threads' value: 1..256. */
-static bool parse_threads(const char *s, int *out) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (*s == '\0' || *end != '\0' || v < 1 || v > 256) return false;
-  *out = (int)v;
-  return true;
-}
-
-/* Parses argv into a; returns 0, or an exit code (2 usage, or -1 for --help printed). */
-static int parse_args(int argc, char **argv, infer_args *a) {
-  memset(a, 0, sizeof *a);
-  a->threads = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    bool has_val = i + 1 < argc;
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (!strcmp(s, "--input")) {
-      int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_INPUT_FILES);
-      if (rc) return rc;
-    } else if (!strcmp(s, "-o") && has_val) {
-      a->out = argv[++i];
-    } else if (!strcmp(s, "--dump-all") && has_val) {
-      a->dump = argv[++i];
-    } else if (!strcmp(s, "--dequant")) {
-      a->dequant = true;
-    } else if (!strcmp(s, "--threads") && has_val) {
-      if (!parse_threads(argv[++i], &a->threads)) return ct_tool_usage(CMD, "--threads needs a number 1..256, not \"%s\"", argv[i]);
-    } else if (s[0] == '-') {
-      return ct_tool_usage(CMD, "unknown option \"%s\" (or missing value)", s);
-    } else if (!a->model) {
-      a->model = s;
-    } else {
-      return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
-    }
-  }
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
-  if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.h5)");
-  return 0;
-}
+const ct_cmd_spec ct_cmd_infer_spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top|MODEL.tpu --input FILE... -o OUT.h5 [--dump-all LAYERS.h5] [--threads N] [--dequant]",
+    "runs the reference interpreter on MODEL (Tpu: integer kernels) (weights in the .h5 it names)",
+    "model", infer_args, model, opts);
 
 static void show_progress(void *user, int done, int total, const ct_op *op) {
   (void)user;
@@ -109,14 +73,8 @@ static ct_status run(const infer_args *a, const ct_graph *g, const char *out_pat
  * (common/outset.h); sets the temporary paths to write. */
 static ct_status add_outputs(ct_outset *o, const infer_args *a, const char **out, const char **dump, ct_diag *d) {
   ct_outset_init(o, CMD);
-  size_t n = strlen(a->model) + 4;
-  char *w = malloc(n);
-  if (!w) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  snprintf(w, n, "%s.h5", a->model);
-  ct_status st = ct_outset_input(o, a->model, d);
-  if (!st) st = ct_outset_input(o, w, d);
-  free(w);
-  for (int i = 0; !st && i < a->n_files; i++) st = ct_outset_input(o, a->files[i], d);
+  ct_status st = ct_tool_in_model(o, a->model, NULL, d);
+  if (!st) st = ct_tool_in_files(o, a->files, a->n_files, d);
   if (!st) st = ct_outset_add(o, a->out, out, d);
   if (!st && a->dump) st = ct_outset_add(o, a->dump, dump, d);
   if (st) ct_outset_abort(o);
@@ -124,8 +82,8 @@ static ct_status add_outputs(ct_outset *o, const infer_args *a, const char **out
 }
 
 int ct_cmd_infer(int argc, char **argv) {
-  infer_args a;
-  int rc = parse_args(argc, argv, &a);
+  infer_args a = {.threads = 1};
+  int rc = ct_opts_parse(&ct_cmd_infer_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_diag_clear(&d);
@@ -135,6 +93,8 @@ int ct_cmd_infer(int argc, char **argv) {
   if (st) return ct_tool_fail(CMD, &d);
   ct_graph *g = NULL;
   st = ct_ir_load_verified(a.model, &g, &d);
+  if (st == CT_OK) st = ct_tool_in_model(&o, a.model, g, &d);
+  if (st == CT_OK) st = ct_outset_check(&o, &d);
   if (st == CT_OK && g->dialect && strcmp(g->dialect, "top") != 0 && strcmp(g->dialect, "tpu") != 0)
     st = ct_diag_set(&d, CT_ERR_INPUT, "%s: unsupported dialect \"%s\" (infer runs Top and Tpu modules)", a.model, g->dialect);
   ct_h5_writer *dump = NULL;
@@ -144,8 +104,7 @@ int ct_cmd_infer(int argc, char **argv) {
     if (st == CT_OK) st = ct_h5_writer_commit(dump, &d);
     else ct_h5_writer_abort(dump);
   }
-  if (st == CT_OK) st = ct_outset_commit(&o, &d);
-  else ct_outset_abort(&o);
+  st = ct_outset_end(&o, st, &d);
   ct_graph_free(g);
   return st ? ct_tool_fail(CMD, &d) : 0;
 }

@@ -7,18 +7,13 @@
 #include "ops/ops_doc.h"
 #include "tools/tools.h"
 
-int ct_tool_doc(const char *cmd, const char *help, int argc, char **argv, void (*gen)(FILE *f)) {
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: ctpu %s\n  %s\n", cmd, help);
-      return 0;
-    }
-    return ct_tool_usage(cmd, "unexpected argument \"%s\"", argv[i]);
-  }
+int ct_tool_doc(const ct_cmd_spec *spec, int argc, char **argv, void (*gen)(FILE *f)) {
+  int rc = ct_opts_parse(spec, argc, argv, NULL);
+  if (rc) return rc < 0 ? 0 : rc;
   gen(stdout);
   return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
-int ct_cmd_ops_doc(int argc, char **argv) {
-  return ct_tool_doc("ops-doc", "prints docs/ops.md (generated from ir/ops.def)", argc, argv, ct_ops_doc);
-}
+const ct_cmd_spec ct_cmd_ops_doc_spec = {.cmd = "ops-doc", .about = "prints docs/ops.md (generated from ir/ops.def)"};
+
+int ct_cmd_ops_doc(int argc, char **argv) { return ct_tool_doc(&ct_cmd_ops_doc_spec, argc, argv, ct_ops_doc); }

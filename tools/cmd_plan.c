@@ -1,6 +1,7 @@
 /* cmd_plan.c: `ctpu plan MODEL.top|.tpu [--chip C.json] [--layer-group none|greedy|dp]
  * [--assume-dtype i8] [-o PLAN.csv]`: the back end's layer groups, tiles, LMEM bytes,
  * estimated cycles and DDR bytes per group (compiler/backend/lg.h, docs/backend.md). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "compiler/backend/lg.h"
 #include "ir/text.h"
 #include "ops/verify.h"
+#include "tools/files.h"
 #include "tools/tools.h"
 
 #define CMD "plan"
@@ -18,73 +20,53 @@ typedef struct plan_args {
   ct_lg_options opt;
 } plan_args;
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: ctpu plan MODEL.top|.tpu [--chip C.json] [--layer-group none|greedy|dp] [--assume-dtype i8]\n"
-             "                 [-o PLAN.csv]\n"
-             "  plans layer groups, tiles and memory for the chip; writes one CSV row per group (stdout\n"
-             "  without -o) and prints a summary line (total estimated cycles, DDR bytes, LMEM peak)\n"
-             "  --layer-group S     none (one layer per group), greedy, dp (default), longest\n"
-             "  --assume-dtype T    bytes per element from T (i8, i16, f32, ...) instead of each value's dtype\n"
-             "  --max-group N       longest group considered (default 24)\n");
-}
-
-static int parse_valued(const char *s, const char *val, plan_args *a) {
-  if (!strcmp(s, "-o")) a->out = val;
-  else if (!strcmp(s, "--chip")) a->chip = val;
-  else if (!strcmp(s, "--layer-group")) {
-    if (!ct_lg_strategy_parse(val, &a->opt.strategy))
-      return ct_tool_usage(CMD, "--layer-group must be none, greedy, dp or longest, not \"%s\"", val);
-  } else if (!strcmp(s, "--assume-dtype")) {
-    ct_dtype dt;
-    if (!ct_dtype_parse(val, &dt)) return ct_tool_usage(CMD, "--assume-dtype: unknown dtype \"%s\"", val);
-    a->opt.assume_bytes = (int)ct_dtype_size(dt);
-  } else if (!strcmp(s, "--max-group")) {
-    char *end;
-    long v = strtol(val, &end, 10);
-    if (*end || v < 1 || v > 1000) return ct_tool_usage(CMD, "--max-group needs 1..1000, not \"%s\"", val);
-    a->opt.max_group_layers = (int)v;
-  } else return ct_tool_usage(CMD, "unknown option \"%s\"", s);
+static int set_strategy(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  if (!ct_lg_strategy_parse(v, &((plan_args *)args)->opt.strategy))
+    return ct_tool_usage(cmd, "%s must be none, greedy, dp or longest, not \"%s\"", o->name, v);
   return 0;
 }
 
-static int parse_args(int argc, char **argv, plan_args *a) {
-  memset(a, 0, sizeof *a);
-  a->opt.strategy = CT_LG_DP;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (!strcmp(s, "-o") || !strcmp(s, "--chip") || !strcmp(s, "--layer-group") || !strcmp(s, "--assume-dtype") ||
-        !strcmp(s, "--max-group")) {
-      if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
-      int rc = parse_valued(s, argv[++i], a);
-      if (rc) return rc;
-    } else if (s[0] == '-' && s[1]) return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-    else if (!a->model) a->model = s;
-    else return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
-  }
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
+static int set_dtype(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  ct_dtype dt;
+  if (!ct_dtype_parse(v, &dt)) return ct_tool_usage(cmd, "%s: unknown dtype \"%s\"", o->name, v);
+  ((plan_args *)args)->opt.assume_bytes = (int)ct_dtype_size(dt);
   return 0;
 }
 
-/* Writes the CSV to out (temporary name, renamed on success) or stdout. */
-static ct_status write_plan(const ct_lg_plan *p, const char *out, ct_diag *d) {
-  if (!out) return ct_lg_write_csv(p, stdout) ? CT_OK : ct_diag_set(d, CT_ERR_INPUT, "cannot write stdout");
-  size_t n = strlen(out) + 5;
-  char *tmp = malloc(n);
-  if (!tmp) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  snprintf(tmp, n, "%s.tmp", out);
-  FILE *f = fopen(tmp, "w");
-  bool ok = f && ct_lg_write_csv(p, f);
-  if (f && fclose(f)) ok = false;
-  if (ok && rename(tmp, out)) ok = false;
-  if (!ok) remove(tmp);
-  free(tmp);
-  return ok ? CT_OK : ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write", out);
+static const ct_opt opts[] = {
+    CT_OPT_STR_("-o", "PLAN.csv", plan_args, out, "write the CSV to PLAN.csv (default: stdout)"),
+    CT_OPT_STR_("--chip", "C.json", plan_args, chip, "chip configuration (default: the built-in chip)"),
+    CT_OPT_FN_("--layer-group", "S", set_strategy, "none (one layer per group), greedy, dp (default), longest"),
+    CT_OPT_FN_("--assume-dtype", "T", set_dtype, "bytes per element from T (i8, i16, f32, ...) instead of each value's dtype"),
+    CT_OPT_INT_("--max-group", "N", plan_args, opt.max_group_layers, 1, 1000, "longest group considered (default 24)"),
+};
+
+const ct_cmd_spec ct_cmd_plan_spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top|.tpu [--chip C.json] [--layer-group none|greedy|dp] [--assume-dtype i8] [-o PLAN.csv]",
+    "plans layer groups, tiles and memory for the chip; writes one CSV row per group (stdout without -o) and "
+    "prints a summary line (total estimated cycles, DDR bytes, LMEM peak)",
+    "model", plan_args, model, opts);
+
+static bool write_csv(FILE *f, const void *p) { return ct_lg_write_csv(p, f); }
+
+/* Writes the CSV to PLAN.csv (common/outset.h: under a temporary name, renamed on success) or
+ * stdout; the model, its weights and the chip may not be overwritten. */
+static ct_status write_plan(const ct_lg_plan *p, const plan_args *a, const ct_graph *g, ct_diag *d) {
+  if (!a->out) return ct_lg_write_csv(p, stdout) ? CT_OK : ct_diag_set(d, CT_ERR_INPUT, "cannot write stdout");
+  ct_outset o;
+  const char *tmp;
+  ct_outset_init(&o, CMD);
+  ct_status st = ct_tool_in_model(&o, a->model, g, d);
+  if (!st) st = ct_outset_input(&o, a->chip, d);
+  if (!st) st = ct_outset_add(&o, a->out, &tmp, d);
+  if (!st) st = ct_tool_write_text(tmp, a->out, write_csv, p, d);
+  st = ct_outset_end(&o, st, d);
+  return st;
 }
 
 int ct_cmd_plan(int argc, char **argv) {
-  plan_args a;
-  int rc = parse_args(argc, argv, &a);
+  plan_args a = {.opt.strategy = CT_LG_DP};
+  int rc = ct_opts_parse(&ct_cmd_plan_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_chip chip;
@@ -96,7 +78,7 @@ int ct_cmd_plan(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!st) st = ct_lg_plan_graph(g, &chip, &a.opt, &p, &d);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (!st) st = write_plan(p, a.out, &d);
+  if (!st) st = write_plan(p, &a, g, &d);
   if (!st)
     fprintf(stderr, "plan %s (%s, %s): %d layers in %d groups, est. %lld cycles, DDR %lld bytes, LMEM peak %lld bytes, "
                     "GMEM %lld bytes, planned in %.3f s\n",

@@ -12,6 +12,7 @@
 #include "ir/text.h"
 #include "ops/verify.h"
 #include "ptq/qtable_search.h"
+#include "tools/files.h"
 #include "tools/tools.h"
 
 #define CMD "qtable"
@@ -23,58 +24,35 @@ typedef struct qt_args {
   ct_qmode float_mode;
 } qt_args;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: ctpu qtable MODEL.top --calibration-table T --dataset D -o QTABLE [options]\n"
-          "  mixed precision search (TPU-MLIR search_qtable): the fewest layers to keep in float so\n"
-          "  that the INT8 model's output cosine vs the float model reaches --expected-cos\n"
-          "  --input-num N            samples of the data set used (default 10)\n"
-          "  --expected-cos C         target output cosine, in (0, 1] (default 0.99)\n"
-          "  --max-float-layers N     at most N float layers (default no limit)\n"
-          "  --float-mode BF16|F16    precision of the float layers (default BF16)\n"
-          "  --probe N                re-rank the N worst layers by the output cosine each one\n"
-          "                           alone in float gives (N lowerings; default 0: local ranking)\n");
+static int set_float_mode(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  ct_qmode m = ct_qmode_from_name(v);
+  if (m != CT_QMODE_BF16 && m != CT_QMODE_F16) return ct_tool_usage(cmd, "%s needs BF16 or F16, not \"%s\"", o->name, v);
+  ((qt_args *)args)->float_mode = m;
+  return 0;
 }
 
+static const ct_opt opts[] = {
+    CT_OPT_NEED_("--calibration-table", "T", qt_args, calib, "calibration table", "the INT8 thresholds (ctpu calibrate)"),
+    CT_OPT_NEED_("--dataset", "D", qt_args, dataset, "data set", "the samples (as ctpu calibrate reads them)"),
+    CT_OPT_NEED_("-o", "QTABLE", qt_args, out, "output", "the quantize table (ctpu lower --quantize-table)"),
+    CT_OPT_LLONG_("--input-num", "N", qt_args, input_num, 1, LLONG_MAX, "samples of the data set used (default 10)"),
+    CT_OPT_UNIT_("--expected-cos", "C", qt_args, expected_cos, "target output cosine (default 0.99)"),
+    CT_OPT_LLONG_("--max-float-layers", "N", qt_args, max_float, 0, LLONG_MAX, "at most N float layers (default no limit)"),
+    CT_OPT_FN_("--float-mode", "BF16|F16", set_float_mode, "precision of the float layers (default BF16)"),
+    CT_OPT_LLONG_("--probe", "N", qt_args, probe, 0, LLONG_MAX,
+                  "re-rank the N worst layers by the output cosine each one alone in float gives (N lowerings; default 0: "
+                  "local ranking)"),
+};
+
+const ct_cmd_spec ct_cmd_qtable_spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top --calibration-table T --dataset D -o QTABLE [options]",
+    "mixed precision search (TPU-MLIR search_qtable): the fewest layers to keep in float so that the INT8 "
+    "model's output cosine vs the float model reaches --expected-cos",
+    "model", qt_args, model, opts);
+
 static int parse_args(int argc, char **argv, qt_args *a) {
-  memset(a, 0, sizeof *a);
-  a->input_num = 10, a->max_float = -1, a->expected_cos = 0.99, a->float_mode = CT_QMODE_BF16;
-  for (int i = 1; i < argc; i++) {
-    const char *s, *v;
-    int rc = ct_tool_arg(CMD, argc, argv, &i, usage, &a->model, &s, &v);
-    if (rc) return rc;
-    if (!s) continue; /* the model */
-    long long x = 0;
-    if (!strcmp(s, "--calibration-table")) a->calib = v;
-    else if (!strcmp(s, "--dataset")) a->dataset = v;
-    else if (!strcmp(s, "-o")) a->out = v;
-    else if (!strcmp(s, "--input-num")) {
-      if ((rc = ct_tool_int_opt(CMD, s, v, 1, LLONG_MAX, &x))) return rc;
-      a->input_num = x;
-    } else if (!strcmp(s, "--max-float-layers")) {
-      if ((rc = ct_tool_int_opt(CMD, s, v, 0, LLONG_MAX, &x))) return rc;
-      a->max_float = x;
-    } else if (!strcmp(s, "--probe")) {
-      if ((rc = ct_tool_int_opt(CMD, s, v, 0, LLONG_MAX, &x))) return rc;
-      a->probe = x;
-    } else if (!strcmp(s, "--expected-cos")) {
-      char *end;
-      double c = strtod(v, &end);
-      if (!*v || *end || !(c > 0 && c <= 1)) return ct_tool_usage(CMD, "--expected-cos needs a number in (0, 1], not \"%s\"", v);
-      a->expected_cos = c;
-    } else if (!strcmp(s, "--float-mode")) {
-      a->float_mode = ct_qmode_from_name(v);
-      if (a->float_mode != CT_QMODE_BF16 && a->float_mode != CT_QMODE_F16)
-        return ct_tool_usage(CMD, "--float-mode needs BF16 or F16, not \"%s\"", v);
-    } else {
-      return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-    }
-  }
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
-  if (!a->calib) return ct_tool_usage(CMD, "no calibration table given (--calibration-table T)");
-  if (!a->dataset) return ct_tool_usage(CMD, "no data set given (--dataset D)");
-  if (!a->out) return ct_tool_usage(CMD, "no output given (-o QTABLE)");
-  return 0;
+  *a = (qt_args){.input_num = 10, .max_float = -1, .expected_cos = 0.99, .float_mode = CT_QMODE_BF16};
+  return ct_opts_parse(&ct_cmd_qtable_spec, argc, argv, a);
 }
 
 /* on_try of the search: one line per step on stdout (and stderr on a terminal). */
@@ -134,16 +112,20 @@ static ct_status run(const qt_args *a, ct_diag *d) {
   ct_calib_table_init(&calib);
   ct_graph *g = NULL;
   ct_ptq_samples sm = {0};
-  ct_status st = ct_outset_input(&os, a->model, d);
+  ct_status st = ct_tool_in_model(&os, a->model, NULL, d);
+  if (!st) st = ct_outset_input(&os, a->calib, d);
+  if (!st) st = ct_outset_input(&os, a->dataset, d);
   if (!st) st = ct_outset_add(&os, a->out, &tmp, d);
   if (!st) st = ct_calib_table_read(a->calib, &calib, d);
   if (!st) st = ct_ptq_load_top(a->model, a->dataset, a->input_num, "qtable searches a float model", &g, &sm, d);
+  if (!st) st = ct_tool_in_model(&os, a->model, g, d);
+  if (!st) st = ct_tool_in_dataset_of(&os, a->dataset, g, d);
+  if (!st) st = ct_outset_check(&os, d);
   ct_ptq_qtable_ctx c = {.top = g, .src = ct_ptq_source_file(a->model), .calib = &calib, .sm = &sm,
                          .float_mode = a->float_mode, .expected_cos = a->expected_cos, .on_try = on_try,
                          .on_probe = on_probe};
   if (!st) st = search(a, &c, tmp, d);
-  if (st) ct_outset_abort(&os);
-  else st = ct_outset_commit(&os, d);
+  st = ct_outset_end(&os, st, d);
   ct_ptq_samples_free(&sm);
   ct_calib_table_free(&calib);
   ct_graph_free(g);

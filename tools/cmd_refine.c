@@ -12,6 +12,7 @@
 #include "ir/text.h"
 #include "ops/verify.h"
 #include "ptq/refine.h"
+#include "tools/files.h"
 #include "tools/tools.h"
 
 #define CMD "refine"
@@ -22,43 +23,26 @@ typedef struct rf_args {
   bool lut16;
 } rf_args;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: ctpu refine MODEL.top --calibration-table T --dataset D -o T2 [options]\n"
-          "  refines the thresholds of T by the INT8 model's output cosine vs float on the samples\n"
-          "  (coordinate descent over every tensor's threshold; loss-aware PTQ)\n"
-          "  --input-num N            samples of the data set used (default 8)\n"
-          "  --passes P               passes over the table, each with finer factors (default 1)\n"
-          "  --threads N              samples run in parallel (default 1)\n"
-          "  --lut-input 8|16         lower as `ctpu lower --lut-input` will (default 8)\n"
-          "  --quantize-table Q       lower as `ctpu lower --quantize-table Q` will\n");
-}
+static const ct_opt opts[] = {
+    CT_OPT_NEED_("--calibration-table", "T", rf_args, calib, "calibration table", "the table to refine (ctpu calibrate)"),
+    CT_OPT_NEED_("--dataset", "D", rf_args, dataset, "data set", "the samples (as ctpu calibrate reads them)"),
+    CT_OPT_NEED_("-o", "T2", rf_args, out, "output", "the refined table"),
+    CT_OPT_LLONG_("--input-num", "N", rf_args, input_num, 1, LLONG_MAX, "samples of the data set used (default 8)"),
+    CT_OPT_LLONG_("--passes", "P", rf_args, passes, 1, 8, "passes over the table, each with finer factors (default 1)"),
+    CT_OPT_LLONG_("--threads", "N", rf_args, threads, 1, CT_WORKPOOL_MAX, "samples run in parallel (default 1)"),
+    CT_OPT_LUT_INPUT(rf_args, lut16),
+    CT_OPT_STR_("--quantize-table", "Q", rf_args, qtable, "lower as `ctpu lower --quantize-table Q` will"),
+};
+
+const ct_cmd_spec ct_cmd_refine_spec = CT_CMD_SPEC1(
+    CMD, "MODEL.top --calibration-table T --dataset D -o T2 [options]",
+    "refines the thresholds of T by the INT8 model's output cosine vs float on the samples (coordinate descent "
+    "over every tensor's threshold; loss-aware PTQ); --lut-input as ctpu lower will be given",
+    "model", rf_args, model, opts);
 
 static int parse_args(int argc, char **argv, rf_args *a) {
   *a = (rf_args){.input_num = 8, .passes = 1, .threads = 1};
-  for (int i = 1; i < argc; i++) {
-    const char *s, *v;
-    int rc = ct_tool_arg(CMD, argc, argv, &i, usage, &a->model, &s, &v);
-    if (rc) return rc;
-    if (!s) continue;
-    if (!strcmp(s, "--calibration-table")) a->calib = v;
-    else if (!strcmp(s, "--dataset")) a->dataset = v;
-    else if (!strcmp(s, "-o")) a->out = v;
-    else if (!strcmp(s, "--quantize-table")) a->qtable = v;
-    else if (!strcmp(s, "--input-num")) rc = ct_tool_int_opt(CMD, s, v, 1, LLONG_MAX, &a->input_num);
-    else if (!strcmp(s, "--passes")) rc = ct_tool_int_opt(CMD, s, v, 1, 8, &a->passes);
-    else if (!strcmp(s, "--threads")) rc = ct_tool_int_opt(CMD, s, v, 1, CT_WORKPOOL_MAX, &a->threads);
-    else if (!strcmp(s, "--lut-input")) {
-      if (strcmp(v, "8") && strcmp(v, "16")) return ct_tool_usage(CMD, "--lut-input %s: 8 or 16", v);
-      a->lut16 = !strcmp(v, "16");
-    } else return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-    if (rc) return rc;
-  }
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
-  if (!a->calib) return ct_tool_usage(CMD, "no calibration table given (--calibration-table T)");
-  if (!a->dataset) return ct_tool_usage(CMD, "no data set given (--dataset D)");
-  if (!a->out) return ct_tool_usage(CMD, "no output given (-o T2)");
-  return 0;
+  return ct_opts_parse(&ct_cmd_refine_spec, argc, argv, a);
 }
 
 static void on_row(void *user, int pass, int64_t r, int64_t rows, double score, int changed) {
@@ -104,16 +88,20 @@ static ct_status run(const rf_args *a, ct_diag *d) {
   ct_qtable_init(&q);
   ct_graph *g = NULL;
   ct_ptq_samples sm = {0};
-  ct_status st = ct_outset_input(&os, a->model, d);
+  ct_status st = ct_tool_in_model(&os, a->model, NULL, d);
+  const char *in[3] = {a->calib, a->qtable, a->dataset};
+  for (int i = 0; !st && i < 3; i++) st = ct_outset_input(&os, in[i], d);
   if (!st) st = ct_outset_add(&os, a->out, &tmp, d);
   if (!st) st = ct_calib_table_read(a->calib, &t, d);
   if (!st && a->qtable) st = ct_qtable_read(a->qtable, &q, d);
   if (!st) st = ct_ptq_load_top(a->model, a->dataset, a->input_num, "refine lowers a float model", &g, &sm, d);
+  if (!st) st = ct_tool_in_model(&os, a->model, g, d);
+  if (!st) st = ct_tool_in_dataset_of(&os, a->dataset, g, d);
+  if (!st) st = ct_outset_check(&os, d);
   ct_ptq_refine r = {.src = ct_ptq_source_file(a->model), .table = &t, .qtable = a->qtable ? &q : NULL,
                      .lut16 = a->lut16, .sm = &sm, .threads = (int)a->threads, .on_row = on_row, .user = (void *)a};
   if (!st) st = refine(a, &r, tmp, d);
-  if (st) ct_outset_abort(&os);
-  else st = ct_outset_commit(&os, d);
+  st = ct_outset_end(&os, st, d);
   ct_ptq_refine_free(&r);
   ct_ptq_samples_free(&sm);
   ct_calib_table_free(&t);

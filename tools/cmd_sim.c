@@ -2,6 +2,7 @@
  * cycle-level cmodel (cmodel/sim.h) and writes outputs, stored tensors, summary, per-layer
  * report and a Chrome trace (docs/cmodel.md, docs/traces.md). */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,11 @@
 #include "cmodel/sim.h"
 #include "common/h5io.h"
 #include "common/outset.h"
-#include "deploy/inputs.h"
+#include "io/inputs.h"
+#include "ir/text.h"
+#include "ops/verify.h"
 #include "traces/report.h"
+#include "tools/files.h"
 #include "tools/tools.h"
 
 #define CMD "sim"
@@ -18,7 +22,7 @@
 #define MAX_LAYERS 256
 
 typedef struct sim_args {
-  const char *prog, *out, *chip, *dump, *trace, *report, *summary;
+  const char *prog, *out, *chip, *dump, *trace, *report, *summary, *model;
   const char *files[MAX_FILES];
   int n_files;
   bool functional, no_race;
@@ -28,28 +32,6 @@ typedef struct sim_args {
   char *layers[MAX_LAYERS];
 } sim_args;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: ctpu sim PROG.ctpu --input FILE... -o OUT.h5 [--chip C.json] [--dump-all D.h5]\n"
-          "                [--trace T.json] [--report R.csv] [--summary S.json] [--functional]\n"
-          "  runs PROG on the cycle-level cmodel; outputs are raw integer tensors with\n"
-          "  scale/zero_point attributes (see docs/cmodel.md)\n"
-          "  --input FILE...        HDF5 files, datasets named as the program's inputs, or ONNX\n"
-          "                         TensorProto .pb files (float data for an integer input is\n"
-          "                         quantized with its scale/zero point)\n"
-          "  --chip C.json          chip configuration (default: ctpu chip --dump)\n"
-          "  --dump-all D.h5        every stored tensor, one per debug-map layer\n"
-          "  --trace T.json         Chrome Trace Event JSON (Perfetto, chrome://tracing)\n"
-          "  --trace-window S:E     only instructions overlapping cycles [S, E)\n"
-          "  --trace-layers a,b     only instructions of these layers\n"
-          "  --report R.csv         per-layer cycles, busy cycles per engine, MACs, DDR bytes\n"
-          "  --summary S.json       total cycles, per-engine busy/stall/idle, utilization, DDR\n"
-          "  --functional           no timing (same outputs, faster)\n"
-          "  --no-race-check        skip the happens-before race check\n"
-          "  --max-cycles N         stop with exit code 4 after N cycles\n"
-          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n");
-}
-
 static bool parse_u64(const char *s, uint64_t *v) {
   char *end;
   if (!*s || *s == '-') return false;
@@ -58,74 +40,67 @@ static bool parse_u64(const char *s, uint64_t *v) {
   return *end == '\0';
 }
 
-static int parse_window(sim_args *a, const char *s) {
+static int set_window(void *args, const char *cmd, const ct_opt *o, const char *s) {
+  sim_args *a = args;
   const char *colon = strchr(s, ':');
   char lo[32];
-  if (!colon || colon - s >= (long)sizeof lo) return ct_tool_usage(CMD, "--trace-window needs START:END, not \"%s\"", s);
+  if (!colon || colon - s >= (long)sizeof lo) return ct_tool_usage(cmd, "%s needs START:END, not \"%s\"", o->name, s);
   memcpy(lo, s, (size_t)(colon - s));
   lo[colon - s] = '\0';
   if (!parse_u64(lo, &a->filter.start_cycle) || !parse_u64(colon + 1, &a->filter.end_cycle) ||
       a->filter.end_cycle <= a->filter.start_cycle)
-    return ct_tool_usage(CMD, "--trace-window needs START:END cycles with START < END, not \"%s\"", s);
+    return ct_tool_usage(cmd, "%s needs START:END cycles with START < END, not \"%s\"", o->name, s);
   return 0;
 }
 
-static int parse_layers(sim_args *a, const char *s) {
+static int set_layers(void *args, const char *cmd, const ct_opt *o, const char *s) {
+  sim_args *a = args;
   free(a->layer_buf);
   a->layer_buf = strdup(s);
-  if (!a->layer_buf) return CT_ERR_LIMIT;
+  if (!a->layer_buf) return fprintf(stderr, "ctpu %s: out of memory\n", cmd), CT_ERR_LIMIT;
   a->filter.n_layers = 0;
   for (char *tok = strtok(a->layer_buf, ","); tok; tok = strtok(NULL, ",")) {
-    if (a->filter.n_layers == MAX_LAYERS) return ct_tool_usage(CMD, "more than %d layers in --trace-layers", MAX_LAYERS);
+    if (a->filter.n_layers == MAX_LAYERS) return ct_tool_usage(cmd, "more than %d layers in %s", MAX_LAYERS, o->name);
     a->layers[a->filter.n_layers++] = tok;
   }
   a->filter.layers = a->layers;
   return 0;
 }
 
-/* Options with a value; returns 0, an exit code, or -2 if s is not one of them. */
-static int parse_valued(sim_args *a, const char *s, const char *v) {
-  const char **dst = !strcmp(s, "-o") ? &a->out : !strcmp(s, "--chip") ? &a->chip
-                   : !strcmp(s, "--dump-all") ? &a->dump : !strcmp(s, "--trace") ? &a->trace
-                   : !strcmp(s, "--report") ? &a->report : !strcmp(s, "--summary") ? &a->summary : NULL;
-  if (dst) {
-    *dst = v;
-    return 0;
-  }
-  if (!strcmp(s, "--trace-window")) return parse_window(a, v);
-  if (!strcmp(s, "--trace-layers")) return parse_layers(a, v);
-  if (!strcmp(s, "--max-cycles"))
-    return parse_u64(v, &a->max_cycles) && a->max_cycles ? 0
-           : ct_tool_usage(CMD, "--max-cycles needs a positive number, not \"%s\"", v);
-  return -2;
+static int set_max_cycles(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  sim_args *a = args;
+  return parse_u64(v, &a->max_cycles) && a->max_cycles ? 0
+         : ct_tool_usage(cmd, "%s needs a positive number, not \"%s\"", o->name, v);
 }
 
-static int parse_args(int argc, char **argv, sim_args *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (!strcmp(s, "--input")) {
-      int rc = ct_tool_files(CMD, argc, argv, &i, a->files, &a->n_files, MAX_FILES);
-      if (rc) return rc;
-    } else if (!strcmp(s, "--functional")) {
-      a->functional = true;
-    } else if (!strcmp(s, "--no-race-check")) {
-      a->no_race = true;
-    } else if (s[0] == '-') {
-      int rc = i + 1 < argc ? parse_valued(a, s, argv[i + 1]) : -2;
-      if (rc == -2) return ct_tool_usage(CMD, "unknown option \"%s\" (or missing value)", s);
-      if (rc) return rc;
-      i++;
-    } else if (!a->prog) {
-      a->prog = s;
-    } else {
-      return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
-    }
-  }
-  if (!a->prog) return ct_tool_usage(CMD, "no program given");
-  if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.h5)");
-  return 0;
-}
+static const ct_opt opts[] = {
+    CT_OPT_FILES_("--input", "FILE...", sim_args, files, n_files, MAX_FILES,
+                  "HDF5 files (datasets named as the program's inputs), ONNX TensorProto .pb files (the input their "
+                  "tensor is named after, else in input order) or JPEG/PNG images (with --model); float data for an "
+                  "integer input is quantized with its scale/zero point"),
+    CT_OPT_NEED_("-o", "OUT.h5", sim_args, out, "output", "the program's outputs"),
+    CT_OPT_STR_("--model", "MODEL.tpu", sim_args, model,
+                "the module the program was compiled from: images given to --input are preprocessed as its Input ops "
+                "say (as ctpu deploy --test-input and ctpu infer do)"),
+    CT_OPT_STR_("--chip", "C.json", sim_args, chip, "chip configuration (default: ctpu chip --dump)"),
+    CT_OPT_STR_("--dump-all", "D.h5", sim_args, dump, "every stored tensor, one per debug-map layer"),
+    CT_OPT_STR_("--trace", "T.json", sim_args, trace, "Chrome Trace Event JSON (Perfetto, chrome://tracing)"),
+    CT_OPT_FN_("--trace-window", "S:E", set_window, "only instructions overlapping cycles [S, E)"),
+    CT_OPT_FN_("--trace-layers", "a,b", set_layers, "only instructions of these layers"),
+    CT_OPT_STR_("--report", "R.csv", sim_args, report, "per-layer cycles, busy cycles per engine, MACs, DDR bytes"),
+    CT_OPT_STR_("--summary", "S.json", sim_args, summary, "total cycles, per-engine busy/stall/idle, utilization, DDR"),
+    CT_OPT_FLAG_("--functional", sim_args, functional, "no timing (same outputs, faster)"),
+    CT_OPT_FLAG_("--no-race-check", sim_args, no_race, "skip the happens-before race check"),
+    CT_OPT_FN_("--max-cycles", "N", set_max_cycles, "stop with exit code 4 after N cycles"),
+    CT_OPT_MAX_MEMORY,
+};
+
+const ct_cmd_spec ct_cmd_sim_spec = CT_CMD_SPEC1(
+    CMD, "PROG.ctpu --input FILE... -o OUT.h5 [--model MODEL.tpu] [--chip C.json] [--dump-all D.h5] "
+    "[--trace T.json] [--report R.csv] [--summary S.json] [--functional]",
+    "runs PROG on the cycle-level cmodel; outputs are raw integer tensors with scale/zero_point attributes "
+    "(see docs/cmodel.md)",
+    "program", sim_args, prog, opts);
 
 static ct_status write_list(const char *path, const ct_tensor_list *l, ct_diag *d) {
   return ct_h5_write(path, l->items, l->n, d);
@@ -151,12 +126,34 @@ static ct_status add_outputs(ct_outset *o, const sim_args *a, sim_paths *p, ct_d
   ct_outset_init(o, CMD);
   ct_status st = ct_outset_input(o, a->prog, d);
   if (!st) st = ct_outset_input(o, a->chip, d);
-  for (int i = 0; !st && i < a->n_files; i++) st = ct_outset_input(o, a->files[i], d);
+  if (!st && a->model) st = ct_tool_in_model(o, a->model, NULL, d);
+  if (!st) st = ct_tool_in_files(o, a->files, a->n_files, d);
   const char *const dest[5] = {a->out, a->dump, a->trace, a->report, a->summary};
   const char **tmp[5] = {&p->out, &p->dump, &p->trace, &p->report, &p->summary};
   for (int i = 0; !st && i < 5; i++)
     if (dest[i]) st = ct_outset_add(o, dest[i], tmp[i], d);
   if (st) ct_outset_abort(o);
+  return st;
+}
+
+/* The --input files through the one input loader (io/inputs.h): a slot per program input
+ * (any dtype of its shape: ct_sim_run converts), images preprocessed as the Input op of the
+ * same name in model (--model) says. */
+static ct_status read_inputs(const sim_args *a, const ct_program *prog, const ct_graph *model, ct_tensor_list *in,
+                             ct_diag *d) {
+  ct_input_slot *slots = calloc(prog->n_io + 1, sizeof *slots);
+  if (!slots) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  int n = 0;
+  for (size_t i = 0; i < prog->n_io; i++) {
+    const ct_prog_io *io = &prog->io[i];
+    if (io->is_output || io->is_tensor) continue;
+    const ct_value *v = model ? ct_graph_find_value(model, io->name) : NULL;
+    const ct_op *op = v && v->def && v->def->kind == CT_OP_INPUT ? v->def : NULL;
+    slots[n++] = (ct_input_slot){io->name, io->dtype, io->ndim, io->shape, op, true,
+                                 model ? "--model has no Input op of that name" : "give --model MODEL.tpu"};
+  }
+  ct_status st = ct_inputs_load_slots(slots, n, a->files, a->n_files, in, d);
+  free(slots);
   return st;
 }
 
@@ -170,9 +167,14 @@ static ct_status run(const sim_args *a, ct_diag *d) {
   ct_tensor_list inputs;
   ct_tensor_list_init(&inputs);
   ct_program_init(&prog, 0);
+  ct_graph *model = NULL;
   st = ct_chip_load(a->chip, &chip, d);
   if (!st) st = ct_program_load(a->prog, &chip, &prog, d);
-  for (int i = 0; !st && i < a->n_files; i++) st = ct_deploy_read_input(&prog, a->files[i], &inputs, d);
+  if (!st && a->model) st = ct_ir_load_verified(a->model, &model, d);
+  if (!st && a->model) st = ct_tool_in_model(&os, a->model, model, d);
+  if (!st) st = ct_outset_check(&os, d);
+  if (!st) st = read_inputs(a, &prog, model, &inputs, d);
+  ct_graph_free(model);
   ct_trace *trace = NULL;
   if (!st && a->trace) st = ct_trace_open(&trace, p.trace, chip.freq_mhz, &a->filter, d);
   ct_sim_run_output out;
@@ -190,8 +192,7 @@ static ct_status run(const sim_args *a, ct_diag *d) {
     else
       ct_trace_abort(trace);
   }
-  if (!st) st = ct_outset_commit(&os, d);
-  else ct_outset_abort(&os);
+  st = ct_outset_end(&os, st, d);
   if (!st && out.res.end_code)
     fprintf(stderr, "ctpu sim: END code %d\n", out.res.end_code);
   ct_sim_run_output_free(&out);
@@ -203,7 +204,7 @@ static ct_status run(const sim_args *a, ct_diag *d) {
 int ct_cmd_sim(int argc, char **argv) {
   sim_args a;
   memset(&a, 0, sizeof a);
-  int rc = parse_args(argc, argv, &a);
+  int rc = ct_opts_parse(&ct_cmd_sim_spec, argc, argv, &a);
   if (rc) {
     free(a.layer_buf);
     return rc < 0 ? 0 : rc;

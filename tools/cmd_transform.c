@@ -1,6 +1,7 @@
 /* cmd_transform.c: `ctpu transform MODEL.onnx -o OUT.top`: the front end — ONNX import,
  * shape propagation + constant folding, canonicalize, verify, save (TPU-MLIR's
  * model_transform.py is the model of the command line). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "compiler/propagate.h"
 #include "ir/text.h"
 #include "ops/verify.h"
+#include "tools/files.h"
 #include "tools/tools.h"
 
 #define CMD "transform"
@@ -27,112 +29,101 @@ typedef struct transform_args {
   ct_tensor *consts[MAX_CONST_INPUTS];      /* read by load_consts */
 } transform_args;
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: ctpu transform MODEL.onnx -o OUT.top [options]\n"
-          "  imports an ONNX model into the Top IR: OUT.top (text) + OUT.top.h5 (weights)\n"
-          "  --input-shapes N:DxD..,N2:..  fix input shapes (symbolic dims), e.g. images:1x3x640x640\n"
-          "  --pixel-format rgb|bgr|gray    image inputs: channel order of the pixels\n"
-          "  --resize-dims H,W              image inputs: resize to H x W before the center crop\n"
-          "  --keep-aspect-ratio            image inputs: resize keeping the aspect ratio\n"
-          "  --pad-type normal|center       image inputs: fit the image inside H x W and pad it\n"
-          "                                 (letterbox; normal: image at the top left) instead of\n"
-          "                                 the center crop; implies --keep-aspect-ratio\n"
-          "  --pad-value V                  image inputs: padding pixel value 0..255 (default 0)\n"
-          "  --mean a,b,c                   image inputs: x = (pixel - mean) * scale, pixels 0..255\n"
-          "  --scale a,b,c\n"
-          "  --no-canonicalize              skip the canonicalize pipeline\n"
-          "  --const-input NAME=FILE.pb     bind graph input NAME to the tensor in FILE.pb (a compile-time\n"
-          "                                 constant, e.g. a Reshape shape); FILE.pb alone uses the tensor's\n"
-          "                                 own name. Repeatable; bound inputs are not inputs of infer\n"
-          "  --max-memory BYTES[K|M|G]  largest tensor to allocate (default: half the physical memory)\n");
-}
-
-static int parse_resize(const char *s, transform_args *a) {
+static int set_resize(void *args, const char *cmd, const ct_opt *o, const char *s) {
+  transform_args *a = args;
   double v[2];
   int n;
   ct_diag d;
-  if (ct_onnx_parse_floats("--resize-dims", s, v, 2, &n, &d) || n != 2 || v[0] < 1 || v[1] < 1 || v[0] > 1e6 ||
-      v[1] > 1e6 || v[0] != (int64_t)v[0] || v[1] != (int64_t)v[1])
-    return ct_tool_usage(CMD, "--resize-dims needs H,W (positive integers), not \"%s\"", s);
+  if (ct_onnx_parse_floats(o->name, s, v, 2, &n, &d) || n != 2 || v[0] < 1 || v[1] < 1 || v[0] > 1e6 || v[1] > 1e6 ||
+      v[0] != (int64_t)v[0] || v[1] != (int64_t)v[1])
+    return ct_tool_usage(cmd, "%s needs H,W (positive integers), not \"%s\"", o->name, s);
   a->opt.resize_dims[0] = (int64_t)v[0];
   a->opt.resize_dims[1] = (int64_t)v[1];
   return 0;
 }
 
-/* Handles one option that takes a value; returns 0, or an exit code. */
-static int parse_valued(const char *s, const char *val, transform_args *a) {
+static int set_shapes(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  (void)o;
   ct_diag d;
-  ct_onnx_options *o = &a->opt;
-  if (!strcmp(s, "-o")) a->out = val;
-  else if (!strcmp(s, "--input-shapes")) {
-    if (ct_onnx_parse_input_shapes(val, o, &d)) return ct_tool_usage(CMD, "%s", d.msg);
-  } else if (!strcmp(s, "--pixel-format")) {
-    if (strcmp(val, "rgb") && strcmp(val, "bgr") && strcmp(val, "gray"))
-      return ct_tool_usage(CMD, "--pixel-format must be rgb, bgr or gray, not \"%s\"", val);
-    snprintf(o->pixel_format, sizeof o->pixel_format, "%s", val);
-  } else if (!strcmp(s, "--pad-type")) {
-    if (strcmp(val, "normal") && strcmp(val, "center"))
-      return ct_tool_usage(CMD, "--pad-type must be normal or center, not \"%s\"", val);
-    snprintf(o->pad_type, sizeof o->pad_type, "%s", val);
-    o->keep_aspect_ratio = true;
-  } else if (!strcmp(s, "--pad-value")) {
-    int n = 0;
-    if (ct_onnx_parse_floats("--pad-value", val, &o->pad_value, 1, &n, &d)) return ct_tool_usage(CMD, "%s", d.msg);
-    a->pad_value_given = true;
-    if (!(o->pad_value >= 0 && o->pad_value <= 255))
-      return ct_tool_usage(CMD, "--pad-value must be a pixel value in 0..255, not \"%s\"", val);
-  } else if (!strcmp(s, "--resize-dims")) {
-    return parse_resize(val, a);
-  } else if (!strcmp(s, "--mean")) {
-    if (ct_onnx_parse_floats("--mean", val, o->mean, CT_ONNX_MAX_CHANNELS, &o->n_mean, &d))
-      return ct_tool_usage(CMD, "%s", d.msg);
-  } else if (!strcmp(s, "--const-input")) {
-    if (a->n_const == MAX_CONST_INPUTS) return ct_tool_usage(CMD, "more than %d --const-input", MAX_CONST_INPUTS);
-    if (!val[0] || val[0] == '=' || val[strlen(val) - 1] == '=')
-      return ct_tool_usage(CMD, "--const-input needs NAME=FILE.pb or FILE.pb, not \"%s\"", val);
-    a->const_spec[a->n_const++] = val;
-  } else if (!strcmp(s, "--scale")) {
-    if (ct_onnx_parse_floats("--scale", val, o->scale, CT_ONNX_MAX_CHANNELS, &o->n_scale, &d))
-      return ct_tool_usage(CMD, "%s", d.msg);
-  } else {
-    return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-  }
+  return ct_onnx_parse_input_shapes(v, &((transform_args *)args)->opt, &d) ? ct_tool_usage(cmd, "%s", d.msg) : 0;
+}
+
+static int set_pixel_format(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  if (strcmp(v, "rgb") && strcmp(v, "bgr") && strcmp(v, "gray"))
+    return ct_tool_usage(cmd, "%s must be rgb, bgr or gray, not \"%s\"", o->name, v);
+  transform_args *a = args;
+  snprintf(a->opt.pixel_format, sizeof a->opt.pixel_format, "%s", v);
   return 0;
 }
 
-static bool takes_value(const char *s) {
-  static const char *const valued[] = {"-o", "--input-shapes", "--pixel-format", "--resize-dims", "--mean", "--scale",
-                                        "--const-input", "--pad-type", "--pad-value"};
-  for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
-    if (!strcmp(s, valued[i])) return true;
-  return false;
+static int set_pad_type(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  if (strcmp(v, "normal") && strcmp(v, "center")) return ct_tool_usage(cmd, "%s must be normal or center, not \"%s\"", o->name, v);
+  transform_args *a = args;
+  snprintf(a->opt.pad_type, sizeof a->opt.pad_type, "%s", v);
+  a->opt.keep_aspect_ratio = true;
+  return 0;
 }
+
+static int set_pad_value(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  transform_args *a = args;
+  int n = 0;
+  ct_diag d;
+  if (ct_onnx_parse_floats(o->name, v, &a->opt.pad_value, 1, &n, &d)) return ct_tool_usage(cmd, "%s", d.msg);
+  a->pad_value_given = true;
+  if (!(a->opt.pad_value >= 0 && a->opt.pad_value <= 255))
+    return ct_tool_usage(cmd, "%s must be a pixel value in 0..255, not \"%s\"", o->name, v);
+  return 0;
+}
+
+/* --mean / --scale: up to CT_ONNX_MAX_CHANNELS numbers. */
+static int set_floats(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  ct_onnx_options *p = &((transform_args *)args)->opt;
+  bool mean = !strcmp(o->name, "--mean");
+  ct_diag d;
+  if (ct_onnx_parse_floats(o->name, v, mean ? p->mean : p->scale, CT_ONNX_MAX_CHANNELS, mean ? &p->n_mean : &p->n_scale, &d))
+    return ct_tool_usage(cmd, "%s", d.msg);
+  return 0;
+}
+
+static int add_const(void *args, const char *cmd, const ct_opt *o, const char *v) {
+  transform_args *a = args;
+  if (a->n_const == MAX_CONST_INPUTS) return ct_tool_usage(cmd, "more than %d %s", MAX_CONST_INPUTS, o->name);
+  if (!v[0] || v[0] == '=' || v[strlen(v) - 1] == '=')
+    return ct_tool_usage(cmd, "%s needs NAME=FILE.pb or FILE.pb, not \"%s\"", o->name, v);
+  a->const_spec[a->n_const++] = v;
+  return 0;
+}
+
+static const ct_opt opts[] = {
+    CT_OPT_NEED_("-o", "OUT.top", transform_args, out, "output", "the Top module (text) and OUT.top.h5 (weights)"),
+    CT_OPT_FN_("--input-shapes", "N:DxD..,N2:..", set_shapes, "fix input shapes (symbolic dims), e.g. images:1x3x640x640"),
+    CT_OPT_FN_("--pixel-format", "rgb|bgr|gray", set_pixel_format, "image inputs: channel order of the pixels"),
+    CT_OPT_FN_("--resize-dims", "H,W", set_resize, "image inputs: resize to H x W before the center crop"),
+    CT_OPT_FLAG_("--keep-aspect-ratio", transform_args, opt.keep_aspect_ratio, "image inputs: resize keeping the aspect ratio"),
+    CT_OPT_FN_("--pad-type", "normal|center", set_pad_type,
+               "image inputs: fit the image inside H x W and pad it (letterbox; normal: image at the top left) instead of "
+               "the center crop; implies --keep-aspect-ratio"),
+    CT_OPT_FN_("--pad-value", "V", set_pad_value, "image inputs: padding pixel value 0..255 (default 0)"),
+    CT_OPT_FN_("--mean", "a,b,c", set_floats, "image inputs: x = (pixel - mean) * scale, pixels 0..255"),
+    CT_OPT_FN_("--scale", "a,b,c", set_floats, "image inputs: the scale of --mean's formula"),
+    CT_OPT_FLAG_("--no-canonicalize", transform_args, no_canonicalize, "skip the canonicalize pipeline"),
+    CT_OPT_FN_("--const-input", "NAME=FILE.pb", add_const,
+               "bind graph input NAME to the tensor in FILE.pb (a compile-time constant, e.g. a Reshape shape); FILE.pb "
+               "alone uses the tensor's own name. Repeatable; bound inputs are not inputs of infer"),
+    CT_OPT_MAX_MEMORY,
+};
+
+const ct_cmd_spec ct_cmd_transform_spec = CT_CMD_SPEC1(
+    CMD, "MODEL.onnx -o OUT.top [options]",
+    "imports an ONNX model into the Top IR: OUT.top (text) + OUT.top.h5 (weights)",
+    "model", transform_args, model, opts);
 
 /* Parses argv into a; returns 0, an exit code, or -1 after printing --help. */
 static int parse_args(int argc, char **argv, transform_args *a) {
   memset(a, 0, sizeof *a);
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), -1;
-    if (!strcmp(s, "--no-canonicalize")) a->no_canonicalize = true;
-    else if (!strcmp(s, "--keep-aspect-ratio")) a->opt.keep_aspect_ratio = true;
-    else if (takes_value(s)) {
-      if (i + 1 >= argc) return ct_tool_usage(CMD, "%s needs a value", s);
-      int rc = parse_valued(s, argv[++i], a);
-      if (rc) return rc;
-    } else if (s[0] == '-' && s[1]) {
-      return ct_tool_usage(CMD, "unknown option \"%s\"", s);
-    } else if (!a->model) {
-      a->model = s;
-    } else {
-      return ct_tool_usage(CMD, "unexpected argument \"%s\"", s);
-    }
-  }
-  if (a->pad_value_given && !a->opt.pad_type[0]) return ct_tool_usage(CMD, "--pad-value needs --pad-type");
-  if (!a->model) return ct_tool_usage(CMD, "no model given");
-  if (!a->out) return ct_tool_usage(CMD, "no output given (-o OUT.top)");
-  return 0;
+  int rc = ct_opts_parse(&ct_cmd_transform_spec, argc, argv, a);
+  if (!rc && a->pad_value_given && !a->opt.pad_type[0]) return ct_tool_usage(CMD, "--pad-value needs --pad-type");
+  return rc;
 }
 
 /* import → propagate → canonicalize → verify → save to tmp (the outset's temporary path). */
@@ -174,23 +165,16 @@ static ct_status load_consts(transform_args *a, ct_diag *d) {
 static ct_status run_outputs(transform_args *a, ct_diag *d) {
   ct_outset o;
   ct_outset_init(&o, CMD);
-  const char *tmp, *tmp_h5;
+  const char *tmp;
   ct_status st = ct_outset_input(&o, a->model, d);
-  size_t n = strlen(a->out) + 4;
-  char *h5 = malloc(n);
-  if (!h5) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  snprintf(h5, n, "%s.h5", a->out);
-  if (!st) st = ct_outset_add(&o, a->out, &tmp, d);
-  if (!st) st = ct_outset_add(&o, h5, &tmp_h5, d);
-  free(h5);
+  if (!st) st = ct_tool_out_model(&o, a->out, &tmp, d);
   for (int i = 0; !st && i < a->n_const; i++) {
     const char *eq = strchr(a->const_spec[i], '=');
     st = ct_outset_input(&o, eq ? eq + 1 : a->const_spec[i], d);
   }
   if (!st) st = load_consts(a, d);
   if (!st) st = run(a, tmp, d);
-  if (st) ct_outset_abort(&o);
-  else st = ct_outset_commit(&o, d);
+  st = ct_outset_end(&o, st, d);
   return st;
 }
 
