@@ -91,8 +91,6 @@ ct_status ct_kn_act_parse(const ct_op *op, ct_kn_act *a, ct_diag *d) {
   return ct_shape_nn_fail(d, op, "unsupported act \"%s\"", name);
 }
 
-void ct_kn_act_apply(const ct_kn_act *a, float *x, int64_t n) { ct_kn_bias_act(a, 0.0f, x, n); }
-
 /* Clamp of v to [lo, hi] written so that it compiles to maxps/minps. */
 static inline float clampf(float v, float lo, float hi) {
   v = v < lo ? lo : v;
@@ -101,7 +99,7 @@ static inline float clampf(float v, float lo, float hi) {
 
 /* y = clamp(leaky(y + b)); one loop per case, in blocks of 8, so that GCC's -O2 (very-cheap
  * cost model) vectorizes them; leaky(v) = max(v, 0) + alpha min(v, 0). CT_CLONES_AVX2. */
-CT_CLONES_AVX2 void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n) {
+CT_CLONES_AVX2 static void ct_kn_bias_act_clones(const ct_kn_act *a, float b, float *y, int64_t n) {
   const float lo = a->lo, hi = a->hi, al = a->alpha;
   int64_t m = n - n % 8, i;
   if (a->none) {
@@ -125,6 +123,10 @@ CT_CLONES_AVX2 void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_
     }
   }
 }
+
+void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n) { ct_kn_bias_act_clones(a, b, y, n); }
+
+void ct_kn_act_apply(const ct_kn_act *a, float *x, int64_t n) { ct_kn_bias_act(a, 0.0f, x, n); }
 
 void ct_kn_blas_threads(const ct_kernel_ctx *ctx) {
   (void)ctx;

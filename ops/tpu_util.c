@@ -22,9 +22,21 @@ bool ct_tq_is_storage(ct_dtype dt) {
   default: for (int64_t i = 0; i < n; i++) dst[i] = (D)(0 - z); break;                 \
   }
 
-CT_CLONES_V3 void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst) { GET_ROW(int32_t) }
+CT_CLONES_V3 static void ct_tq_get_row_i32_clones(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst) {
+  GET_ROW(int32_t)
+}
 
-CT_CLONES_V3 void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) { GET_ROW(int16_t) }
+void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst) {
+  ct_tq_get_row_i32_clones(t, off, n, z, dst);
+}
+
+CT_CLONES_V3 static void ct_tq_get_row_i16_clones(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) {
+  GET_ROW(int16_t)
+}
+
+void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) {
+  ct_tq_get_row_i16_clones(t, off, n, z, dst);
+}
 #undef GET_ROW
 
 ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d) {
