@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/file.h"
 #include "common/h5io.h"
 #include "onnx/onnx.h"
 #include "compiler/propagate.h"
@@ -352,11 +353,11 @@ static void first_op_type(const char *test_dir, char *op, size_t n) {
   char path[4096];
   snprintf(path, sizeof path, "%s/model.onnx", test_dir);
   snprintf(op, n, "?");
-  uint8_t *buf = NULL;
+  char *buf = NULL;
   size_t len = 0;
   ct_diag d;
-  if (ct_onnx_read_file(path, &buf, &len, &d) != CT_OK) return;
-  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+  if (ct_file_read(path, 0, &buf, &len, &d) != CT_OK) return;
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
   if (m && m->graph && m->graph->n_node > 0 && m->graph->node[0]->op_type)
     snprintf(op, n, "%s", m->graph->node[0]->op_type);
   if (m) onnx__model_proto__free_unpacked(m, NULL);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/file.h"
 #include "common/h5io.h"
 #include "onnx/onnx.h"
 #include "onnx/onnx.pb-c.h"
@@ -43,12 +44,12 @@ static bool is_dir(const char *p) {
 static bool read_io(const char *dir, model_io *io) {
   char path[4096];
   snprintf(path, sizeof path, "%s/model.onnx", dir);
-  uint8_t *buf = NULL;
+  char *buf = NULL;
   size_t len = 0;
   ct_diag d;
   memset(io, 0, sizeof *io);
-  if (ct_onnx_read_file(path, &buf, &len, &d) != CT_OK) return false;
-  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+  if (ct_file_read(path, 0, &buf, &len, &d) != CT_OK) return false;
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
   free(buf);
   if (!m || !m->graph) return m ? (onnx__model_proto__free_unpacked(m, NULL), false) : false;
   const Onnx__GraphProto *g = m->graph;

@@ -97,7 +97,7 @@ static int parse_args(int argc, char **argv, qt_args *a) {
   return 0;
 }
 
-static double cos_of(const qt_cos *c) { return c->seen ? ct_eval_cos_of(&c->s) : 1.0; }
+static double cos_of(const qt_cos *c) { return c->seen ? ct_cos_of(&c->s) : 1.0; }
 
 /* Adds the float reference ref and the (dequantized) tensor t to c. */
 static ct_status cos_add(qt_cos *c, const ct_tensor *ref, const ct_tensor *t, ct_diag *d) {
@@ -201,7 +201,7 @@ static int rank_layers(const qt_state *s, qt_layer *l, double *loss) {
     if (op->dead || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_out < 1 || !op->out[0]) continue;
     const qt_cos *c = &s->acc[op->out[0]->id];
     if (!c->seen) continue;
-    qt_cos all = {{0, 0, 0}, false};
+    qt_cos all = {{0}, false};
     const ct_value *worst = NULL;
     for (int k = 0; k < op->n_in; k++) {
       const ct_value *v = op->in[k];

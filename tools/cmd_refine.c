@@ -101,7 +101,7 @@ static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
     if (!st && (outs.n != s->n_out || ref->n != s->n_out))
       st = ct_diag_set(&s->diag[i], CT_ERR_INPUT, "%d outputs, the float module has %d", outs.n, ref->n);
     for (int k = 0; !st && k < outs.n; k++) {
-      s->sums[i * s->n_out + k] = (ct_cos_sums){0, 0, 0};
+      s->sums[i * s->n_out + k] = (ct_cos_sums){0};
       st = ct_tool_cos_add(&s->sums[i * s->n_out + k], ref->items[k], outs.items[k], &s->diag[i]);
     }
     s->st[i] = st;
@@ -115,12 +115,9 @@ static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
 static double score_of(const rf_state *s) {
   double worst = 1;
   for (int k = 0; k < s->n_out; k++) {
-    ct_cos_sums a = {0, 0, 0};
-    for (int64_t i = 0; i < s->sm.n; i++) {
-      const ct_cos_sums *x = &s->sums[i * s->n_out + k];
-      a.xy += x->xy, a.xx += x->xx, a.yy += x->yy;
-    }
-    worst = fmin(worst, ct_eval_cos_of(&a));
+    ct_cos_sums a = {0};
+    for (int64_t i = 0; i < s->sm.n; i++) ct_cos_merge(&a, &s->sums[i * s->n_out + k]);
+    worst = fmin(worst, ct_cos_of(&a));
   }
   return worst;
 }

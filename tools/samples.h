@@ -27,7 +27,7 @@ typedef struct ct_tool_samples {
 ct_status ct_tool_samples_load(const char *dataset, const ct_graph *g, int64_t max, ct_tool_samples *s, ct_diag *d);
 void ct_tool_samples_free(ct_tool_samples *s);
 
-/* Adds the pairs (ref, dequantized t) to sums (ct_eval_cos_add: non-finite pairs skipped;
+/* Adds the pairs (ref, dequantized t) to sums (ct_eval_cos_add: non-finite pairs as common/cosine.h says;
  * nothing added when the element counts differ — not comparable, e.g. a value the other
  * dialect holds in another shape). ref is a float result, t the same value of a Tpu run (any
  * dtype; integers dequantized by their scale / zero point, common/dequant.h). Errors: those
