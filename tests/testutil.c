@@ -2,6 +2,8 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "tests/testutil.h"
 
+#include "common/file.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -112,27 +114,26 @@ bool ct_test_write_file(const char *path, const void *data, size_t n) {
 }
 
 char *ct_test_read_file(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) {
-    buf[len] = '\0';
-    if (n) *n = (size_t)len;
-  }
+  char *buf = NULL;
+  ct_file_read(path, 0, &buf, n, NULL); /* buf stays NULL on failure */
   return buf;
 }
 
+bool ct_test_onnx_element_ok(const ct_tensor *got, const ct_tensor *ref, int64_t i, double atol, double rtol) {
+  if (!ct_dtype_is_float(ref->dtype)) return ct_tensor_get_i64(got, i) == ct_tensor_get_i64(ref, i);
+  double a = ct_tensor_get_f64(got, i), b = ct_tensor_get_f64(ref, i);
+  if (isnan(b)) return isnan(a);
+  if (isinf(b)) return a == b;
+  /* bf16 keeps 8 significant bits, coarser than rtol: ONNX 1.12's data truncates f32 → bf16
+   * where ctpu rounds to nearest even (ARCHITECTURE.md §4.1), so allow one unit in the last
+   * place, 2^(floor(log2|ref|) − 7) */
+  double ulp = ref->dtype == CT_BF16 && b != 0 ? ldexp(1.0, ilogb(b) - 7) : 0;
+  return fabs(a - b) <= fmax(atol + rtol * fabs(b), ulp);
+}
+
 int ct_test_group_ratios(const char *csv, double *r, int max, char *worst, size_t n) {
-  char *text = ct_test_read_file(csv, NULL);
-  if (!text) return -1;
+  char *text;
+  if (ct_file_read(csv, 0, &text, NULL, NULL)) return -1;
   int rows = 0;
   double far = -1;
   if (n) worst[0] = 0;

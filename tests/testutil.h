@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "common/status.h"
+#include "common/tensor.h"
 
 /* Runs the doc generator gen into memory and asserts that the committed file doc (path from
  * the source root, e.g. "docs/ops.md") holds exactly that text, else fails naming cmd (the
@@ -43,8 +44,13 @@ const char *ct_test_sweep_chip(int k, const char *prefix);
  * to max ratios into r, the row text (without newline) of the one farthest from 1 into
  * worst (n bytes). Returns the number of simulated rows, -1 when the file cannot be read. */
 int ct_test_group_ratios(const char *csv, double *r, int max, char *worst, size_t n);
-/* Reads a whole file (malloc'd, NUL-terminated); NULL on failure. *n gets the size if n. */
+/* Reads a whole file (ct_file_read: malloc'd, NUL-terminated); NULL on failure. *n gets the
+ * size if n. */
 char *ct_test_read_file(const char *path, size_t *n);
+/* True if element i of got agrees with ref as the ONNX test runner judges: floats
+ * |got − ref| ≤ atol + rtol·|ref| (bf16: at least one unit in ref's last place), NaN matches
+ * NaN, equal infinities match; integers and bools exactly. */
+bool ct_test_onnx_element_ok(const ct_tensor *got, const ct_tensor *ref, int64_t i, double atol, double rtol);
 /* Runs a suite with CK_NORMAL output and returns the exit code for main(). */
 int ct_test_run_suite(Suite *s);
 
