@@ -25,16 +25,16 @@ static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
   const int64_t *dl = ct_op_get_ints(op, "dilations", &nd), *p = ct_op_get_ints(op, "pads", &np);
   const int64_t *op_ = ct_op_get_ints(op, "output_padding", &n);
   if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || ct_op_get_int(op, "group", 1) != 1)
-    return no_cg(op, "only 2-D ConvTranspose with one group", d);
+    return ct_cg_no_cg(op, "only 2-D ConvTranspose with one group", d);
   int64_t kk = w->shape[2];
   bool ok = w->shape[3] == kk && (!s || (ns == 2 && s[0] == kk && s[1] == kk)) && (!dl || (nd == 2 && dl[0] == 1 && dl[1] == 1));
   for (int i = 0; p && i < np; i++) ok = ok && p[i] == 0;
   for (int i = 0; op_ && i < n; i++) ok = ok && op_[i] == 0;
   ok = ok && y->shape[2] == x->shape[2] * kk && y->shape[3] == x->shape[3] * kk && (k == NULL || k[0] == kk);
-  if (!ok) return no_cg(op, "only ConvTranspose with kernel = stride, no padding, dilation 1", d);
+  if (!ok) return ct_cg_no_cg(op, "only ConvTranspose with kernel = stride, no padding, dilation 1", d);
   g->k = kk, g->C = x->shape[1], g->OC = y->shape[1], g->Q = kk * kk * g->OC;
-  if (g->Q > 65535) return no_cg(op, "more than 65535 output channels times kernel taps", d);
-  return need_sym(op, w, d);
+  if (g->Q > 65535) return ct_cg_no_cg(op, "more than 65535 output channels times kernel taps", d);
+  return ct_cg_need_sym(op, w, d);
 }
 
 /* Byte offsets in the layer's table: requant pairs at 0 (unused by float layers), bias (i32 or
@@ -44,18 +44,18 @@ static int64_t convt_layout(const convt_geo *g, int64_t wb, int64_t *ob, int64_t
   return AL(*ow + g->Q * g->C * wb);
 }
 
-ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
+ct_status ct_cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
   convt_geo g;
   ct_status st = convt_geo_of(op, &g, d);
   if (st) return st;
   const ct_value *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL;
-  if (!w->data || (b && !b->data)) return no_cg(op, "weights computed at run time", d);
-  bool fl = !is_int(op->out[0]->dtype);
+  if (!w->data || (b && !b->data)) return ct_cg_no_cg(op, "weights computed at run time", d);
+  bool fl = !ct_cg_is_int(op->out[0]->dtype);
   int64_t wb = (int64_t)ct_dtype_size(w->dtype), ob, ow, bytes = convt_layout(&g, wb, &ob, &ow);
-  if (bytes / 64 > 65535) return no_cg(op, "reordered weights above 4 MiB", d);
+  if (bytes / 64 > 65535) return ct_cg_no_cg(op, "reordered weights above 4 MiB", d);
   if (fl ? w->dtype != op->in[0]->dtype : w->dtype != CT_I8)
-    return no_cg(op, "ConvTranspose weights not i8 (integer) or of the input's type (float)", d);
-  if (fl && b && b->dtype != CT_F32) return no_cg(op, "a float ConvTranspose whose bias is not f32", d);
+    return ct_cg_no_cg(op, "ConvTranspose weights not i8 (integer) or of the input's type (float)", d);
+  if (fl && b && b->dtype != CT_F32) return ct_cg_no_cg(op, "a float ConvTranspose whose bias is not f32", d);
   uint8_t *t = calloc((size_t)bytes, 1);
   int32_t *m = malloc((size_t)g.OC * sizeof *m);
   int *s = malloc((size_t)g.OC * sizeof *s);
@@ -72,25 +72,25 @@ ct_status cg_convt_tables(mg *c, const ct_op *op, int li, ct_diag *d) {
     for (int64_t ci = 0; ci < g.C; ci++)
       memcpy(t + ow + (q * g.C + ci) * wb, wd + ((ci * g.OC + o) * g.k * g.k + ab) * wb, (size_t)wb);
   }
-  if (!st) st = add_table(c, op, li, t, bytes, CT_U8, d);
+  if (!st) st = ct_cg_add_table(c, op, li, t, bytes, CT_U8, d);
   free(t), free(m), free(s);
   return st;
 }
 
-ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+ct_status ct_cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   convt_geo g;
   ct_status st = convt_geo_of(op, &g, d);
   if (st) return st;
   box bx, by;
-  box_of(c, x, &bx), box_of(c, y, &by);
-  if (by.ext[1] != g.OC) return no_cg(op, "ConvTranspose cut along output channels", d);
-  bool fl = !is_int(y->dtype);
-  if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype) != fl) return no_cg(op, "ConvTranspose input not 8-bit or float", d);
+  ct_cg_box_of(c, x, &bx), ct_cg_box_of(c, y, &by);
+  if (by.ext[1] != g.OC) return ct_cg_no_cg(op, "ConvTranspose cut along output channels", d);
+  bool fl = !ct_cg_is_int(y->dtype);
+  if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype) != fl) return ct_cg_no_cg(op, "ConvTranspose input not 8-bit or float", d);
   int64_t act, hi, zo, wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
-  if (fl && (st = cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
-  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob, ow;
-  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if (fl && (st = ct_cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
+  int64_t lx = ct_cg_lmem_of(c->gr, x), ly = ct_cg_lmem_of(c->gr, y), ob, ow;
+  if (lx < 0 || ly < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   convt_layout(&g, wb, &ob, &ow);
   int64_t IW = x->shape[3], OW = y->shape[3], ih = bx.ext[2], ilo = bx.off[2], olo = by.off[2], ohi = olo + by.ext[2];
   int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = AL(c->lm_scratch), nb = bx.ext[0], plane = nb * ih * IW * eb;
@@ -98,7 +98,7 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   int64_t nq = scr < c->p->chip.lmem_bytes ? (c->p->chip.lmem_bytes - scr) / plane : 0;
   if (nq < 1)
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte ConvTranspose scratch",
-                       c->gi, nm(op), (long long)plane);
+                       c->gi, ct_cg_nm(op), (long long)plane);
   if (nq > g.Q) nq = g.Q;
   c->lm_scratch = scr + nq * plane;
   int64_t tab = c->lm_attr[li];
@@ -114,7 +114,7 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
     cv->dt_in = x->dtype, cv->dt_w = op->in[1]->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
     cv->act = CT_ISA_ACT_NONE, cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
     if (fl) cv->rq_mode = CT_ISA_RQ_NONE, cv->rq = 0, cv->act = act, cv->act_hi = hi, cv->zp_out = zo; /* f32 acc + bias */
-    if ((st = put(c, &in, nm(op), t, d))) return st;
+    if ((st = ct_cg_put(c, &in, ct_cg_nm(op), t, d))) return st;
     for (int64_t q = q0; q < q1 && !st;) { /* one MOVE per tap (a, b) and run of output channels */
       int64_t ab = q / g.OC, o0 = q % g.OC, o1 = ab * g.OC + g.OC < q1 ? g.OC : q1 - ab * g.OC, a = ab / g.k, b = ab % g.k;
       /* input rows i of the tile with olo <= i·k + a < ohi */
@@ -131,7 +131,7 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
       mv->n = nb, mv->c = o1 - o0, mv->h = ib - ia, mv->w = IW;
       mv->src_sn = (q1 - q0) * ih * IW, mv->src_sc = ih * IW, mv->src_sh = IW, mv->src_sw = 1;
       mv->dst_sn = g.OC * by.ext[2] * OW, mv->dst_sc = by.ext[2] * OW, mv->dst_sh = g.k * OW, mv->dst_sw = g.k;
-      st = put(c, &in, nm(op), t, d);
+      st = ct_cg_put(c, &in, ct_cg_nm(op), t, d);
     }
   }
   return st;

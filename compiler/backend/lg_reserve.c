@@ -1,8 +1,8 @@
 /* lg_reserve.c: the LMEM the codegen adds after a group's buffers, reserved by the planner
  * so a plan it returns always fits the codegen (docs/backend.md "Tables and scratch"):
- * the group's constant tables (cg_ops.c group_tables — requant pairs, LUTs, ConvTranspose's
- * reordered weights, a zero B for a LayerNormalization without one — laid out by add_table: each 64-aligned
- * after the last buffer) and the largest per-layer scratch (cg_util.c gather_rows, cg_data.c
+ * the group's constant tables (cg_ops.c ct_cg_group_tables — requant pairs, LUTs, ConvTranspose's
+ * reordered weights, a zero B for a LayerNormalization without one — laid out by ct_cg_add_table: each 64-aligned
+ * after the last buffer) and the largest per-layer scratch (cg_util.c ct_cg_gather_rows, cg_data.c
  * float Slice, cg_convt.c one output plane; each 64-aligned after the tables). */
 #include "compiler/backend/lg_int.h"
 #include "isa/isa.h"
@@ -31,7 +31,7 @@ static int64_t layernorm_table_bytes(const ct_op *op) {
   return s;
 }
 
-int64_t lg_table_bytes(const ct_op *op) {
+int64_t ct_lg_table_bytes(const ct_op *op) {
   const ct_value *y = op->out[0];
   if (op->kind == CT_OP_LAYERNORM) return layernorm_table_bytes(op);
   if (op->kind == CT_OP_CONVTRANSPOSE && y && y->ndim == 4) return convt_table_bytes(op); /* integer or float */
@@ -40,29 +40,29 @@ int64_t lg_table_bytes(const ct_op *op) {
   if (op->kind == CT_OP_GEMM || op->kind == CT_OP_MATMUL) return y->shape[y->ndim - 1] * 8;
   if (op->kind == CT_OP_CONVTRANSPOSE) return convt_table_bytes(op);
   if (op->kind != CT_OP_LUT) return 0;
-  return lg_lut_per_channel(op) ? lg_lut_stride(op) * y->shape[1] : lg_lut_stride(op);
+  return ct_lg_lut_per_channel(op) ? ct_lg_lut_stride(op) * y->shape[1] : ct_lg_lut_stride(op);
 }
 
-int64_t lg_lut_stride(const ct_op *op) {
+int64_t ct_lg_lut_stride(const ct_op *op) {
   return op->in[0] && op->in[0]->dtype == CT_I16 ? CT_ISA_LUT16_BYTES : 256;
 }
 
-bool lg_lut_per_channel(const ct_op *op) {
+bool ct_lg_lut_per_channel(const ct_op *op) {
   int n = 0, e = ct_quant_lut_entries(op->in[0] ? op->in[0]->dtype : CT_I8);
   ct_op_get_ints(op, "table", &n);
   return n != e && op->out[0]->ndim >= 2 && n == e * op->out[0]->shape[1];
 }
 
-int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
+int64_t ct_lg_group_table_bytes(const lg_ctx *x, int first, int n) {
   int64_t b = 0;
   for (int li = first; li < first + n; li++) {
-    int64_t t = lg_table_bytes(x->layers[li].op);
+    int64_t t = ct_lg_table_bytes(x->layers[li].op);
     if (t) b = al(b) + t;
   }
   return b;
 }
 
-bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes) {
+bool ct_lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes) {
   const ct_lg_layer *l = &x->layers[li];
   const lg_rng *rv = &x->rng[v->id], *ry = &x->rng[l->op->out[0]->id];
   bool w = ct_lg_is_weight(v);
@@ -75,11 +75,11 @@ bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *
   /* an activation's tile is its readers' hull only in a chain; a single layer loads its rows */
   if ((!w && (n < 2 || !rv->set)) || !ry->set) return false;
   lg_rng o;
-  lg_input_range(l, v, ry, -1, n, &o);
+  ct_lg_input_range(l, v, ry, -1, n, &o);
   if (o.ax < 0) return false; /* the layer reads the whole axis */
   bool cut = !w && rv->ax == o.ax; /* else the tile holds the whole axis (a weight: resident) */
   if (o.lo == (cut ? rv->lo : 0) && o.hi == (cut ? rv->hi : v->shape[o.ax])) return false;
-  if (w) { /* codegen (fit_rows) addresses a contiguous slice of a weight in place; it gathers
+  if (w) { /* codegen (ct_cg_fit_rows) addresses a contiguous slice of a weight in place; it gathers
             * along H of the NCHW box only */
     bool contiguous = true;
     for (int i = 0; i < o.ax; i++) contiguous = contiguous && v->shape[i] == 1;
@@ -87,11 +87,11 @@ bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *
   }
   int64_t ext[CT_MAX_DIMS];
   o.nax = rv->nax, o.nlo = rv->nlo, o.nhi = rv->nhi;
-  *bytes = lg_tile_extents(v, &o, ext) * (int64_t)ct_dtype_size(v->dtype);
+  *bytes = ct_lg_tile_extents(v, &o, ext) * (int64_t)ct_dtype_size(v->dtype);
   return true;
 }
 
-bool lg_patchify(const ct_op *op) {
+bool ct_lg_patchify(const ct_op *op) {
   if (op->kind != CT_OP_CONV || op->n_in < 2 || !op->in[1] || op->in[1]->ndim != 4 || op->in[0]->ndim != 4) return false;
   int n = 0;
   const int64_t *st = ct_op_get_ints(op, "strides", &n), *p = ct_op_get_ints(op, "pads", &n), *dl = ct_op_get_ints(op, "dilations", &n);
@@ -102,23 +102,23 @@ bool lg_patchify(const ct_op *op) {
   return ok;
 }
 
-int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li) {
+int64_t ct_lg_scratch_bytes(const lg_ctx *x, int first, int n, int li) {
   const ct_op *op = x->layers[li].op;
   const ct_value *y = op->out[0];
   if (x->layers[li].unit == CT_LG_UNIT_NONE || !y) return 0;
   int64_t s = 0;
   if (op->kind == CT_OP_SLICE && op->in[0] && op->in[0]->dtype != y->dtype) { /* MOVE to scratch, then CAST */
     int64_t ext[CT_MAX_DIMS];
-    if (x->rng[y->id].set) s += al(lg_tile_extents(y, &x->rng[y->id], ext) * (int64_t)ct_dtype_size(op->in[0]->dtype));
+    if (x->rng[y->id].set) s += al(ct_lg_tile_extents(y, &x->rng[y->id], ext) * (int64_t)ct_dtype_size(op->in[0]->dtype));
   }
-  if (lg_patchify(op) && x->rng[y->id].set) { /* the tile's patches as channels */
+  if (ct_lg_patchify(op) && x->rng[y->id].set) { /* the tile's patches as channels */
     int64_t ext[CT_MAX_DIMS], k = op->in[1]->shape[2];
-    lg_tile_extents(y, &x->rng[y->id], ext);
+    ct_lg_tile_extents(y, &x->rng[y->id], ext);
     s += al(ext[0] * op->in[0]->shape[1] * k * k * ext[2] * ext[3] * (int64_t)ct_dtype_size(op->in[0]->dtype));
   }
   if (op->kind == CT_OP_CONVTRANSPOSE && op->in[0] && op->in[0]->ndim == 4 && x->rng[op->in[0]->id].set) {
     int64_t ext[CT_MAX_DIMS]; /* at least one output-channel plane of the input tile */
-    lg_tile_extents(op->in[0], &x->rng[op->in[0]->id], ext);
+    ct_lg_tile_extents(op->in[0], &x->rng[op->in[0]->id], ext);
     s += al(ext[0] * ext[2] * ext[3] * (int64_t)ct_dtype_size(y->dtype));
   }
   /* row gathers: an input tile holding other rows than this layer reads (the hull of several
@@ -126,7 +126,7 @@ int64_t lg_scratch_bytes(const lg_ctx *x, int first, int n, int li) {
   for (int i = 0; i < op->n_in; i++) {
     const ct_value *v = op->in[i];
     int64_t b;
-    if (!v || !lg_gather_rows(x, n, li, v, &b)) continue;
+    if (!v || !ct_lg_gather_rows(x, n, li, v, &b)) continue;
     bool dup = false;
     for (int j = 0; j < i; j++) dup = dup || op->in[j] == v;
     if (!dup) s += al(b);
