@@ -385,7 +385,7 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 static ct_status emit_split(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0];
   int ax;
-  if (!ct_km_axis(ct_op_get_int(op, "axis", 0), x->ndim, &ax)) return ct_cg_no_cg(op, "a Split axis out of range", d);
+  if (!ct_ops_axis(ct_op_get_int(op, "axis", 0), x->ndim, &ax)) return ct_cg_no_cg(op, "a Split axis out of range", d);
   int64_t xo[CT_MAX_DIMS], xe[CT_MAX_DIMS], xs[CT_MAX_DIMS], lx = ct_cg_lmem_of(c->gr, x), eb = (int64_t)ct_dtype_size(x->dtype);
   if (lx < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   tile_of(c, x, xo, xe), ext_strides(xe, x->ndim, xs);
@@ -423,7 +423,7 @@ static ct_status emit_pad(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   int64_t bef[CT_MAX_DIMS], aft[CT_MAX_DIMS], b4[4] = {0, 0, 0, 0};
   bool padded = false;
   const ct_tensor *pads = op->n_in > 1 && op->in[1] ? op->in[1]->data : NULL, *axes = op->n_in > 3 && op->in[3] ? op->in[3]->data : NULL;
-  if (!pads || ct_km_pads(op, x->ndim, x->shape, pads, axes, bef, aft, NULL)) return ct_cg_no_cg(op, "pads computed at run time", d);
+  if (!pads || ct_ops_pads(op, x->ndim, x->shape, pads, axes, bef, aft, NULL)) return ct_cg_no_cg(op, "pads computed at run time", d);
   for (int i = 0; i < x->ndim; i++) {
     int k = i + 4 - x->ndim;
     if (bef[i] < 0 || aft[i] < 0) return ct_cg_no_cg(op, "negative pads (cropping)", d);

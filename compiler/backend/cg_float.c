@@ -148,7 +148,7 @@ static ct_status emit_layernorm(mg *c, const ct_op *op, int li, int64_t t, ct_di
   return ct_cg_put(c, &in, ct_cg_nm(op), t, d);
 }
 
-/* act / act_hi / zp_out of a float result in [lo, hi] (ct_kn_act: relu [0, inf), relu6, clip):
+/* act / act_hi / zp_out of a float result in [lo, hi] (ct_nn_act: relu [0, inf), relu6, clip):
  * the ISA clamps below at 0 only; hi is held as an f32 in act_hi:zp_out, rounded to the
  * result type (quant/ ct_quant_float_act_hi). */
 static ct_status float_act(const ct_op *op, bool none, float lo, float hi, ct_dtype dt, int64_t *act, int64_t *act_hi,
@@ -172,8 +172,8 @@ ct_status ct_cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64
     *act = ct_cg_act_of(a), *act_hi = a == CT_QUANT_ACT_CLAMP ? hi : 0;
     return CT_OK;
   }
-  ct_kn_act a;
-  if (ct_kn_act_parse(op, &a, d)) return ct_cg_no_cg(op, "an unknown fused activation", d);
+  ct_nn_act a;
+  if (ct_nn_act_parse(op, &a, d)) return ct_cg_no_cg(op, "an unknown fused activation", d);
   if (a.leaky) return ct_cg_no_cg(op, "a leaky fused activation on a float result", d);
   return float_act(op, a.none, a.lo, a.hi, y->dtype, act, act_hi, zp_out, d);
 }

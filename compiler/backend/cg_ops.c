@@ -132,7 +132,7 @@ static ct_status emit_conv(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
 static bool spatial_mean(const ct_op *op) {
   bool red[CT_MAX_DIMS] = {false}, noop = false;
   const ct_tensor *axes = op->n_in > 1 && op->in[1] ? op->in[1]->data : NULL;
-  if (op->in[0]->ndim != 4 || (op->n_in > 1 && op->in[1] && !axes) || ct_km_reduce_axes(op, 4, axes, red, &noop, NULL))
+  if (op->in[0]->ndim != 4 || (op->n_in > 1 && op->in[1] && !axes) || ct_ops_reduce_axes(op, 4, axes, red, &noop, NULL))
     return false;
   return !noop && !red[0] && !red[1] && red[2] && red[3];
 }
