@@ -155,6 +155,26 @@ int ct_test_group_ratios(const char *csv, double *r, int max, char *worst, size_
   return rows;
 }
 
+bool ct_test_window_attrs(ct_graph *g, ct_op *op, const int64_t *k, const int64_t *st, const int64_t *dl,
+                          const int64_t *pads) {
+  return op && ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
+         ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads);
+}
+
+ct_value *ct_test_add_input(ct_graph *g, const char *name, ct_dtype dt, int ndim, const int64_t *shape) {
+  ct_value *v = ct_graph_add_value(g, name, dt, ndim, shape);
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_INPUT, name, 0, NULL, 1, &v));
+  return v;
+}
+
+ct_tensor *ct_test_f32_ramp(const char *name, int ndim, const int64_t *shape, float start) {
+  ct_tensor *t = ct_tensor_new(CT_F32, ndim, shape, name);
+  ck_assert_ptr_nonnull(t);
+  float *p = t->data;
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) p[i] = start + (float)i;
+  return t;
+}
+
 int ct_test_run_suite(Suite *s) {
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
