@@ -3,9 +3,14 @@
  * for the named instruction-set level and for the baseline — and the loader picks one by the
  * CPU (GCC's target_clones; an ifunc resolver). Elsewhere, and in AddressSanitizer builds,
  * the macros are empty and the loops are plain C.
+ * Mark only static functions, defined before their first call: Clang (14) resolves a
+ * multiversioned function only inside its own translation unit (a call from another file
+ * links to the resolver itself), so a function other files call is a plain wrapper around a
+ * static clone, e.g. ct_quant_requant_act_row around ct_quant_requant_act_row_clones.
  *   CT_CLONES_AVX2      AVX2 without FMA: float loops round exactly as the baseline does
  *                       (elementwise rows, pooling, quantize / dequantize rows, epilogues).
- *   CT_CLONES_AVX2_FMA  the clones "avx2" and "fma" (the float depthwise Conv of nn_conv.c).
+ *   CT_CLONES_AVX2_FMA  the clones "avx2" and "fma" (the float depthwise Conv of nn_conv.c),
+ *                       as separate strings: GCC reads "avx2,fma" the same, Clang warns.
  *   CT_CLONES_V3        x86-64-v3 (AVX2, FMA, BMI): integer loops, exact whichever runs (the
  *                       Tpu reference's row loads, sums and requant rows). */
 #ifndef CT_COMMON_CLONES_H
@@ -13,7 +18,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
 #define CT_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
-#define CT_CLONES_AVX2_FMA __attribute__((target_clones("avx2,fma", "default")))
+#define CT_CLONES_AVX2_FMA __attribute__((target_clones("avx2", "fma", "default")))
 #define CT_CLONES_V3 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define CT_CLONES_AVX2

@@ -2,12 +2,12 @@
 #include "common/h5io.h"
 
 #include "common/limits.h"
+#include "common/outset.h"
 
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CT_H5_NAME_MAX 4096
 
@@ -97,23 +97,21 @@ static hid_t h5_type(ct_dtype dt) {
 
 struct ct_h5_writer {
   hid_t file;
-  char *path, *tmp;
+  ct_outfile out; /* HDF5 writes out.tmp itself */
 };
 
 ct_status ct_h5_writer_open(ct_h5_writer **out, const char *path, ct_diag *d) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   ct_h5_writer *w = calloc(1, sizeof *w);
-  size_t len = strlen(path);
-  if (!w || !(w->path = strdup(path)) || !(w->tmp = malloc(len + 16))) {
-    if (w) free(w->path);
+  if (!w) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+  ct_status st = ct_outfile_begin(&w->out, path, false, d);
+  if (st) {
     free(w);
-    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+    return st;
   }
-  snprintf(w->tmp, len + 16, "%s.tmp%ld", path, (long)getpid());
-  w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  w->file = H5Fcreate(w->out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (w->file < 0) {
-    free(w->tmp);
-    free(w->path);
+    ct_outfile_abort(&w->out);
     free(w);
     return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot create HDF5 file", path);
   }
@@ -159,9 +157,9 @@ ct_status ct_h5_writer_add(ct_h5_writer *w, const ct_tensor *t, const char *name
   char esc[CT_H5_NAME_MAX];
   const char *nm = name ? name : t->name ? t->name : "";
   if (!ct_h5_escape(nm, esc, sizeof esc))
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor name too long: \"%.64s...\"", w->path, nm);
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor name too long: \"%.64s...\"", w->out.path, nm);
   if (H5Lexists(w->file, esc, H5P_DEFAULT) > 0)
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: duplicate tensor \"%s\"", w->path, nm);
+    return ct_diag_set(d, CT_ERR_INPUT, "%s: duplicate tensor \"%s\"", w->out.path, nm);
   hsize_t dims[CT_MAX_DIMS];
   for (int i = 0; i < t->ndim; i++) dims[i] = (hsize_t)t->shape[i];
   hid_t sp = t->ndim ? H5Screate_simple(t->ndim, dims, NULL) : H5Screate(H5S_SCALAR);
@@ -171,32 +169,27 @@ ct_status ct_h5_writer_add(ct_h5_writer *w, const ct_tensor *t, const char *name
             put_attrs(ds, t);
   if (ds >= 0) H5Dclose(ds);
   H5Sclose(sp);
-  if (!ok) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write tensor \"%s\"", w->path, nm);
+  if (!ok) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write tensor \"%s\"", w->out.path, nm);
   return CT_OK;
 }
 
-static void writer_free(ct_h5_writer *w) {
-  free(w->path);
-  free(w->tmp);
-  free(w);
-}
-
 ct_status ct_h5_writer_commit(ct_h5_writer *w, ct_diag *d) {
-  bool ok = H5Fclose(w->file) >= 0 && rename(w->tmp, w->path) == 0;
-  ct_status st = CT_OK;
-  if (!ok) {
-    remove(w->tmp);
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot finish writing HDF5 file", w->path);
+  ct_status st;
+  if (H5Fclose(w->file) < 0) {
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot finish writing HDF5 file", w->out.path);
+    ct_outfile_abort(&w->out);
+  } else {
+    st = ct_outfile_commit(&w->out, d);
   }
-  writer_free(w);
+  free(w);
   return st;
 }
 
 void ct_h5_writer_abort(ct_h5_writer *w) {
   if (!w) return;
   H5Fclose(w->file);
-  remove(w->tmp);
-  writer_free(w);
+  ct_outfile_abort(&w->out);
+  free(w);
 }
 
 ct_status ct_h5_write(const char *path, ct_tensor *const *ts, int n, ct_diag *d) {

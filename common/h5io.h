@@ -36,7 +36,8 @@ bool ct_h5_unescape(const char *s, char *buf, size_t n);
  * abort (delete the temporary file). */
 typedef struct ct_h5_writer ct_h5_writer;
 
-/* Opens path.tmp for writing. Errors: CT_ERR_INPUT (cannot create), CT_ERR_LIMIT (no memory). */
+/* Opens the temporary file of path (ct_outfile) for writing. Errors: CT_ERR_INPUT (cannot
+ * create), CT_ERR_LIMIT (no memory). */
 ct_status ct_h5_writer_open(ct_h5_writer **w, const char *path, ct_diag *d);
 /* Writes t as a dataset named by t->name (or `name` if not NULL). Duplicate names: error
  * CT_ERR_INPUT naming the tensor. */

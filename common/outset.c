@@ -1,5 +1,6 @@
-/* outset.c: outputs of a command written under temporary names and renamed together (see
- * outset.h). POSIX rename(2) is atomic per file; the set is checked before the first rename. */
+/* outset.c: outputs of a command written under temporary names and renamed together, and
+ * single files written the same way (see outset.h). POSIX rename(2) is atomic per file; the
+ * set is checked before the first rename. */
 #define _DEFAULT_SOURCE
 #include "common/outset.h"
 
@@ -189,5 +190,61 @@ void ct_outset_abort(ct_outset *o) { outset_free(o); }
 ct_status ct_outset_end(ct_outset *o, ct_status st, ct_diag *d) {
   if (st) ct_outset_abort(o);
   else st = ct_outset_commit(o, d);
+  return st;
+}
+
+/* ---- one file ---- */
+
+ct_status ct_outfile_begin(ct_outfile *o, const char *path, bool open, ct_diag *d) {
+  memset(o, 0, sizeof *o);
+  size_t n = strlen(path) + 32;
+  if (!(o->path = strdup(path)) || !(o->tmp = malloc(n))) {
+    ct_outfile_abort(o);
+    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+  }
+  snprintf(o->tmp, n, "%s.tmp%ld", path, (long)getpid());
+  if (open && !(o->f = fopen(o->tmp, "wb"))) {
+    ct_status st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot create: %s", path, strerror(errno));
+    ct_outfile_abort(o);
+    return st;
+  }
+  return CT_OK;
+}
+
+static void outfile_free(ct_outfile *o) {
+  free(o->path), free(o->tmp);
+  memset(o, 0, sizeof *o);
+}
+
+ct_status ct_outfile_commit(ct_outfile *o, ct_diag *d) {
+  int err = 0;
+  if (o->f) {
+    errno = 0;
+    bool bad = ferror(o->f) != 0;
+    if (fclose(o->f) != 0 || bad) err = errno ? errno : EIO;
+    o->f = NULL;
+  }
+  if (!err && rename(o->tmp, o->path) != 0) err = errno;
+  ct_status st = CT_OK;
+  if (err) {
+    remove(o->tmp);
+    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write: %s", o->path, strerror(err));
+  }
+  outfile_free(o);
+  return st;
+}
+
+void ct_outfile_abort(ct_outfile *o) {
+  if (o->f) fclose(o->f);
+  if (o->tmp) remove(o->tmp);
+  outfile_free(o);
+}
+
+ct_status ct_outfile_write(const char *path, ct_status (*write)(FILE *f, const void *ctx, ct_diag *d),
+                           const void *ctx, ct_diag *d) {
+  ct_outfile o;
+  ct_status st = ct_outfile_begin(&o, path, true, d);
+  if (!st && (st = write(o.f, ctx, d))) ct_outfile_abort(&o);
+  else if (!st) st = ct_outfile_commit(&o, d);
   return st;
 }

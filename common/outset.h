@@ -17,6 +17,7 @@
 #define CT_OUTSET_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "common/status.h"
 
@@ -68,5 +69,31 @@ void ct_outset_abort(ct_outset *o);
 /* The end of a command's set: ct_outset_commit when st is CT_OK, else ct_outset_abort.
  * Returns st, or commit's error. */
 ct_status ct_outset_end(ct_outset *o, ct_status st, ct_diag *d);
+
+/* One file written atomically: the home of every writer's temporary-name-and-rename (a
+ * table, a trace, a summary, a program, an HDF5 file, an IR text). The bytes go to
+ * `<path>.tmp<pid>`, which ct_outfile_commit renames to path, so a failure never leaves a
+ * half-written path. Under an outset, path is itself the outset's temporary name. */
+typedef struct ct_outfile {
+  char *path; /* destination (owned) */
+  char *tmp;  /* the temporary name to write (owned) */
+  FILE *f;    /* tmp opened "wb" by ct_outfile_begin(open = true); NULL when the writer opens
+               * tmp itself (an HDF5 file) */
+} ct_outfile;
+
+/* Names the temporary file of path and, when open is true, creates it (o->f). o is zeroed
+ * first, so ct_outfile_abort is safe after a failure. Errors: CT_ERR_LIMIT "PATH: out of
+ * memory"; CT_ERR_INPUT "PATH: cannot create: REASON". */
+ct_status ct_outfile_begin(ct_outfile *o, const char *path, bool open, ct_diag *d);
+/* Closes o->f (when open; a write error seen by ferror or fclose fails the commit), renames
+ * the temporary file to path, and frees o. On failure the temporary file is removed and path
+ * is untouched. Errors: CT_ERR_INPUT "PATH: cannot write: REASON". */
+ct_status ct_outfile_commit(ct_outfile *o, ct_diag *d);
+/* Closes o->f, removes the temporary file and frees o. Safe on a zeroed o. */
+void ct_outfile_abort(ct_outfile *o);
+/* The whole cycle for one writer: begin (open), write(f, ctx, d), commit, or abort when write
+ * fails. Errors: those of write, begin and commit. */
+ct_status ct_outfile_write(const char *path, ct_status (*write)(FILE *f, const void *ctx, ct_diag *d),
+                           const void *ctx, ct_diag *d);
 
 #endif

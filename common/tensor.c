@@ -181,12 +181,16 @@ uint16_t ct_f32_to_bf16(float f) {
   return bf16_of_bits(x);
 }
 
-CT_CLONES_AVX2 void ct_f32_to_bf16_row(const float *restrict f, uint16_t *restrict b, int64_t n) {
+CT_CLONES_AVX2 static void ct_f32_to_bf16_row_clones(const float *restrict f, uint16_t *restrict b, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     uint32_t x;
     memcpy(&x, &f[i], 4);
     b[i] = bf16_of_bits(x);
   }
+}
+
+void ct_f32_to_bf16_row(const float *restrict f, uint16_t *restrict b, int64_t n) {
+  ct_f32_to_bf16_row_clones(f, b, n);
 }
 
 float ct_bf16_to_f32(uint16_t b) {

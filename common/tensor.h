@@ -22,7 +22,7 @@ typedef enum ct_dtype {
 
 /* A tensor. Data is dense row-major (NCHW for activations, OIHW for conv weights; `layout`
  * names the dims); kernels that need element strides compute them from the shape
- * (ct_km_strides). `data` is owned (ct_tensor_free). */
+ * (ct_ops_strides). `data` is owned (ct_tensor_free). */
 typedef struct ct_tensor {
   char *name;                   /* owned, may be NULL */
   ct_dtype dtype;

@@ -1,5 +1,5 @@
 /* lower.c: the Top → Tpu lowering driver (lower.h, docs/tpu.md): per op, the mode (quantize
- * table, else the --quantize mode), the INT8 form where it exists (lower_ops.c) else float;
+ * table, else the --quantize mode), the INT8 form where it exists (lower_ops*.c) else float;
  * activation parameters from QDQ pairs or the calibration table; Cast ops at the borders
  * between quantized and float values (TPU-MLIR's TopToTpu with its cast insertion). */
 #include <math.h>

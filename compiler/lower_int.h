@@ -1,5 +1,5 @@
 /* lower_int.h: state shared by the lowering's files (lower.c: driver, parameters, casts;
- * lower_ops.c: the INT8 form of each op; lower_mask.c: masks and Casts). Private to
+ * lower_ops*.c: the INT8 form of each op; lower_mask.c: masks and Casts). Private to
  * compiler/. */
 #ifndef CT_LOWER_INT_H
 #define CT_LOWER_INT_H
@@ -7,7 +7,7 @@
 #include "compiler/lower.h"
 #include "quant/quant.h"
 
-/* Concat inputs whose scales differ by more than this factor stay float (lower_ops.c). */
+/* Concat inputs whose scales differ by more than this factor stay float (lower_ops_elt.c). */
 #define CT_LOWER_CONCAT_SPREAD 4.0
 
 typedef struct ct_lower_ctx {

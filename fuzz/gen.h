@@ -74,6 +74,46 @@ int64_t gen_elems(int nd, const int64_t *d);
 /* Family names in GEN_FAMILIES order. */
 extern const char *const gen_family_names[GEN_FAM_COUNT];
 
+/* ---- shared by the operator emitters (gen_ops.c) ---- */
+
+/* A new unique name "<prefix><k>" in g's builder. */
+const char *gen_fresh(gen *g, const char *prefix);
+/* An int64 initializer of n values; its name. */
+const char *gen_ints(gen *g, int n, const int64_t *v);
+/* A float scalar initializer; its name. */
+const char *gen_scalar(gen *g, float v);
+/* A tensor of rank in [lo, hi]: half the time one of the three newest, else any; -1 if none. */
+int gen_pick(gen *g, int lo, int hi);
+/* Adds node op reading in[] (NULL-terminated) and writing the nout tensors out[]. */
+Onnx__NodeProto *gen_node(gen *g, const char *op, const char *const *in, int nout, const int *out);
+/* gen_node with one new output tensor of shape (nd, d), its index into *out. */
+Onnx__NodeProto *gen_node1(gen *g, const char *op, const char *const *in, int nd, const int64_t *d, int *out);
+/* Marks family f as present in the graph. */
+void gen_fam(gen *g, int f);
+/* True when every dim is ≥ 1 and the tensor has at most GEN_MAX_ELEMS elements. */
+bool gen_fits(int nd, const int64_t *d);
+
+/* ---- the operator emitters: one step each, false when nothing fits (gen_ops_nn.c,
+ * gen_ops_tensor.c) ---- */
+bool gen_e_conv(gen *g);
+bool gen_e_convt(gen *g);
+bool gen_e_gemm(gen *g);
+bool gen_e_matmul(gen *g);
+bool gen_e_binary(gen *g);
+bool gen_e_act(gen *g);
+bool gen_e_pool(gen *g);
+bool gen_e_reduce(gen *g);
+bool gen_e_softmax(gen *g);
+bool gen_e_layernorm(gen *g);
+bool gen_e_concat(gen *g);
+bool gen_e_slice(gen *g);
+bool gen_e_split(gen *g);
+bool gen_e_transpose(gen *g);
+bool gen_e_reshape(gen *g);
+bool gen_e_pad(gen *g);
+bool gen_e_resize(gen *g);
+bool gen_e_cast(gen *g);
+
 #define GEN_MAX_IN 3
 #define GEN_ALL (~0u)
 

@@ -268,7 +268,7 @@ static int usage(void) {
 static int parse(int argc, char **argv, gen_opts *o) {
   *o = (gen_opts){0, NULL, -1, -1, GEN_ALL, GEN_ALL, -1, false};
   bool seed = false;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return usage();
     char *end;
@@ -284,7 +284,6 @@ static int parse(int argc, char **argv, gen_opts *o) {
     else if (!strcmp(a, "--max-hw") && num && n >= 1) o->max_hw = (int)n;
     else if (!strcmp(a, "--avoid-known") && num) o->avoid_known = n != 0;
     else return usage();
-    i++;
   }
   return seed && o->dir ? 0 : usage();
 }

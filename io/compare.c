@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cosine.h"
 #include "common/dequant.h"
 #include "common/h5io.h"
 
@@ -27,8 +28,8 @@ static bool same_shape(const ct_tensor *a, const ct_tensor *b) {
 }
 
 typedef struct sums {
-  double ab, aa, bb, dd, mm; /* Σab, Σa², Σb², Σ(a−b)², Σ((a+b)/2)² */
-  bool bad;                  /* a non-finite mismatch */
+  ct_cos_sums cos; /* Σab, Σa², Σb²; a non-finite mismatch counted there */
+  double dd, mm;   /* Σ(a−b)², Σ((a+b)/2)² */
 } sums;
 
 /* One element pair into m and s. */
@@ -38,31 +39,27 @@ static void accumulate(ct_compare_metrics *m, sums *s, int64_t i, double a, doub
     if (m->first_diff < 0) m->first_diff = i;
     m->n_diff++;
   }
+  ct_cos_add(&s->cos, a, b);
   if (!isfinite(a) || !isfinite(b)) {
-    if (!same) {
-      s->bad = true;
-      m->max_abs = INFINITY;
-      m->close = false;
-    }
+    if (!same) m->max_abs = INFINITY, m->close = false;
     return;
   }
   double diff = a - b, mid = (a + b) / 2;
-  s->ab += a * b, s->aa += a * a, s->bb += b * b, s->dd += diff * diff, s->mm += mid * mid;
+  s->dd += diff * diff, s->mm += mid * mid;
   if (fabs(diff) > m->max_abs) m->max_abs = fabs(diff);
   if (fabs(diff) > 1e-7 + 1e-3 * fabs(a)) m->close = false;
 }
 
 static void finish(ct_compare_metrics *m, const sums *s) {
-  if (s->bad) {
-    m->cosine = m->euclid = NAN;
+  m->cosine = ct_cos_of(&s->cos);
+  if (s->cos.nonfinite) {
+    m->euclid = NAN;
     m->sqnr_db = -INFINITY;
     return;
   }
-  if (s->aa == 0 || s->bb == 0) m->cosine = s->aa == 0 && s->bb == 0 ? 1.0 : 0.0;
-  else m->cosine = s->ab / (sqrt(s->aa) * sqrt(s->bb));
   m->euclid = 1.0 - sqrt(s->dd) / (sqrt(s->mm) + 1e-7);
   if (s->dd == 0) m->sqnr_db = INFINITY;
-  else m->sqnr_db = s->aa == 0 ? -INFINITY : 10.0 * log10(s->aa / s->dd);
+  else m->sqnr_db = s->cos.xx == 0 ? -INFINITY : 10.0 * log10(s->cos.xx / s->dd);
 }
 
 ct_status ct_compare_tensor(const ct_tensor *ref, const ct_tensor *got, ct_compare_metrics *m) {

@@ -33,7 +33,7 @@ typedef struct ct_compare_metrics {
   bool bitwise;       /* same dtype and identical bytes */
   bool equal;         /* n_diff == 0 */
   bool close;         /* |a − b| ≤ 1e-7 + 1e-3·|a| for every element */
-  double cosine;      /* Σab / (‖a‖·‖b‖); 1 when both are all zero, 0 when only one is */
+  double cosine;      /* Σab / (‖a‖·‖b‖), ct_cos_of (common/cosine.h) */
   double euclid;      /* 1 − ‖a − b‖ / (‖(a + b)/2‖ + 1e-7) */
   double sqnr_db;     /* 10·log10(Σa² / Σ(a − b)²); +inf when equal, -inf when a is all zero */
   double max_abs;     /* max |a − b| */

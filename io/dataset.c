@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/textfile.h"
+#include "common/file.h"
 #include "io/image.h"
 #include "io/inputs.h"
 
@@ -314,18 +314,18 @@ ct_status ct_dataset_open(const char *path, const ct_graph *g, ct_dataset **out,
   } else if (S_ISDIR(sb.st_mode)) {
     char *tsv = join(path, "labels.tsv");
     if (!tsv) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-    else if (stat(tsv, &sb) == 0) st = ct_text_file_read(tsv, &text, d), st = st ? st : parse_labels(ds, tsv, text, d);
+    else if (stat(tsv, &sb) == 0) st = ct_file_read(tsv, 0, &text, NULL, d), st = st ? st : parse_labels(ds, tsv, text, d);
     else st = scan_dir(ds, d);
     free(tsv);
   } else if (ends_with(path, ".tsv")) {
-    st = ct_text_file_read(path, &text, d);
+    st = ct_file_read(path, 0, &text, NULL, d);
     if (st == CT_OK) st = parse_labels(ds, path, text, d);
   } else if (is_hdf5(path)) {
     st = open_h5(ds, d);
   } else if (ends_with(path, ".pb") || ct_image_is_image_file(path)) {
     st = add_sample(ds, "", (char **)&path, 1, -1, d);
   } else {
-    st = ct_text_file_read(path, &text, d);
+    st = ct_file_read(path, 0, &text, NULL, d);
     if (st == CT_OK) st = parse_list(ds, text, d);
   }
   free(text);

@@ -3,12 +3,13 @@
  * (POSIX rename is atomic), so a failure leaves no half-written file. */
 #include "ir/text.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "common/h5io.h"
+#include "common/outset.h"
 #include "ir/verify.h"
 
 static const char *base_name(const char *path) {
@@ -64,69 +65,32 @@ static ct_status write_weights(const ct_graph *g, const char *h5path, ct_h5_writ
   return CT_OK;
 }
 
-/* Prints g into tmp; CT_OK or an error naming path. */
-static ct_status write_text(const ct_graph *g, const char *tmp, const char *path, ct_diag *d) {
-  FILE *f = fopen(tmp, "w");
-  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot create: %s", path, strerror(errno));
-  ct_status st = ct_ir_print(g, f, d);
-  if (fclose(f) != 0 && !st) st = ct_diag_set(d, CT_ERR_INPUT, "%s: write error", path);
-  if (st) remove(tmp);
+/* Prints g into the temporary file of path (committed by the caller); CT_OK or an error
+ * naming path, the temporary file then removed. */
+static ct_status write_text(const ct_graph *g, ct_outfile *o, const char *path, ct_diag *d) {
+  ct_status st = ct_outfile_begin(o, path, true, d);
+  if (!st && (st = ct_ir_print(g, o->f, d))) ct_outfile_abort(o);
   return st;
 }
 
 ct_status ct_ir_save(ct_graph *g, const char *path, ct_diag *d) {
   size_t n = strlen(path);
-  char *h5 = malloc(n + 4), *tmp = malloc(n + 32);
-  if (!h5 || !tmp) {
-    free(h5);
-    free(tmp);
-    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
-  }
+  char *h5 = malloc(n + 4);
+  if (!h5) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
   snprintf(h5, n + 4, "%s.h5", path);
-  snprintf(tmp, n + 32, "%s.tmp%ld", path, (long)getpid());
   const char *old = g->weights;
   ct_h5_writer *w = NULL;
+  ct_outfile text = {0};
   ct_status st = CT_OK;
   if (!(g->weights = ct_arena_strdup(&g->arena, base_name(h5)))) st = ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
   if (!st) st = write_weights(g, h5, &w, d);
-  if (!st && (st = write_text(g, tmp, path, d))) ct_h5_writer_abort(w);
+  if (!st && (st = write_text(g, &text, path, d))) ct_h5_writer_abort(w);
   if (!st) st = ct_h5_writer_commit(w, d);
-  if (!st && rename(tmp, path) != 0) st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot rename into place: %s", path, strerror(errno));
-  if (st) {
-    remove(tmp);
-    g->weights = old ? old : "";
-  }
+  if (!st) st = ct_outfile_commit(&text, d);
+  else ct_outfile_abort(&text);
+  if (st) g->weights = old ? old : "";
   free(h5);
-  free(tmp);
   return st;
-}
-
-static char *read_all(const char *path, size_t *len, ct_diag *d) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno)), NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0, r;
-  do {
-    if (n + 65536 > cap) {
-      char *nb = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path), NULL;
-      }
-      buf = nb;
-    }
-    r = fread(buf + n, 1, cap - n, f);
-    n += r;
-  } while (r > 0);
-  bool bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: read error", path), NULL;
-  }
-  *len = n;
-  return buf;
 }
 
 /* Moves the dataset named v->name out of l into v->data (checking its type); a Weight
@@ -167,10 +131,11 @@ static bool has_weights(const ct_graph *g) {
 ct_status ct_ir_load(const char *path, ct_graph **out, ct_diag *d) {
   *out = NULL;
   size_t len = 0;
-  char *text = read_all(path, &len, d);
-  if (!text) return d ? d->code : CT_ERR_INPUT;
+  char *text;
+  ct_status st = ct_file_read(path, 0, &text, &len, d);
+  if (st) return st;
   ct_graph *g;
-  ct_status st = ct_ir_parse(text, len, path, &g, d);
+  st = ct_ir_parse(text, len, path, &g, d);
   free(text);
   if (!st && (st = ct_ir_check_attrs(g, d))) ct_graph_free(g);
   if (st) return st;

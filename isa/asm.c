@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "common/h5io.h"
 #include "isa/asm.h"
 
@@ -549,17 +550,17 @@ ct_status ct_asm_parse(const char *text, const char *fname, const char *base_dir
 }
 
 /* Reads the text file path into a malloc'd C string *text; CT_ERR_INPUT when it holds a NUL
- * byte, else the errors of ct_program_read_file. */
+ * byte, else the errors of ct_file_read. */
 static ct_status read_text(const char *path, char **text, ct_diag *d) {
-  uint8_t *raw;
+  char *raw;
   size_t n;
-  ct_status st = ct_program_read_file(path, &raw, &n, d);
+  ct_status st = ct_file_read(path, 0, &raw, &n, d);
   if (st) return st;
-  if (strlen((char *)raw) != n) {
+  if (strlen(raw) != n) {
     free(raw);
     return ct_diag_set(d, CT_ERR_INPUT, "%s: contains a NUL byte (not a text file)", path);
   }
-  *text = (char *)raw;
+  *text = raw;
   return CT_OK;
 }
 

@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
+
+/* A chip file larger than this is not a chip description (the keys of chip.def fit in a few KiB). */
+#define CT_CHIP_FILE_MAX_BYTES ((uint64_t)1 << 24)
+
 typedef enum key_type { T_STR, T_INT, T_F64, T_DATAFLOW, T_COUNT } key_type;
 
 typedef struct key_info {
@@ -210,23 +215,10 @@ ct_status ct_chip_load(const char *path, ct_chip *c, ct_diag *d) {
     ct_chip_default(c);
     return CT_OK;
   }
-  FILE *f = fopen(path, "rb");
-  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot open", path);
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (n < cap - 1) break;
-    char *nb = cap < (1u << 24) ? realloc(buf, cap * 2) : NULL;
-    if (!nb) { free(buf); buf = NULL; break; }
-    buf = nb;
-    cap *= 2;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  if (!buf) return ct_diag_set(d, CT_ERR_LIMIT, "%s: file too large or out of memory", path);
-  buf[n] = '\0';
-  ct_status st = err ? ct_diag_set(d, CT_ERR_INPUT, "%s: read error", path) : ct_chip_parse(buf, path, c, d);
+  char *buf;
+  ct_status st = ct_file_read(path, CT_CHIP_FILE_MAX_BYTES, &buf, NULL, d);
+  if (st) return st;
+  st = ct_chip_parse(buf, path, c, d);
   free(buf);
   return st;
 }

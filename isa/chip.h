@@ -45,7 +45,7 @@ void ct_chip_default(ct_chip *c);
 ct_status ct_chip_parse(const char *json, const char *fname, ct_chip *c, ct_diag *d);
 
 /* Loads a chip from a JSON file (ct_chip_parse); path NULL gives the defaults. Errors as
- * ct_chip_parse plus CT_ERR_INPUT for an unreadable file. */
+ * ct_chip_parse plus those of ct_file_read (a file over 16 MiB is CT_ERR_LIMIT). */
 ct_status ct_chip_load(const char *path, ct_chip *c, ct_diag *d);
 
 /* Checks every key's range, power-of-two flag and the cross-key rules; used by the parser.

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "isa/asm.h"
-#include "isa/atomic.h"
+#include "common/outset.h"
 
 /* Appends printf output at *pos of buf (size n), never overflowing. */
 static void app(char *buf, size_t n, size_t *pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -156,5 +156,5 @@ ct_status ct_disasm(const ct_program *p, FILE *f, ct_diag *d) {
 static ct_status write_text(FILE *f, const void *ctx, ct_diag *d) { return ct_disasm(ctx, f, d); }
 
 ct_status ct_disasm_file(const ct_program *p, const char *path, ct_diag *d) {
-  return ct_isa_write_atomic(path, write_text, p, d);
+  return ct_outfile_write(path, write_text, p, d);
 }

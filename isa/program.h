@@ -115,11 +115,6 @@ ct_status ct_program_parse(const uint8_t *buf, size_t n, const ct_chip *chip, co
 
 /* Reads and parses a .ctpu file (ct_program_parse). Errors also: unreadable file. */
 ct_status ct_program_load(const char *path, const ct_chip *chip, ct_program *p, ct_diag *d);
-/* Reads the whole file at path into a malloc'd buffer *buf (free()) of *n bytes followed by a
- * NUL byte (so text files are C strings). Used by ct_program_load and ct_asm_file. Errors:
- * CT_ERR_INPUT "path: cannot open" / "cannot determine the file size" / "read error";
- * CT_ERR_LIMIT "path: out of memory (N bytes)". *buf is NULL on error. */
-ct_status ct_program_read_file(const char *path, uint8_t **buf, size_t *n, ct_diag *d);
 
 /* Finds an IO entry / constant by name; NULL if absent. An input passed through as an output
  * has two entries of one name: the input comes first. */

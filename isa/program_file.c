@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/atomic.h"
+#include "common/outset.h"
 #include "isa/program.h"
 
 #define HDR_BYTES 128
@@ -171,7 +171,7 @@ ct_status ct_program_write(const ct_program *p, const char *path, ct_diag *d) {
   size_t n;
   if (ct_program_serialize(p, &buf, &n, d)) return ct_diag_prefix(d, "%s: ", path);
   image im = {buf, n};
-  ct_status st = ct_isa_write_atomic(path, write_image, &im, d);
+  ct_status st = ct_outfile_write(path, write_image, &im, d);
   free(buf);
   return st;
 }

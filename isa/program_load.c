@@ -9,6 +9,8 @@
 
 #include "isa/program.h"
 
+#include "common/file.h"
+
 #define HDR_BYTES 128
 #define CONST_BYTES 32
 #define IO_BYTES 96
@@ -226,41 +228,13 @@ ct_status ct_program_parse(const uint8_t *buf, size_t n, const ct_chip *chip, co
   return st;
 }
 
-ct_status ct_program_read_file(const char *path, uint8_t **buf, size_t *n, ct_diag *d) {
-  *buf = NULL;
-  *n = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot open", path);
-  long sz = -1;
-  if (fseek(f, 0, SEEK_END) == 0) sz = ftell(f);
-  if (sz < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    fclose(f);
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot determine the file size", path);
-  }
-  uint8_t *b = malloc((size_t)sz + 1);
-  if (!b) {
-    fclose(f);
-    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory (%ld bytes)", path, sz);
-  }
-  size_t got = fread(b, 1, (size_t)sz, f);
-  fclose(f);
-  if (got != (size_t)sz) {
-    free(b);
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: read error", path);
-  }
-  b[got] = 0;
-  *buf = b;
-  *n = got;
-  return CT_OK;
-}
-
 ct_status ct_program_load(const char *path, const ct_chip *chip, ct_program *p, ct_diag *d) {
   ct_program_init(p, 0);
-  uint8_t *buf;
+  char *buf;
   size_t n;
-  ct_status st = ct_program_read_file(path, &buf, &n, d);
+  ct_status st = ct_file_read(path, 0, &buf, &n, d);
   if (st) return st;
-  st = ct_program_parse(buf, n, chip, path, p, d);
+  st = ct_program_parse((const uint8_t *)buf, n, chip, path, p, d);
   free(buf);
   return st;
 }

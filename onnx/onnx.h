@@ -95,11 +95,6 @@ ct_status ct_onnx_read_tensor_pb(const char *path, ct_tensor **out, ct_diag *d);
  * the list cannot grow (nothing appended then). */
 ct_status ct_onnx_read_tensor_pb_into(const char *path, ct_tensor_list *l, ct_diag *d);
 
-/* Reads a whole file into a malloc'd buffer (*data, *n bytes; free()). Errors: CT_ERR_INPUT
- * when it cannot be opened or read (message "path: cannot read: <reason>"), CT_ERR_LIMIT
- * out of memory. */
-ct_status ct_onnx_read_file(const char *path, uint8_t **data, size_t *n, ct_diag *d);
-
 /* Parses an --input-shapes value "name:1x3x640x640,name2:1x10" (dims ≥ 0, ≤ CT_MAX_DIMS of
  * them; "name:scalar" or "name:" for rank 0) and appends the entries to opt. Names may hold
  * any character but ',' and the last ':' separates the dims. Errors: CT_ERR_USAGE naming the

@@ -45,9 +45,9 @@ const char *ct_onnx_op_alias(const char *onnx_type);
  * legacy forms ctpu cannot express (message names the node), CT_ERR_LIMIT out of memory. */
 ct_status ct_onnx_normalize(ct_onnx_ctx *c, const char *onnx_type, ct_op *op, ct_diag *d);
 
-/* Reads the file path (ct_onnx_read_file) and unpacks it as a protobuf message of type desc
+/* Reads the file path (ct_file_read) and unpacks it as a protobuf message of type desc
  * (protobuf-c's generic unpack; free with protobuf_c_message_free_unpacked). Errors: those of
- * ct_onnx_read_file; CT_ERR_INPUT "path: not a valid ONNX <what> (protobuf parse failed, N
+ * ct_file_read; CT_ERR_INPUT "path: not a valid ONNX <what> (protobuf parse failed, N
  * bytes)" when the bytes do not parse. */
 ct_status ct_onnx_read_message(const char *path, const ProtobufCMessageDescriptor *desc, const char *what,
                                ProtobufCMessage **out, ct_diag *d);

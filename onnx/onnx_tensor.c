@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "onnx/onnx.h"
+#include "common/file.h"
 #include "common/limits.h"
 #include "onnx/onnx_internal.h"
 
@@ -30,44 +31,14 @@ static typed_field field_of(ct_dtype dt) {
   return F_NONE;
 }
 
-ct_status ct_onnx_read_file(const char *path, uint8_t **data, size_t *n, ct_diag *d) {
-  *data = NULL;
-  *n = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  while (buf) {
-    if (len == cap) {
-      uint8_t *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-      if (!nb) { free(buf); buf = NULL; break; }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (r == 0) break;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (!buf) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory reading the file", path);
-  if (err) {
-    free(buf);
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot read: i/o error", path);
-  }
-  *data = buf;
-  *n = len;
-  return CT_OK;
-}
-
 ct_status ct_onnx_read_message(const char *path, const ProtobufCMessageDescriptor *desc, const char *what,
                                ProtobufCMessage **out, ct_diag *d) {
   *out = NULL;
-  uint8_t *buf;
+  char *buf;
   size_t n;
-  ct_status st = ct_onnx_read_file(path, &buf, &n, d);
+  ct_status st = ct_file_read(path, 0, &buf, &n, d);
   if (st) return st;
-  *out = protobuf_c_message_unpack(desc, NULL, n, buf);
+  *out = protobuf_c_message_unpack(desc, NULL, n, (const uint8_t *)buf);
   free(buf);
   if (!*out) return ct_diag_set(d, CT_ERR_INPUT, "%s: not a valid ONNX %s (protobuf parse failed, %zu bytes)", path, what, n);
   return CT_OK;

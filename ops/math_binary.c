@@ -153,7 +153,7 @@ static ct_status bin_apply(const ct_op *op, const bin_entry *e, const ct_tensor 
   const int64_t *sh[2] = {a->shape, b->shape};
   if (!ct_bcast_iter_init(&it, y->ndim, y->shape, 2, nd, sh)) {
     if (ct_tensor_numel(y) == 0) return CT_OK;
-    return ct_km_err(d, CT_ERR_INPUT, op, "operand shapes do not broadcast to the output");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "operand shapes do not broadcast to the output");
   }
   bool fl = ct_dtype_is_float(a->dtype) || ct_dtype_is_float(b->dtype);
   bool fast = a->dtype == CT_F32 && b->dtype == CT_F32 && y->dtype == CT_F32;
@@ -170,12 +170,12 @@ static ct_status bin_apply(const ct_op *op, const bin_entry *e, const ct_tensor 
     } else if (fl) {
       for (int64_t j = 0; j < it.inner; j++) {
         double v = e->dd(ct_tensor_get_f64(a, ia + j * sa), ct_tensor_get_f64(b, ib + j * sb));
-        if (ct_km_is_int(y->dtype)) ct_km_set_i64(y, o + j, ct_km_trunc_i64(v));
+        if (ct_ops_is_int(y->dtype)) ct_ops_set_i64(y, o + j, ct_ops_trunc_i64(v));
         else ct_tensor_set_f64(y, o + j, v);
       }
     } else {
       for (int64_t j = 0; j < it.inner; j++)
-        ct_km_set_i64(y, o + j, e->ii(ct_km_get_i64(a, ia + j * sa), ct_km_get_i64(b, ib + j * sb)));
+        ct_ops_set_i64(y, o + j, e->ii(ct_ops_get_i64(a, ia + j * sa), ct_ops_get_i64(b, ib + j * sb)));
     }
     o += it.inner;
   } while (ct_bcast_iter_next(&it));
@@ -187,8 +187,8 @@ ct_status ct_kern_binary(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
                          ct_diag *d) {
   (void)ctx;
   const bin_entry *e = bin_lookup(op);
-  if (!e) return ct_km_err(d, CT_ERR_INTERNAL, op, "no binary function");
-  if (!in[0] || !in[1]) return ct_km_err(d, CT_ERR_INPUT, op, "missing operand");
+  if (!e) return ct_ops_err(d, CT_ERR_INTERNAL, op, "no binary function");
+  if (!in[0] || !in[1]) return ct_ops_err(d, CT_ERR_INPUT, op, "missing operand");
   return bin_apply(op, e, in[0], in[1], out[0], d);
 }
 
@@ -199,17 +199,17 @@ ct_status ct_kern_variadic(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   (void)ctx;
   const bin_entry *e = bin_lookup(op);
   ct_tensor *y = out[0];
-  if (!e) return ct_km_err(d, CT_ERR_INTERNAL, op, "no variadic function");
-  ct_status st = ct_km_bcast_copy(op, in[0], y, d);
+  if (!e) return ct_ops_err(d, CT_ERR_INTERNAL, op, "no variadic function");
+  ct_status st = ct_ops_bcast_copy(op, in[0], y, d);
   for (int k = 1; k < op->n_in && !st; k++) {
-    if (!in[k]) return ct_km_err(d, CT_ERR_INPUT, op, "input %d is missing", k);
+    if (!in[k]) return ct_ops_err(d, CT_ERR_INPUT, op, "input %d is missing", k);
     st = bin_apply(op, e, y, in[k], y, d);
   }
   if (st || op->kind != CT_OP_MEAN || op->n_in == 1) return st;
   int64_t n = ct_tensor_numel(y);
   for (int64_t i = 0; i < n; i++) {
     if (ct_dtype_is_float(y->dtype)) ct_tensor_set_f64(y, i, ct_tensor_get_f64(y, i) / op->n_in);
-    else ct_km_set_i64(y, i, ct_km_get_i64(y, i) / op->n_in);
+    else ct_ops_set_i64(y, i, ct_ops_get_i64(y, i) / op->n_in);
   }
   return CT_OK;
 }
@@ -225,7 +225,7 @@ ct_status ct_kern_where(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   const int64_t *sh[3] = {c->shape, x->shape, z->shape};
   if (!ct_bcast_iter_init(&it, y->ndim, y->shape, 3, nd, sh)) {
     if (ct_tensor_numel(y) == 0) return CT_OK;
-    return ct_km_err(d, CT_ERR_INPUT, op, "operand shapes do not broadcast to the output");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "operand shapes do not broadcast to the output");
   }
   size_t es = ct_dtype_size(y->dtype);
   const uint8_t *pc = c->data;
@@ -259,12 +259,12 @@ static ct_status bcast_inputs(const ct_op *op, int first, int n, bool same_dtype
     if ((st = ct_sm_in(op, k, &w, d))) return st;
     char b1[96], b2[96];
     if (same_dtype && w->dtype != v->dtype)
-      return ct_km_err(d, CT_ERR_INPUT, op, "input %d dtype %s differs from input %d dtype %s", k,
+      return ct_ops_err(d, CT_ERR_INPUT, op, "input %d dtype %s differs from input %d dtype %s", k,
                        ct_dtype_name(w->dtype), first, ct_dtype_name(v->dtype));
     int64_t tmp[CT_MAX_DIMS];
     int tn;
     if (!ct_bcast_shape(*nd, shape, w->ndim, w->shape, &tn, tmp))
-      return ct_km_err(d, CT_ERR_INPUT, op, "shapes %s and %s do not broadcast (input %d)",
+      return ct_ops_err(d, CT_ERR_INPUT, op, "shapes %s and %s do not broadcast (input %d)",
                        ct_shape_str(*nd, shape, b1, sizeof b1), ct_sm_shape(w, b2, sizeof b2), k);
     *nd = tn;
     for (int i = 0; i < tn; i++) shape[i] = tmp[i];
@@ -303,11 +303,11 @@ ct_status ct_shape_where(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st = bcast_inputs(op, 1, 3, true, &nd, shape, d);
   if (st || (st = bcast_inputs(op, 0, 1, false, &nd2, s2, d))) return st;
   if (op->in[0]->dtype != CT_BOOL)
-    return ct_km_err(d, CT_ERR_INPUT, op, "condition must be bool, got %s", ct_dtype_name(op->in[0]->dtype));
+    return ct_ops_err(d, CT_ERR_INPUT, op, "condition must be bool, got %s", ct_dtype_name(op->in[0]->dtype));
   int no;
   char b1[96], b2[96];
   if (!ct_bcast_shape(nd2, s2, nd, shape, &no, out))
-    return ct_km_err(d, CT_ERR_INPUT, op, "condition shape %s does not broadcast with %s",
+    return ct_ops_err(d, CT_ERR_INPUT, op, "condition shape %s does not broadcast with %s",
                      ct_shape_str(nd2, s2, b1, sizeof b1), ct_shape_str(nd, shape, b2, sizeof b2));
   ct_sm_out(op, 0, op->in[1]->dtype, no, out);
   return CT_OK;
@@ -321,10 +321,10 @@ ct_status ct_shape_prelu(ct_graph *g, ct_op *op, ct_diag *d) {
   if (st || (st = ct_sm_in(op, 1, &s, d))) return st;
   char b1[96], b2[96];
   if (!ct_bcast_to(s->ndim, s->shape, x->ndim, x->shape))
-    return ct_km_err(d, CT_ERR_INPUT, op, "slope shape %s does not broadcast to input shape %s",
+    return ct_ops_err(d, CT_ERR_INPUT, op, "slope shape %s does not broadcast to input shape %s",
                      ct_sm_shape(s, b1, sizeof b1), ct_sm_shape(x, b2, sizeof b2));
   if (s->dtype != x->dtype)
-    return ct_km_err(d, CT_ERR_INPUT, op, "slope dtype %s differs from input dtype %s",
+    return ct_ops_err(d, CT_ERR_INPUT, op, "slope dtype %s differs from input dtype %s",
                      ct_dtype_name(s->dtype), ct_dtype_name(x->dtype));
   ct_sm_out(op, 0, x->dtype, x->ndim, x->shape);
   return CT_OK;

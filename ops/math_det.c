@@ -39,10 +39,10 @@ ct_status ct_kern_det(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   (void)ctx;
   const ct_tensor *x = in[0];
   if (x->ndim < 2 || x->shape[x->ndim - 1] != x->shape[x->ndim - 2])
-    return ct_km_err(d, CT_ERR_INPUT, op, "input must be (..., M, M)");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "input must be (..., M, M)");
   int64_t m = x->shape[x->ndim - 1], batch = ct_tensor_numel(out[0]);
   double *a = malloc(sizeof *a * (size_t)(m > 0 ? m * m : 1));
-  if (!a) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!a) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   for (int64_t b = 0; b < batch; b++) {
     for (int64_t i = 0; i < m * m; i++) a[i] = ct_tensor_get_f64(x, b * m * m + i);
     ct_tensor_set_f64(out[0], b, lu_det(a, m));
@@ -59,9 +59,9 @@ ct_status ct_shape_det(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_value *x;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
-  if (!ct_dtype_is_float(x->dtype)) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported dtype %s", ct_dtype_name(x->dtype));
+  if (!ct_dtype_is_float(x->dtype)) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported dtype %s", ct_dtype_name(x->dtype));
   if (x->ndim < 2 || x->shape[x->ndim - 1] != x->shape[x->ndim - 2])
-    return ct_km_err(d, CT_ERR_INPUT, op, "input must be (..., M, M)");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "input must be (..., M, M)");
   ct_sm_out(op, 0, x->dtype, x->ndim - 2, x->shape);
   return CT_OK;
 }

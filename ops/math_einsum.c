@@ -30,7 +30,7 @@ static ct_status term(const ct_op *op, const char *s, size_t len, int *lab, int 
     } else if (letter(s[i]) >= 0 && *n < CT_MAX_DIMS) {
       lab[(*n)++] = letter(s[i]);
     } else {
-      return ct_km_err(d, CT_ERR_INPUT, op, "malformed equation term \"%.*s\"", (int)len, s);
+      return ct_ops_err(d, CT_ERR_INPUT, op, "malformed equation term \"%.*s\"", (int)len, s);
     }
   }
   return CT_OK;
@@ -44,7 +44,7 @@ static ct_status bind(const ct_op *op, ct_ke_einsum *p, int k, const int *lab, i
   for (int i = 0; i < n; i++) has_ell = has_ell || lab[i] == ELL;
   int own = has_ell ? nd - (n - 1) : 0, j = 0;
   if (own < 0 || (!has_ell && n != nd))
-    return ct_km_err(d, CT_ERR_INPUT, op, "term %d has %d labels for rank %d", k, n, nd);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "term %d has %d labels for rank %d", k, n, nd);
   for (int i = 0; i < n; i++) {
     int cnt = lab[i] == ELL ? own : 1;
     for (int e = 0; e < cnt; e++, j++) {
@@ -53,7 +53,7 @@ static ct_status bind(const ct_op *op, ct_ke_einsum *p, int k, const int *lab, i
       p->in_lab[k][j] = l;
       if (p->size[l] < 0 || (l >= ELL && p->size[l] == 1)) p->size[l] = s;
       else if (p->size[l] != s && !(l >= ELL && s == 1))
-        return ct_km_err(d, CT_ERR_INPUT, op, "label of dim %d of operand %d has size %lld, elsewhere %lld", j, k,
+        return ct_ops_err(d, CT_ERR_INPUT, op, "label of dim %d of operand %d has size %lld, elsewhere %lld", j, k,
                          (long long)s, (long long)p->size[l]);
     }
   }
@@ -81,10 +81,10 @@ static ct_status explicit_out(const ct_op *op, ct_ke_einsum *p, const int *lab, 
     int cnt = lab[i] == ELL ? ell_nd : 1;
     for (int e = 0; e < cnt; e++) {
       int l = lab[i] == ELL ? ELL + e : lab[i];
-      if (p->out_nd == CT_MAX_DIMS) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: output rank > %d", CT_MAX_DIMS);
-      if (p->size[l] < 0) return ct_km_err(d, CT_ERR_INPUT, op, "output label %d is in no input", l);
+      if (p->out_nd == CT_MAX_DIMS) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: output rank > %d", CT_MAX_DIMS);
+      if (p->size[l] < 0) return ct_ops_err(d, CT_ERR_INPUT, op, "output label %d is in no input", l);
       for (int o = 0; o < p->out_nd; o++)
-        if (p->out_lab[o] == l) return ct_km_err(d, CT_ERR_INPUT, op, "output label repeated");
+        if (p->out_lab[o] == l) return ct_ops_err(d, CT_ERR_INPUT, op, "output label repeated");
       p->out_lab[p->out_nd++] = l;
     }
   }
@@ -95,7 +95,7 @@ ct_status ct_ke_einsum_plan(const ct_op *op, const char *eq, int n_in, const int
                             const int64_t *const *shapes, ct_ke_einsum *p, ct_diag *d) {
   memset(p, 0, sizeof *p);
   for (int l = 0; l < CT_KE_EINSUM_LABELS; l++) p->size[l] = -1;
-  if (n_in < 1 || n_in > CT_KE_EINSUM_MAX_IN) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: %d operands", n_in);
+  if (n_in < 1 || n_in > CT_KE_EINSUM_MAX_IN) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: %d operands", n_in);
   p->n_in = n_in;
   const char *arrow = strstr(eq, "->"), *end = arrow ? arrow : eq + strlen(eq), *s = eq;
   int lab[CT_KE_EINSUM_MAX_IN][CT_MAX_DIMS], n[CT_KE_EINSUM_MAX_IN], ell_nd = 0, k = 0;
@@ -107,10 +107,10 @@ ct_status ct_ke_einsum_plan(const ct_op *op, const char *eq, int n_in, const int
     for (int i = 0; i < n[k]; i++)
       if (lab[k][i] == ELL && ndims[k] - (n[k] - 1) > ell_nd) ell_nd = ndims[k] - (n[k] - 1);
     if (!c && k != n_in - 1) break;
-    if (c && k == n_in - 1) return ct_km_err(d, CT_ERR_INPUT, op, "equation has more terms than %d inputs", n_in);
+    if (c && k == n_in - 1) return ct_ops_err(d, CT_ERR_INPUT, op, "equation has more terms than %d inputs", n_in);
     s = te + 1;
   }
-  if (k != n_in) return ct_km_err(d, CT_ERR_INPUT, op, "equation has fewer terms than %d inputs", n_in);
+  if (k != n_in) return ct_ops_err(d, CT_ERR_INPUT, op, "equation has fewer terms than %d inputs", n_in);
   for (k = 0; k < n_in; k++)
     if ((st = bind(op, p, k, lab[k], n[k], ndims[k], shapes[k], ell_nd, d))) return st;
   if (!arrow) {
@@ -133,7 +133,7 @@ ct_status ct_ke_einsum_plan(const ct_op *op, const char *eq, int n_in, const int
  * operand's dim is a broadcast 1). */
 static int64_t label_stride(const ct_ke_einsum *p, int k, const int64_t *shape, int l) {
   int64_t st[CT_MAX_DIMS], s = 0;
-  ct_km_strides(p->in_nd[k], shape, st);
+  ct_ops_strides(p->in_nd[k], shape, st);
   for (int j = 0; j < p->in_nd[k]; j++)
     if (p->in_lab[k][j] == l && shape[j] == p->size[l]) s += st[j];
   return s;
@@ -169,10 +169,10 @@ ct_status ct_kern_einsum(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
         prod *= ct_tensor_get_f64(in[k], off);
       }
       acc += prod;
-      ct_km_next_index(si, p.sum_n, sumsh);
+      ct_ops_next_index(si, p.sum_n, sumsh);
     }
     ct_tensor_set_f64(out[0], e, acc);
-    ct_km_next_index(oi, p.out_nd, out[0]->shape);
+    ct_ops_next_index(oi, p.out_nd, out[0]->shape);
   }
   return CT_OK;
 }
@@ -184,16 +184,16 @@ ct_status ct_shape_einsum(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   int nd[CT_KE_EINSUM_MAX_IN];
   const int64_t *sh[CT_KE_EINSUM_MAX_IN];
-  if (op->n_in > CT_KE_EINSUM_MAX_IN) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: %d operands", op->n_in);
+  if (op->n_in > CT_KE_EINSUM_MAX_IN) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: %d operands", op->n_in);
   for (int k = 0; k < op->n_in; k++) {
     ct_value *v;
     ct_status st = ct_sm_in(op, k, &v, d);
     if (st) return st;
-    if (v->dtype != op->in[0]->dtype) return ct_km_err(d, CT_ERR_INPUT, op, "operands have different dtypes");
+    if (v->dtype != op->in[0]->dtype) return ct_ops_err(d, CT_ERR_INPUT, op, "operands have different dtypes");
     nd[k] = v->ndim, sh[k] = v->shape;
   }
   const char *eq = ct_attr_has_einsum_equation(op) ? ct_attr_einsum_equation(op) : NULL;
-  if (!eq) return ct_km_err(d, CT_ERR_INPUT, op, "attribute equation is missing");
+  if (!eq) return ct_ops_err(d, CT_ERR_INPUT, op, "attribute equation is missing");
   ct_ke_einsum p;
   ct_status st = ct_ke_einsum_plan(op, eq, op->n_in, nd, sh, &p, d);
   if (st) return st;

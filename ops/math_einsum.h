@@ -1,8 +1,8 @@
 /* math_einsum.h: the Einsum equation plan (ONNX Einsum-12, numpy einsum conventions) shared
  * by Einsum's shape function and kernel (math_einsum.c), so shape inference and execution
  * agree by construction. */
-#ifndef CT_KERN_EXT_H
-#define CT_KERN_EXT_H
+#ifndef CT_OPS_MATH_EINSUM_H
+#define CT_OPS_MATH_EINSUM_H
 
 #include <stdint.h>
 

@@ -62,7 +62,7 @@ typedef struct gemm_args {
   bool ta, tb;
   double alpha, beta;
   int64_t m, k, n;
-  ct_kn_act act;
+  ct_nn_act act;
 } gemm_args;
 
 /* Reads and checks a Gemm (dtypes, 2-D A and B, inner dims, Y's shape, act, C broadcast). */
@@ -78,8 +78,8 @@ static ct_status gemm_setup(const ct_op *op, ct_tensor *const *in, const ct_tens
   if (b->shape[g->tb] != g->k)
     return ct_shape_nn_fail(d, op, "inner dimensions differ (%lld vs %lld)", (long long)g->k, (long long)b->shape[g->tb]);
   int64_t shape[2] = {g->m, g->n};
-  if ((st = ct_kn_check_shape(op, y, 2, shape, d))) return st;
-  if ((st = ct_kn_act_parse(op, &g->act, d))) return st;
+  if ((st = ct_nn_check_shape(op, y, 2, shape, d))) return st;
+  if ((st = ct_nn_act_parse(op, &g->act, d))) return st;
   if (!g->act.none && y->dtype != CT_F32) return ct_shape_nn_fail(d, op, "unsupported fused act on f64");
   if (!c || g->beta == 0.0) g->c = NULL;
   if (g->c && !ct_bcast_to(c->ndim, c->shape, 2, shape))
@@ -96,7 +96,7 @@ ct_status ct_kern_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   ct_status st = gemm_setup(op, in, y, &g, d);
   if (st) return st;
   if (g.c) fill_bias(y, g.c, g.beta, g.m, g.n);
-  ct_kn_blas_threads(ctx);
+  ct_nn_blas_threads(ctx);
   if (g.m == 0 || g.n == 0) return CT_OK;
   if (g.k == 0) {
     if (!g.c) memset(y->data, 0, y->nbytes);
@@ -104,7 +104,7 @@ ct_status ct_kern_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
     gemm_any(y->dtype, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a->data, g.a->shape[1], g.b->data, g.b->shape[1],
              g.c ? 1.0 : 0.0, y->data, g.n);
   }
-  if (y->dtype == CT_F32) ct_kn_act_apply(&g.act, y->data, g.m * g.n);
+  if (y->dtype == CT_F32) ct_nn_act_apply(&g.act, y->data, g.m * g.n);
   return CT_OK;
 }
 
@@ -151,7 +151,7 @@ ct_status ct_kern_gemm_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor 
     for (int64_t j = 0; j < g.n; j++) bt[kk * g.n + j] = g.tb ? b[j * g.k + kk] : b[kk * g.n + j];
   int64_t zero = 0;
   ord_rows r = {g.a->data, bt, y->data, g.m, g.k, g.n, g.ta ? 1 : g.k, g.ta ? g.m : 1, &zero, &zero};
-  if (g.m > 0) ct_kn_parallel(ctx, g.m, g.m * g.k * g.n, ord_rows_task, &r);
+  if (g.m > 0) ct_nn_parallel(ctx, g.m, g.m * g.k * g.n, ord_rows_task, &r);
   free(bt);
   float *yv = y->data;
   int64_t ys[2] = {g.m, g.n}, cs[2] = {0, 0};
@@ -162,7 +162,7 @@ ct_status ct_kern_gemm_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor 
       if (g.c) v += (float)(g.beta * ((const float *)g.c->data)[i * cs[0] + j * cs[1]]);
       yv[i * g.n + j] = v;
     }
-  ct_kn_act_apply(&g.act, yv, g.m * g.n);
+  ct_nn_act_apply(&g.act, yv, g.m * g.n);
   return CT_OK;
 }
 
@@ -202,7 +202,7 @@ static ct_status mm_plan_make(const ct_op *op, const ct_tensor *a, const ct_tens
   if (a->ndim >= 2) shape[nd++] = p->m;
   if (b->ndim >= 2) shape[nd++] = p->n;
   if (nd > CT_MAX_DIMS) return ct_shape_nn_fail(d, op, "unsupported rank %d", nd);
-  return ct_kn_check_shape(op, y, nd, shape, d);
+  return ct_nn_check_shape(op, y, nd, shape, d);
 }
 
 /* Checks a MatMul's operands (dtypes, presence) and makes its plan. */
@@ -224,7 +224,7 @@ ct_status ct_kern_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   mm_plan p;
   ct_status st = mm_setup(op, in, y, &p, d);
   if (st) return st;
-  ct_kn_blas_threads(ctx);
+  ct_nn_blas_threads(ctx);
   size_t es = ct_dtype_size(y->dtype);
   if (ct_tensor_numel(y) == 0) return CT_OK;
   if (p.k == 0) {
@@ -266,7 +266,7 @@ ct_status ct_kern_matmul_ordered(const ct_op *op, ct_tensor *const *in, ct_tenso
     for (int i = p.nb - 1; i >= 0 && ++idx[i] == p.bshape[i]; i--) idx[i] = 0;
   }
   ord_rows r = {a->data, b->data, y->data, p.m, p.k, p.n, p.k, 1, off, off + p.batch};
-  if (p.m > 0) ct_kn_parallel(ctx, p.batch * p.m, p.batch * p.m * p.k * p.n, ord_rows_task, &r);
+  if (p.m > 0) ct_nn_parallel(ctx, p.batch * p.m, p.batch * p.m * p.k * p.n, ord_rows_task, &r);
   free(off);
   return CT_OK;
 }

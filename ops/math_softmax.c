@@ -54,8 +54,8 @@ static void sm_row(sm_kind kind, const float *x, float *y, int64_t len, int64_t 
 static ct_status sm_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out, sm_kind kind, ct_diag *d) {
   const ct_tensor *x = in[0];
   ct_status st;
-  if ((st = ct_kn_need(op, x, CT_F32, "input", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output", d)) ||
-      (st = ct_kn_check_shape(op, out[0], x->ndim, x->shape, d)))
+  if ((st = ct_nn_need(op, x, CT_F32, "input", d)) || (st = ct_nn_need(op, out[0], CT_F32, "output", d)) ||
+      (st = ct_nn_check_shape(op, out[0], x->ndim, x->shape, d)))
     return st;
   sm_params p;
   if ((st = sm_decode(op, x->ndim, &p, d))) return st;

@@ -247,13 +247,13 @@ ct_status ct_kern_unary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   const ct_tensor *x = in[0];
   ct_tensor *y = out[0];
   int64_t n = ct_tensor_numel(x);
-  if (ct_tensor_numel(y) != n) return ct_km_err(d, CT_ERR_INTERNAL, op, "output size mismatch");
+  if (ct_tensor_numel(y) != n) return ct_ops_err(d, CT_ERR_INTERNAL, op, "output size mismatch");
   if (op->kind == CT_OP_IDENTITY && x->dtype == y->dtype) {
     memcpy(y->data, x->data, x->nbytes);
     return CT_OK;
   }
   un_fn fn = un_lookup(op->kind);
-  if (!fn) return ct_km_err(d, CT_ERR_INTERNAL, op, "no unary function");
+  if (!fn) return ct_ops_err(d, CT_ERR_INTERNAL, op, "no unary function");
   up p;
   un_params(op, &p);
   un_row32 row = x->dtype == CT_F32 && y->dtype == CT_F32 && x->data != y->data ? un_row_of(op->kind) : NULL;
@@ -266,9 +266,9 @@ ct_status ct_kern_unary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   } else if (ct_dtype_is_float(x->dtype)) {
     for (int64_t i = 0; i < n; i++) ct_tensor_set_f64(y, i, fn(ct_tensor_get_f64(x, i), &p));
   } else if (un_int_ok(op->kind)) {
-    for (int64_t i = 0; i < n; i++) ct_km_set_i64(y, i, un_int(op->kind, ct_km_get_i64(x, i)));
+    for (int64_t i = 0; i < n; i++) ct_ops_set_i64(y, i, un_int(op->kind, ct_ops_get_i64(x, i)));
   } else {
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: dtype %s", ct_dtype_name(x->dtype));
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: dtype %s", ct_dtype_name(x->dtype));
   }
   return CT_OK;
 }
@@ -281,7 +281,7 @@ ct_status ct_kern_clip(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   ct_tensor *y = out[0];
   int64_t n = ct_tensor_numel(x);
   if ((lo && ct_tensor_numel(lo) != 1) || (hi && ct_tensor_numel(hi) != 1))
-    return ct_km_err(d, CT_ERR_INPUT, op, "min and max must be scalars");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "min and max must be scalars");
   if (ct_dtype_is_float(x->dtype)) {
     double a = lo ? ct_tensor_get_f64(lo, 0) : -INFINITY, b = hi ? ct_tensor_get_f64(hi, 0) : INFINITY;
     if (x->dtype == CT_F32) {
@@ -296,10 +296,10 @@ ct_status ct_kern_clip(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
     }
     return CT_OK;
   }
-  int64_t a = lo ? ct_km_get_i64(lo, 0) : INT64_MIN, b = hi ? ct_km_get_i64(hi, 0) : INT64_MAX;
+  int64_t a = lo ? ct_ops_get_i64(lo, 0) : INT64_MIN, b = hi ? ct_ops_get_i64(hi, 0) : INT64_MAX;
   for (int64_t i = 0; i < n; i++) {
-    int64_t v = ct_km_get_i64(x, i);
-    ct_km_set_i64(y, i, v < a ? a : v > b ? b : v);
+    int64_t v = ct_ops_get_i64(x, i);
+    ct_ops_set_i64(y, i, v < a ? a : v > b ? b : v);
   }
   return CT_OK;
 }
@@ -312,8 +312,8 @@ ct_status ct_kern_dropout(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   (void)ctx;
   bool zero_ratio = op->n_in > 1 && in[1] && ct_tensor_numel(in[1]) == 1 && ct_tensor_get_f64(in[1], 0) == 0;
   if (op->n_in > 2 && in[2] && ct_tensor_numel(in[2]) == 1 && ct_tensor_get_f64(in[2], 0) != 0 && !zero_ratio)
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: training_mode = true with a ratio other than 0 (random output)");
-  if (out[0]->nbytes != in[0]->nbytes) return ct_km_err(d, CT_ERR_INTERNAL, op, "output size mismatch");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: training_mode = true with a ratio other than 0 (random output)");
+  if (out[0]->nbytes != in[0]->nbytes) return ct_ops_err(d, CT_ERR_INTERNAL, op, "output size mismatch");
   memcpy(out[0]->data, in[0]->data, in[0]->nbytes);
   if (op->n_out > 1 && out[1]) memset(out[1]->data, 1, out[1]->nbytes);
   return CT_OK;

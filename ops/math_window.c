@@ -26,7 +26,7 @@ ct_status ct_kern_window(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   double a[3];
   window_coeffs(op->kind, a);
   ct_tensor *y = out[0];
-  if (y->ndim != 1) return ct_km_err(d, CT_ERR_INPUT, op, "output must be 1-D");
+  if (y->ndim != 1) return ct_ops_err(d, CT_ERR_INPUT, op, "output must be 1-D");
   int64_t size = y->shape[0];
   double n_den = (double)(ct_attr_window_fn_periodic(op) ? size : size - 1);
   for (int64_t n = 0; n < size; n++) {
@@ -49,12 +49,12 @@ ct_status ct_shape_window(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_dtype dt;
   ct_status st = ct_sm_const(op, 0, "size", &t, d);
   if (st) return st;
-  if (!t) return ct_km_err(d, CT_ERR_INPUT, op, "input 0 (size) is missing");
-  if ((st = ct_km_ints(op, t, "size", 1, &size, &n, d))) return st;
-  if (n != 1 || size < 0) return ct_km_err(d, CT_ERR_INPUT, op, "size must be one integer >= 0");
+  if (!t) return ct_ops_err(d, CT_ERR_INPUT, op, "input 0 (size) is missing");
+  if ((st = ct_ops_ints(op, t, "size", 1, &size, &n, d))) return st;
+  if (n != 1 || size < 0) return ct_ops_err(d, CT_ERR_INPUT, op, "size must be one integer >= 0");
   int64_t odt = ct_attr_window_fn_output_datatype(op);
   if (!ct_dtype_from_onnx((int)odt, &dt) || dt == CT_BOOL)
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported output_datatype %lld", (long long)odt);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported output_datatype %lld", (long long)odt);
   ct_sm_out(op, 0, dt, 1, &size);
   return CT_OK;
 }

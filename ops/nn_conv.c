@@ -11,26 +11,26 @@
 
 /* Everything a conv needs, read once before the loops. */
 typedef struct conv_job {
-  ct_kn_geo g;
+  ct_nn_geo g;
   int64_t n, c, oc, group, cg, ocg;   /* batch, channels, output channels, groups, per group */
   int64_t kvol, ivol, ovol;           /* elements of a kernel window / input / output plane */
   const float *x, *w, *b;
   float *y;
   float *scratch;                     /* depthwise: one dw_plan scratch per thread slot */
-  ct_kn_act act;
+  ct_nn_act act;
   const ct_kernel_post *post;         /* NULL, or ctx->post: applied after act */
   bool direct;                        /* ordered kernel: 1 × 1, stride 1, no pads (no im2col) */
 } conv_job;
 
 /* Input range of output index o along dim i for kernel tap kk: returns the input index. */
-static inline int64_t in_pos(const ct_kn_geo *g, int i, int64_t o, int64_t kk) {
+static inline int64_t in_pos(const ct_nn_geo *g, int i, int64_t o, int64_t kk) {
   return o * g->s[i] - g->pb[i] + kk * g->dl[i];
 }
 
 /* im2col of the output columns [c0, c0 + nb) (flattened (od, oh, ow)) of one group of one
  * image: col[(c, kd, kh, kw)][p - c0], row stride nb, zeros in the padding. */
 static void im2col(const conv_job *j, const float *x, float *col, int64_t c0, int64_t nb) {
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   int64_t OW = g->out[2], OHW = g->out[1] * OW, rows = j->cg * j->kvol, s = g->s[2];
   for (int64_t r = 0; r < rows; r++) {
     int64_t kw = r % g->k[2], kh = r / g->k[2] % g->k[1], kd = r / (g->k[2] * g->k[1]) % g->k[0], c = r / j->kvol;
@@ -73,7 +73,7 @@ static void gemm_chunk(const conv_job *j, const float *w, const float *bias, con
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, (int)kk, 1.0f, w, (int)kk, src, (int)ldb,
               bias ? 1.0f : 0.0f, y, (int)ldy);
-  for (int64_t r = 0; !j->act.none && r < rows; r++) ct_kn_act_apply(&j->act, y + r * ldy, n);
+  for (int64_t r = 0; !j->act.none && r < rows; r++) ct_nn_act_apply(&j->act, y + r * ldy, n);
   for (int64_t r = 0; j->post && r < rows; r++) j->post->row(y + r * ldy, n, j->post);
 }
 
@@ -86,13 +86,13 @@ typedef struct gemm_plan {
   float *col;                  /* im2col scratch: kk * nb floats per thread slot */
 } gemm_plan;
 
-#define CT_KN_GEMM_TASKS 8                   /* tasks a big conv is split into at least */
-#define CT_KN_GEMM_TASK_MACS ((int64_t)1 << 18) /* multiply-adds below which no task is split off */
+#define CT_NN_GEMM_TASKS 8                   /* tasks a big conv is split into at least */
+#define CT_NN_GEMM_TASK_MACS ((int64_t)1 << 18) /* multiply-adds below which no task is split off */
 
 /* Chunks of ~256 KiB of output (bias and act fused while it is in cache) and at most ~1 MiB
  * of im2col scratch (large fresh buffers cost a page fault per 4 KiB), made equal; then more
  * column chunks (>= 256 columns) and row blocks (>= 32 rows) until there are
- * CT_KN_GEMM_TASKS tasks (fewer for small convs: CT_KN_GEMM_TASK_MACS each), for the threads
+ * CT_NN_GEMM_TASKS tasks (fewer for small convs: CT_NN_GEMM_TASK_MACS each), for the threads
  * to share. The split never depends on the thread count: OpenBLAS rounds differently for
  * different slicings, so this keeps results bit-identical for any number of threads. */
 static void gemm_plan_make(const conv_job *j, gemm_plan *p) {
@@ -103,8 +103,8 @@ static void gemm_plan_make(const conv_job *j, gemm_plan *p) {
   int64_t nb = 65536 / (j->ocg > 0 ? j->ocg : 1), ov = j->ovol > 0 ? j->ovol : 1, imgs = j->n * j->group;
   if (!p->direct && nb > 262144 / p->kk) nb = 262144 / p->kk;
   nb = nb < 64 ? 64 : nb;
-  int64_t tasks = j->n * j->oc * j->ovol * p->kk / CT_KN_GEMM_TASK_MACS; /* tasks worth making */
-  tasks = tasks < CT_KN_GEMM_TASKS ? tasks : CT_KN_GEMM_TASKS;
+  int64_t tasks = j->n * j->oc * j->ovol * p->kk / CT_NN_GEMM_TASK_MACS; /* tasks worth making */
+  tasks = tasks < CT_NN_GEMM_TASKS ? tasks : CT_NN_GEMM_TASKS;
   int64_t nch = (ov + nb - 1) / nb, want = (tasks + imgs - 1) / (imgs > 0 ? imgs : 1);
   if (nch < want && nch < ov / 256) nch = want < ov / 256 ? want : ov / 256;
   nb = (ov + nch - 1) / nch;
@@ -144,9 +144,9 @@ static ct_status conv_gemm(const conv_job *j, const ct_kernel_ctx *ctx, const ct
   gemm_plan_make(j, &p);
   if (j->ovol <= 0 || j->ocg <= 0) return CT_OK;
   int64_t tasks = j->n * j->group * p.nch * p.nrb, work = j->n * j->oc * j->ovol * p.kk;
-  int parts = ct_kn_parallel_parts(ctx, tasks, work);
+  int parts = ct_nn_parallel_parts(ctx, tasks, work);
   if (!p.direct && !(p.col = malloc(sizeof *p.col * (size_t)(parts * p.kk * p.nb)))) return ct_shape_nn_oom(d, op);
-  ct_kn_parallel(ctx, tasks, work, conv_tasks, &p);
+  ct_nn_parallel(ctx, tasks, work, conv_tasks, &p);
   free(p.col);
   return CT_OK;
 }
@@ -193,12 +193,12 @@ CT_CLONES_AVX2_FMA static void dw_row9(float *restrict o, int64_t n, const float
  * (oh + kh dh / sh) * SW + ow + kw dw / sw of sub-plane (kh dh % sh, kw dw % sw), so the
  * whole output plane is one flat loop over q = oh * SW + ow, q < L = (OH - 1) SW + OW
  * (columns ow >= OW of the flat result are ignored). Sizes in floats. */
-#define CT_KN_DW_MAX_S 8 /* largest W stride of the depthwise path */
+#define CT_NN_DW_MAX_S 8 /* largest W stride of the depthwise path */
 typedef struct dw_plan {
   int64_t sh, sw, SH, SW, sub, L, size; /* sub: floats per sub-plane; size: scratch per chunk */
 } dw_plan;
 
-static dw_plan dw_plan_make(const ct_kn_geo *g) {
+static dw_plan dw_plan_make(const ct_nn_geo *g) {
   dw_plan p;
   p.sh = g->s[1], p.sw = g->s[2];
   p.SH = (g->in[1] + g->pb[1] + g->pe[1] + p.sh - 1) / p.sh;
@@ -210,7 +210,7 @@ static dw_plan dw_plan_make(const ct_kn_geo *g) {
 }
 
 /* Start of tap (kh, kw) in the sub-planes `sub` (see dw_plan). */
-static const float *dw_tap(const ct_kn_geo *g, const dw_plan *p, const float *sub, int64_t kh, int64_t kw) {
+static const float *dw_tap(const ct_nn_geo *g, const dw_plan *p, const float *sub, int64_t kh, int64_t kw) {
   int64_t r = kh * g->dl[1], c = kw * g->dl[2];
   return sub + ((r % p->sh) * p->sw + c % p->sw) * p->sub + r / p->sh * p->SW + c / p->sw;
 }
@@ -224,8 +224,8 @@ CT_CLONES_AVX2_FMA static void dw_split2(float *restrict dst, const float *restr
 }
 
 /* Scatters plane x (H x W) into the sub-planes (padding cells are left as they are: zero). */
-static void dw_fill(const ct_kn_geo *g, const dw_plan *p, const float *x, float *sub) {
-  int64_t H = g->in[1], W = g->in[2], sw = p->sw, first[CT_KN_DW_MAX_S], cnt[CT_KN_DW_MAX_S], col[CT_KN_DW_MAX_S];
+static void dw_fill(const ct_nn_geo *g, const dw_plan *p, const float *x, float *sub) {
+  int64_t H = g->in[1], W = g->in[2], sw = p->sw, first[CT_NN_DW_MAX_S], cnt[CT_NN_DW_MAX_S], col[CT_NN_DW_MAX_S];
   for (int64_t cp = 0; cp < sw; cp++) { /* padded column pc = iw + pl with pc % sw == cp */
     first[cp] = ((cp - g->pb[2]) % sw + sw) % sw;
     cnt[cp] = first[cp] < W ? (W - first[cp] + sw - 1) / sw : 0;
@@ -249,7 +249,7 @@ static void dw_fill(const ct_kn_geo *g, const dw_plan *p, const float *x, float 
 /* The flat output of one plane into o (L floats, see dw_plan): bias plus every tap. */
 CT_CLONES_AVX2_FMA static void dw_plane(const conv_job *j, const dw_plan *p, const float *sub, const float *const *t9,
                                     const float *wk, float bias, float *o) {
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   int64_t KH = g->k[1], KW = g->k[2];
   if (t9) {
     dw_row9(o, p->L, t9, wk, bias);
@@ -270,7 +270,7 @@ CT_CLONES_AVX2_FMA static void dw_plane(const conv_job *j, const dw_plan *p, con
  * then activated and its OW valid columns per row copied out. */
 static void conv_dw(void *arg, int64_t lo, int64_t hi, int slot) {
   const conv_job *j = arg;
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   const dw_plan p = dw_plan_make(g);
   int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
   float *sub = j->scratch + slot * p.size, *o = sub + p.sh * p.sw * p.sub;
@@ -282,7 +282,7 @@ static void conv_dw(void *arg, int64_t lo, int64_t hi, int slot) {
     float *y = j->y + pl * OH * OW;
     dw_fill(g, &p, j->x + pl * H * W, sub);
     dw_plane(j, &p, sub, t9, j->w + c * g->k[1] * g->k[2], j->b ? j->b[c] : 0.0f, o);
-    ct_kn_act_apply(&j->act, o, p.L); /* while the plane is in cache */
+    ct_nn_act_apply(&j->act, o, p.L); /* while the plane is in cache */
     if (j->post) j->post->row(o, p.L, j->post);
     if (OW == p.SW) memcpy(y, o, sizeof *y * (size_t)(OH * OW));
     else for (int64_t oh = 0; oh < OH; oh++) memcpy(y + oh * OW, o + oh * p.SW, sizeof *y * (size_t)OW);
@@ -293,7 +293,7 @@ static void conv_dw(void *arg, int64_t lo, int64_t hi, int slot) {
 static void conv_epilogue(const conv_job *j) {
   for (int64_t n = 0; n < j->n; n++)
     for (int64_t c = 0; c < j->oc; c++)
-      ct_kn_bias_act(&j->act, j->b ? j->b[c] : 0.0f, j->y + (n * j->oc + c) * j->ovol, j->ovol);
+      ct_nn_bias_act(&j->act, j->b ? j->b[c] : 0.0f, j->y + (n * j->oc + c) * j->ovol, j->ovol);
 }
 
 /* Checks dtypes and channel counts and fills the job. transposed: W is (C, OC/group, k...). */
@@ -301,11 +301,11 @@ static ct_status conv_setup(const ct_op *op, ct_tensor *const *in, ct_tensor **o
                             conv_job *j, ct_diag *d) {
   ct_status st;
   const ct_tensor *x = in[0], *w = in[1], *b = op->n_in > 2 ? in[2] : NULL, *y = out[0];
-  if ((st = ct_kn_need(op, x, CT_F32, "input X", d)) || (st = ct_kn_need(op, w, CT_F32, "weight W", d)) ||
-      (b && (st = ct_kn_need(op, b, CT_F32, "bias B", d))) || (st = ct_kn_need(op, y, CT_F32, "output Y", d)))
+  if ((st = ct_nn_need(op, x, CT_F32, "input X", d)) || (st = ct_nn_need(op, w, CT_F32, "weight W", d)) ||
+      (b && (st = ct_nn_need(op, b, CT_F32, "bias B", d))) || (st = ct_nn_need(op, y, CT_F32, "output Y", d)))
     return st;
   if (w->ndim != x->ndim) return ct_shape_nn_fail(d, op, "weight rank %d differs from input rank %d", w->ndim, x->ndim);
-  if ((st = ct_kn_geo_read(op, x, w, y, &j->g, d)) || (st = ct_kn_act_parse(op, &j->act, d))) return st;
+  if ((st = ct_nn_geo_read(op, x, w, y, &j->g, d)) || (st = ct_nn_act_parse(op, &j->act, d))) return st;
   j->n = x->shape[0], j->c = x->shape[1], j->oc = y->shape[1], j->group = ct_attr_conv_group(op);
   if (j->group < 1 || j->c % j->group || j->oc % j->group || y->shape[0] != j->n)
     return ct_shape_nn_fail(d, op, "group %lld does not divide channels", (long long)j->group);
@@ -348,16 +348,16 @@ ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   j.post = ctx ? ctx->post : NULL;
   if ((st = check_spatial(&j, op, d))) return st;
   if (j.group == j.c && j.oc == j.c && j.g.k[0] == 1 && j.g.in[0] == 1 && j.g.out[0] == 1 &&
-      j.g.s[2] <= CT_KN_DW_MAX_S) {
+      j.g.s[2] <= CT_NN_DW_MAX_S) {
     int64_t work = j.n * j.c * j.ovol * j.kvol;
-    int parts = ct_kn_parallel_parts(ctx, j.n * j.c, work);
+    int parts = ct_nn_parallel_parts(ctx, j.n * j.c, work);
     j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * dw_plan_make(&j.g).size));
     if (!j.scratch) return ct_shape_nn_oom(d, op);
-    ct_kn_parallel(ctx, j.n * j.c, work, conv_dw, &j); /* bias + act fused per row */
+    ct_nn_parallel(ctx, j.n * j.c, work, conv_dw, &j); /* bias + act fused per row */
     free(j.scratch);
     return CT_OK;
   }
-  ct_kn_blas_threads(ctx);
+  ct_nn_blas_threads(ctx);
   return conv_gemm(&j, ctx, op, d);
 }
 
@@ -421,10 +421,10 @@ ct_status ct_kern_conv_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor 
   for (int i = 0; i < 3; i++) j.direct = j.direct && j.g.s[i] == 1 && j.g.pb[i] == 0 && j.g.pe[i] == 0;
   int64_t rows = j.cg * j.kvol, tasks = j.n * j.group * ((j.ovol + ORD_CHUNK - 1) / ORD_CHUNK);
   int64_t work = j.n * j.oc * j.ovol * rows;
-  int parts = ct_kn_parallel_parts(ctx, tasks, work);
+  int parts = ct_nn_parallel_parts(ctx, tasks, work);
   j.scratch = malloc(sizeof *j.scratch * (size_t)(parts * rows * ORD_CHUNK + 1));
   if (!j.scratch) return ct_shape_nn_oom(d, op);
-  if (tasks > 0) ct_kn_parallel(ctx, tasks, work, conv_ordered_tasks, &j);
+  if (tasks > 0) ct_nn_parallel(ctx, tasks, work, conv_ordered_tasks, &j);
   free(j.scratch);
   conv_epilogue(&j);
   return CT_OK;
@@ -433,7 +433,7 @@ ct_status ct_kern_conv_ordered(const ct_op *op, ct_tensor *const *in, ct_tensor 
 /* col2im of ConvTranspose for the input columns [c0, c0 + nb) (flattened (id, ih, iw)):
  * y[oc][i*s - pb + k*dl] += col[(oc, kd, kh, kw)][p - c0], col row stride nb. */
 static void col2im(const conv_job *j, const float *col, float *y, int64_t c0, int64_t nb) {
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   int64_t W = g->in[2], HW = g->in[1] * W, rows = j->ocg * j->kvol;
   for (int64_t r = 0; r < rows; r++) {
     int64_t kw = r % g->k[2], kh = r / g->k[2] % g->k[1], kd = r / (g->k[2] * g->k[1]) % g->k[0], oc = r / j->kvol;
@@ -468,7 +468,7 @@ ct_status ct_kern_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor
   if (nb > j.ivol) nb = j.ivol;
   float *col = malloc(sizeof *col * (size_t)(rows * nb + 1));
   if (!col) return ct_shape_nn_oom(d, op);
-  ct_kn_blas_threads(ctx);
+  ct_nn_blas_threads(ctx);
   memset(j.y, 0, sizeof *j.y * (size_t)(j.n * j.oc * j.ovol));
   for (int64_t n = 0; n < j.n; n++)
     for (int64_t gi = 0; gi < j.group; gi++)
@@ -493,7 +493,7 @@ ct_status ct_kern_convtranspose_ordered(const ct_op *op, ct_tensor *const *in, c
   conv_job j;
   ct_status st = conv_setup(op, in, out, true, &j, d);
   if (st) return st;
-  const ct_kn_geo *g = &j.g;
+  const ct_nn_geo *g = &j.g;
   memset(j.y, 0, sizeof *j.y * (size_t)(j.n * j.oc * j.ovol));
   for (int64_t n = 0; n < j.n; n++)
     for (int64_t gi = 0; gi < j.group; gi++)

@@ -15,10 +15,10 @@
 static ct_status f32_same_shape(const ct_op *op, ct_tensor *const *in, ct_tensor **out, ct_diag *d) {
   ct_status st;
   for (int i = 0; i < op->n_in; i++)
-    if (in[i] && (st = ct_kn_need(op, in[i], CT_F32, i ? "a parameter input" : "input X", d))) return st;
+    if (in[i] && (st = ct_nn_need(op, in[i], CT_F32, i ? "a parameter input" : "input X", d))) return st;
   if (!in[0]) return ct_shape_nn_fail(d, op, "input X is missing");
-  if ((st = ct_kn_need(op, out[0], CT_F32, "output Y", d))) return st;
-  return ct_kn_check_shape(op, out[0], in[0]->ndim, in[0]->shape, d);
+  if ((st = ct_nn_need(op, out[0], CT_F32, "output Y", d))) return st;
+  return ct_nn_check_shape(op, out[0], in[0]->ndim, in[0]->shape, d);
 }
 
 /* X with its shape split for the per-channel norms: N, C and the volume of one (n, c) plane
@@ -133,7 +133,7 @@ static ct_status layernorm(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   float *stat[2] = {NULL, NULL};
   for (int k = 1; k < 3; k++)
     if (op->n_out > k && out[k]) {
-      if ((st = ct_kn_need(op, out[k], CT_F32, "output Mean/InvStdDev", d))) return st;
+      if ((st = ct_nn_need(op, out[k], CT_F32, "output Mean/InvStdDev", d))) return st;
       if (ct_tensor_numel(out[k]) != outer) return ct_shape_nn_fail(d, op, "output %d has the wrong size", k);
       stat[k - 1] = out[k]->data;
     }

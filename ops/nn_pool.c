@@ -17,7 +17,7 @@ typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 
 /* A pooling run: geometry, per-dim valid tap ranges and padded-window counts, pointers. */
 typedef struct pool_job {
-  ct_kn_geo g;
+  ct_nn_geo g;
   pool_kind kind;
   bool include_pad, col_major;
   double p;
@@ -35,7 +35,7 @@ typedef struct pool_job {
 /* Valid tap range [klo, khi) (input inside [0, in)) and the count of taps inside the
  * padded extent [-pb, in + pe) for every output position along dim i. */
 static void pool_ranges(pool_job *j, int i) {
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   for (int64_t o = 0; o < g->out[i]; o++) {
     int64_t start = o * g->s[i] - g->pb[i], lo = g->k[i], hi = 0, np = 0;
     for (int64_t k = 0; k < g->k[i]; k++) {
@@ -54,7 +54,7 @@ static void pool_ranges(pool_job *j, int i) {
 
 /* One output element of plane x at output position (od, oh, ow). */
 static float pool_one(const pool_job *j, const float *x, int64_t od, int64_t oh, int64_t ow, int64_t *arg) {
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   double acc = 0;
   float best = -FLT_MAX;
   int64_t besti = -1, cnt = 0;
@@ -87,7 +87,7 @@ static float pool_one(const pool_job *j, const float *x, int64_t od, int64_t oh,
 static void pool_planes(void *arg, int64_t lo, int64_t hi, int part) {
   (void)part;
   const pool_job *j = arg;
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   for (int64_t p = lo; p < hi; p++) {
     const float *x = j->x + p * j->ivol;
     int64_t o = p * j->ovol;
@@ -134,7 +134,7 @@ static void pad_row(const pool_job *j, const float *src, float fill, float *buf)
  * Exact (max is associative); a NaN in the window gives NaN (ct_quant_max_step). An
  * empty window gives -FLT_MAX as the generic loop. */
 static void max_plane(const pool_job *j, const float *x, float *y, float *scr) {
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], s = g->s[2], dl = g->dl[2];
   float *buf = scr, *hb = scr + j->pw;
   for (int64_t ih = 0; ih < H; ih++) {
@@ -169,7 +169,7 @@ static void max_plane(const pool_job *j, const float *x, float *y, float *scr) {
  * accumulated in double over kh then kw as pool_one does (the added zeros change nothing),
  * divided by the count of in-bounds taps, or with count_include_pad of padded-extent taps. */
 static void avg_plane(const pool_job *j, const float *x, float *y, float *scr) {
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
   double *acc = (double *)(void *)scr;
   float *rows = scr + 2 * OW;
@@ -199,7 +199,7 @@ static void pool_planes_fast(void *arg, int64_t lo, int64_t hi, int slot) {
  * padded row width pw covers the input and every window; per slot the max path needs pw +
  * H * OW floats, the average path 2 OW (OW doubles) + H * pw. */
 static void pool_fast_plan(pool_job *j) {
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   j->fast = g->nsp <= 2 && !j->idx && j->kind != POOL_LP;
   int64_t need = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->dl[2] + 1, inw = g->pb[2] + g->in[2];
   j->pw = need > inw ? need : inw;
@@ -215,14 +215,14 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
                           pool_kind kind, ct_diag *d) {
   pool_job j = {.kind = kind};
   ct_status st;
-  if ((st = ct_kn_need(op, in[0], CT_F32, "input X", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output Y", d)) ||
-      (st = ct_kn_geo_read(op, in[0], NULL, out[0], &j.g, d)))
+  if ((st = ct_nn_need(op, in[0], CT_F32, "input X", d)) || (st = ct_nn_need(op, out[0], CT_F32, "output Y", d)) ||
+      (st = ct_nn_geo_read(op, in[0], NULL, out[0], &j.g, d)))
     return st;
   if (out[0]->shape[0] != in[0]->shape[0] || out[0]->shape[1] != in[0]->shape[1])
     return ct_shape_nn_fail(d, op, "output batch/channels differ from the input");
   if (op->n_out > 1 && out[1]) {
-    if ((st = ct_kn_need(op, out[1], CT_I64, "output Indices", d)) ||
-        (st = ct_kn_check_shape(op, out[1], out[0]->ndim, out[0]->shape, d)))
+    if ((st = ct_nn_need(op, out[1], CT_I64, "output Indices", d)) ||
+        (st = ct_nn_check_shape(op, out[1], out[0]->ndim, out[0]->shape, d)))
       return st;
     j.idx = out[1]->data;
   }
@@ -243,11 +243,11 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   }
   int64_t planes = in[0]->shape[0] * in[0]->shape[1], work = planes * j.ovol * j.g.k[0] * j.g.k[1] * j.g.k[2];
   pool_fast_plan(&j);
-  if (j.fast && !(j.scratch = malloc(sizeof *j.scratch * (size_t)(ct_kn_parallel_parts(ctx, planes, work) * j.scr)))) {
+  if (j.fast && !(j.scratch = malloc(sizeof *j.scratch * (size_t)(ct_nn_parallel_parts(ctx, planes, work) * j.scr)))) {
     free(buf);
     return ct_shape_nn_oom(d, op);
   }
-  ct_kn_parallel(ctx, planes, work, j.fast ? pool_planes_fast : pool_planes, &j);
+  ct_nn_parallel(ctx, planes, work, j.fast ? pool_planes_fast : pool_planes, &j);
   free(j.scratch);
   free(buf);
   return CT_OK;
@@ -257,7 +257,7 @@ static ct_status pool_run(const ct_op *op, ct_tensor *const *in, ct_tensor **out
  * (flattened over N, C and spatial; storage_order 1 = column-major spatial index). */
 ct_status ct_kern_maxpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                           ct_diag *d) {
-  if (in[0] && in[0]->dtype != CT_F32) return ct_kn_via_f32(ct_kern_maxpool, op, in, out, ctx, d);
+  if (in[0] && in[0]->dtype != CT_F32) return ct_nn_via_f32(ct_kern_maxpool, op, in, out, ctx, d);
   return pool_run(op, in, out, ctx, POOL_MAX, d);
 }
 
@@ -279,12 +279,12 @@ ct_status ct_kern_lppool(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
 static ct_status global_pool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, bool is_max, ct_diag *d) {
   const ct_tensor *x = in[0];
   ct_status st;
-  if ((st = ct_kn_need(op, x, CT_F32, "input X", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output Y", d)))
+  if ((st = ct_nn_need(op, x, CT_F32, "input X", d)) || (st = ct_nn_need(op, out[0], CT_F32, "output Y", d)))
     return st;
   if (x->ndim < 2) return ct_shape_nn_fail(d, op, "input must have rank >= 2");
   int64_t shape[CT_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) shape[i] = i < 2 ? x->shape[i] : 1;
-  if ((st = ct_kn_check_shape(op, out[0], x->ndim, shape, d))) return st;
+  if ((st = ct_nn_check_shape(op, out[0], x->ndim, shape, d))) return st;
   int64_t planes = x->shape[0] * x->shape[1], vol = planes ? ct_tensor_numel(x) / planes : 0;
   const float *xp = x->data;
   float *y = out[0]->data;
@@ -312,6 +312,6 @@ ct_status ct_kern_globalavgpool(const ct_op *op, ct_tensor *const *in, ct_tensor
 /* GlobalMaxPool: max of each (n, c) plane (non-f32 through f32). */
 ct_status ct_kern_globalmaxpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                 ct_diag *d) {
-  if (in[0] && in[0]->dtype != CT_F32) return ct_kn_via_f32(ct_kern_globalmaxpool, op, in, out, ctx, d);
+  if (in[0] && in[0]->dtype != CT_F32) return ct_nn_via_f32(ct_kern_globalmaxpool, op, in, out, ctx, d);
   return global_pool(op, in, out, true, d);
 }

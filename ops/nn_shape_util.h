@@ -1,8 +1,8 @@
 /* nn_shape_util.h: helpers of the nn shape functions (nn_shape.c): diagnostics naming the node,
  * input checks, int-list attributes. The two diagnostics (ct_shape_nn_fail, ct_shape_nn_oom)
  * also serve the kernels. */
-#ifndef CT_SHAPE_NN_UTIL_H
-#define CT_SHAPE_NN_UTIL_H
+#ifndef CT_OPS_NN_SHAPE_UTIL_H
+#define CT_OPS_NN_SHAPE_UTIL_H
 
 #include "ir/ir.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-ct_status ct_kn_need(const ct_op *op, const ct_tensor *t, ct_dtype dt, const char *what, ct_diag *d) {
+ct_status ct_nn_need(const ct_op *op, const ct_tensor *t, ct_dtype dt, const char *what, ct_diag *d) {
   if (!t) return ct_shape_nn_fail(d, op, "%s is missing", what);
   if (t->dtype != dt)
     return ct_shape_nn_fail(d, op, "unsupported dtype %s of %s (expected %s)", ct_dtype_name(t->dtype), what,
@@ -19,7 +19,7 @@ ct_status ct_kn_need(const ct_op *op, const ct_tensor *t, ct_dtype dt, const cha
   return CT_OK;
 }
 
-ct_status ct_kn_check_shape(const ct_op *op, const ct_tensor *out, int ndim, const int64_t *shape, ct_diag *d) {
+ct_status ct_nn_check_shape(const ct_op *op, const ct_tensor *out, int ndim, const int64_t *shape, ct_diag *d) {
   bool ok = out->ndim == ndim;
   for (int i = 0; ok && i < ndim; i++) ok = out->shape[i] == shape[i];
   if (ok) return CT_OK;
@@ -38,8 +38,8 @@ static bool read_ints(const ct_op *op, const int64_t *(*get)(const ct_op *, int 
   return !v || got == n;
 }
 
-ct_status ct_kn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *wk, const ct_tensor *y,
-                         ct_kn_geo *g, ct_diag *d) {
+ct_status ct_nn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *wk, const ct_tensor *y,
+                         ct_nn_geo *g, ct_diag *d) {
   int n = x->ndim - 2;
   if (n < 1 || n > 3) return ct_shape_nn_fail(d, op, "unsupported %d spatial dims (1..3 supported)", n);
   if (y->ndim != x->ndim) return ct_shape_nn_fail(d, op, "output rank %d differs from input rank %d", y->ndim, x->ndim);
@@ -70,7 +70,7 @@ ct_status ct_kn_geo_read(const ct_op *op, const ct_tensor *x, const ct_tensor *w
   return CT_OK;
 }
 
-ct_status ct_kn_act_parse(const ct_op *op, ct_kn_act *a, ct_diag *d) {
+ct_status ct_nn_act_parse(const ct_op *op, ct_nn_act *a, ct_diag *d) {
   static const struct {
     const char *name;
     bool leaky;
@@ -91,8 +91,6 @@ ct_status ct_kn_act_parse(const ct_op *op, ct_kn_act *a, ct_diag *d) {
   return ct_shape_nn_fail(d, op, "unsupported act \"%s\"", name);
 }
 
-void ct_kn_act_apply(const ct_kn_act *a, float *x, int64_t n) { ct_kn_bias_act(a, 0.0f, x, n); }
-
 /* Clamp of v to [lo, hi] written so that it compiles to maxps/minps. */
 static inline float clampf(float v, float lo, float hi) {
   v = v < lo ? lo : v;
@@ -101,7 +99,7 @@ static inline float clampf(float v, float lo, float hi) {
 
 /* y = clamp(leaky(y + b)); one loop per case, in blocks of 8, so that GCC's -O2 (very-cheap
  * cost model) vectorizes them; leaky(v) = max(v, 0) + alpha min(v, 0). CT_CLONES_AVX2. */
-CT_CLONES_AVX2 void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_t n) {
+CT_CLONES_AVX2 static void ct_nn_bias_act_clones(const ct_nn_act *a, float b, float *y, int64_t n) {
   const float lo = a->lo, hi = a->hi, al = a->alpha;
   int64_t m = n - n % 8, i;
   if (a->none) {
@@ -126,18 +124,22 @@ CT_CLONES_AVX2 void ct_kn_bias_act(const ct_kn_act *a, float b, float *y, int64_
   }
 }
 
-void ct_kn_blas_threads(const ct_kernel_ctx *ctx) {
+void ct_nn_bias_act(const ct_nn_act *a, float b, float *y, int64_t n) { ct_nn_bias_act_clones(a, b, y, n); }
+
+void ct_nn_act_apply(const ct_nn_act *a, float *x, int64_t n) { ct_nn_bias_act(a, 0.0f, x, n); }
+
+void ct_nn_blas_threads(const ct_kernel_ctx *ctx) {
   (void)ctx;
   if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
-int ct_kn_parallel_parts(const ct_kernel_ctx *ctx, int64_t n, int64_t work) {
+int ct_nn_parallel_parts(const ct_kernel_ctx *ctx, int64_t n, int64_t work) {
   int t = ct_workpool_threads(ctx ? ctx->pool : NULL);
-  return n >= 2 && work >= CT_KN_MIN_WORK ? t : 1;
+  return n >= 2 && work >= CT_NN_MIN_WORK ? t : 1;
 }
 
-void ct_kn_parallel(const ct_kernel_ctx *ctx, int64_t n, int64_t work, ct_workpool_fn fn, void *arg) {
-  int t = ct_kn_parallel_parts(ctx, n, work);
+void ct_nn_parallel(const ct_kernel_ctx *ctx, int64_t n, int64_t work, ct_workpool_fn fn, void *arg) {
+  int t = ct_nn_parallel_parts(ctx, n, work);
   if (t <= 1) {
     if (n > 0) fn(arg, 0, n, 0);
     return;
@@ -145,7 +147,7 @@ void ct_kn_parallel(const ct_kernel_ctx *ctx, int64_t n, int64_t work, ct_workpo
   ct_workpool_for(ctx->pool, n, 4 * (int64_t)t, fn, arg);
 }
 
-ct_status ct_kn_via_f32(ct_kernel_fn fn, const ct_op *op, ct_tensor *const *in, ct_tensor **out,
+ct_status ct_nn_via_f32(ct_kernel_fn fn, const ct_op *op, ct_tensor *const *in, ct_tensor **out,
                         const ct_kernel_ctx *ctx, ct_diag *d) {
   enum { MAXIO = 8 };
   static const ct_dtype exact[] = {CT_F16, CT_BF16, CT_U8, CT_I8, CT_U16, CT_I16}; /* exact in f32 */

@@ -51,7 +51,7 @@ static ct_status check_row(const ct_op *op, const tc_row *r, ct_diag *d) {
     if (!v || (r->mask & (1u << v->dtype))) continue;
     char names[128];
     mask_names(r->mask, names, sizeof names);
-    return ct_km_err(d, CT_ERR_INPUT, op, "input %d (\"%s\") has type %s; the op's type constraint allows %s", i,
+    return ct_ops_err(d, CT_ERR_INPUT, op, "input %d (\"%s\") has type %s; the op's type constraint allows %s", i,
                      v->name ? v->name : "?", ct_dtype_name(v->dtype), names);
   }
   return CT_OK;

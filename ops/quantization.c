@@ -27,7 +27,7 @@ static int32_t *minus_zp(const ct_tensor *t, const ct_tensor *zp, int64_t inner)
   int32_t *o = malloc(sizeof *o * (size_t)(n ? n : 1));
   if (!o) return NULL;
   for (int64_t e = 0; e < n; e++)
-    o[e] = (int32_t)(ct_km_get_i64(t, e) - (zp ? ct_km_get_i64(zp, nz == 1 ? 0 : (e / inner) % nz) : 0));
+    o[e] = (int32_t)(ct_ops_get_i64(t, e) - (zp ? ct_ops_get_i64(zp, nz == 1 ? 0 : (e / inner) % nz) : 0));
   return o;
 }
 
@@ -44,7 +44,7 @@ static int64_t requant(int64_t acc, float mult, int64_t zp, ct_dtype dt) { retur
 /* ---- integer convolution ---- */
 
 typedef struct iconv_job {
-  ct_kn_geo g;
+  ct_nn_geo g;
   int64_t c, oc, cg, ocg, kvol, ivol, ovol;
   const int32_t *x, *w;
   int32_t *acc; /* (N, OC, out volume) */
@@ -54,7 +54,7 @@ typedef struct iconv_job {
 static void iconv_rows(void *arg, int64_t lo, int64_t hi, int part) {
   (void)part;
   const iconv_job *j = arg;
-  const ct_kn_geo *g = &j->g;
+  const ct_nn_geo *g = &j->g;
   for (int64_t r = lo; r < hi; r++) {
     int64_t n = r / j->oc, oc = r % j->oc, grp = oc / j->ocg;
     const int32_t *w = j->w + oc * j->cg * j->kvol;
@@ -81,7 +81,7 @@ static void iconv_rows(void *arg, int64_t lo, int64_t hi, int part) {
 static ct_status iconv(const ct_op *op, const ct_tensor *x, const ct_tensor *xz, const ct_tensor *w,
                        const ct_tensor *wz, const ct_tensor *y, int32_t *acc, const ct_kernel_ctx *ctx, ct_diag *d) {
   iconv_job j = {.acc = acc};
-  ct_status st = ct_kn_geo_read(op, x, w, y, &j.g, d);
+  ct_status st = ct_nn_geo_read(op, x, w, y, &j.g, d);
   if (st) return st;
   int64_t group = ct_attr_conv_group(op);
   j.c = x->shape[1], j.oc = w->shape[0];
@@ -95,7 +95,7 @@ static ct_status iconv(const ct_op *op, const ct_tensor *x, const ct_tensor *xz,
   if (xs && ws) {
     j.x = xs, j.w = ws;
     int64_t rows = x->shape[0] * j.oc;
-    ct_kn_parallel(ctx, rows, rows * j.ovol * j.cg * j.kvol, iconv_rows, &j);
+    ct_nn_parallel(ctx, rows, rows * j.ovol * j.cg * j.kvol, iconv_rows, &j);
   }
   free(xs);
   free(ws);
@@ -105,7 +105,7 @@ static ct_status iconv(const ct_op *op, const ct_tensor *x, const ct_tensor *xz,
 /* ConvInteger: Y int32 = conv(x − x_zero_point, w − w_zero_point). */
 ct_status ct_kern_convinteger(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                               ct_diag *d) {
-  ct_status st = ct_kn_need(op, out[0], CT_I32, "output Y", d);
+  ct_status st = ct_nn_need(op, out[0], CT_I32, "output Y", d);
   if (st) return st;
   return iconv(op, in[0], op->n_in > 2 ? in[2] : NULL, in[1], op->n_in > 3 ? in[3] : NULL, out[0], out[0]->data,
                ctx, d);
@@ -125,8 +125,8 @@ ct_status ct_kern_qlinearconv(const ct_op *op, ct_tensor *const *in, ct_tensor *
   for (int64_t e = 0; !st && e < n; e++) {
     int64_t c = e / plane % oc;
     float mult = (float)qp(in[1], 0, 1) * (float)qp(in[4], c, 1) / (float)qp(in[6], 0, 1);
-    int64_t a = (int64_t)acc[e] + (b ? ct_km_get_i64(b, c) : 0);
-    ct_km_set_i64(y, e, requant(a, mult, (int64_t)qp(in[7], 0, 0), y->dtype));
+    int64_t a = (int64_t)acc[e] + (b ? ct_ops_get_i64(b, c) : 0);
+    ct_ops_set_i64(y, e, requant(a, mult, (int64_t)qp(in[7], 0, 0), y->dtype));
   }
   free(acc);
   return st;
@@ -160,7 +160,7 @@ static ct_status imatmul(const ct_op *op, const ct_tensor *a, const ct_tensor *a
         for (int64_t q = 0; q < k; q++) s += (int64_t)pa[i * k + q] * pb[q * n + j];
         acc[(t * m + i) * n + j] = (int32_t)s;
       }
-    ct_km_next_index(idx, ny, y->shape);
+    ct_ops_next_index(idx, ny, y->shape);
   }
   free(as);
   free(bs);
@@ -171,7 +171,7 @@ static ct_status imatmul(const ct_op *op, const ct_tensor *a, const ct_tensor *a
 ct_status ct_kern_matmulinteger(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                 ct_diag *d) {
   (void)ctx;
-  ct_status st = ct_kn_need(op, out[0], CT_I32, "output Y", d);
+  ct_status st = ct_nn_need(op, out[0], CT_I32, "output Y", d);
   if (st) return st;
   return imatmul(op, in[0], op->n_in > 2 ? in[2] : NULL, in[1], op->n_in > 3 ? in[3] : NULL, out[0], out[0]->data, d);
 }
@@ -191,7 +191,7 @@ ct_status ct_kern_qlinearmatmul(const ct_op *op, ct_tensor *const *in, ct_tensor
   for (int64_t e = 0; !st && e < n; e++) {
     int64_t j = e % cols, i = e / cols % m;
     float mult = (float)qp(in[1], i, 1) * (float)qp(in[4], j, 1) / (float)qp(in[6], j, 1);
-    ct_km_set_i64(y, e, requant(acc[e], mult, (int64_t)qp(in[7], j, 0), y->dtype));
+    ct_ops_set_i64(y, e, requant(acc[e], mult, (int64_t)qp(in[7], j, 0), y->dtype));
   }
   free(acc);
   return st;
@@ -204,9 +204,9 @@ ct_status ct_kern_dynquant(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   (void)ctx;
   const ct_tensor *x = in[0];
   ct_status st;
-  if ((st = ct_kn_need(op, x, CT_F32, "input x", d)) || (st = ct_kn_need(op, out[0], CT_U8, "output y", d)) ||
-      (st = ct_kn_need(op, out[1], CT_F32, "output y_scale", d)) ||
-      (st = ct_kn_need(op, out[2], CT_U8, "output y_zero_point", d)))
+  if ((st = ct_nn_need(op, x, CT_F32, "input x", d)) || (st = ct_nn_need(op, out[0], CT_U8, "output y", d)) ||
+      (st = ct_nn_need(op, out[1], CT_F32, "output y_scale", d)) ||
+      (st = ct_nn_need(op, out[2], CT_U8, "output y_zero_point", d)))
     return st;
   const float *xv = x->data;
   int64_t n = ct_tensor_numel(x);
@@ -254,7 +254,7 @@ static ct_status qparam(const ct_op *op, int i, int64_t n, const char *what, ct_
   if (i >= op->n_in || !op->in[i]) return CT_OK;
   int64_t k = ct_value_numel(op->in[i]);
   if (op->in[i]->ndim > 1 || (k != 1 && k != n))
-    return ct_km_err(d, CT_ERR_INPUT, op, "%s (input %d) must have 1 or %lld entries", what, i, (long long)n);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "%s (input %d) must have 1 or %lld entries", what, i, (long long)n);
   return CT_OK;
 }
 
@@ -264,7 +264,7 @@ static ct_status int8_input(const ct_op *op, int i, ct_diag *d) {
   ct_status st = ct_sm_in(op, i, &v, d);
   if (st) return st;
   if (v->dtype != CT_I8 && v->dtype != CT_U8)
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported dtype %s for input %d (int8/uint8 expected)",
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported dtype %s for input %d (int8/uint8 expected)",
                      ct_dtype_name(v->dtype), i);
   return CT_OK;
 }
@@ -282,7 +282,7 @@ ct_status ct_shape_qlinearconv(ct_graph *g, ct_op *op, ct_diag *d) {
       (st = qparam(op, 6, 1, "y_scale", d)) || (st = qparam(op, 7, 1, "y_zero_point", d)))
     return st;
   const ct_value *b = op->n_in > 8 ? op->in[8] : NULL;
-  if (b && b->dtype != CT_I32) return ct_km_err(d, CT_ERR_INPUT, op, "bias must be int32");
+  if (b && b->dtype != CT_I32) return ct_ops_err(d, CT_ERR_INPUT, op, "bias must be int32");
   return via_float(g, op, CT_OP_CONV, op->in[0], op->in[3], b, y_zp->dtype, d);
 }
 
@@ -331,7 +331,7 @@ ct_status ct_shape_dynquant(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_value *x;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
-  if (x->dtype != CT_F32) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported dtype %s (float32 expected)", ct_dtype_name(x->dtype));
+  if (x->dtype != CT_F32) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported dtype %s (float32 expected)", ct_dtype_name(x->dtype));
   ct_sm_out(op, 0, CT_U8, x->ndim, x->shape);
   ct_sm_out(op, 1, CT_F32, 0, NULL);
   ct_sm_out(op, 2, CT_U8, 0, NULL);

@@ -73,18 +73,18 @@ ct_status ct_kern_reduce(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   for (size_t i = 0; i < sizeof red_table / sizeof red_table[0]; i++)
     if (red_table[i].kind == op->kind) e = &red_table[i];
   bool red[CT_MAX_DIMS], noop;
-  ct_status st = ct_km_reduce_axes(op, x->ndim, op->n_in > 1 ? in[1] : NULL, red, &noop, d);
+  ct_status st = ct_ops_reduce_axes(op, x->ndim, op->n_in > 1 ? in[1] : NULL, red, &noop, d);
   if (st) return st;
-  if (!e) return ct_km_err(d, CT_ERR_INTERNAL, op, "no reduction");
+  if (!e) return ct_ops_err(d, CT_ERR_INTERNAL, op, "no reduction");
   int64_t ost[CT_MAX_DIMS], no = ct_tensor_numel(y), cnt = 1;
   for (int i = 0; i < x->ndim; i++) cnt *= red[i] ? x->shape[i] : 1;
   red_strides(x, red, ost);
   double *acc = malloc((size_t)(no ? no : 1) * sizeof *acc), *mx = NULL;
-  if (!acc) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!acc) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   bool lse = op->kind == CT_OP_REDUCELOGSUMEXP;
   if (lse && !(mx = malloc((size_t)(no ? no : 1) * sizeof *mx))) {
     free(acc);
-    return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+    return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   }
   if (lse) {
     for (int64_t o = 0; o < no; o++) mx[o] = -INFINITY;
@@ -95,7 +95,7 @@ ct_status ct_kern_reduce(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   red_pass(x, ost, e, acc, mx);
   for (int64_t o = 0; o < no; o++) {
     double v = e->fin(acc[o], cnt) + (mx ? mx[o] : 0);
-    if (ct_km_is_int(y->dtype)) ct_km_set_i64(y, o, ct_km_trunc_i64(v));
+    if (ct_ops_is_int(y->dtype)) ct_ops_set_i64(y, o, ct_ops_trunc_i64(v));
     else ct_tensor_set_f64(y, o, v);
   }
   free(acc);
@@ -116,10 +116,10 @@ ct_status ct_kern_arg(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   (void)ctx;
   const ct_tensor *x = in[0];
   int ax;
-  if (!ct_km_axis(ct_attr_arg_axis(op), x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_ops_axis(ct_attr_arg_axis(op), x->ndim, &ax)) return ct_ops_err(d, CT_ERR_INPUT, op, "bad axis");
   int64_t outer, n, inner;
   around(x, ax, &outer, &n, &inner);
-  if (n == 0) return ct_km_err(d, CT_ERR_INPUT, op, "cannot take the arg of an empty axis");
+  if (n == 0) return ct_ops_err(d, CT_ERR_INPUT, op, "cannot take the arg of an empty axis");
   bool mx = op->kind == CT_OP_ARGMAX, last = ct_attr_arg_select_last_index(op) != 0;
   int64_t *py = out[0]->data;
   for (int64_t o = 0; o < outer; o++)
@@ -136,8 +136,8 @@ ct_status ct_kern_arg(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   return CT_OK;
 }
 
-typedef ct_km_vi vi;
-int ct_km_cmp_large(const void *a, const void *b) {
+typedef ct_ops_vi vi;
+int ct_ops_cmp_large(const void *a, const void *b) {
   const vi *p = a, *q = b;
   if (p->v != q->v) return p->v > q->v ? -1 : 1;
   return p->i < q->i ? -1 : p->i > q->i;
@@ -154,22 +154,22 @@ ct_status ct_kern_topk(const ct_op *op, ct_tensor *const *in, ct_tensor **out, c
   (void)ctx;
   const ct_tensor *x = in[0];
   int ax;
-  if (!ct_km_axis(ct_attr_topk_axis(op), x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_ops_axis(ct_attr_topk_axis(op), x->ndim, &ax)) return ct_ops_err(d, CT_ERR_INPUT, op, "bad axis");
   int64_t outer, n, inner, k = out[0]->shape[ax];
   around(x, ax, &outer, &n, &inner);
-  if (k > n) return ct_km_err(d, CT_ERR_INPUT, op, "k %lld exceeds the axis length %lld", (long long)k, (long long)n);
+  if (k > n) return ct_ops_err(d, CT_ERR_INPUT, op, "k %lld exceeds the axis length %lld", (long long)k, (long long)n);
   vi *buf = malloc((size_t)(n ? n : 1) * sizeof *buf);
-  if (!buf) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!buf) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   bool large = ct_attr_topk_largest(op) != 0;
   int64_t *pi = out[1]->data;
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       for (int64_t j = 0; j < n; j++) buf[j] = (vi){ct_tensor_get_f64(x, (o * n + j) * inner + i), j};
-      qsort(buf, (size_t)n, sizeof *buf, large ? ct_km_cmp_large : cmp_small);
+      qsort(buf, (size_t)n, sizeof *buf, large ? ct_ops_cmp_large : cmp_small);
       for (int64_t j = 0; j < k; j++) {
         int64_t dst = (o * k + j) * inner + i;
         ct_tensor_set_f64(out[0], dst, buf[j].v);
-        if (!ct_dtype_is_float(x->dtype)) ct_km_set_i64(out[0], dst, ct_km_get_i64(x, (o * n + buf[j].i) * inner + i));
+        if (!ct_dtype_is_float(x->dtype)) ct_ops_set_i64(out[0], dst, ct_ops_get_i64(x, (o * n + buf[j].i) * inner + i));
         pi[dst] = buf[j].i;
       }
     }
@@ -184,8 +184,8 @@ ct_status ct_kern_cumsum(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   const ct_tensor *x = in[0];
   ct_tensor *y = out[0];
   int ax;
-  if (!in[1] || ct_tensor_numel(in[1]) != 1 || !ct_km_axis(ct_km_get_i64(in[1], 0), x->ndim, &ax))
-    return ct_km_err(d, CT_ERR_INPUT, op, "axis must be a scalar in range");
+  if (!in[1] || ct_tensor_numel(in[1]) != 1 || !ct_ops_axis(ct_ops_get_i64(in[1], 0), x->ndim, &ax))
+    return ct_ops_err(d, CT_ERR_INPUT, op, "axis must be a scalar in range");
   int64_t outer, n, inner;
   around(x, ax, &outer, &n, &inner);
   bool excl = ct_attr_cumsum_exclusive(op) != 0, rev = ct_attr_cumsum_reverse(op) != 0;
@@ -197,10 +197,10 @@ ct_status ct_kern_cumsum(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
       for (int64_t j = 0; j < n; j++) {
         int64_t k = rev ? n - 1 - j : j, at = (o * n + k) * inner + i;
         double fv = fl ? ct_tensor_get_f64(x, at) : 0;
-        int64_t iv = fl ? 0 : ct_km_get_i64(x, at);
+        int64_t iv = fl ? 0 : ct_ops_get_i64(x, at);
         if (!excl) fa += fv, ia += iv;
         if (fl) ct_tensor_set_f64(y, at, fa);
-        else ct_km_set_i64(y, at, ia);
+        else ct_ops_set_i64(y, at, ia);
         if (excl) fa += fv, ia += iv;
       }
     }

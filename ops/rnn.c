@@ -66,12 +66,12 @@ static ct_status read_acts(const ct_op *op, rnn_job *j, ct_diag *d) {
   const ct_attr *a = ct_attr_raw_rnn_activations(op);
   const double *al = ct_attr_rnn_activation_alpha(op, &na), *be = ct_attr_rnn_activation_beta(op, &nb);
   if (a && (a->kind != CT_ATTR_STRINGS || a->n != j->nact * j->dirs))
-    return ct_km_err(d, CT_ERR_INPUT, op, "activations must list %d names", j->nact * j->dirs);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "activations must list %d names", j->nact * j->dirs);
   for (int i = 0; i < j->nact * j->dirs; i++, n = 0) {
     const char *name = a ? a->strs[i] : dflt[kind][i % j->nact];
     size_t k = 0;
     while (k < sizeof acts / sizeof acts[0] && strcmp(acts[k].name, name)) k++;
-    if (k == sizeof acts / sizeof acts[0]) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported activation \"%s\"", name);
+    if (k == sizeof acts / sizeof acts[0]) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported activation \"%s\"", name);
     j->act[i] = (rnn_act){(int)k, acts[k].alpha, acts[k].beta};
     if (acts[k].n_params >= 1 && ia < na) j->act[i].alpha = al[ia++], n++;
     if (acts[k].n_params >= 2 && ib < nb) j->act[i].beta = be[ib++], n++;
@@ -179,11 +179,11 @@ static ct_status setup(const ct_op *op, ct_tensor *const *in, rnn_job *j, ct_dia
   j->reverse = !strcmp(dir, "reverse");
   j->layout = ct_attr_rnn_layout(op);
   if (x->ndim != 3 || r->ndim != 3 || (j->layout != 0 && j->layout != 1))
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported X/R ranks or layout");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported X/R ranks or layout");
   j->S = x->shape[j->layout ? 1 : 0], j->B = x->shape[j->layout ? 0 : 1], j->I = x->shape[2], j->H = r->shape[2];
   if (in[1]->ndim != 3 || in[1]->shape[1] != j->G * j->H || in[1]->shape[2] != j->I || r->shape[1] != j->G * j->H ||
       in[1]->shape[0] != j->dirs || r->shape[0] != j->dirs)
-    return ct_km_err(d, CT_ERR_INPUT, op, "W/R shapes do not match X and the direction");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "W/R shapes do not match X and the direction");
   j->clip = ct_attr_rnn_clip(op);
   j->lbr = ct_attr_rnn_linear_before_reset(op) != 0;
   j->input_forget = ct_attr_rnn_input_forget(op) != 0;
@@ -211,15 +211,15 @@ ct_status ct_kern_rnn(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   double *ws = malloc(sizeof *ws * (size_t)((2 * j.G + 3) * j.H + 1));
   oom = oom || !ws || (in_at[4] && !j.lens);
   for (int64_t bi = 0; !oom && j.lens && bi < j.B && !st; bi++)
-    if ((j.lens[bi] = ct_km_get_i64(in_at[4], bi)) < 0 || j.lens[bi] > j.S)
-      st = ct_km_err(d, CT_ERR_INPUT, op, "sequence_lens[%lld] = %lld outside [0, %lld]", (long long)bi,
+    if ((j.lens[bi] = ct_ops_get_i64(in_at[4], bi)) < 0 || j.lens[bi] > j.S)
+      st = ct_ops_err(d, CT_ERR_INPUT, op, "sequence_lens[%lld] = %lld outside [0, %lld]", (long long)bi,
                      (long long)j.lens[bi], (long long)j.S);
   ct_tensor *y = op->n_out > 0 ? out[0] : NULL, *yh = op->n_out > 1 ? out[1] : NULL, *yc = op->n_out > 2 ? out[2] : NULL;
   for (int k = 0; k < op->n_out; k++) memset(out[k]->data, 0, out[k]->nbytes);
   for (int dir = 0; !oom && !st && dir < j.dirs; dir++)
     for (int64_t bi = 0; bi < j.B; bi++) run_row(&j, dir, bi, y, yh, yc, ws);
   free(j.x), free(j.w), free(j.r), free(j.b), free(j.h0), free(j.c0), free(j.p), free(j.lens), free(ws);
-  return oom ? ct_km_err(d, CT_ERR_LIMIT, op, "out of memory") : st;
+  return oom ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : st;
 }
 
 /* ---- shape function ---- */
@@ -232,7 +232,7 @@ static ct_status opt_shape(const ct_op *op, int i, int nd, const int64_t *shape,
   if (i >= op->n_in || !op->in[i]) return CT_OK;
   const ct_value *v = op->in[i];
   if (v->ndim != nd || memcmp(v->shape, shape, sizeof *shape * (size_t)nd))
-    return ct_km_err(d, CT_ERR_INPUT, op, "input %d (%s) has the wrong shape", i, what);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "input %d (%s) has the wrong shape", i, what);
   return CT_OK;
 }
 
@@ -244,19 +244,19 @@ ct_status ct_shape_rnn(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_sm_in(op, 0, &x, d)) || (st = ct_sm_in(op, 1, &w, d)) || (st = ct_sm_in(op, 2, &r, d))) return st;
   if (!ct_dtype_is_float(x->dtype) || w->dtype != x->dtype || r->dtype != x->dtype)
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported dtype %s (X, W and R must share a float dtype)",
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported dtype %s (X, W and R must share a float dtype)",
                      ct_dtype_name(x->dtype));
   int64_t layout = ct_attr_rnn_layout(op);
-  if (layout != 0 && layout != 1) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported layout %lld", (long long)layout);
+  if (layout != 0 && layout != 1) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported layout %lld", (long long)layout);
   const char *dir = ct_attr_rnn_direction(op);
   int64_t dirs = !strcmp(dir, "bidirectional") ? 2 : 1, G = gates_of(op->kind);
   if (dirs == 1 && strcmp(dir, "forward") && strcmp(dir, "reverse"))
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported direction \"%s\"", dir);
-  if (x->ndim != 3 || w->ndim != 3 || r->ndim != 3) return ct_km_err(d, CT_ERR_INPUT, op, "X, W and R must be 3-D");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported direction \"%s\"", dir);
+  if (x->ndim != 3 || w->ndim != 3 || r->ndim != 3) return ct_ops_err(d, CT_ERR_INPUT, op, "X, W and R must be 3-D");
   int64_t seq = x->shape[layout ? 1 : 0], batch = x->shape[layout ? 0 : 1], H = r->shape[2];
   if ((ct_attr_has_rnn_hidden_size(op) && ct_attr_rnn_hidden_size(op) != H) || w->shape[0] != dirs || r->shape[0] != dirs ||
       w->shape[1] != G * H || r->shape[1] != G * H || w->shape[2] != x->shape[2])
-    return ct_km_err(d, CT_ERR_INPUT, op, "W/R shapes do not match %lld directions, %lld gates, hidden size %lld",
+    return ct_ops_err(d, CT_ERR_INPUT, op, "W/R shapes do not match %lld directions, %lld gates, hidden size %lld",
                      (long long)dirs, (long long)G, (long long)H);
   int64_t bs[2] = {dirs, 2 * G * H}, sl[1] = {batch};
   int64_t hs[3] = {layout ? batch : dirs, layout ? dirs : batch, H}, ps[2] = {dirs, 3 * H};
@@ -264,7 +264,7 @@ ct_status ct_shape_rnn(ct_graph *g, ct_op *op, ct_diag *d) {
       (st = opt_shape(op, 5, 3, hs, "initial_h", d)) ||
       (op->kind == CT_OP_LSTM && ((st = opt_shape(op, 6, 3, hs, "initial_c", d)) || (st = opt_shape(op, 7, 2, ps, "P", d)))))
     return st;
-  if (!ct_attr_set_rnn_hidden_size(g, op, H)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_rnn_hidden_size(g, op, H)) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   int64_t ys[4] = {layout ? batch : seq, layout ? seq : dirs, layout ? dirs : batch, H};
   ct_sm_out(op, 0, x->dtype, 4, ys);
   ct_sm_out(op, 1, x->dtype, 3, hs);

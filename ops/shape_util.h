@@ -1,7 +1,7 @@
 /* shape_util.h: helpers of the shape functions of every family (shape_util.c): operand checks
  * with errors naming the node, and output typing. */
-#ifndef CT_SHAPE_MISC_H
-#define CT_SHAPE_MISC_H
+#ifndef CT_OPS_SHAPE_UTIL_H
+#define CT_OPS_SHAPE_UTIL_H
 
 #include "ops/shape.h"
 #include "ops/ops_util.h"
@@ -20,9 +20,9 @@ ct_status ct_sm_const(const ct_op *op, int i, const char *what, const ct_tensor 
 ct_status ct_sm_float_in(const ct_op *op, int i, int ndim, ct_value **v, ct_diag *d);
 
 /* Input 0 of op (as ct_sm_in) and the required constant integer list at input 1 (`what`:
- * "shape", "axes"...), read into vals (at most max entries, *n gets the count) by ct_km_ints.
+ * "shape", "axes"...), read into vals (at most max entries, *n gets the count) by ct_ops_ints.
  * Errors (CT_ERR_INPUT naming the node): those of ct_sm_in and ct_sm_const, `input 1 (what)
- * is missing`, and ct_km_ints's (float/bool dtype, rank > 1, more than max entries). */
+ * is missing`, and ct_ops_ints's (float/bool dtype, rank > 1, more than max entries). */
 ct_status ct_sm_in_ints(const ct_op *op, ct_value **x, const char *what, int max, int64_t *vals, int *n,
                         ct_diag *d);
 

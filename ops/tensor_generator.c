@@ -17,8 +17,8 @@ ct_status ct_kern_trilu(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
                         ct_diag *d) {
   (void)ctx;
   const ct_tensor *x = in[0];
-  if (x->ndim < 2) return ct_km_err(d, CT_ERR_INPUT, op, "input must have rank >= 2");
-  int64_t k = op->n_in > 1 && in[1] ? ct_km_get_i64(in[1], 0) : 0;
+  if (x->ndim < 2) return ct_ops_err(d, CT_ERR_INPUT, op, "input must have rank >= 2");
+  int64_t k = op->n_in > 1 && in[1] ? ct_ops_get_i64(in[1], 0) : 0;
   int64_t r = x->shape[x->ndim - 2], c = x->shape[x->ndim - 1], n = ct_tensor_numel(x);
   bool up = ct_attr_trilu_upper(op) != 0;
   size_t es = ct_dtype_size(x->dtype);
@@ -38,7 +38,7 @@ ct_status ct_kern_onehot(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   const ct_tensor *ind = in[0], *val = in[2];
   ct_tensor *y = out[0];
   int ax;
-  if (!ct_km_axis(ct_attr_onehot_axis(op), y->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_ops_axis(ct_attr_onehot_axis(op), y->ndim, &ax)) return ct_ops_err(d, CT_ERR_INPUT, op, "bad axis");
   int64_t depth = y->shape[ax], outer = ct_shape_numel(ax, y->shape);
   int64_t inner = ct_shape_numel(y->ndim - ax - 1, y->shape + ax + 1);
   size_t es = ct_dtype_size(y->dtype);
@@ -60,11 +60,11 @@ ct_status ct_kern_compress(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   const ct_tensor *x = in[0], *c = in[1];
   const ct_attr *a = ct_attr_raw_compress_axis(op);
   int ax = -1;
-  if (a && !ct_km_axis(a->i, x->ndim, &ax)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (a && !ct_ops_axis(a->i, x->ndim, &ax)) return ct_ops_err(d, CT_ERR_INPUT, op, "bad axis");
   int64_t outer = ax < 0 ? 1 : ct_shape_numel(ax, x->shape), n = ax < 0 ? ct_tensor_numel(x) : x->shape[ax];
   int64_t inner = ax < 0 ? 1 : ct_shape_numel(x->ndim - ax - 1, x->shape + ax + 1), nc = ct_tensor_numel(c), cnt = 0;
   for (int64_t k = 0; k < nc && k < n; k++) cnt += ct_tensor_get_f64(c, k) != 0;
-  if (ct_tensor_numel(out[0]) != outer * cnt * inner) return ct_km_err(d, CT_ERR_INPUT, op, "output size differs");
+  if (ct_tensor_numel(out[0]) != outer * cnt * inner) return ct_ops_err(d, CT_ERR_INPUT, op, "output size differs");
   size_t row = (size_t)inner * ct_dtype_size(x->dtype);
   char *py = out[0]->data;
   for (int64_t o = 0; o < outer; o++)
@@ -83,7 +83,7 @@ ct_status ct_kern_eyelike(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   ct_tensor *y = out[0];
   int64_t k = ct_attr_eyelike_k(op);
   for (int64_t i = 0; i < y->shape[0]; i++)
-    if (i + k >= 0 && i + k < y->shape[1]) ct_km_set_i64(y, i * y->shape[1] + i + k, 1);
+    if (i + k >= 0 && i + k < y->shape[1]) ct_ops_set_i64(y, i * y->shape[1] + i + k, 1);
   return CT_OK;
 }
 
@@ -93,19 +93,19 @@ ct_status ct_kern_reversesequence(const ct_op *op, ct_tensor *const *in, ct_tens
   (void)ctx;
   const ct_tensor *x = in[0], *len = in[1];
   int ba, ta;
-  if (!ct_km_axis(ct_attr_reversesequence_batch_axis(op), x->ndim, &ba) ||
-      !ct_km_axis(ct_attr_reversesequence_time_axis(op), x->ndim, &ta) || ba == ta)
-    return ct_km_err(d, CT_ERR_INPUT, op, "bad batch_axis / time_axis");
-  if (ct_tensor_numel(len) != x->shape[ba]) return ct_km_err(d, CT_ERR_INPUT, op, "sequence_lens must have batch entries");
+  if (!ct_ops_axis(ct_attr_reversesequence_batch_axis(op), x->ndim, &ba) ||
+      !ct_ops_axis(ct_attr_reversesequence_time_axis(op), x->ndim, &ta) || ba == ta)
+    return ct_ops_err(d, CT_ERR_INPUT, op, "bad batch_axis / time_axis");
+  if (ct_tensor_numel(len) != x->shape[ba]) return ct_ops_err(d, CT_ERR_INPUT, op, "sequence_lens must have batch entries");
   int64_t st[CT_MAX_DIMS], idx[CT_MAX_DIMS] = {0}, n = ct_tensor_numel(x);
-  ct_km_strides(x->ndim, x->shape, st);
+  ct_ops_strides(x->ndim, x->shape, st);
   size_t es = ct_dtype_size(x->dtype);
   for (int64_t e = 0; e < n; e++) {
-    int64_t l = ct_km_get_i64(len, idx[ba]), t = idx[ta], src = e;
-    if (l < 0 || l > x->shape[ta]) return ct_km_err(d, CT_ERR_INPUT, op, "sequence length %lld out of range", (long long)l);
+    int64_t l = ct_ops_get_i64(len, idx[ba]), t = idx[ta], src = e;
+    if (l < 0 || l > x->shape[ta]) return ct_ops_err(d, CT_ERR_INPUT, op, "sequence length %lld out of range", (long long)l);
     if (t < l) src = e + (l - 1 - 2 * t) * st[ta];
     memcpy((char *)out[0]->data + (size_t)e * es, (const char *)x->data + (size_t)src * es, es);
-    ct_km_next_index(idx, x->ndim, x->shape);
+    ct_ops_next_index(idx, x->ndim, x->shape);
   }
   return CT_OK;
 }
@@ -118,13 +118,13 @@ ct_status ct_kern_nonzero(const ct_op *op, ct_tensor *const *in, ct_tensor **out
   int64_t n = ct_tensor_numel(x), cnt = out[0]->ndim == 2 ? out[0]->shape[1] : -1, j = 0, idx[CT_MAX_DIMS] = {0};
   for (int64_t e = 0; e < n; e++) {
     if (ct_tensor_get_f64(x, e) != 0) {
-      if (j >= cnt) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape (output too small)");
+      if (j >= cnt) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape (output too small)");
       for (int k = 0; k < x->ndim; k++) ((int64_t *)out[0]->data)[k * cnt + j] = idx[k];
       j++;
     }
-    ct_km_next_index(idx, x->ndim, x->shape);
+    ct_ops_next_index(idx, x->ndim, x->shape);
   }
-  if (j != cnt) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape (count changed)");
+  if (j != cnt) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape (count changed)");
   return CT_OK;
 }
 
@@ -194,7 +194,7 @@ static bool qdq_fast(bool q, const ct_tensor *x, const ct_tensor *s, const ct_te
   const float *ps = s->data;
   for (int64_t o = 0; o < n / (ns * inner); o++)
     for (int64_t c = 0; c < ns; c++)
-      qdq_run(q, qt, x, y, (o * ns + c) * inner, inner, ps[c], z ? (int32_t)ct_km_get_i64(z, c) : 0);
+      qdq_run(q, qt, x, y, (o * ns + c) * inner, inner, ps[c], z ? (int32_t)ct_ops_get_i64(z, c) : 0);
   return true;
 }
 
@@ -209,25 +209,25 @@ ct_status ct_kern_qdq(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   int64_t ns = ct_tensor_numel(s), n = ct_tensor_numel(x), inner = 1;
   if (ns > 1) {
     int ax;
-    if (!ct_km_axis(ct_attr_qdq_axis(op), x->ndim, &ax) || x->shape[ax] != ns)
-      return ct_km_err(d, CT_ERR_INPUT, op, "scale does not match the quantization axis");
+    if (!ct_ops_axis(ct_attr_qdq_axis(op), x->ndim, &ax) || x->shape[ax] != ns)
+      return ct_ops_err(d, CT_ERR_INPUT, op, "scale does not match the quantization axis");
     inner = ct_shape_numel(x->ndim - ax - 1, x->shape + ax + 1);
   }
-  if (z && ct_tensor_numel(z) != ns) return ct_km_err(d, CT_ERR_INPUT, op, "zero point size differs from scale");
+  if (z && ct_tensor_numel(z) != ns) return ct_ops_err(d, CT_ERR_INPUT, op, "zero point size differs from scale");
   bool q = op->kind == CT_OP_QUANTIZELINEAR;
   if (qdq_fast(q, x, s, z, y, ns, inner)) return CT_OK;
   for (int64_t e = 0; e < n; e++) {
     int64_t c = ns > 1 ? (e / inner) % ns : 0;
     double sc = ct_tensor_get_f64(s, c);
-    int64_t zp = z ? ct_km_get_i64(z, c) : 0;
+    int64_t zp = z ? ct_ops_get_i64(z, c) : 0;
     if (q) {
       double xv = ct_tensor_get_f64(x, e), r = xv / sc;
       if (x->dtype == CT_F32 && s->dtype == CT_F32) r = (float)xv / (float)sc; /* as runtimes do */
       double v = nearbyint(r) + (double)zp;
       v = isnan(v) ? 0 : v < -4e18 ? -4e18 : v > 4e18 ? 4e18 : v;
-      ct_km_set_i64(y, e, ct_quant_saturate((int64_t)v, y->dtype));
+      ct_ops_set_i64(y, e, ct_quant_saturate((int64_t)v, y->dtype));
     } else {
-      ct_tensor_set_f64(y, e, (double)(ct_km_get_i64(x, e) - zp) * sc);
+      ct_tensor_set_f64(y, e, (double)(ct_ops_get_i64(x, e) - zp) * sc);
     }
   }
   return CT_OK;
@@ -241,15 +241,15 @@ ct_status ct_shape_onehot(ct_graph *g, ct_op *op, ct_diag *d) {
   const ct_tensor *dt;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st || (st = ct_sm_in(op, 2, &v, d)) || (st = ct_sm_const(op, 1, "depth", &dt, d))) return st;
-  if (!dt || ct_tensor_numel(dt) != 1) return ct_km_err(d, CT_ERR_INPUT, op, "depth must be a scalar");
-  if (ct_value_numel(v) != 2) return ct_km_err(d, CT_ERR_INPUT, op, "values must have 2 elements");
+  if (!dt || ct_tensor_numel(dt) != 1) return ct_ops_err(d, CT_ERR_INPUT, op, "depth must be a scalar");
+  if (ct_value_numel(v) != 2) return ct_ops_err(d, CT_ERR_INPUT, op, "values must have 2 elements");
   int64_t depth = (int64_t)ct_tensor_get_f64(dt, 0), axis = ct_attr_onehot_axis(op), s[CT_MAX_DIMS];
   int r = x->ndim + 1, ax;
-  if (depth < 1) return ct_km_err(d, CT_ERR_INPUT, op, "depth %lld must be positive", (long long)depth);
-  if (r > CT_MAX_DIMS || !ct_km_axis(axis, r, &ax))
-    return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for output rank %d", (long long)axis, r);
+  if (depth < 1) return ct_ops_err(d, CT_ERR_INPUT, op, "depth %lld must be positive", (long long)depth);
+  if (r > CT_MAX_DIMS || !ct_ops_axis(axis, r, &ax))
+    return ct_ops_err(d, CT_ERR_INPUT, op, "axis %lld out of range for output rank %d", (long long)axis, r);
   for (int i = 0, k = 0; i < r; i++) s[i] = i == ax ? depth : x->shape[k++];
-  if (!ct_attr_set_onehot_axis(g, op, ax)) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!ct_attr_set_onehot_axis(g, op, ax)) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   ct_sm_out(op, 0, v->dtype, r, s);
   return CT_OK;
 }
@@ -262,13 +262,13 @@ ct_status ct_shape_compress(ct_graph *g, ct_op *op, ct_diag *d) {
   const ct_tensor *c;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st || (st = ct_sm_const(op, 1, "condition", &c, d))) return st;
-  if (!c || c->ndim != 1) return ct_km_err(d, CT_ERR_INPUT, op, "condition must be 1-D");
+  if (!c || c->ndim != 1) return ct_ops_err(d, CT_ERR_INPUT, op, "condition must be 1-D");
   const ct_attr *a = ct_attr_raw_compress_axis(op);
   int ax = -1;
-  if (a && !ct_km_axis(a->i, x->ndim, &ax))
-    return ct_km_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)a->i, x->ndim);
+  if (a && !ct_ops_axis(a->i, x->ndim, &ax))
+    return ct_ops_err(d, CT_ERR_INPUT, op, "axis %lld out of range for rank %d", (long long)a->i, x->ndim);
   int64_t len = ax < 0 ? ct_value_numel(x) : x->shape[ax], cnt = 0, s[CT_MAX_DIMS];
-  if (c->shape[0] > len) return ct_km_err(d, CT_ERR_INPUT, op, "condition is longer than the input");
+  if (c->shape[0] > len) return ct_ops_err(d, CT_ERR_INPUT, op, "condition is longer than the input");
   for (int64_t i = 0; i < c->shape[0]; i++) cnt += ct_tensor_get_f64(c, i) != 0;
   if (ax < 0) {
     ct_sm_out(op, 0, x->dtype, 1, &cnt);
@@ -286,11 +286,11 @@ ct_status ct_shape_eyelike(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_value *x = NULL;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
-  if (x->ndim != 2) return ct_km_err(d, CT_ERR_INPUT, op, "input must be 2-D");
+  if (x->ndim != 2) return ct_ops_err(d, CT_ERR_INPUT, op, "input must be 2-D");
   ct_dtype dt = x->dtype;
   const ct_attr *a = ct_attr_raw_eyelike_dtype(op);
   if (a && !ct_dtype_from_onnx((int)a->i, &dt))
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: ONNX data type %lld", (long long)a->i);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: ONNX data type %lld", (long long)a->i);
   ct_sm_out(op, 0, dt, 2, x->shape);
   return CT_OK;
 }
@@ -301,7 +301,7 @@ ct_status ct_shape_nonzero(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_value *x = NULL;
   ct_status st = ct_sm_in(op, 0, &x, d);
   if (st) return st;
-  if (!ct_value_is_const(x)) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape");
+  if (!ct_value_is_const(x)) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: data-dependent shape");
   int64_t n = ct_tensor_numel(x->data), s[2] = {x->ndim, 0};
   for (int64_t i = 0; i < n; i++) s[1] += ct_tensor_get_f64(x->data, i) != 0;
   ct_sm_out(op, 0, CT_I64, 2, s);

@@ -193,9 +193,9 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
 ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
   if (in[0] && in[0]->dtype != CT_F32 && strcmp(ct_attr_resize_mode(op), "nearest") == 0)
-    return ct_kn_via_f32(ct_kern_resize, op, in, out, ctx, d);
+    return ct_nn_via_f32(ct_kern_resize, op, in, out, ctx, d);
   ct_status st;
-  if ((st = ct_kn_need(op, in[0], CT_F32, "input X", d)) || (st = ct_kn_need(op, out[0], CT_F32, "output Y", d)))
+  if ((st = ct_nn_need(op, in[0], CT_F32, "input X", d)) || (st = ct_nn_need(op, out[0], CT_F32, "output Y", d)))
     return st;
   rz_plan p;
   memset(&p, 0, sizeof p);

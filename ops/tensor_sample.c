@@ -10,7 +10,7 @@
 #include "ops/kernel.h"
 #include "ops/shape_util.h"
 
-ct_status ct_ke2_gs_modes(const ct_op *op, ct_ke2_gs_mode *mode, ct_ke2_gs_pad *pad, ct_diag *d) {
+ct_status ct_gridsample_modes(const ct_op *op, ct_gridsample_mode *mode, ct_gridsample_pad *pad, ct_diag *d) {
   static const char *const modes[][2] = {{"bilinear", "linear"}, {"nearest", "nearest"}, {"bicubic", "cubic"}};
   static const char *const pads[] = {"zeros", "border", "reflection"};
   const char *m = ct_attr_gridsample_mode(op), *p = ct_attr_gridsample_padding_mode(op);
@@ -19,17 +19,17 @@ ct_status ct_ke2_gs_modes(const ct_op *op, ct_ke2_gs_mode *mode, ct_ke2_gs_pad *
     if (!strcmp(m, modes[i][0]) || !strcmp(m, modes[i][1])) mi = i;
     if (!strcmp(p, pads[i])) pi = i;
   }
-  if (mi < 0) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported mode \"%s\"", m);
-  if (pi < 0) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported padding_mode \"%s\"", p);
-  *mode = (ct_ke2_gs_mode)mi;
-  *pad = (ct_ke2_gs_pad)pi;
+  if (mi < 0) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported mode \"%s\"", m);
+  if (pi < 0) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported padding_mode \"%s\"", p);
+  *mode = (ct_gridsample_mode)mi;
+  *pad = (ct_gridsample_pad)pi;
   return CT_OK;
 }
 
 /* One GridSample plane: sizes, modes, the valid coordinate range [lo, hi] per axis (y, x). */
 typedef struct gs_plan {
-  ct_ke2_gs_mode mode;
-  ct_ke2_gs_pad pad;
+  ct_gridsample_mode mode;
+  ct_gridsample_pad pad;
   bool align;
   int64_t size[2];
   double lo[2], hi[2];
@@ -50,8 +50,8 @@ static double gs_reflect(double x, double lo, double hi) {
 static int64_t gs_index(const gs_plan *p, int a, int64_t i) {
   int64_t n = p->size[a];
   if (i >= 0 && i < n) return i;
-  if (p->pad == CT_KE2_GS_ZEROS) return -1;
-  if (p->pad == CT_KE2_GS_BORDER) return i < 0 ? 0 : n - 1;
+  if (p->pad == CT_GRIDSAMPLE_ZEROS) return -1;
+  if (p->pad == CT_GRIDSAMPLE_BORDER) return i < 0 ? 0 : n - 1;
   int64_t r = (int64_t)gs_reflect((double)i, p->lo[a], p->hi[a]);
   return r < 0 ? 0 : r >= n ? n - 1 : r;
 }
@@ -72,13 +72,13 @@ static double keys(double s) {
 /* Interpolated value at (y, x) (pixel coordinates) of the plane at base. Nearest rounds half
  * to even (nearbyint); linear uses the 2x2, cubic the 4x4 neighbourhood. */
 static double gs_value(const gs_plan *p, const ct_tensor *x, int64_t base, double y, double xc) {
-  if (p->mode == CT_KE2_GS_NEAREST) return gs_pixel(p, x, base, (int64_t)nearbyint(y), (int64_t)nearbyint(xc));
+  if (p->mode == CT_GRIDSAMPLE_NEAREST) return gs_pixel(p, x, base, (int64_t)nearbyint(y), (int64_t)nearbyint(xc));
   double fy = floor(y), fx = floor(xc), v = 0;
-  int lo = p->mode == CT_KE2_GS_LINEAR ? 0 : -1, hi = p->mode == CT_KE2_GS_LINEAR ? 1 : 2;
+  int lo = p->mode == CT_GRIDSAMPLE_LINEAR ? 0 : -1, hi = p->mode == CT_GRIDSAMPLE_LINEAR ? 1 : 2;
   for (int i = lo; i <= hi; i++) {
-    double wy = p->mode == CT_KE2_GS_LINEAR ? 1 - fabs(y - (fy + i)) : keys(y - (fy + i));
+    double wy = p->mode == CT_GRIDSAMPLE_LINEAR ? 1 - fabs(y - (fy + i)) : keys(y - (fy + i));
     for (int j = lo; j <= hi; j++) {
-      double wx = p->mode == CT_KE2_GS_LINEAR ? 1 - fabs(xc - (fx + j)) : keys(xc - (fx + j));
+      double wx = p->mode == CT_GRIDSAMPLE_LINEAR ? 1 - fabs(xc - (fx + j)) : keys(xc - (fx + j));
       v += wy * wx * gs_pixel(p, x, base, (int64_t)fy + i, (int64_t)fx + j);
     }
   }
@@ -91,8 +91,8 @@ static double gs_coord(const gs_plan *p, int a, double g) {
   double n = (double)p->size[a];
   double c = p->align ? (g + 1) / 2 * (n - 1) : ((g + 1) * n - 1) / 2;
   if (c >= p->lo[a] && c <= p->hi[a]) return c;
-  if (p->pad == CT_KE2_GS_BORDER) return c < 0 ? 0 : c > n - 1 ? n - 1 : c;
-  if (p->pad == CT_KE2_GS_REFLECTION) return gs_reflect(c, p->lo[a], p->hi[a]);
+  if (p->pad == CT_GRIDSAMPLE_BORDER) return c < 0 ? 0 : c > n - 1 ? n - 1 : c;
+  if (p->pad == CT_GRIDSAMPLE_REFLECTION) return gs_reflect(c, p->lo[a], p->hi[a]);
   return c;
 }
 
@@ -103,10 +103,10 @@ ct_status ct_kern_gridsample(const ct_op *op, ct_tensor *const *in, ct_tensor **
   (void)ctx;
   const ct_tensor *x = in[0], *grid = in[1];
   gs_plan p = {.align = ct_attr_gridsample_align_corners(op) != 0};
-  ct_status st = ct_ke2_gs_modes(op, &p.mode, &p.pad, d);
+  ct_status st = ct_gridsample_modes(op, &p.mode, &p.pad, d);
   if (st) return st;
   if (x->ndim != 4 || grid->ndim != 4 || grid->shape[3] != 2 || grid->shape[0] != x->shape[0])
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: X must be (N, C, H, W) and grid (N, Ho, Wo, 2)");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: X must be (N, C, H, W) and grid (N, Ho, Wo, 2)");
   int64_t nb = x->shape[0], c = x->shape[1], ho = grid->shape[1], wo = grid->shape[2];
   for (int a = 0; a < 2; a++) {
     p.size[a] = x->shape[2 + a];
@@ -184,14 +184,14 @@ ct_status ct_kern_roialign(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   const ct_tensor *x = in[0], *rois = in[1], *bi = in[2];
   const char *mode = ct_attr_roialign_mode(op), *ctm = ct_attr_roialign_coordinate_transformation_mode(op);
   bool is_max = !strcmp(mode, "max"), half = !strcmp(ctm, "half_pixel");
-  if (!is_max && strcmp(mode, "avg")) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported mode \"%s\"", mode);
+  if (!is_max && strcmp(mode, "avg")) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported mode \"%s\"", mode);
   if (!half && strcmp(ctm, "output_half_pixel"))
-    return ct_km_err(d, CT_ERR_INPUT, op, "unsupported coordinate_transformation_mode \"%s\"", ctm);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported coordinate_transformation_mode \"%s\"", ctm);
   const ct_tensor *y = out[0];
   int64_t nr = y->shape[0], c = y->shape[1], oh = y->shape[2], ow = y->shape[3], h = x->shape[2], w = x->shape[3];
   for (int64_t r = 0; r < nr; r++) {
-    int64_t b = ct_km_get_i64(bi, r);
-    if (b < 0 || b >= x->shape[0]) return ct_km_err(d, CT_ERR_INPUT, op, "batch index %lld out of range", (long long)b);
+    int64_t b = ct_ops_get_i64(bi, r);
+    if (b < 0 || b >= x->shape[0]) return ct_ops_err(d, CT_ERR_INPUT, op, "batch index %lld out of range", (long long)b);
     ra_roi g;
     ra_geometry(op, rois, r, oh, ow, half, &g);
     for (int64_t ch = 0; ch < c; ch++)
@@ -202,22 +202,22 @@ ct_status ct_kern_roialign(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
   return CT_OK;
 }
 
-ct_status ct_ke2_unpool_shape(const ct_op *op, int ndim, const int64_t *x_shape, int64_t *out, ct_diag *d) {
+ct_status ct_maxunpool_shape(const ct_op *op, int ndim, const int64_t *x_shape, int64_t *out, ct_diag *d) {
   int nsp = ndim - 2, nk = 0, ns = 0, np = 0;
   const int64_t *k = ct_attr_window_kernel_shape(op, &nk), *s = ct_attr_window_strides(op, &ns);
   const int64_t *p = ct_attr_window_pads(op, &np);
   if (nsp < 1 || !k || nk != nsp || (s && ns != nsp) || (p && np != 2 * nsp))
-    return ct_km_err(d, CT_ERR_INPUT, op, "kernel_shape/strides/pads must have %d/%d/%d entries", nsp, nsp, 2 * nsp);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "kernel_shape/strides/pads must have %d/%d/%d entries", nsp, nsp, 2 * nsp);
   out[0] = x_shape[0], out[1] = x_shape[1];
   for (int i = 0; i < nsp; i++) {
     out[2 + i] = (x_shape[2 + i] - 1) * (s ? s[i] : 1) + k[i] - (p ? p[i] + p[nsp + i] : 0);
-    if (out[2 + i] < 0) return ct_km_err(d, CT_ERR_INPUT, op, "negative output size on spatial dim %d", i);
+    if (out[2 + i] < 0) return ct_ops_err(d, CT_ERR_INPUT, op, "negative output size on spatial dim %d", i);
   }
   return CT_OK;
 }
 
 /* MaxUnpool: Y = zeros, then X[i] goes to the element of Y at the coordinates that index I[i]
- * has in the default output shape (ct_ke2_unpool_shape; MaxPool's flat Indices): with a given
+ * has in the default output shape (ct_maxunpool_shape; MaxPool's flat Indices): with a given
  * output_shape the default result is padded at the end of each dim, as onnxruntime. Errors
  * (CT_ERR_INPUT): an index outside the default shape or a coordinate outside Y. */
 ct_status ct_kern_maxunpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
@@ -228,18 +228,18 @@ ct_status ct_kern_maxunpool(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   size_t es = ct_dtype_size(y->dtype);
   int64_t ny = ct_tensor_numel(y), nx = ct_tensor_numel(x), def[CT_MAX_DIMS], ndef = 1;
   if (ct_tensor_numel(ind) != nx || x->dtype != y->dtype || y->ndim != x->ndim)
-    return ct_km_err(d, CT_ERR_INPUT, op, "indices must have the input's shape");
-  ct_status st = ct_ke2_unpool_shape(op, x->ndim, x->shape, def, d);
+    return ct_ops_err(d, CT_ERR_INPUT, op, "indices must have the input's shape");
+  ct_status st = ct_maxunpool_shape(op, x->ndim, x->shape, def, d);
   if (st) return st;
   for (int i = 0; i < x->ndim; i++) ndef *= def[i];
   memset(y->data, 0, (size_t)ny * es);
   for (int64_t i = 0; i < nx; i++) {
-    int64_t k = ct_km_get_i64(ind, i), rem = k, off = 0, scale = 1;
-    if (k < 0 || k >= ndef) return ct_km_err(d, CT_ERR_INPUT, op, "index %lld outside the output", (long long)k);
+    int64_t k = ct_ops_get_i64(ind, i), rem = k, off = 0, scale = 1;
+    if (k < 0 || k >= ndef) return ct_ops_err(d, CT_ERR_INPUT, op, "index %lld outside the output", (long long)k);
     for (int a = x->ndim - 1; a >= 0; a--) {
       int64_t c = rem % def[a];
       rem /= def[a];
-      if (c >= y->shape[a]) return ct_km_err(d, CT_ERR_INPUT, op, "index %lld outside output_shape", (long long)k);
+      if (c >= y->shape[a]) return ct_ops_err(d, CT_ERR_INPUT, op, "index %lld outside output_shape", (long long)k);
       off += c * scale, scale *= y->shape[a];
     }
     memcpy((char *)y->data + (size_t)off * es, (const char *)x->data + (size_t)i * es, es);
@@ -250,17 +250,17 @@ ct_status ct_kern_maxunpool(const ct_op *op, ct_tensor *const *in, ct_tensor **o
 /* ---- shape functions ---- */
 
 /* GridSample: X (N, C, H, W), grid (N, Ho, Wo, 2) → (N, C, Ho, Wo) of X's dtype. Other ranks
- * are "unsupported"; unknown modes as ct_ke2_gs_modes. */
+ * are "unsupported"; unknown modes as ct_gridsample_modes. */
 ct_status ct_shape_gridsample(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
   ct_value *x, *grid;
-  ct_ke2_gs_mode mode;
-  ct_ke2_gs_pad pad;
-  ct_status st = ct_ke2_gs_modes(op, &mode, &pad, d);
+  ct_gridsample_mode mode;
+  ct_gridsample_pad pad;
+  ct_status st = ct_gridsample_modes(op, &mode, &pad, d);
   if (st || (st = ct_sm_float_in(op, 0, -1, &x, d)) || (st = ct_sm_float_in(op, 1, -1, &grid, d))) return st;
-  if (x->ndim != 4 || grid->ndim != 4) return ct_km_err(d, CT_ERR_INPUT, op, "unsupported: rank %d (only 4-D)", x->ndim);
+  if (x->ndim != 4 || grid->ndim != 4) return ct_ops_err(d, CT_ERR_INPUT, op, "unsupported: rank %d (only 4-D)", x->ndim);
   if (grid->shape[3] != 2 || grid->shape[0] != x->shape[0])
-    return ct_km_err(d, CT_ERR_INPUT, op, "grid must be (N, Ho, Wo, 2) with X's N");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "grid must be (N, Ho, Wo, 2) with X's N");
   int64_t s[4] = {x->shape[0], x->shape[1], grid->shape[1], grid->shape[2]};
   ct_sm_out(op, 0, x->dtype, 4, s);
   return CT_OK;
@@ -274,18 +274,18 @@ ct_status ct_shape_roialign(ct_graph *g, ct_op *op, ct_diag *d) {
   ct_status st;
   if ((st = ct_sm_float_in(op, 0, 4, &x, d)) || (st = ct_sm_float_in(op, 1, 2, &rois, d)) || (st = ct_sm_in(op, 2, &bi, d)))
     return st;
-  if (rois->shape[1] != 4 || bi->ndim != 1 || bi->shape[0] != rois->shape[0] || !ct_km_is_int(bi->dtype))
-    return ct_km_err(d, CT_ERR_INPUT, op, "rois must be (R, 4) and batch_indices (R) integer");
+  if (rois->shape[1] != 4 || bi->ndim != 1 || bi->shape[0] != rois->shape[0] || !ct_ops_is_int(bi->dtype))
+    return ct_ops_err(d, CT_ERR_INPUT, op, "rois must be (R, 4) and batch_indices (R) integer");
   int64_t oh = ct_attr_roialign_output_height(op), ow = ct_attr_roialign_output_width(op);
   if (oh < 1 || ow < 1 || ct_attr_roialign_sampling_ratio(op) < 0)
-    return ct_km_err(d, CT_ERR_INPUT, op, "output sizes must be >= 1 and sampling_ratio >= 0");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "output sizes must be >= 1 and sampling_ratio >= 0");
   int64_t s[4] = {rois->shape[0], x->shape[1], oh, ow};
   ct_sm_out(op, 0, x->dtype, 4, s);
   return CT_OK;
 }
 
 /* MaxUnpool: X (N, C, spatial...), I (X's shape, int64) → output_shape (constant input 2) or the
- * default size of ct_ke2_unpool_shape. Errors: those of ct_ke2_unpool_shape, shapes, a
+ * default size of ct_maxunpool_shape. Errors: those of ct_maxunpool_shape, shapes, a
  * non-constant output_shape ("unsupported"). */
 ct_status ct_shape_maxunpool(ct_graph *g, ct_op *op, ct_diag *d) {
   (void)g;
@@ -295,13 +295,13 @@ ct_status ct_shape_maxunpool(ct_graph *g, ct_op *op, ct_diag *d) {
   if ((st = ct_sm_in(op, 0, &x, d)) || (st = ct_sm_in(op, 1, &ind, d))) return st;
   if (op->n_in > 2 && (st = ct_sm_const(op, 2, "output_shape", &os, d))) return st;
   if (x->ndim < 3 || ind->ndim != x->ndim || ind->dtype != CT_I64 || ct_value_numel(ind) != ct_value_numel(x))
-    return ct_km_err(d, CT_ERR_INPUT, op, "X must be (N, C, spatial...) and I int64 of its shape");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "X must be (N, C, spatial...) and I int64 of its shape");
   int64_t s[CT_MAX_DIMS];
-  if ((st = ct_ke2_unpool_shape(op, x->ndim, x->shape, s, d))) return st;
+  if ((st = ct_maxunpool_shape(op, x->ndim, x->shape, s, d))) return st;
   if (os) {
     int n = 0;
-    if ((st = ct_km_ints(op, os, "output_shape", CT_MAX_DIMS, s, &n, d))) return st;
-    if (n != x->ndim) return ct_km_err(d, CT_ERR_INPUT, op, "output_shape must have %d entries", x->ndim);
+    if ((st = ct_ops_ints(op, os, "output_shape", CT_MAX_DIMS, s, &n, d))) return st;
+    if (n != x->ndim) return ct_ops_err(d, CT_ERR_INPUT, op, "output_shape must have %d entries", x->ndim);
   }
   ct_sm_out(op, 0, x->dtype, x->ndim, s);
   return CT_OK;

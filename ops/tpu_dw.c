@@ -11,7 +11,7 @@
 /* xp := channel c of image n as x − zp_x, zero-padded by the pads (the zero point is
  * what the pads hold): [in0 + pb0 + pe0][in1 + pb1 + pe1][in2 + pb2 + pe2] int16. */
 static void dw_plane(const ct_tpu_dw_job *j, int64_t c, int16_t *xp, const int64_t *pd) {
-  const ct_kn_geo *g = j->geo;
+  const ct_nn_geo *g = j->geo;
   int64_t base = (j->n * j->x->shape[1] + c) * g->in[0] * g->in[1] * g->in[2];
   memset(xp, 0, sizeof *xp * (size_t)(pd[0] * pd[1] * pd[2]));
   for (int64_t d = 0; d < g->in[0]; d++)
@@ -107,7 +107,7 @@ CT_CLONES_V3 static void dw_flat_i32(const int16_t *x, const int64_t *off, const
  * padded H, likewise W): output (oh, ow) of a depth slice then reads its taps at flat index
  * oh·pd2 + ow of the slice, so a slice's rows are one flat run of (OH − 1)·pd2 + OW sums
  * (pd2 − OW of them between rows unused), every read within the plane. */
-static bool dw_flat_ok(const ct_kn_geo *g, const int64_t *pd) {
+static bool dw_flat_ok(const ct_nn_geo *g, const int64_t *pd) {
   return g->s[1] == 1 && g->s[2] == 1 && g->out[1] >= 1 && g->out[2] >= 1 &&
          g->out[1] + (g->k[1] - 1) * g->dl[1] <= pd[1] && g->out[2] + (g->k[2] - 1) * g->dl[2] <= pd[2];
 }
@@ -115,7 +115,7 @@ static bool dw_flat_ok(const ct_kn_geo *g, const int64_t *pd) {
 /* dw_channel for dw_flat_ok geometry in int32: each depth slice summed as one flat run,
  * requantized as one row, and its OH rows of OW outputs copied out. */
 static void dw_channel_flat(const ct_tpu_dw_job *j, int64_t c, const int64_t *pd, dw_scratch *sc, int32_t b) {
-  const ct_kn_geo *g = j->geo;
+  const ct_nn_geo *g = j->geo;
   int64_t taps = g->k[0] * g->k[1] * g->k[2], OH = g->out[1], OW = g->out[2], L = (OH - 1) * pd[2] + OW;
   size_t es = ct_dtype_size(j->y->dtype);
   int64_t out = (j->n * j->oc + c) * j->P;
@@ -129,7 +129,7 @@ static void dw_channel_flat(const ct_tpu_dw_job *j, int64_t c, const int64_t *pd
 /* Channel c of image j->n from its padded plane sc->xp: each output row's taps summed in
  * place (int32 when dw_narrow proves it exact, else int64), then requantized as a row. */
 static void dw_channel(const ct_tpu_dw_job *j, int64_t c, const int64_t *pd, dw_scratch *sc) {
-  const ct_kn_geo *g = j->geo;
+  const ct_nn_geo *g = j->geo;
   int64_t taps = g->k[0] * g->k[1] * g->k[2], OW = g->out[2], sw = g->s[2];
   int32_t zw = j->zw ? j->zw[c] : j->zw0, b = j->b ? ct_tq_get(j->b, c) : 0;
   ct_tq_get_row_i32(j->w, c * taps, taps, zw, sc->wt);
@@ -156,7 +156,7 @@ static void dw_channel(const ct_tpu_dw_job *j, int64_t c, const int64_t *pd, dw_
 void ct_tpu_dw_channels(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   ct_tpu_dw_job *j = arg;
-  const ct_kn_geo *g = j->geo;
+  const ct_nn_geo *g = j->geo;
   int64_t pd[3], taps = g->k[0] * g->k[1] * g->k[2], t = 0;
   for (int d = 0; d < 3; d++) pd[d] = g->in[d] + g->pb[d] + g->pe[d];
   dw_scratch sc;

@@ -13,7 +13,7 @@
 typedef struct ct_tpu_dw_job {
   const ct_tensor *x, *w, *b;
   ct_tensor *y;
-  const ct_kn_geo *geo;
+  const ct_nn_geo *geo;
   int64_t n, oc, P;       /* the image, the channels C, the outputs per channel */
   const int32_t *m;
   const int *s;
@@ -24,7 +24,7 @@ typedef struct ct_tpu_dw_job {
 } ct_tpu_dw_job;
 
 /* Channels [lo, hi) of image job->n (arg: a ct_tpu_dw_job *; a ct_workpool_fn for
- * ct_kn_parallel): y = requant_act(b + Σ_taps (x − zx)·(w − zw)) per channel, the same
+ * ct_nn_parallel): y = requant_act(b + Σ_taps (x − zx)·(w − zw)) per channel, the same
  * integers whatever the split. Sets job->oom when out of memory. */
 void ct_tpu_dw_channels(void *arg, int64_t lo, int64_t hi, int slot);
 

@@ -18,9 +18,9 @@ ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   int s[3];
   int nm = 0, ns = 0;
   const int64_t *mv = ct_attr_rq_multiplier(op, &nm), *sv = ct_attr_rq_rshift(op, &ns);
-  if (nm != 2 || ns != 3) return ct_km_err(d, CT_ERR_INPUT, op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]");
+  if (nm != 2 || ns != 3) return ct_ops_err(d, CT_ERR_INPUT, op, "needs multiplier [m_a, m_b] and rshift [s_a, s_b, s_out]");
   for (int i = 0; i < 3; i++) {
-    if (sv[i] < 0 || sv[i] > 63) return ct_km_err(d, CT_ERR_INPUT, op, "rshift %lld outside 0..63", (long long)sv[i]);
+    if (sv[i] < 0 || sv[i] > 63) return ct_ops_err(d, CT_ERR_INPUT, op, "rshift %lld outside 0..63", (long long)sv[i]);
     s[i] = (int)sv[i];
   }
   m[0] = (int32_t)mv[0], m[1] = (int32_t)mv[1];
@@ -30,7 +30,7 @@ ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
          : op->kind == CT_OP_MAX ? CT_QUANT_ELT_MAX
          : op->kind == CT_OP_MIN ? CT_QUANT_ELT_MIN
                                  : CT_QUANT_ELT_MUL;
-  if (op->n_in != 2) return ct_km_err(d, CT_ERR_INPUT, op, "the integer form has two operands");
+  if (op->n_in != 2) return ct_ops_err(d, CT_ERR_INPUT, op, "the integer form has two operands");
   p.zp_a = ct_tq_zp(op->in[0]), p.zp_b = ct_tq_zp(op->in[1]), p.zp_out = ct_tq_zp(op->out[0]);
   if ((st = ct_tq_act(op, &p.act, &p.act_hi, d))) return st;
   int nd[2] = {in[0]->ndim, in[1]->ndim};
@@ -53,10 +53,10 @@ ct_status ct_tpu_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   if (st) return st;
   ct_tensor *y = out[0];
   int axis;
-  if (!ct_km_axis(ct_attr_concat_axis(op), y->ndim, &axis)) return ct_km_err(d, CT_ERR_INPUT, op, "bad axis");
+  if (!ct_ops_axis(ct_attr_concat_axis(op), y->ndim, &axis)) return ct_ops_err(d, CT_ERR_INPUT, op, "bad axis");
   int32_t *m = malloc((size_t)op->n_in * sizeof *m);
   int *s = malloc((size_t)op->n_in * sizeof *s);
-  if (!m || !s) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!m || !s) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   if (!st) st = ct_tq_rq(op, op->n_in, m, s, d);
   int64_t outer = 1, after = 1;
   for (int k = 0; k < axis; k++) outer *= y->shape[k];
@@ -74,7 +74,7 @@ ct_status ct_tpu_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
 }
 
 /* Sum of (x − zp) over one window; pad positions add 0 (they hold the zero point). */
-static int64_t window_sum(const ct_tensor *x, const ct_kn_geo *g, int64_t base, int64_t oh, int64_t ow, int32_t zx) {
+static int64_t window_sum(const ct_tensor *x, const ct_nn_geo *g, int64_t base, int64_t oh, int64_t ow, int32_t zx) {
   int64_t acc = 0;
   for (int64_t kh = 0; kh < g->k[1]; kh++) {
     int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
@@ -93,15 +93,15 @@ ct_status ct_tpu_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   if (st) return st;
   const ct_tensor *x = in[0];
   ct_tensor *y = out[0];
-  ct_kn_geo g = {.nsp = 2};
-  if (x->ndim != 4) return ct_km_err(d, CT_ERR_INPUT, op, "integer pooling needs NCHW input");
+  ct_nn_geo g = {.nsp = 2};
+  if (x->ndim != 4) return ct_ops_err(d, CT_ERR_INPUT, op, "integer pooling needs NCHW input");
   if (op->kind == CT_OP_GLOBALAVERAGEPOOL) {
     for (int i = 0; i < 3; i++) g.s[i] = g.dl[i] = g.out[i] = 1;
     g.in[0] = g.k[0] = 1, g.in[1] = g.k[1] = x->shape[2], g.in[2] = g.k[2] = x->shape[3];
-  } else if ((st = ct_kn_geo_read(op, x, NULL, y, &g, d))) {
+  } else if ((st = ct_nn_geo_read(op, x, NULL, y, &g, d))) {
     return st;
   }
-  if (g.k[0] != 1 || g.in[0] != 1) return ct_km_err(d, CT_ERR_INPUT, op, "integer pooling is 2-D");
+  if (g.k[0] != 1 || g.in[0] != 1) return ct_ops_err(d, CT_ERR_INPUT, op, "integer pooling is 2-D");
   int32_t m;
   int s;
   if ((st = ct_tq_rq(op, 1, &m, &s, d))) return st;
@@ -124,12 +124,12 @@ ct_status ct_tpu_reducemean(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   ct_status st = ct_tq_need_int(op, in, out, 1, d);
   const ct_tensor *x = in[0];
   bool red[CT_MAX_DIMS] = {false}, noop = false;
-  if (st || (st = ct_km_reduce_axes(op, x->ndim, op->n_in > 1 ? in[1] : NULL, red, &noop, d))) return st;
+  if (st || (st = ct_ops_reduce_axes(op, x->ndim, op->n_in > 1 ? in[1] : NULL, red, &noop, d))) return st;
   int first = -1, last = -1;
   for (int k = 0; k < x->ndim; k++)
     if (red[k]) last = k, first = first < 0 ? k : first;
   for (int k = first; k >= 0 && k <= last; k++)
-    if (!red[k]) return ct_km_err(d, CT_ERR_INPUT, op, "integer ReduceMean needs contiguous axes");
+    if (!red[k]) return ct_ops_err(d, CT_ERR_INPUT, op, "integer ReduceMean needs contiguous axes");
   int64_t outer = 1, R = 1, inner = 1;
   for (int k = 0; k < x->ndim; k++) {
     if (first < 0 || k < first) outer *= x->shape[k];
@@ -155,7 +155,7 @@ static ct_status lut16(const ct_op *op, const int64_t *tab, int n, bool per_chan
                        ct_diag *d) {
   int64_t C = x->ndim >= 2 ? x->shape[1] : 1, cnt = ct_tensor_numel(x), E = CT_QUANT_LUT16_ENTRIES;
   int16_t *t = malloc(sizeof *t * (size_t)n);
-  if (!t) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!t) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   for (int i = 0; i < n; i++) t[i] = (int16_t)tab[i];
   int64_t plane = per_channel && cnt > 0 ? cnt / x->shape[0] / C : 1;
   for (int64_t i = 0; i < cnt; i++)
@@ -172,7 +172,7 @@ ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, con
   int64_t C = in[0]->ndim >= 2 ? in[0]->shape[1] : 1, cnt = ct_tensor_numel(in[0]), E = ct_quant_lut_entries(it);
   bool per_channel = n != E && in[0]->ndim >= 2 && n == E * C;
   if ((n != E && !per_channel) || (it != CT_I8 && it != CT_U8 && it != CT_I16) || (ot != CT_I8 && ot != CT_U8))
-    return ct_km_err(d, CT_ERR_INPUT, op, "needs a 256-entry table (or 256 per channel) and 8-bit input and output, or a 257-entry table and i16 input");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "needs a 256-entry table (or 256 per channel) and 8-bit input and output, or a 257-entry table and i16 input");
   if (it == CT_I16) return lut16(op, tab, n, per_channel, in[0], out[0], d);
   int64_t plane = per_channel && cnt > 0 ? cnt / in[0]->shape[0] / C : 1;
   uint8_t *y = out[0]->data;
@@ -211,12 +211,12 @@ ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   if (!fi && !fo) return ct_tpu_requant(op, in, out, ctx, d);
   if (fi && !fo) {
     if (yv->n_scale != 1 || !ct_tq_is_storage(out[0]->dtype))
-      return ct_km_err(d, CT_ERR_INPUT, op, "a quantizing cast needs per-tensor parameters on its result");
+      return ct_ops_err(d, CT_ERR_INPUT, op, "a quantizing cast needs per-tensor parameters on its result");
     for (int64_t i = 0; i < n; i++)
       ct_tq_set(out[0], i, ct_quant_quantize(ct_tensor_get_f64(in[0], i), yv->scale[0], yv->zero_point[0], out[0]->dtype));
   } else if (!fi) {
     if (xv->n_scale != 1 || !ct_tq_is_storage(in[0]->dtype))
-      return ct_km_err(d, CT_ERR_INPUT, op, "a dequantizing cast needs per-tensor parameters on its operand");
+      return ct_ops_err(d, CT_ERR_INPUT, op, "a dequantizing cast needs per-tensor parameters on its operand");
     for (int64_t i = 0; i < n; i++)
       ct_tensor_set_f64(out[0], i, ct_quant_dequantize(ct_tq_get(in[0], i), xv->scale[0], xv->zero_point[0]));
   } else {

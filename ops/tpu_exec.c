@@ -74,8 +74,8 @@ static ct_kernel_fn float_kernel(ct_op_kind k) {
 
 static ct_status run_float(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   ct_kernel_fn fn = float_kernel(op->kind);
-  if (!fn) return ct_km_err(d, CT_ERR_INPUT, op, "has no float kernel");
-  if (op->n_in > MAX_IO || op->n_out > MAX_IO) return ct_km_err(d, CT_ERR_INPUT, op, "too many operands");
+  if (!fn) return ct_ops_err(d, CT_ERR_INPUT, op, "has no float kernel");
+  if (op->n_in > MAX_IO || op->n_out > MAX_IO) return ct_ops_err(d, CT_ERR_INPUT, op, "too many operands");
   ct_tensor *fin[MAX_IO] = {0}, *fout[MAX_IO] = {0};
   ct_status st = CT_OK;
   for (int i = 0; i < op->n_in; i++) {
@@ -87,7 +87,7 @@ static ct_status run_float(const ct_op *op, ct_tensor *const *in, ct_tensor **ou
     if (out[i] && low_float(out[i]->dtype) && !(fout[i] = ct_tensor_new(CT_F32, out[i]->ndim, out[i]->shape, NULL)))
       st = CT_ERR_LIMIT;
   }
-  if (st) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (st) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   else st = fn(op, (ct_tensor *const *)fin, fout, ctx, d);
   for (int i = 0; !st && !moves_data(op) && i < op->n_out; i++)
     if (fout[i]) canon_nans(fout[i]);
@@ -105,7 +105,7 @@ ct_status ct_tpu_exec(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   ct_status st;
   if (op->kind == CT_OP_CAST || touches_quant(op)) {
     ct_kernel_fn fn = ct_kernel_for(op->kind, CT_DIALECT_TPU);
-    if (!fn) return ct_km_err(d, CT_ERR_INPUT, op, "has no integer kernel");
+    if (!fn) return ct_ops_err(d, CT_ERR_INPUT, op, "has no integer kernel");
     st = fn(op, in, out, ctx, d);
   } else {
     st = run_float(op, in, out, ctx, d);
@@ -113,7 +113,7 @@ ct_status ct_tpu_exec(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   for (int i = 0; !st && i < op->n_out; i++) {
     const ct_value *v = op->out[i];
     if (out[i] && v && !ct_tensor_set_quant(out[i], v->n_scale, v->quant_axis, v->scale, v->zero_point))
-      st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+      st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   }
   return st;
 }

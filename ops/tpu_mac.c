@@ -179,20 +179,20 @@ CT_CLONES_V3 static int col_floats(const int16_t *col, int64_t n, float *colf) {
 
 /* xs := x − zp_x of image n, channels [c0, c0 + cg) (int16, [cg][D][H][W]): one typed read
  * per input element instead of one per tap. */
-static void conv_input(const ct_tensor *x, const ct_kn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx, int16_t *xs) {
+static void conv_input(const ct_tensor *x, const ct_nn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx, int16_t *xs) {
   int64_t vol = g->in[0] * g->in[1] * g->in[2];
   ct_tq_get_row_i16(x, (n * x->shape[1] + c0) * vol, cg * vol, zx, xs);
 }
 
 /* A 1×1 (×1) kernel with unit strides and no pads: the columns are the input itself. */
-static bool conv_pointwise(const ct_kn_geo *g) {
+static bool conv_pointwise(const ct_nn_geo *g) {
   for (int d = 0; d < 3; d++)
     if (g->k[d] != 1 || g->s[d] != 1 || g->pb[d] || g->pe[d]) return false;
   return true;
 }
 
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads. */
-static void conv_im2col(const int16_t *xs, const ct_kn_geo *g, int64_t cg, int16_t *col) {
+static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, int16_t *col) {
   int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
   if (conv_pointwise(g)) {
     memcpy(col, xs, sizeof *col * (size_t)(cg * P));
@@ -220,14 +220,14 @@ static void conv_im2col(const int16_t *xs, const ct_kn_geo *g, int64_t cg, int16
 }
 
 /* The depthwise path (every group one input and one output channel): ops/tpu_dw.c. */
-static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_tensor *x, const ct_kn_geo *g, int32_t zx,
+static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_tensor *x, const ct_nn_geo *g, int32_t zx,
                                 const ct_kernel_ctx *ctx, ct_diag *d) {
   ct_tpu_dw_job dj = {.x = x, .w = j->w, .b = j->b, .y = j->y, .geo = g, .oc = j->oc, .P = j->P, .m = j->m, .s = j->s,
                       .zw = j->zw, .zw0 = j->zw0, .zx = zx, .zy = j->zy, .hi = j->hi, .act = j->act};
   for (int64_t n = 0; n < x->shape[0]; n++) {
     dj.n = n;
-    ct_kn_parallel(ctx, j->oc, j->oc * j->K * j->P, ct_tpu_dw_channels, &dj);
-    if (dj.oom) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+    ct_nn_parallel(ctx, j->oc, j->oc * j->K * j->P, ct_tpu_dw_channels, &dj);
+    if (dj.oom) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   }
   return CT_OK;
 }
@@ -235,19 +235,19 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
 /* The im2col path of groups of cg input channels: per image and group the int16 columns,
  * then the dot loop (conv_channels) or, from CONV_GEMM_MIN_OC output channels per group,
  * the exact chunked sgemm (conv_channels_gemm). */
-static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, const ct_kn_geo *g, int64_t G, int64_t cg,
+static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, const ct_nn_geo *g, int64_t G, int64_t cg,
                               int32_t zx, const ct_kernel_ctx *ctx, ct_diag *d) {
   int64_t vol = g->in[0] * g->in[1] * g->in[2], KP = j->K * j->P > 0 ? j->K * j->P : 1;
   bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1;
   int16_t *col = malloc(sizeof *col * (size_t)KP), *xs = malloc(sizeof *xs * (size_t)(cg * vol > 0 ? cg * vol : 1));
   float *colf = gemm ? malloc(sizeof *colf * (size_t)KP) : NULL;
   int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
-  ct_status st = !col || !xs || (gemm && !colf) || wmax < 0 ? ct_km_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
+  ct_status st = !col || !xs || (gemm && !colf) || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   for (int64_t o = 0; gemm && j->b && o < j->oc; o++) {
     int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
     j->bmax = v > j->bmax ? v : j->bmax;
   }
-  if (gemm) ct_kn_blas_threads(ctx);
+  if (gemm) ct_nn_blas_threads(ctx);
   j->col = col;
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
@@ -259,8 +259,8 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
         j->colf = colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
         j->acc32 = j->small && j->bmax + j->K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
       }
-      ct_kn_parallel(ctx, j->og, j->og * j->K * j->P, gemm ? conv_channels_gemm : conv_channels, j);
-      if (j->oom) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+      ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, gemm ? conv_channels_gemm : conv_channels, j);
+      if (j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
   free(col), free(colf), free(xs);
   return st;
@@ -271,19 +271,19 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   ct_tensor *y = out[0];
   ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
   if (st) return st;
-  ct_kn_geo g;
-  if ((st = ct_kn_geo_read(op, x, w, y, &g, d))) return st;
+  ct_nn_geo g;
+  if ((st = ct_nn_geo_read(op, x, w, y, &g, d))) return st;
   conv_job j = {.op = op, .w = w, .b = b, .y = y, .oc = y->shape[1]};
   int64_t G = ct_attr_conv_group(op), C = x->shape[1];
   if (G < 1 || C % G || j.oc % G || w->shape[1] != C / G || (b && ct_tensor_numel(b) != j.oc))
-    return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent channels, groups or bias");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "inconsistent channels, groups or bias");
   int64_t cg = C / G;
   j.og = j.oc / G;
   j.K = cg * g.k[0] * g.k[1] * g.k[2];
   j.P = g.out[0] * g.out[1] * g.out[2];
   int32_t *m = malloc((size_t)j.oc * sizeof *m);
   int *s = malloc((size_t)j.oc * sizeof *s);
-  if (!m || !s) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!m || !s) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   if (!st) st = ct_tq_rq(op, j.oc, m, s, d);
   if (!st) st = ct_tq_act(op, &j.act, &j.hi, d);
   const ct_value *wv = op->in[1];
@@ -362,26 +362,26 @@ static void mm_block(const mm_args *q) {
 static ct_status mm_params(const ct_op *op, const ct_value *bv, int64_t N, int32_t **m, int **s, int32_t **zb,
                            bool *raw, ct_diag *d) {
   *m = malloc((size_t)N * sizeof **m), *s = malloc((size_t)N * sizeof **s), *zb = malloc((size_t)N * sizeof **zb);
-  if (!*m || !*s || !*zb) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!*m || !*s || !*zb) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   for (int64_t c = 0; c < N; c++) (*zb)[c] = bv->n_scale == N && N > 1 ? bv->zero_point[c] : ct_tq_zp(bv);
   *raw = ct_tq_raw_out(op);
   return *raw ? CT_OK : ct_tq_rq(op, N, *m, *s, d);
 }
 
 ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
-  ct_kn_blas_threads(ctx);
+  ct_nn_blas_threads(ctx);
   ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
   if (st) return st;
   const ct_tensor *a = in[0], *b = in[1], *c = op->n_in > 2 ? in[2] : NULL;
   bool tb = ct_attr_gemm_transB(op) != 0;
   if (ct_attr_gemm_transA(op) || a->ndim != 2 || b->ndim != 2)
-    return ct_km_err(d, CT_ERR_INPUT, op, "integer Gemm needs 2-D A (not transposed) and B");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "integer Gemm needs 2-D A (not transposed) and B");
   mm_args q = {.a = a, .b = b, .bias = c, .y = out[0], .M = a->shape[0], .K = a->shape[1], .tb = tb};
   q.N = tb ? b->shape[0] : b->shape[1];
   if ((tb ? b->shape[1] : b->shape[0]) != q.K || (c && (ct_tensor_numel(c) != q.N || c->ndim > 2 || (c->ndim == 2 && c->shape[0] != 1))))
-    return ct_km_err(d, CT_ERR_INPUT, op, "inconsistent Gemm shapes (bias must be [N] or [1, N])");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "inconsistent Gemm shapes (bias must be [N] or [1, N])");
   if (ct_attr_gemm_alpha(op) != 1 || (c && ct_attr_gemm_beta(op) != 1))
-    return ct_km_err(d, CT_ERR_INPUT, op, "integer Gemm needs alpha = beta = 1 (lowering folds them into the weights and bias)");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "integer Gemm needs alpha = beta = 1 (lowering folds them into the weights and bias)");
   int32_t *m = NULL, *zb = NULL;
   int *s = NULL;
   st = mm_params(op, op->in[1], q.N, &m, &s, &zb, &q.raw, d);
@@ -393,16 +393,16 @@ ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
 }
 
 ct_status ct_tpu_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
-  ct_kn_blas_threads(ctx);
+  ct_nn_blas_threads(ctx);
   ct_status st = ct_tq_need_int(op, in, out, 2, d);
   if (st) return st;
   const ct_tensor *a = in[0], *b = in[1];
-  if (a->ndim < 2 || b->ndim < 2) return ct_km_err(d, CT_ERR_INPUT, op, "integer MatMul needs operands of rank >= 2");
+  if (a->ndim < 2 || b->ndim < 2) return ct_ops_err(d, CT_ERR_INPUT, op, "integer MatMul needs operands of rank >= 2");
   mm_args q = {.a = a, .b = b, .y = out[0], .M = a->shape[a->ndim - 2], .K = a->shape[a->ndim - 1]};
   q.N = b->shape[b->ndim - 1];
   int64_t ba = ct_tensor_numel(a) / (q.M * q.K > 0 ? q.M * q.K : 1), bb = ct_tensor_numel(b) / (q.K * q.N > 0 ? q.K * q.N : 1);
   if (b->shape[b->ndim - 2] != q.K || (bb != 1 && bb != ba))
-    return ct_km_err(d, CT_ERR_INPUT, op, "integer MatMul: inner dims or batch dims do not match");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "integer MatMul: inner dims or batch dims do not match");
   int32_t *m = NULL, *zb = NULL;
   int *s = NULL;
   st = mm_params(op, op->in[1], q.N, &m, &s, &zb, &q.raw, d);
@@ -425,16 +425,16 @@ ct_status ct_tpu_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor 
   const ct_tensor *x = in[0], *w = in[1], *b = op->n_in > 2 ? in[2] : NULL;
   ct_tensor *y = out[0];
   ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
-  ct_kn_geo g;
-  if (st || (st = ct_kn_geo_read(op, x, w, y, &g, d))) return st;
+  ct_nn_geo g;
+  if (st || (st = ct_nn_geo_read(op, x, w, y, &g, d))) return st;
   int64_t C = x->shape[1], OC = y->shape[1], G = ct_attr_conv_group(op);
   if (G < 1 || C % G || OC % G || w->shape[0] != C || w->shape[1] != OC / G || g.k[0] != 1 || (b && ct_tensor_numel(b) != OC))
-    return ct_km_err(d, CT_ERR_INPUT, op, "integer ConvTranspose: inconsistent channels, groups, bias or a 3-D kernel");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "integer ConvTranspose: inconsistent channels, groups, bias or a 3-D kernel");
   int64_t cg = C / G, ocg = OC / G, ivol = g.in[1] * g.in[2], ovol = g.out[1] * g.out[2];
   int32_t *m = malloc((size_t)OC * sizeof *m), zx = ct_tq_zp(op->in[0]), zw = ct_tq_zp(op->in[1]), zy = ct_tq_zp(op->out[0]);
   int *s = malloc((size_t)OC * sizeof *s);
   int64_t *acc = malloc((size_t)(OC * ovol > 0 ? OC * ovol : 1) * sizeof *acc);
-  if (!m || !s || !acc) st = ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!m || !s || !acc) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   if (!st) st = ct_tq_rq(op, OC, m, s, d);
   for (int64_t n = 0; !st && n < x->shape[0]; n++) {
     for (int64_t oc = 0; oc < OC; oc++)

@@ -63,13 +63,13 @@ ct_status ct_tpu_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   ct_tensor *y = out[0];
   bool fl = x->dtype == CT_F32 && y->dtype == CT_F32;
   bool q8 = (x->dtype == CT_I8 || x->dtype == CT_U8) && y->dtype == x->dtype;
-  if (!fl && !q8) return ct_km_err(d, CT_ERR_INPUT, op, "linear Resize of %s to %s", ct_dtype_name(x->dtype), ct_dtype_name(y->dtype));
+  if (!fl && !q8) return ct_ops_err(d, CT_ERR_INPUT, op, "linear Resize of %s to %s", ct_dtype_name(x->dtype), ct_dtype_name(y->dtype));
   const ct_value *xv = op->in[0], *yv = op->out[0];
   if (q8 && (xv->n_scale != 1 || yv->n_scale != 1 || xv->scale[0] != yv->scale[0] || ct_tq_zp(xv) != ct_tq_zp(yv)))
-    return ct_km_err(d, CT_ERR_INPUT, op, "integer linear Resize needs one scale and zero point shared by input and output");
+    return ct_ops_err(d, CT_ERR_INPUT, op, "integer linear Resize needs one scale and zero point shared by input and output");
   int64_t ih = x->shape[2], iw = x->shape[3], oh = y->shape[2], ow = y->shape[3];
   ct_quant_lin_tap *t = malloc(sizeof *t * (size_t)(oh + ow));
-  if (!t) return ct_km_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (!t) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
   for (int64_t r = 0; r < oh; r++) ct_quant_resize_tap(p.ctm, ih, oh, p.scale_h, r, &t[r]);
   for (int64_t q = 0; q < ow; q++) ct_quant_resize_tap(p.ctm, iw, ow, p.scale_w, q, &t[oh + q]);
   for (int64_t pl = 0; pl < x->shape[0] * x->shape[1]; pl++) plane(x, y, pl, t, t + oh, ct_tq_zp(xv));

@@ -21,9 +21,21 @@ bool ct_tq_is_storage(ct_dtype dt) {
   default: for (int64_t i = 0; i < n; i++) dst[i] = (D)(0 - z); break;                 \
   }
 
-CT_CLONES_V3 void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst) { GET_ROW(int32_t) }
+CT_CLONES_V3 static void ct_tq_get_row_i32_clones(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst) {
+  GET_ROW(int32_t)
+}
 
-CT_CLONES_V3 void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) { GET_ROW(int16_t) }
+void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst) {
+  ct_tq_get_row_i32_clones(t, off, n, z, dst);
+}
+
+CT_CLONES_V3 static void ct_tq_get_row_i16_clones(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) {
+  GET_ROW(int16_t)
+}
+
+void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) {
+  ct_tq_get_row_i16_clones(t, off, n, z, dst);
+}
 #undef GET_ROW
 
 ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d) {
@@ -32,7 +44,7 @@ ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d)
   if (!strcmp(a, "none")) *act = CT_QUANT_ACT_NONE;
   else if (!strcmp(a, "relu")) *act = CT_QUANT_ACT_RELU;
   else if (!strcmp(a, "clip") || !strcmp(a, "relu6")) *act = CT_QUANT_ACT_CLAMP;
-  else return ct_km_err(d, CT_ERR_INPUT, op, "fused activation \"%s\" has no integer form", a);
+  else return ct_ops_err(d, CT_ERR_INPUT, op, "fused activation \"%s\" has no integer form", a);
   return CT_OK;
 }
 
@@ -41,12 +53,12 @@ ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d) {
   const int64_t *mv = ct_attr_rq_multiplier(op, &nm); /* rq, act and convt sets: the same lists */
   const int64_t *sv = ct_attr_rq_rshift(op, &ns);
   if (!mv || !sv || nm != ns || (nm != n && nm != 1))
-    return ct_km_err(d, CT_ERR_INPUT, op, "needs multiplier and rshift with %lld (or 1) entries, has %d and %d",
+    return ct_ops_err(d, CT_ERR_INPUT, op, "needs multiplier and rshift with %lld (or 1) entries, has %d and %d",
                      (long long)n, nm, ns);
   for (int64_t i = 0; i < n; i++) {
     int64_t mm = mv[nm == 1 ? 0 : i], ss = sv[nm == 1 ? 0 : i];
     if (ss < 0 || ss > 63 || mm < INT32_MIN || mm > INT32_MAX)
-      return ct_km_err(d, CT_ERR_INPUT, op, "requant entry %lld (%lld, %lld) out of range", (long long)i,
+      return ct_ops_err(d, CT_ERR_INPUT, op, "requant entry %lld (%lld, %lld) out of range", (long long)i,
                        (long long)mm, (long long)ss);
     m[i] = (int32_t)mm;
     s[i] = (int)ss;
@@ -57,11 +69,11 @@ ct_status ct_tq_rq(const ct_op *op, int64_t n, int32_t *m, int *s, ct_diag *d) {
 ct_status ct_tq_need_int(const ct_op *op, ct_tensor *const *in, ct_tensor **out, int n_in, ct_diag *d) {
   for (int i = 0; i < n_in; i++)
     if (in[i] && !ct_tq_is_storage(in[i]->dtype))
-      return ct_km_err(d, CT_ERR_INPUT, op, "input %d is %s, the integer kernel needs integer storage", i,
+      return ct_ops_err(d, CT_ERR_INPUT, op, "input %d is %s, the integer kernel needs integer storage", i,
                        ct_dtype_name(in[i]->dtype));
   for (int i = 0; i < op->n_out; i++)
     if (out[i] && !ct_tq_is_storage(out[i]->dtype))
-      return ct_km_err(d, CT_ERR_INPUT, op, "output %d is %s, the integer kernel needs integer storage", i,
+      return ct_ops_err(d, CT_ERR_INPUT, op, "output %d is %s, the integer kernel needs integer storage", i,
                        ct_dtype_name(out[i]->dtype));
   return CT_OK;
 }

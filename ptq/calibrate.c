@@ -85,8 +85,8 @@ static void channel_absmax(const float *x, const int64_t *sh, double *mx) {
 static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
   cal_worker *w = user;
   cal_state *c = w->c;
-  if (w->phase == 3) return cal_tune_op(w, op, in, out, d);
-  if (w->phase == 4) return cal_alpha_op(w, op, in, out, d);
+  if (w->phase == 3) return ct_cal_tune_op(w, op, in, out, d);
+  if (w->phase == 4) return ct_cal_alpha_op(w, op, in, out, d);
   for (int k = 0; k < op->n_out; k++) {
     int s = c->slot_of[op->out[k]->id];
     if (s < 0 || !out[k]) continue;
@@ -248,7 +248,7 @@ static ct_status tuned(cal_state *c, int64_t n, int s, double *th, ct_diag *d) {
   int steps = c->o->tune_steps;
   double *args = calloc((size_t)steps + 4, sizeof *args);
   if (!args) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  args[0] = cal_tune_low(c, s), args[1] = ct_calib_stats_absmax(&c->stats[s]), args[2] = steps;
+  args[0] = ct_cal_tune_low(c, s), args[1] = ct_calib_stats_absmax(&c->stats[s]), args[2] = steps;
   size_t row = (size_t)(steps + 1), per_sample = (size_t)c->nslots * row;
   for (int64_t i = 0; i < n; i++)
     for (int j = 0; j <= steps; j++) args[3 + j] += c->tune_err[(size_t)i * per_sample + (size_t)s * row + (size_t)j];
@@ -271,19 +271,19 @@ static ct_status check_options(const ct_calibrate_options *o, int64_t n, ct_diag
   return CT_OK;
 }
 
-/* Phase 4: the migration strength of every folded per-channel slot (cal_folded), scored
+/* Phase 4: the migration strength of every folded per-channel slot (ct_cal_folded), scored
  * on the first tune_num samples. */
 static ct_status channel_strengths(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, int64_t n,
                                    ct_ref_sample_fn sample, void *user, ct_diag *d) {
   bool any = false;
-  for (int s = 0; s < c->nslots; s++) any = (c->fold[s] = cal_folded(c, s)) || any;
+  for (int s = 0; s < c->nslots; s++) any = (c->fold[s] = ct_cal_folded(c, s)) || any;
   if (!any) return CT_OK;
   int64_t nt = n < c->o->tune_num ? n : c->o->tune_num > 0 ? c->o->tune_num : 1;
   c->alpha_err = calloc((size_t)nt * (size_t)c->nslots * CAL_N_ALPHA, sizeof *c->alpha_err);
   if (!c->alpha_err) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory for the channel scores");
-  ct_status st = c->o->channel_score_output ? cal_alpha_outputs(c, pool, nt, sample, user, d)
+  ct_status st = c->o->channel_score_output ? ct_cal_alpha_outputs(c, pool, nt, sample, user, d)
                                             : run_pass(c, pool, w, nw, 4, nt, sample, user, d);
-  for (int s = 0; st == CT_OK && s < c->nslots; s++) c->alpha[s] = c->fold[s] ? cal_best_alpha(c, nt, s) : 1;
+  for (int s = 0; st == CT_OK && s < c->nslots; s++) c->alpha[s] = c->fold[s] ? ct_cal_best_alpha(c, nt, s) : 1;
   return st;
 }
 
@@ -314,7 +314,7 @@ static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, 
   }
   if (st == CT_OK && o->tune) st = run_pass(c, pool, w, nw, 3, nt, sample, user, d);
   for (int s = 0; st == CT_OK && o->tune && s < c->nslots; s++)
-    if (cal_tunable(c, s)) st = tuned(c, nt, s, &c->th[s], d);
+    if (ct_cal_tunable(c, s)) st = tuned(c, nt, s, &c->th[s], d);
   if (st == CT_OK) st = channel_strengths(c, pool, w, nw, n, sample, user, d);
   return st;
 }
@@ -360,14 +360,14 @@ static ct_status append_weight_rows(const ct_graph *g, ct_calib_table *table, ct
 }
 
 /* The #channel_threshold block: per channel of a per-channel activation, its threshold
- * (cal_channel_thresholds); none for a tensor that is better per tensor. */
+ * (ct_cal_channel_thresholds); none for a tensor that is better per tensor. */
 static ct_status append_channel_rows(cal_state *c, ct_calib_table *table, ct_diag *d) {
   ct_status st = CT_OK;
   for (int s = 0; st == CT_OK && s < c->nslots; s++) {
     if (!c->nch[s] || c->stats[s].count == 0) continue;
     double *th = malloc(sizeof *th * (size_t)c->nch[s]);
     if (!th) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-    if (cal_channel_thresholds(c, s, th)) st = ct_calib_table_add_channel(table, c->vals[s]->name, c->nch[s], th, 0, d);
+    if (ct_cal_channel_thresholds(c, s, th)) st = ct_calib_table_add_channel(table, c->vals[s]->name, c->nch[s], th, 0, d);
     free(th);
   }
   return st;

@@ -2,7 +2,7 @@
  * ordinary Conv reads such a tensor, its lowering folds the channel scales into its
  * weights, which moves quantization error from the activation into the weights; how far to
  * go (the migration strength α) is measured per tensor on the tune samples, as tune
- * measures thresholds (cal_alpha_op, cal_channel_thresholds). */
+ * measures thresholds (ct_cal_alpha_op, ct_cal_channel_thresholds). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 
 static const double alphas[CAL_N_ALPHA] = {0, 0.25, 0.5, 0.75, 1};
 
-bool cal_folded(const cal_state *c, int s) {
+bool ct_cal_folded(const cal_state *c, int s) {
   for (int i = 0; c->nch[s] && i < c->g->n_ops; i++)
     if (!c->g->ops[i]->dead && ct_lower_folds_channels(c->g->ops[i], c->vals[s])) return true;
   return false;
@@ -77,7 +77,7 @@ static ct_status fake_quant_weights(const ct_tensor *w, const double *delta, boo
 /* Σ(y − r)² / Σ r² (Σ(y − r)² when r is all zero). */
 static double rel_error0(const ct_tensor *got, const ct_tensor *ref) {
   double dd = 0, rr = 0;
-  cal_sq_error(got, ref, &dd, &rr);
+  ct_cal_sq_error(got, ref, &dd, &rr);
   return rr > 0 ? dd / rr : dd;
 }
 
@@ -117,7 +117,7 @@ static ct_status alpha_score(cal_worker *w, const ct_op *op, int s, double alpha
   return st;
 }
 
-ct_status cal_alpha_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
+ct_status ct_cal_alpha_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
                        ct_diag *d) {
   const cal_state *c = w->c;
   const ct_value *v = op->n_in > 0 ? op->in[0] : NULL;
@@ -133,7 +133,7 @@ ct_status cal_alpha_op(cal_worker *w, const ct_op *op, const ct_tensor *const *i
   return CT_OK;
 }
 
-double cal_best_alpha(const cal_state *c, int64_t n, int s) {
+double ct_cal_best_alpha(const cal_state *c, int64_t n, int s) {
   double best = 1, lowest = INFINITY;
   for (int a = 0; a < CAL_N_ALPHA; a++) {
     double e = 0;
@@ -143,7 +143,7 @@ double cal_best_alpha(const cal_state *c, int64_t n, int s) {
   return best;
 }
 
-bool cal_channel_thresholds(const cal_state *c, int s, double *th) {
+bool ct_cal_channel_thresholds(const cal_state *c, int s, double *th) {
   double alpha = c->alpha ? c->alpha[s] : 1;
   alpha_thresholds(c, s, alpha, th);
   return alpha > 0;
@@ -240,7 +240,7 @@ static ct_status first_error(const out_job *j, int64_t n, ct_diag *d) {
   return CT_OK;
 }
 
-ct_status cal_alpha_outputs(cal_state *c, ct_workpool *pool, int64_t nt, ct_ref_sample_fn sample, void *user,
+ct_status ct_cal_alpha_outputs(cal_state *c, ct_workpool *pool, int64_t nt, ct_ref_sample_fn sample, void *user,
                             ct_diag *d) {
   int nf = 0;
   int *slots = malloc(sizeof *slots * ((size_t)c->nslots + 1));

@@ -10,18 +10,19 @@
 #include "ptq/calibrate_int.h"
 #include "quant/quant.h"
 
-bool cal_tunable(const cal_state *c, int s) {
+bool ct_cal_tunable(const cal_state *c, int s) {
   double mx = ct_calib_stats_absmax(&c->stats[s]);
   return c->th[s] > 0 && c->th[s] < mx;
 }
 
-double cal_tune_low(const cal_state *c, int s) {
+double ct_cal_tune_low(const cal_state *c, int s) {
   double f = c->o->tune_low;
   return f > 0 && f <= 1 ? f * c->th[s] : c->th[s];
 }
 
-double cal_candidate(const cal_state *c, int s, int j) {
-  double mx = ct_calib_stats_absmax(&c->stats[s]), lo = cal_tune_low(c, s);
+/* Candidate j of slot s: lo + j·(absmax − lo)/steps, lo = ct_cal_tune_low. */
+static double cal_candidate(const cal_state *c, int s, int j) {
+  double mx = ct_calib_stats_absmax(&c->stats[s]), lo = ct_cal_tune_low(c, s);
   return lo + (mx - lo) * (double)j / (double)c->o->tune_steps;
 }
 
@@ -42,7 +43,7 @@ static bool has_f32_output(const ct_op *op) {
   return false;
 }
 
-void cal_sq_error(const ct_tensor *got, const ct_tensor *ref, double *dd, double *rr) {
+void ct_cal_sq_error(const ct_tensor *got, const ct_tensor *ref, double *dd, double *rr) {
   const float *a = ref->data, *b = got->data;
   for (int64_t i = 0; i < ct_tensor_numel(ref); i++) {
     double e = (double)b[i] - (double)a[i];
@@ -55,7 +56,7 @@ void cal_sq_error(const ct_tensor *got, const ct_tensor *ref, double *dd, double
 static double rel_error(const ct_op *op, ct_tensor *const *got, const ct_tensor *const *ref) {
   double dd = 0, rr = 0;
   for (int k = 0; k < op->n_out; k++)
-    if (op->out[k]->dtype == CT_F32 && ref[k]) cal_sq_error(got[k], ref[k], &dd, &rr);
+    if (op->out[k]->dtype == CT_F32 && ref[k]) ct_cal_sq_error(got[k], ref[k], &dd, &rr);
   return rr > 0 ? dd / rr : dd;
 }
 
@@ -101,13 +102,13 @@ static bool seen_before(const ct_op *op, int k) {
   return false;
 }
 
-ct_status cal_tune_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
+ct_status ct_cal_tune_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
                       ct_diag *d) {
   cal_state *c = w->c;
   int steps = c->o->tune_steps;
   for (int k = 0; k < op->n_out; k++) { /* results no op reads: their own quantization error */
     int s = c->slot_of[op->out[k]->id];
-    if (s < 0 || c->readers[s] > 0 || !cal_tunable(c, s)) continue;
+    if (s < 0 || c->readers[s] > 0 || !ct_cal_tunable(c, s)) continue;
     ct_dtype dt = ct_quant_sym_type(c->stats[s].min, true);
     for (int j = 0; j <= steps; j++)
       w->err[(size_t)s * (size_t)(steps + 1) + (size_t)j] +=
@@ -117,7 +118,7 @@ ct_status cal_tune_op(cal_worker *w, const ct_op *op, const ct_tensor *const *in
   for (int k = 0; k < op->n_in; k++) {
     const ct_value *v = op->in[k];
     int s = v && !ct_value_is_const(v) ? c->slot_of[v->id] : -1;
-    if (s < 0 || seen_before(op, k) || !cal_tunable(c, s)) continue;
+    if (s < 0 || seen_before(op, k) || !ct_cal_tunable(c, s)) continue;
     for (int j = 0; j <= steps; j++) {
       ct_status st;
       double e = score(w, op, in, out, v, cal_candidate(c, s, j), &st, d);

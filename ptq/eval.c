@@ -69,29 +69,15 @@ static ct_status classify(const ct_graph *g, const ct_tensor_list *in, int64_t l
 }
 
 double ct_eval_cosine(const ct_tensor *a, const ct_tensor *b) {
-  int64_t n = ct_tensor_numel(a);
-  if (n != ct_tensor_numel(b)) return NAN;
-  double ab = 0, aa = 0, bb = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double x = ct_tensor_get_f64(a, i), y = ct_tensor_get_f64(b, i);
-    ab += x * y, aa += x * x, bb += y * y;
-  }
-  return ct_eval_cos_of(&(ct_cos_sums){ab, aa, bb});
+  ct_cos_sums s = {0};
+  return ct_eval_cos_add(&s, a, b) ? ct_cos_of(&s) : NAN;
 }
 
 bool ct_eval_cos_add(ct_cos_sums *s, const ct_tensor *x, const ct_tensor *y) {
   int64_t n = ct_tensor_numel(x);
   if (n != ct_tensor_numel(y)) return false;
-  for (int64_t i = 0; i < n; i++) {
-    double a = ct_tensor_get_f64(x, i), b = ct_tensor_get_f64(y, i);
-    if (isfinite(a) && isfinite(b)) s->xy += a * b, s->xx += a * a, s->yy += b * b;
-  }
+  for (int64_t i = 0; i < n; i++) ct_cos_add(s, ct_tensor_get_f64(x, i), ct_tensor_get_f64(y, i));
   return true;
-}
-
-double ct_eval_cos_of(const ct_cos_sums *s) {
-  if (s->xx == 0 && s->yy == 0) return 1;
-  return s->xx == 0 || s->yy == 0 ? 0 : s->xy / sqrt(s->xx * s->yy);
 }
 
 static void eval_sample(void *arg, int64_t lo, int64_t hi, int slot) {

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/cosine.h"
 #include "common/status.h"
 #include "ir/ir.h"
 #include "ptq/calibrate.h"
@@ -40,21 +41,13 @@ int64_t ct_eval_argmax(const ct_tensor *scores);
  * scores[label] (ties count in its favour). False if label is out of range. */
 bool ct_eval_in_topk(const ct_tensor *scores, int64_t label, int k);
 
-/* Cosine similarity a·b / (|a| |b|) of two tensors' values (ct_tensor_get_f64, double
- * sums): 1 when both are all zero, 0 when one is, NaN when the element counts differ. */
+/* Cosine similarity of two tensors' values (ct_tensor_get_f64; ct_cos_of of common/cosine.h,
+ * with its rule for NaN and infinities): NaN also when the element counts differ. */
 double ct_eval_cosine(const ct_tensor *a, const ct_tensor *b);
 
-/* The sums behind a cosine, accumulated over tensors and samples: Σxy, Σx², Σy². */
-typedef struct ct_cos_sums {
-  double xy, xx, yy;
-} ct_cos_sums;
-
-/* Adds the element pairs of x and y (real values, ct_tensor_get_f64, double sums) to s,
- * skipping pairs where either value is not finite. Returns false, adding nothing, when the
- * element counts differ. */
+/* Adds the element pairs of x and y (real values, ct_tensor_get_f64) to s (ct_cos_add).
+ * Returns false, adding nothing, when the element counts differ. */
 bool ct_eval_cos_add(ct_cos_sums *s, const ct_tensor *x, const ct_tensor *y);
-/* The cosine of s: xy / sqrt(xx·yy); 1 when both xx and yy are 0, 0 when one is. */
-double ct_eval_cos_of(const ct_cos_sums *s);
 
 /* Runs g (and other, if not NULL: a second model with the same inputs) on samples 0..n-1
  * and counts into r: with labels (n class indices, NULL for none) top-1 / top-5 of g's first

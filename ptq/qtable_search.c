@@ -23,7 +23,7 @@ typedef struct qt_run {
   ct_tensor_list floats; /* one sample's float results (the sensitivity pass) */
 } qt_run;
 
-static double cos_of(const qt_cos *c) { return c->seen ? ct_eval_cos_of(&c->s) : 1.0; }
+static double cos_of(const qt_cos *c) { return c->seen ? ct_cos_of(&c->s) : 1.0; }
 
 /* Adds the float reference ref and the (dequantized) tensor t to c. */
 static ct_status cos_add(qt_cos *c, const ct_tensor *ref, const ct_tensor *t, ct_diag *d) {
@@ -121,7 +121,7 @@ static void losses(const ct_graph *g, const qt_cos *acc, double *loss) {
   for (int i = 0; i < g->n_ops; i++) {
     const ct_op *op = g->ops[i];
     if (!candidate(op) || !acc[op->out[0]->id].seen) continue;
-    qt_cos all = {{0, 0, 0}, false};
+    qt_cos all = {{0}, false};
     const ct_value *worst = NULL;
     for (int k = 0; k < op->n_in; k++) {
       const ct_value *v = op->in[k];

@@ -24,7 +24,7 @@ static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
     if (!st && (outs.n != r->n_out || ref->n != r->n_out))
       st = ct_diag_set(&r->diag[i], CT_ERR_INPUT, "%d outputs, the float module has %d", outs.n, ref->n);
     for (int k = 0; !st && k < outs.n; k++) {
-      r->sums[i * r->n_out + k] = (ct_cos_sums){0, 0, 0};
+      r->sums[i * r->n_out + k] = (ct_cos_sums){0};
       st = ct_ptq_cos_add(&r->sums[i * r->n_out + k], ref->items[k], outs.items[k], &r->diag[i]);
     }
     r->st[i] = st;
@@ -37,12 +37,9 @@ static void score_samples(void *arg, int64_t lo, int64_t hi, int slot) {
 static double score_of(const ct_ptq_refine *r) {
   double worst = 1;
   for (int k = 0; k < r->n_out; k++) {
-    ct_cos_sums a = {0, 0, 0};
-    for (int64_t i = 0; i < r->sm->n; i++) {
-      const ct_cos_sums *x = &r->sums[i * r->n_out + k];
-      a.xy += x->xy, a.xx += x->xx, a.yy += x->yy;
-    }
-    worst = fmin(worst, ct_eval_cos_of(&a));
+    ct_cos_sums a = {0};
+    for (int64_t i = 0; i < r->sm->n; i++) ct_cos_merge(&a, &r->sums[i * r->n_out + k]);
+    worst = fmin(worst, ct_cos_of(&a));
   }
   return worst;
 }

@@ -41,7 +41,7 @@ void ct_ptq_samples_free(ct_ptq_samples *s);
 ct_status ct_ptq_load_top(const char *model, const char *dataset, int64_t max, const char *why, ct_graph **g,
                           ct_ptq_samples *s, ct_diag *d);
 
-/* Adds the pairs (ref, dequantized t) to sums (ct_eval_cos_add: non-finite pairs skipped;
+/* Adds the pairs (ref, dequantized t) to sums (ct_eval_cos_add, common/cosine.h: agreeing non-finite pairs left out, others make it NaN;
  * nothing added when the element counts differ — not comparable, e.g. a value the other
  * dialect holds in another shape). ref is a float result, t the same value of a Tpu run (any
  * dtype; integers dequantized by their scale / zero point, common/dequant.h). Errors: those

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
+#include "common/outset.h"
 #include "quant/table_text.h"
 
 void ct_calib_table_init(ct_calib_table *t) { memset(t, 0, sizeof *t); }
@@ -211,7 +213,7 @@ ct_status ct_calib_table_parse(char *text, const char *file, ct_calib_table *t, 
 
 ct_status ct_calib_table_read(const char *path, ct_calib_table *t, ct_diag *d) {
   char *text;
-  ct_status st = ct_table_read_file(path, &text, d);
+  ct_status st = ct_file_read(path, 0, &text, NULL, d);
   if (st) return st;
   st = ct_calib_table_parse(text, path, t, d);
   free(text);
@@ -248,12 +250,13 @@ ct_status ct_calib_table_write(const char *path, const ct_calib_table *t, const 
   for (int i = 0; i < ncomments; i++)
     if (strpbrk(comments[i], "\r\n") || block_of(comments[i], NULL))
       return ct_diag_set(d, CT_ERR_USAGE, "%s: comment \"%s\" has a line break or a block marker", path, comments[i]);
-  FILE *f;
-  ct_status st = ct_table_open(path, &f, d);
+  ct_outfile o;
+  ct_status st = ct_outfile_begin(&o, path, true, d);
   if (st) return st;
+  FILE *f = o.f;
   fprintf(f, "# ctpu calibration table\n");
   for (int i = 0; i < ncomments; i++) fprintf(f, "# %s\n", comments[i]);
   fprintf(f, "# op_name threshold min max\n");
   write_rows(f, t);
-  return ct_table_commit(path, f, d);
+  return ct_outfile_commit(&o, d);
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
+#include "common/outset.h"
 #include "quant/table_text.h"
 
 static const char *const mode_names[CT_QMODE_COUNT] = {"INT8", "BF16", "F16", "F32"};
@@ -77,7 +79,7 @@ ct_status ct_qtable_parse(char *text, const char *file, ct_qtable *t, ct_diag *d
 
 ct_status ct_qtable_read(const char *path, ct_qtable *t, ct_diag *d) {
   char *text;
-  ct_status st = ct_table_read_file(path, &text, d);
+  ct_status st = ct_file_read(path, 0, &text, NULL, d);
   if (st) return st;
   st = ct_qtable_parse(text, path, t, d);
   free(text);
@@ -85,10 +87,10 @@ ct_status ct_qtable_read(const char *path, ct_qtable *t, ct_diag *d) {
 }
 
 ct_status ct_qtable_write(const char *path, const ct_qtable *t, ct_diag *d) {
-  FILE *f;
-  ct_status st = ct_table_open(path, &f, d);
+  ct_outfile o;
+  ct_status st = ct_outfile_begin(&o, path, true, d);
   if (st) return st;
-  fprintf(f, "# ctpu quantize table\n# op_name quantize_mode\n");
-  for (int64_t i = 0; i < t->n; i++) fprintf(f, "%s %s\n", t->rows[i].name, mode_names[t->rows[i].mode]);
-  return ct_table_commit(path, f, d);
+  fprintf(o.f, "# ctpu quantize table\n# op_name quantize_mode\n");
+  for (int64_t i = 0; i < t->n; i++) fprintf(o.f, "%s %s\n", t->rows[i].name, mode_names[t->rows[i].mode]);
+  return ct_outfile_commit(&o, d);
 }

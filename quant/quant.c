@@ -30,14 +30,24 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
   default: return false;                    \
   }
 
-CT_CLONES_V3 bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
-                                        int32_t hi, ct_dtype out, void *y) {
+CT_CLONES_V3 static bool ct_quant_requant_act_row_clones(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
+                                                      int32_t hi, ct_dtype out, void *y) {
   RQ_ROW_TYPES
 }
 
-CT_CLONES_V3 bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
-                                            ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
+bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
+                              int32_t hi, ct_dtype out, void *y) {
+  return ct_quant_requant_act_row_clones(x, n, m, s, zp, act, hi, out, y);
+}
+
+CT_CLONES_V3 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
+                                                          ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
   RQ_ROW_TYPES
+}
+
+bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
+                                  ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
+  return ct_quant_requant_act_row_i32_clones(x, n, m, s, zp, act, hi, out, y);
 }
 #undef RQ_ROW_TYPES
 #undef RQ_ROW

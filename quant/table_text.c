@@ -1,14 +1,10 @@
-/* table_text.c: line-oriented text table helpers (see table_text.h): reading, splitting,
- * exact number formatting and atomic writes for the calibration and quantize tables. */
+/* table_text.c: line-oriented text table helpers (see table_text.h): splitting and exact
+ * number formatting for the calibration and quantize tables. */
 #include "quant/table_text.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "common/textfile.h"
-
-ct_status ct_table_read_file(const char *path, char **text, ct_diag *d) { return ct_text_file_read(path, text, d); }
 
 char *ct_table_next_line(char **cursor) {
   char *s = *cursor;
@@ -75,30 +71,3 @@ void ct_table_format(double x, char *buf) {
   if (plus) memmove(plus, plus + 1, strlen(plus));
 }
 
-/* PATH.tmp into tmp; false if it does not fit. */
-static bool tmp_name(const char *path, char *tmp, size_t n) {
-  int k = snprintf(tmp, n, "%s.tmp", path);
-  return k > 0 && (size_t)k < n;
-}
-
-ct_status ct_table_open(const char *path, FILE **f, ct_diag *d) {
-  char tmp[4096];
-  *f = NULL;
-  if (!tmp_name(path, tmp, sizeof tmp)) return ct_diag_set(d, CT_ERR_USAGE, "%s: path too long", path);
-  *f = fopen(tmp, "w");
-  if (!*f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
-  return CT_OK;
-}
-
-ct_status ct_table_commit(const char *path, FILE *f, ct_diag *d) {
-  char tmp[4096];
-  tmp_name(path, tmp, sizeof tmp);
-  bool bad = ferror(f) != 0;
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write: %s", path, strerror(e));
-  }
-  return CT_OK;
-}

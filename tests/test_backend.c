@@ -101,18 +101,18 @@ START_TEST(test_halo_chain) {
   ct_lg_options o = {CT_LG_DP, 1, 0};
   lg_ctx x;
   ct_diag d;
-  ck_assert(lg_ctx_init(&x, g, &c, &o, &d) == CT_OK);
+  ck_assert(ct_lg_ctx_init(&x, g, &c, &o, &d) == CT_OK);
   ck_assert_int_eq(x.n_layers, 2);
-  ck_assert(lg_group_legal(&x, 0, 2));
+  ck_assert(ct_lg_group_legal(&x, 0, 2));
   lg_tiling tl = {2, 1, 4, true};
-  lg_tile_ranges(&x, 0, 2, &tl, 1);
+  ct_lg_tile_ranges(&x, 0, 2, &tl, 1);
   const lg_rng *m = &x.rng[ct_graph_find_value(g, "y0")->id], *in = &x.rng[ct_graph_find_value(g, "x")->id];
   ck_assert_int_eq(m->lo, 3); ck_assert_int_eq(m->hi, 8);
   ck_assert_int_eq(in->lo, 2); ck_assert_int_eq(in->hi, 9);
-  lg_tile_ranges(&x, 0, 2, &tl, 3); /* last tile: output rows 6..7 → y0 rows 11..15 → x 10..15 */
+  ct_lg_tile_ranges(&x, 0, 2, &tl, 3); /* last tile: output rows 6..7 → y0 rows 11..15 → x 10..15 */
   ck_assert_int_eq(m->lo, 11); ck_assert_int_eq(m->hi, 16);
   ck_assert_int_eq(in->lo, 10); ck_assert_int_eq(in->hi, 16);
-  lg_ctx_free(&x);
+  ct_lg_ctx_free(&x);
   ct_graph_free(g);
 }
 END_TEST
@@ -200,7 +200,7 @@ static int64_t brute_force(const ct_graph *g, const ct_chip *c) {
   ct_lg_options o = {CT_LG_DP, 1, 0};
   lg_ctx x;
   ct_diag d;
-  ck_assert(lg_ctx_init(&x, g, c, &o, &d) == CT_OK);
+  ck_assert(ct_lg_ctx_init(&x, g, c, &o, &d) == CT_OK);
   int L = x.n_layers;
   int64_t best = -1;
   for (unsigned m = 0; m < (1u << (L - 1)); m++) {
@@ -210,14 +210,14 @@ static int64_t brute_force(const ct_graph *g, const ct_chip *c) {
       if (i < L - 1 && !((m >> i) & 1)) continue;
       ct_lg_group gr;
       int64_t need;
-      if (!lg_group_legal(&x, first, i - first + 1) || !lg_best_tiling(&x, first, i - first + 1, &gr, false, &need))
+      if (!ct_lg_group_legal(&x, first, i - first + 1) || !ct_lg_best_tiling(&x, first, i - first + 1, &gr, false, &need))
         sum = -1;
       else sum += gr.cycles;
       first = i + 1;
     }
     if (sum >= 0 && (best < 0 || sum < best)) best = sum;
   }
-  lg_ctx_free(&x);
+  ct_lg_ctx_free(&x);
   return best;
 }
 

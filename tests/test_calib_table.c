@@ -135,7 +135,7 @@ START_TEST(test_calib_table_file_errors) {
   ck_assert_str_eq(d.msg, want);
   ct_calib_table_free(&t);
   ck_assert_int_eq(ct_calib_table_read(ct_test_tmp_path("no_such_table.txt"), &t, &d), CT_ERR_INPUT);
-  ck_assert_ptr_nonnull(strstr(d.msg, "no_such_table.txt: cannot open"));
+  ck_assert_ptr_nonnull(strstr(d.msg, "no_such_table.txt: cannot read"));
   ck_assert_int_eq(ct_calib_table_add(&t, "a b", 1, 0, 1, 0, &d), CT_ERR_INPUT);
   ck_assert_str_eq(d.msg, "name \"a b\" is empty, has a blank or starts with '#'");
   ck_assert_int_eq(ct_calib_table_add(&t, "a", 1, 0, 1, 0, &d), CT_OK);

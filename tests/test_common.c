@@ -1,11 +1,17 @@
 /* test_common.c: common/ — tensors, dtype conversion, the arena and its failure hook,
  * HDF5 tensor files (round trip, name escaping, missing/corrupt files). */
+#include <dirent.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/arena.h"
+#include "common/cosine.h"
+#include "common/file.h"
 #include "common/h5io.h"
+#include "common/outset.h"
 #include "common/tensor.h"
 #include "tests/testutil.h"
 
@@ -150,6 +156,125 @@ START_TEST(test_h5_bad_files_are_errors) {
 }
 END_TEST
 
+START_TEST(test_file_read_whole_files_with_a_limit) {
+  ct_diag d;
+  char *buf;
+  size_t n;
+  const char *p = ct_test_tmp_path("ten.txt");
+  ck_assert(ct_test_write_file(p, "0123\0" "56789", 10));
+  ck_assert_int_eq(ct_file_read(p, 0, &buf, &n, &d), CT_OK);
+  ck_assert_uint_eq(n, 10);
+  ck_assert_mem_eq(buf, "0123\0" "56789", 11); /* and a NUL after the last byte */
+  free(buf);
+  ck_assert_int_eq(ct_file_read(p, 10, &buf, NULL, &d), CT_OK); /* exactly at the limit */
+  free(buf);
+  ck_assert_int_eq(ct_file_read(p, 9, &buf, &n, &d), CT_ERR_LIMIT);
+  ck_assert_ptr_null(buf);
+  ck_assert_msg(strstr(d.msg, "ten.txt: larger than the limit of 9 bytes") != NULL, "%s", d.msg);
+  /* a stream (no size known in advance) over the limit, and an empty one */
+  ck_assert_int_eq(ct_file_read("/dev/zero", 100000, &buf, &n, &d), CT_ERR_LIMIT);
+  ck_assert_int_eq(ct_file_read("/dev/null", 0, &buf, &n, &d), CT_OK);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(buf[0], 0);
+  free(buf);
+  ck_assert_int_eq(ct_file_read(ct_test_tmp_path("absent.txt"), 0, &buf, &n, &d), CT_ERR_INPUT);
+  ck_assert_msg(strstr(d.msg, "absent.txt: cannot read: ") != NULL, "%s", d.msg);
+  ck_assert_int_eq(ct_file_read("/", 0, &buf, &n, &d), CT_ERR_INPUT);
+  ck_assert_msg(strstr(d.msg, "/: cannot read: ") != NULL, "%s", d.msg);
+}
+END_TEST
+
+static ct_status put_abc(FILE *f, const void *ctx, ct_diag *d) {
+  (void)ctx, (void)d;
+  fputs("abc", f);
+  return CT_OK;
+}
+
+static ct_status put_and_fail(FILE *f, const void *ctx, ct_diag *d) {
+  (void)ctx;
+  fputs("half", f);
+  return ct_diag_set(d, CT_ERR_INPUT, "stopped");
+}
+
+/* True if directory dir holds a name containing ".tmp". */
+static bool has_tmp(const char *dir) {
+  DIR *dp = opendir(dir);
+  bool found = false;
+  for (struct dirent *e; dp && (e = readdir(dp));) found |= strstr(e->d_name, ".tmp") != NULL;
+  if (dp) closedir(dp);
+  return found;
+}
+
+START_TEST(test_outfile_replaces_whole_or_not_at_all) {
+  ct_diag d;
+  char dir[1024], path[1100];
+  snprintf(dir, sizeof dir, "%s", ct_test_tmp_path("outfile"));
+  mkdir(dir, 0755);
+  snprintf(path, sizeof path, "%s/x.txt", dir);
+  ck_assert(ct_test_write_file(path, "old", 3));
+  ck_assert_int_eq(ct_outfile_write(path, put_and_fail, NULL, &d), CT_ERR_INPUT);
+  ck_assert_str_eq(d.msg, "stopped");
+  size_t n;
+  char *got = ct_test_read_file(path, &n);
+  ck_assert_str_eq(got, "old"); /* untouched */
+  free(got);
+  ck_assert(!has_tmp(dir));
+  ck_assert_int_eq(ct_outfile_write(path, put_abc, NULL, &d), CT_OK);
+  got = ct_test_read_file(path, &n);
+  ck_assert_str_eq(got, "abc");
+  free(got);
+  ck_assert(!has_tmp(dir));
+  /* begin, then abort: nothing left; a destination that cannot be replaced (a non-empty
+   * directory): the commit fails naming it and leaves no temporary file */
+  ct_outfile o;
+  ck_assert_int_eq(ct_outfile_begin(&o, path, true, &d), CT_OK);
+  fputs("never", o.f);
+  ct_outfile_abort(&o);
+  got = ct_test_read_file(path, &n);
+  ck_assert_str_eq(got, "abc");
+  free(got);
+  ck_assert(!has_tmp(dir));
+  ck_assert_int_eq(ct_outfile_write(dir, put_abc, NULL, &d), CT_ERR_INPUT);
+  ck_assert_msg(strstr(d.msg, "outfile: cannot write: ") != NULL, "%s", d.msg);
+  snprintf(path, sizeof path, "%s/no-such-dir/x.txt", dir);
+  ck_assert_int_eq(ct_outfile_write(path, put_abc, NULL, &d), CT_ERR_INPUT);
+  ck_assert_msg(strstr(d.msg, "x.txt: cannot create: ") != NULL, "%s", d.msg);
+}
+END_TEST
+
+START_TEST(test_cosine_values_and_non_finite_rule) {
+  ct_cos_sums s = {0};
+  ck_assert(ct_cos_of(&s) == 1); /* no pair */
+  ct_cos_add(&s, 1, 4), ct_cos_add(&s, 2, 5), ct_cos_add(&s, 3, 6);
+  /* 32 / sqrt(14 * 77), by hand */
+  ck_assert(fabs(ct_cos_of(&s) - 0.9746318461970762) < 1e-15);
+  /* agreeing non-finite pairs are left out: the cosine does not move */
+  double before = ct_cos_of(&s);
+  ct_cos_add(&s, NAN, NAN), ct_cos_add(&s, INFINITY, INFINITY), ct_cos_add(&s, -INFINITY, -INFINITY);
+  ck_assert(ct_cos_of(&s) == before);
+  /* any other non-finite pair makes it NaN, also after merging into other sums */
+  ct_cos_sums b = s, c = s, e = s, m = {0};
+  ct_cos_add(&b, NAN, 1);
+  ct_cos_add(&c, 1, INFINITY);
+  ct_cos_add(&e, INFINITY, -INFINITY);
+  ck_assert(isnan(ct_cos_of(&b)) && isnan(ct_cos_of(&c)) && isnan(ct_cos_of(&e)));
+  ct_cos_merge(&m, &s);
+  ck_assert(ct_cos_of(&m) == before);
+  ct_cos_merge(&m, &b);
+  ck_assert(isnan(ct_cos_of(&m)));
+  /* one side all zero: 0; both: 1; opposite: -1 */
+  ct_cos_sums z = {0};
+  ct_cos_add(&z, 0, 3);
+  ck_assert(ct_cos_of(&z) == 0);
+  z = (ct_cos_sums){0};
+  ct_cos_add(&z, 0, 0);
+  ck_assert(ct_cos_of(&z) == 1);
+  z = (ct_cos_sums){0};
+  ct_cos_add(&z, 2, -2);
+  ck_assert(ct_cos_of(&z) == -1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("common");
   TCase *tc = tcase_create("core");
@@ -160,6 +285,9 @@ int main(void) {
   tcase_add_test(tc, test_h5_escape_round_trip);
   tcase_add_test(tc, test_h5_round_trip_with_quant_and_dtypes);
   tcase_add_test(tc, test_h5_bad_files_are_errors);
+  tcase_add_test(tc, test_file_read_whole_files_with_a_limit);
+  tcase_add_test(tc, test_outfile_replaces_whole_or_not_at_all);
+  tcase_add_test(tc, test_cosine_values_and_non_finite_rule);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

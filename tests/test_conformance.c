@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/file.h"
 #include "common/h5io.h"
 #include "onnx/onnx.h"
 #include "compiler/propagate.h"
@@ -129,20 +130,6 @@ static ct_status name_inputs(const ct_graph *g, ct_tensor_list *in, ct_diag *d) 
   return CT_OK;
 }
 
-/* True if got and ref agree per the ONNX runner (floats: |got−ref| ≤ atol + rtol·|ref|, NaN
- * matches NaN, equal infinities match; integers and bools exactly). */
-static bool element_ok(const ct_tensor *got, const ct_tensor *ref, int64_t i) {
-  if (!ct_dtype_is_float(ref->dtype)) return ct_tensor_get_i64(got, i) == ct_tensor_get_i64(ref, i);
-  double a = ct_tensor_get_f64(got, i), b = ct_tensor_get_f64(ref, i);
-  if (isnan(b)) return isnan(a);
-  if (isinf(b)) return a == b;
-  /* bf16 keeps 8 significant bits, coarser than rtol: ONNX 1.12's data truncates f32 → bf16
-   * where ctpu rounds to nearest even (docs/architecture.md §4.1), so allow one unit in the last
-   * place, 2^(floor(log2|ref|) − 7) */
-  double ulp = ref->dtype == CT_BF16 && b != 0 ? ldexp(1.0, ilogb(b) - 7) : 0;
-  return fabs(a - b) <= fmax(ATOL + RTOL * fabs(b), ulp);
-}
-
 /* Compares one output; fills why on a mismatch. */
 static bool output_ok(const ct_tensor *got, ct_tensor *ref, int k, char *why, size_t n) {
   char gs[128], rs[128];
@@ -156,7 +143,7 @@ static bool output_ok(const ct_tensor *got, ct_tensor *ref, int k, char *why, si
   }
   int64_t total = ct_tensor_numel(ref), bad = 0, first = -1;
   for (int64_t i = 0; i < total; i++)
-    if (!element_ok(got, ref, i)) bad++, first = first < 0 ? i : first;
+    if (!ct_test_onnx_element_ok(got, ref, i, ATOL, RTOL)) bad++, first = first < 0 ? i : first;
   if (!bad) return true;
   snprintf(why, n, "output %d: %lld of %lld elements differ; first at %lld: got %.9g, expected %.9g", k,
            (long long)bad, (long long)total, (long long)first, ct_tensor_get_f64(got, first),
@@ -352,11 +339,11 @@ static void first_op_type(const char *test_dir, char *op, size_t n) {
   char path[4096];
   snprintf(path, sizeof path, "%s/model.onnx", test_dir);
   snprintf(op, n, "?");
-  uint8_t *buf = NULL;
+  char *buf = NULL;
   size_t len = 0;
   ct_diag d;
-  if (ct_onnx_read_file(path, &buf, &len, &d) != CT_OK) return;
-  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+  if (ct_file_read(path, 0, &buf, &len, &d) != CT_OK) return;
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
   if (m && m->graph && m->graph->n_node > 0 && m->graph->node[0]->op_type)
     snprintf(op, n, "%s", m->graph->node[0]->op_type);
   if (m) onnx__model_proto__free_unpacked(m, NULL);

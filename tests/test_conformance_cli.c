@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/file.h"
 #include "common/h5io.h"
 #include "onnx/onnx.h"
 #include "onnx/onnx.pb-c.h"
@@ -44,12 +45,12 @@ static bool is_dir(const char *p) {
 static bool read_io(const char *dir, model_io *io) {
   char path[4096];
   snprintf(path, sizeof path, "%s/model.onnx", dir);
-  uint8_t *buf = NULL;
+  char *buf = NULL;
   size_t len = 0;
   ct_diag d;
   memset(io, 0, sizeof *io);
-  if (ct_onnx_read_file(path, &buf, &len, &d) != CT_OK) return false;
-  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+  if (ct_file_read(path, 0, &buf, &len, &d) != CT_OK) return false;
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
   free(buf);
   if (!m || !m->graph) return m ? (onnx__model_proto__free_unpacked(m, NULL), false) : false;
   const Onnx__GraphProto *g = m->graph;
@@ -67,15 +68,6 @@ static bool read_io(const char *dir, model_io *io) {
   }
   onnx__model_proto__free_unpacked(m, NULL);
   return ok;
-}
-
-static bool element_ok(const ct_tensor *got, const ct_tensor *ref, int64_t i) {
-  if (!ct_dtype_is_float(ref->dtype)) return ct_tensor_get_i64(got, i) == ct_tensor_get_i64(ref, i);
-  double a = ct_tensor_get_f64(got, i), b = ct_tensor_get_f64(ref, i);
-  if (isnan(b)) return isnan(a);
-  if (isinf(b)) return a == b;
-  double ulp = ref->dtype == CT_BF16 && b != 0 ? ldexp(1.0, ilogb(b) - 7) : 0;
-  return fabs(a - b) <= fmax(ATOL + RTOL * fabs(b), ulp);
 }
 
 /* Checks out.h5 against set/output_k.pb. */
@@ -96,7 +88,7 @@ static bool outputs_ok(const char *out_h5, const char *set, const model_io *io, 
       if (ref->dtype == CT_U16 && g->dtype == CT_BF16) ref->dtype = CT_BF16;
       ok = ref->dtype == g->dtype && ref->ndim == g->ndim &&
            !memcmp(ref->shape, g->shape, sizeof ref->shape[0] * (size_t)ref->ndim);
-      for (int64_t i = 0, e = ct_tensor_numel(ref); ok && i < e; i++) ok = element_ok(g, ref, i);
+      for (int64_t i = 0, e = ct_tensor_numel(ref); ok && i < e; i++) ok = ct_test_onnx_element_ok(g, ref, i, ATOL, RTOL);
       if (!ok) snprintf(why, n, "output %d differs", k);
     }
     ct_tensor_free(ref);

@@ -49,19 +49,25 @@ START_TEST(test_cosine) {
 }
 END_TEST
 
-/* Sums over several tensors, non-finite pairs skipped: {1, 2, NaN}·{3, 4, 5} then {2}·{1}:
- * xy = 3 + 8 + 2 = 13, xx = 1 + 4 + 4 = 9, yy = 9 + 16 + 1 = 26. */
+/* Sums over several tensors: {1, 2, NaN}·{3, 4, NaN} then {2}·{1}: the NaN pair agrees and
+ * is left out, xy = 3 + 8 + 2 = 13, xx = 1 + 4 + 4 = 9, yy = 9 + 16 + 1 = 26; a NaN against
+ * a number (common/cosine.h) then makes the cosine NaN. */
 START_TEST(test_cos_sums) {
-  const float x1[3] = {1, 2, NAN}, y1[3] = {3, 4, 5}, x2[1] = {2}, y2[1] = {1};
+  const float x1[3] = {1, 2, NAN}, y1[3] = {3, 4, NAN}, x2[1] = {2}, y2[1] = {1};
   ct_tensor *a = scores(3, x1), *b = scores(3, y1), *c = scores(1, x2), *e = scores(1, y2);
-  ct_cos_sums s = {0, 0, 0};
+  ct_cos_sums s = {0};
   ck_assert(ct_eval_cos_add(&s, a, b));
   ck_assert(ct_eval_cos_add(&s, c, e));
   ck_assert(!ct_eval_cos_add(&s, a, e)); /* counts differ: nothing added */
   ck_assert(s.xy == 13 && s.xx == 9 && s.yy == 26);
-  ck_assert(fabs(ct_eval_cos_of(&s) - 13 / sqrt(9.0 * 26.0)) < 1e-15);
-  ck_assert(ct_eval_cos_of(&(ct_cos_sums){0, 0, 0}) == 1);
-  ck_assert(ct_eval_cos_of(&(ct_cos_sums){0, 4, 0}) == 0);
+  ck_assert(fabs(ct_cos_of(&s) - 13 / sqrt(9.0 * 26.0)) < 1e-15);
+  ck_assert(ct_cos_of(&(ct_cos_sums){0}) == 1);
+  ck_assert(ct_cos_of(&(ct_cos_sums){0, 4, 0, 0}) == 0);
+  const float y3[3] = {3, 4, 5};
+  ct_tensor *f = scores(3, y3);
+  ck_assert(ct_eval_cos_add(&s, a, f));
+  ck_assert(s.nonfinite == 1 && isnan(ct_cos_of(&s)));
+  ct_tensor_free(f);
   ct_tensor_free(a), ct_tensor_free(b), ct_tensor_free(c), ct_tensor_free(e);
 }
 END_TEST

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cosine.h"
 #include "common/h5io.h"
 #include "onnx/onnx.h"
 #include "quant/quant.h"
@@ -49,14 +50,14 @@ static const model_case cases[] = {
 };
 
 static double cosine(const ct_tensor *a, const ct_tensor *b, double *max_err) {
-  double dot = 0, na = 0, nb = 0;
+  ct_cos_sums s = {0};
   *max_err = 0;
   for (int64_t i = 0; i < ct_tensor_numel(b); i++) {
     double x = ct_tensor_get_f64(a, i), y = ct_tensor_get_f64(b, i);
-    dot += x * y, na += x * x, nb += y * y;
+    ct_cos_add(&s, x, y);
     *max_err = fmax(*max_err, fabs(x - y));
   }
-  return na == 0 && nb == 0 ? 1.0 : dot / (sqrt(na) * sqrt(nb));
+  return ct_cos_of(&s);
 }
 
 static void read_h5(const char *path, ct_tensor_list *l) {

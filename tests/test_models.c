@@ -9,6 +9,7 @@
 #include <jpeglib.h>
 #include <math.h>
 
+#include "common/cosine.h"
 #include "common/h5io.h"
 #include "onnx/onnx.h"
 #include "ir/text.h"
@@ -56,15 +57,16 @@ static void check_close(const char *model, const ct_tensor *got, const ct_tensor
                 "%s: output \"%s\": got %s %s, expected %s %s", model, ref->name, ct_dtype_name(got->dtype),
                 ct_shape_str(got->ndim, got->shape, gs, sizeof gs), ct_dtype_name(ref->dtype),
                 ct_shape_str(ref->ndim, ref->shape, rs, sizeof rs));
-  double dot = 0, ng = 0, nr = 0, max_err = 0, max_ref = 0;
+  ct_cos_sums cs = {0};
+  double max_err = 0, max_ref = 0;
   for (int64_t i = 0; i < ct_tensor_numel(ref); i++) {
     double a = ct_tensor_get_f64(got, i), b = ct_tensor_get_f64(ref, i);
-    dot += a * b, ng += a * a, nr += b * b;
+    ct_cos_add(&cs, a, b);
     max_err = fmax(max_err, fabs(a - b));
     max_ref = fmax(max_ref, fabs(b));
     ck_assert_msg(isfinite(a), "%s: output \"%s\": element %lld is %g", model, ref->name, (long long)i, a);
   }
-  double cosine = (ng == 0 && nr == 0) ? 1.0 : dot / (sqrt(ng) * sqrt(nr));
+  double cosine = ct_cos_of(&cs);
   printf("%s: output \"%s\": cosine %.9f, max abs error %.3g (max |ref| %.3g)\n", model, ref->name, cosine,
          max_err, max_ref);
   ck_assert_msg(cosine >= b->cos_min, "%s: output \"%s\": cosine %.9f < %g", model, ref->name, cosine,

@@ -496,7 +496,7 @@ START_TEST(test_cos_add) {
   const int8_t qv[3] = {10, -20, 30};
   memcpy(ref->data, rv, sizeof rv), memcpy(q->data, qv, sizeof qv);
   ck_assert(ct_tensor_set_quant(q, 1, 0, (const double[]){0.5}, (const int32_t[]){2}));
-  ct_cos_sums s = {0, 0, 0};
+  ct_cos_sums s = {0};
   ct_diag d;
   ck_assert(ct_ptq_cos_add(&s, ref, q, &d) == CT_OK);
   ck_assert_double_eq(s.xy, 333);

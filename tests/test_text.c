@@ -411,7 +411,7 @@ START_TEST(test_load_checks_attribute_schema) {
 END_TEST
 
 START_TEST(test_load_errors) {
-  load_fails("absent.top", "absent.top: cannot open");
+  load_fails("absent.top", "absent.top: cannot read");
   write_text("bad.top", WMOD("bad.top.h5") "  %0 = top.Weight() : tensor<2xf32> loc(\"w\")\n  return %0 : tensor<2xf32>\n}\n");
   write_text("bad.top.h5", "this is not an HDF5 file");
   load_fails("bad.top", "bad.top.h5");

@@ -2,6 +2,8 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "tests/testutil.h"
 
+#include "common/file.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -112,27 +114,26 @@ bool ct_test_write_file(const char *path, const void *data, size_t n) {
 }
 
 char *ct_test_read_file(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) {
-    buf[len] = '\0';
-    if (n) *n = (size_t)len;
-  }
+  char *buf = NULL;
+  ct_file_read(path, 0, &buf, n, NULL); /* buf stays NULL on failure */
   return buf;
 }
 
+bool ct_test_onnx_element_ok(const ct_tensor *got, const ct_tensor *ref, int64_t i, double atol, double rtol) {
+  if (!ct_dtype_is_float(ref->dtype)) return ct_tensor_get_i64(got, i) == ct_tensor_get_i64(ref, i);
+  double a = ct_tensor_get_f64(got, i), b = ct_tensor_get_f64(ref, i);
+  if (isnan(b)) return isnan(a);
+  if (isinf(b)) return a == b;
+  /* bf16 keeps 8 significant bits, coarser than rtol: ONNX 1.12's data truncates f32 → bf16
+   * where ctpu rounds to nearest even (ARCHITECTURE.md §4.1), so allow one unit in the last
+   * place, 2^(floor(log2|ref|) − 7) */
+  double ulp = ref->dtype == CT_BF16 && b != 0 ? ldexp(1.0, ilogb(b) - 7) : 0;
+  return fabs(a - b) <= fmax(atol + rtol * fabs(b), ulp);
+}
+
 int ct_test_group_ratios(const char *csv, double *r, int max, char *worst, size_t n) {
-  char *text = ct_test_read_file(csv, NULL);
-  if (!text) return -1;
+  char *text;
+  if (ct_file_read(csv, 0, &text, NULL, NULL)) return -1;
   int rows = 0;
   double far = -1;
   if (n) worst[0] = 0;
@@ -152,6 +153,26 @@ int ct_test_group_ratios(const char *csv, double *r, int max, char *worst, size_
   }
   free(text);
   return rows;
+}
+
+bool ct_test_window_attrs(ct_graph *g, ct_op *op, const int64_t *k, const int64_t *st, const int64_t *dl,
+                          const int64_t *pads) {
+  return op && ct_op_set_ints(g, op, "kernel_shape", 2, k) && ct_op_set_ints(g, op, "strides", 2, st) &&
+         ct_op_set_ints(g, op, "dilations", 2, dl) && ct_op_set_ints(g, op, "pads", 4, pads);
+}
+
+ct_value *ct_test_add_input(ct_graph *g, const char *name, ct_dtype dt, int ndim, const int64_t *shape) {
+  ct_value *v = ct_graph_add_value(g, name, dt, ndim, shape);
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_INPUT, name, 0, NULL, 1, &v));
+  return v;
+}
+
+ct_tensor *ct_test_f32_ramp(const char *name, int ndim, const int64_t *shape, float start) {
+  ct_tensor *t = ct_tensor_new(CT_F32, ndim, shape, name);
+  ck_assert_ptr_nonnull(t);
+  float *p = t->data;
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) p[i] = start + (float)i;
+  return t;
 }
 
 int ct_test_run_suite(Suite *s) {

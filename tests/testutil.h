@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include "common/status.h"
+#include "common/tensor.h"
+#include "ir/ir.h"
 
 /* Runs the doc generator gen into memory and asserts that the committed file doc (path from
  * the source root, e.g. "docs/ops.md") holds exactly that text, else fails naming cmd (the
@@ -43,8 +45,21 @@ const char *ct_test_sweep_chip(int k, const char *prefix);
  * to max ratios into r, the row text (without newline) of the one farthest from 1 into
  * worst (n bytes). Returns the number of simulated rows, -1 when the file cannot be read. */
 int ct_test_group_ratios(const char *csv, double *r, int max, char *worst, size_t n);
-/* Reads a whole file (malloc'd, NUL-terminated); NULL on failure. *n gets the size if n. */
+/* Reads a whole file (ct_file_read: malloc'd, NUL-terminated); NULL on failure. *n gets the
+ * size if n. */
 char *ct_test_read_file(const char *path, size_t *n);
+/* True if element i of got agrees with ref as the ONNX test runner judges: floats
+ * |got − ref| ≤ atol + rtol·|ref| (bf16: at least one unit in ref's last place), NaN matches
+ * NaN, equal infinities match; integers and bools exactly. */
+bool ct_test_onnx_element_ok(const ct_tensor *got, const ct_tensor *ref, int64_t i, double atol, double rtol);
+/* Sets the 2-D window attributes of op (a Conv or pool): kernel_shape k[2], strides st[2],
+ * dilations dl[2], pads[4]; false when op is NULL or out of memory. */
+bool ct_test_window_attrs(ct_graph *g, ct_op *op, const int64_t *k, const int64_t *st, const int64_t *dl,
+                          const int64_t *pads);
+/* A graph input value `name` with its Input op (the test fails when g cannot take it). */
+ct_value *ct_test_add_input(ct_graph *g, const char *name, ct_dtype dt, int ndim, const int64_t *shape);
+/* An f32 tensor holding start, start + 1, start + 2, ... (the test fails on out of memory). */
+ct_tensor *ct_test_f32_ramp(const char *name, int ndim, const int64_t *shape, float start);
 /* Runs a suite with CK_NORMAL output and returns the exit code for main(). */
 int ct_test_run_suite(Suite *s);
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/outset.h"
+
 const char *ct_stall_name(ct_stall s) {
   static const char *names[] = {
 #define X(E, json, doc) json,
@@ -77,26 +79,16 @@ char *ct_report_summary_text(const ct_sim_counters *c) {
   return s;
 }
 
-/* Writes text to path via path.tmp + rename. */
-static ct_status write_atomic(const char *path, const char *text, ct_diag *d) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: path too long", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot create the file", path);
-  bool bad = fputs(text, f) < 0;
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    remove(tmp);
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write the file", path);
-  }
+static ct_status put_text(FILE *f, const void *text, ct_diag *d) {
+  (void)d;
+  fputs(text, f); /* a failed write shows in ferror: ct_outfile_commit reports it */
   return CT_OK;
 }
 
 ct_status ct_report_summary(const char *path, const ct_sim_counters *c, ct_diag *d) {
   char *s = ct_report_summary_text(c);
   if (!s) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory building the summary", path);
-  ct_status st = write_atomic(path, s, d);
+  ct_status st = ct_outfile_write(path, put_text, s, d);
   free(s);
   return st;
 }
@@ -152,7 +144,7 @@ ct_status ct_report_layers(const char *path, const ct_sim_counters *c,
   for (int e = 0; ok && e < c->n_engines; e++) ok = sb_printf(&b, ",busy_%s", c->engines[e].name);
   ok = ok && sb_printf(&b, ",macs,ddr_bytes_read,ddr_bytes_written\n");
   for (int i = 0; ok && i < n_layers; i++) ok = layer_row(&b, c, &layers[i]);
-  ct_status st = ok ? write_atomic(path, b.p, d)
+  ct_status st = ok ? ct_outfile_write(path, put_text, b.p, d)
                     : ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory building the report", path);
   free(b.p);
   return st;

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/outset.h"
+
 struct ct_trace {
-  FILE *f;
-  char *path, *tmp;
+  FILE *f;   /* out.f */
+  ct_outfile out;
   double freq_mhz;
   ct_trace_filter filter;
   bool first;
@@ -48,21 +50,13 @@ ct_status ct_trace_open(ct_trace **out, const char *path, double freq_mhz,
                         const ct_trace_filter *filter, ct_diag *d) {
   *out = NULL;
   ct_trace *t = calloc(1, sizeof *t);
-  size_t n = strlen(path);
-  if (!t || !(t->path = malloc(n + 1)) || !(t->tmp = malloc(n + 5))) {
-    if (t) free(t->path);
+  if (!t) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+  ct_status st = ct_outfile_begin(&t->out, path, true, d);
+  if (st) {
     free(t);
-    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+    return st;
   }
-  memcpy(t->path, path, n + 1);
-  snprintf(t->tmp, n + 5, "%s.tmp", path);
-  t->f = fopen(t->tmp, "w");
-  if (!t->f) {
-    free(t->path);
-    free(t->tmp);
-    free(t);
-    return ct_diag_set(d, CT_ERR_INPUT, "%s: cannot create the trace file", path);
-  }
+  t->f = t->out.f;
   t->freq_mhz = freq_mhz > 0 ? freq_mhz : 1000;
   if (filter) t->filter = *filter;
   t->first = true;
@@ -130,28 +124,15 @@ void ct_trace_counter(ct_trace *t, const char *name, uint64_t cycle, double valu
   fprintf(t->f, ",\"args\":{\"value\":%.6g}}", value);
 }
 
-static void trace_free(ct_trace *t) {
-  free(t->path);
-  free(t->tmp);
-  free(t);
-}
-
 ct_status ct_trace_commit(ct_trace *t, ct_diag *d) {
   fputs("\n]}\n", t->f);
-  bool bad = ferror(t->f) != 0;
-  bad |= fclose(t->f) != 0;
-  ct_status st = CT_OK;
-  if (bad || rename(t->tmp, t->path) != 0) {
-    remove(t->tmp);
-    st = ct_diag_set(d, CT_ERR_INPUT, "%s: cannot write the trace file", t->path);
-  }
-  trace_free(t);
+  ct_status st = ct_outfile_commit(&t->out, d);
+  free(t);
   return st;
 }
 
 void ct_trace_abort(ct_trace *t) {
   if (!t) return;
-  fclose(t->f);
-  remove(t->tmp);
-  trace_free(t);
+  ct_outfile_abort(&t->out);
+  free(t);
 }

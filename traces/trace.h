@@ -27,8 +27,9 @@ typedef struct ct_trace_arg {
   int64_t i;
 } ct_trace_arg;
 
-/* Opens path.tmp and writes the header. freq_mhz > 0. filter may be NULL (keep all).
- * Errors: CT_ERR_INPUT (cannot create the file), CT_ERR_LIMIT (no memory). */
+/* Opens the temporary file of path (ct_outfile) and writes the header. freq_mhz > 0. filter
+ * may be NULL (keep all). Errors: CT_ERR_INPUT (cannot create the file), CT_ERR_LIMIT (no
+ * memory). */
 ct_status ct_trace_open(ct_trace **t, const char *path, double freq_mhz,
                         const ct_trace_filter *filter, ct_diag *d);
 /* Names track tid ("M" thread_name event, plus a thread_sort_index = tid). */

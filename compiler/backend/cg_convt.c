@@ -19,7 +19,7 @@ typedef struct convt_geo {
 static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
   const ct_value *x = op->in[0], *w = op->in[1], *y = op->out[0];
   if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || ct_attr_conv_group(op) != 1)
-    return no_cg(op, "only 2-D ConvTranspose with one group", d);
+    return ct_cg_no_cg(op, "only 2-D ConvTranspose with one group", d);
   lg_win2 wn;
   int64_t kk = w->shape[2], opad[CT_ATTR_LIST_MAX];
   int n = 0;
@@ -28,26 +28,26 @@ static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
   for (int i = 0; ok && i < 4; i++) ok = wn.p[i] == 0;
   for (int i = 0; ok && i < n; i++) ok = opad[i] == 0;
   ok = ok && y->shape[2] == x->shape[2] * kk && y->shape[3] == x->shape[3] * kk;
-  if (!ok) return no_cg(op, "only ConvTranspose with kernel = stride, no padding, dilation 1", d);
+  if (!ok) return ct_cg_no_cg(op, "only ConvTranspose with kernel = stride, no padding, dilation 1", d);
   g->k = kk, g->C = x->shape[1], g->OC = y->shape[1], g->Q = kk * kk * g->OC;
-  if (g->Q > 65535) return no_cg(op, "more than 65535 output channels times kernel taps", d);
-  return need_sym(op, w, d);
+  if (g->Q > 65535) return ct_cg_no_cg(op, "more than 65535 output channels times kernel taps", d);
+  return ct_cg_need_sym(op, w, d);
 }
 
-ct_status cg_convt_tables(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d) {
+ct_status ct_cg_convt_tables(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d) {
   convt_geo g;
   ct_status st = convt_geo_of(op, &g, d);
   if (st) return st;
   const ct_value *w = op->in[1], *b = op->n_in > 2 ? op->in[2] : NULL;
-  if (!w->data || (b && !b->data)) return no_cg(op, "weights computed at run time", d);
-  bool fl = !is_int(op->out[0]->dtype);
+  if (!w->data || (b && !b->data)) return ct_cg_no_cg(op, "weights computed at run time", d);
+  bool fl = !ct_cg_is_int(op->out[0]->dtype);
   int64_t wb = (int64_t)ct_dtype_size(w->dtype), ob = tab->bias_off, ow = tab->weights_off, bytes = tab->bytes;
-  if (tab->entries != g.Q) return ct_diag_set(d, CT_ERR_INTERNAL, "layer \"%s\": its table holds %lld channels, not %lld", nm(op),
+  if (tab->entries != g.Q) return ct_diag_set(d, CT_ERR_INTERNAL, "layer \"%s\": its table holds %lld channels, not %lld", ct_cg_nm(op),
                                               (long long)tab->entries, (long long)g.Q);
-  if (bytes / 64 > 65535) return no_cg(op, "reordered weights above 4 MiB", d);
+  if (bytes / 64 > 65535) return ct_cg_no_cg(op, "reordered weights above 4 MiB", d);
   if (fl ? w->dtype != op->in[0]->dtype : w->dtype != CT_I8)
-    return no_cg(op, "ConvTranspose weights not i8 (integer) or of the input's type (float)", d);
-  if (fl && b && b->dtype != CT_F32) return no_cg(op, "a float ConvTranspose whose bias is not f32", d);
+    return ct_cg_no_cg(op, "ConvTranspose weights not i8 (integer) or of the input's type (float)", d);
+  if (fl && b && b->dtype != CT_F32) return ct_cg_no_cg(op, "a float ConvTranspose whose bias is not f32", d);
   uint8_t *t = calloc((size_t)bytes, 1);
   int32_t *m = malloc((size_t)g.OC * sizeof *m);
   int *s = malloc((size_t)g.OC * sizeof *s);
@@ -64,28 +64,28 @@ ct_status cg_convt_tables(mg *c, const ct_op *op, int li, const lg_table *tab, c
     for (int64_t ci = 0; ci < g.C; ci++)
       memcpy(t + ow + (q * g.C + ci) * wb, wd + ((ci * g.OC + o) * g.k * g.k + ab) * wb, (size_t)wb);
   }
-  if (!st) st = add_table(c, op, li, t, tab, d);
+  if (!st) st = ct_cg_add_table(c, op, li, t, tab, d);
   free(t), free(m), free(s);
   return st;
 }
 
-ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+ct_status ct_cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   convt_geo g;
   ct_status st = convt_geo_of(op, &g, d);
   if (st) return st;
   box bx, by;
-  box_of(c, x, &bx), box_of(c, y, &by);
-  if (by.ext[1] != g.OC) return no_cg(op, "ConvTranspose cut along output channels", d);
-  bool fl = !is_int(y->dtype);
-  if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype) != fl) return no_cg(op, "ConvTranspose input not 8-bit or float", d);
+  ct_cg_box_of(c, x, &bx), ct_cg_box_of(c, y, &by);
+  if (by.ext[1] != g.OC) return ct_cg_no_cg(op, "ConvTranspose cut along output channels", d);
+  bool fl = !ct_cg_is_int(y->dtype);
+  if (x->dtype == CT_I32 || ct_dtype_is_float(x->dtype) != fl) return ct_cg_no_cg(op, "ConvTranspose input not 8-bit or float", d);
   int64_t act, hi, zo;
-  if (fl && (st = cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
+  if (fl && (st = ct_cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
   lg_table lt;
   lg_layer_table(op, &lt);
-  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), ob = lt.bias_off, ow = lt.weights_off;
+  int64_t lx = ct_cg_lmem_of(c->gr, x), ly = ct_cg_lmem_of(c->gr, y), ob = lt.bias_off, ow = lt.weights_off;
   int64_t wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
-  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if (lx < 0 || ly < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   int64_t IW = x->shape[3], OW = y->shape[3], ih = bx.ext[2], ilo = bx.off[2], olo = by.off[2], ohi = olo + by.ext[2];
   int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = 0, nb = bx.ext[0], plane = nb * ih * IW * eb;
   if ((st = scratch_take(c, op, LG_SCRATCH_CONVT, NULL, plane, &scr, d))) return st;
@@ -107,7 +107,7 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
     cv->dt_in = x->dtype, cv->dt_w = op->in[1]->dtype, cv->dt_out = y->dtype, cv->rq_mode = CT_ISA_RQ_CHANNEL;
     cv->act = CT_ISA_ACT_NONE, cv->zp_in = ct_tq_zp(x), cv->zp_out = ct_tq_zp(y);
     if (fl) cv->rq_mode = CT_ISA_RQ_NONE, cv->rq = 0, cv->act = act, cv->act_hi = hi, cv->zp_out = zo; /* f32 acc + bias */
-    if ((st = put(c, &in, nm(op), t, d))) return st;
+    if ((st = ct_cg_put(c, &in, ct_cg_nm(op), t, d))) return st;
     for (int64_t q = q0; q < q1 && !st;) { /* one MOVE per tap (a, b) and run of output channels */
       int64_t ab = q / g.OC, o0 = q % g.OC, o1 = ab * g.OC + g.OC < q1 ? g.OC : q1 - ab * g.OC, a = ab / g.k, b = ab % g.k;
       /* input rows i of the tile with olo <= i·k + a < ohi */
@@ -124,7 +124,7 @@ ct_status cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
       mv->n = nb, mv->c = o1 - o0, mv->h = ib - ia, mv->w = IW;
       mv->src_sn = (q1 - q0) * ih * IW, mv->src_sc = ih * IW, mv->src_sh = IW, mv->src_sw = 1;
       mv->dst_sn = g.OC * by.ext[2] * OW, mv->dst_sc = by.ext[2] * OW, mv->dst_sh = g.k * OW, mv->dst_sw = g.k;
-      st = put(c, &in, nm(op), t, d);
+      st = ct_cg_put(c, &in, ct_cg_nm(op), t, d);
     }
   }
   return st;

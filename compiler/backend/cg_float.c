@@ -1,7 +1,7 @@
 /* cg_float.c: codegen of float layers (cg_int.h): Casts between integer and float storage
  * (CAST), Softmax (SOFTMAX), LayerNormalization (NORM), standalone Relu / Clip (ELTWISE max
  * of the input with itself, clamped) in bf16 / f16 / f32, and the activation fields of float
- * CONV / MATMUL / ELTWISE (cg_insn_act). Float MACs follow the ISA's order, which the Tpu
+ * CONV / MATMUL / ELTWISE (ct_cg_insn_act). Float MACs follow the ISA's order, which the Tpu
  * reference uses (ops/kernel.h ct_kern_conv_ordered), so they are bit-exact too.
  *
  * The ISA's CAST carries its scale as f32 while the Tpu reference (ops/tpu_elt.c
@@ -46,17 +46,17 @@ static bool quant_exact(ct_dtype in, ct_dtype out, double scale, double sf, int3
 static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box by;
-  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  if (!ct_cg_box_of(c, y, &by)) return ct_cg_no_cg(op, "rank above 4", d);
   bool fi = ct_dtype_is_float(x->dtype), fo = ct_dtype_is_float(y->dtype);
   const ct_value *q = fi ? y : x;
   double scale = 1;
   int32_t zp = 0;
   ct_dtype dt_in = x->dtype == CT_BOOL ? CT_U8 : x->dtype; /* a mask: bytes 0 / 1 */
   if (fi != fo && q->n_scale == 0) { /* plain values (ct_tpu_cast): exact through scale 1 */
-    if (fi) return no_cg(op, "a float to integer Cast without parameters (it truncates; CAST rounds)", d);
-    if (ct_dtype_size(x->dtype) > 2) return no_cg(op, "an integer Cast wider than 16 bits to float", d);
+    if (fi) return ct_cg_no_cg(op, "a float to integer Cast without parameters (it truncates; CAST rounds)", d);
+    if (ct_dtype_size(x->dtype) > 2) return ct_cg_no_cg(op, "an integer Cast wider than 16 bits to float", d);
   } else if (fi != fo) {
-    if (q->n_scale != 1) return no_cg(op, "a cast without per-tensor quant parameters", d);
+    if (q->n_scale != 1) return ct_cg_no_cg(op, "a cast without per-tensor quant parameters", d);
     scale = q->scale[0], zp = q->zero_point[0];
     /* the f32 nearest the scale, else a neighbour a few ulps away, that reproduces every result */
     float f = (float)scale, cand = f;
@@ -67,13 +67,13 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
       ok = cand > 0 && (fi ? quant_exact(x->dtype, y->dtype, scale, cand, zp)
                            : dequant_exact(x->dtype, y->dtype, scale, cand, zp));
     }
-    if (!ok) return no_cg(op, "no f32 scale (the CAST field) reproduces every result of its double scale", d);
+    if (!ok) return ct_cg_no_cg(op, "no f32 scale (the CAST field) reproduces every result of its double scale", d);
     scale = cand;
   }
-  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
-  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  int64_t lx = ct_cg_lmem_of(c->gr, x), ly = ct_cg_lmem_of(c->gr, y);
+  if (lx < 0 || ly < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   box bx;
-  ct_status st = box_of(c, x, &bx) ? fit_rows(c, op, x, &bx, &by, &lx, t, d) : no_cg(op, "rank above 4", d);
+  ct_status st = ct_cg_box_of(c, x, &bx) ? ct_cg_fit_rows(c, op, x, &bx, &by, &lx, t, d) : ct_cg_no_cg(op, "rank above 4", d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
@@ -81,7 +81,7 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   struct ct_insn_cast *k = &in.cast;
   k->in = lx, k->out = ly, k->n = by.ext[0], k->c = by.ext[1], k->h = by.ext[2], k->w = by.ext[3];
   k->dt_in = dt_in, k->dt_out = y->dtype, k->scale = (float)scale, k->zp = zp;
-  return put(c, &in, nm(op), t, d);
+  return ct_cg_put(c, &in, ct_cg_nm(op), t, d);
 }
 
 /* Softmax along `axis` (coerce_2d: over axis..end flattened) as SOFTMAX over the tile viewed
@@ -89,30 +89,30 @@ static ct_status emit_cast(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 static ct_status emit_softmax(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box by;
-  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  if (!ct_cg_box_of(c, y, &by)) return ct_cg_no_cg(op, "rank above 4", d);
   int64_t ax = ct_attr_softmax_axis(op);
   if (ax < 0) ax += y->ndim;
   bool coerce = ct_attr_softmax_coerce_2d(op) != 0;
   int cax = (int)ax + 4 - y->ndim;
-  if (ax < 0 || ax >= y->ndim) return no_cg(op, "bad axis", d);
+  if (ax < 0 || ax >= y->ndim) return ct_cg_no_cg(op, "bad axis", d);
   int64_t outer = 1, len = 1, inner = 1;
   for (int i = 0; i < 4; i++) {
     if (i < cax) outer *= by.ext[i];
     else if (i == cax || coerce) len *= by.ext[i];
     else inner *= by.ext[i];
-    if (i >= cax && (i == cax || coerce) && by.ext[i] != by.full[i]) return no_cg(op, "Softmax cut along its axis", d);
+    if (i >= cax && (i == cax || coerce) && by.ext[i] != by.full[i]) return ct_cg_no_cg(op, "Softmax cut along its axis", d);
   }
-  if (outer > 65535 || len > 65535 || inner > 65535) return no_cg(op, "a Softmax view above 65535 along a dim", d);
-  if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return no_cg(op, "integer Softmax", d);
-  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y);
-  if (lx < 0 || ly < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if (outer > 65535 || len > 65535 || inner > 65535) return ct_cg_no_cg(op, "a Softmax view above 65535 along a dim", d);
+  if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return ct_cg_no_cg(op, "integer Softmax", d);
+  int64_t lx = ct_cg_lmem_of(c->gr, x), ly = ct_cg_lmem_of(c->gr, y);
+  if (lx < 0 || ly < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_SOFTMAX;
   struct ct_insn_softmax *s = &in.softmax;
   s->in = lx, s->out = ly, s->n = 1, s->c = outer, s->h = len, s->w = inner, s->axis = 2;
   s->dt_in = x->dtype, s->dt_out = y->dtype;
-  return put(c, &in, nm(op), t, d);
+  return ct_cg_put(c, &in, ct_cg_nm(op), t, d);
 }
 
 /* LayerNormalization over dims axis..end (whole in the tile) as NORM layer mode with the
@@ -120,61 +120,61 @@ static ct_status emit_softmax(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
 static ct_status emit_layernorm(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0], *g = op->n_in > 1 ? op->in[1] : NULL, *b = op->n_in > 2 ? op->in[2] : NULL;
   box by;
-  if (!box_of(c, y, &by) || y->ndim > 4) return no_cg(op, "rank above 4", d);
+  if (!ct_cg_box_of(c, y, &by) || y->ndim > 4) return ct_cg_no_cg(op, "rank above 4", d);
   int64_t ax = ct_attr_layernorm_axis(op);
   if (ax < 0) ax += y->ndim;
   int cax = (int)ax + 4 - y->ndim;
-  if (ax < 0 || ax >= y->ndim) return no_cg(op, "bad axis", d);
+  if (ax < 0 || ax >= y->ndim) return ct_cg_no_cg(op, "bad axis", d);
   int64_t S = 1;
   for (int i = cax; i < 4; i++) {
-    if (by.ext[i] != by.full[i]) return no_cg(op, "LayerNormalization cut along a normalized axis", d);
+    if (by.ext[i] != by.full[i]) return ct_cg_no_cg(op, "LayerNormalization cut along a normalized axis", d);
     S *= by.ext[i];
   }
   for (int i = 1; i < op->n_out; i++)
-    if (op->out[i]) return no_cg(op, "Mean / InvStdDev outputs", d);
-  if (!g || g->dtype != CT_F32 || lg_numel(g) != S || (b && (b->dtype != CT_F32 || lg_numel(b) != S)))
-    return no_cg(op, "Scale and B must be f32 with one value per normalized element", d);
+    if (op->out[i]) return ct_cg_no_cg(op, "Mean / InvStdDev outputs", d);
+  if (!g || g->dtype != CT_F32 || ct_lg_numel(g) != S || (b && (b->dtype != CT_F32 || ct_lg_numel(b) != S)))
+    return ct_cg_no_cg(op, "Scale and B must be f32 with one value per normalized element", d);
   double eps = ct_attr_layernorm_epsilon(op);
-  if ((double)(float)eps != eps) return no_cg(op, "epsilon is not an f32 value (the NORM field)", d);
-  /* without B: the zero table group_tables put at the layer's table (+0.0 as the reference's) */
-  int64_t lx = lmem_of(c->gr, x), ly = lmem_of(c->gr, y), lg = lmem_of(c->gr, g), lb = b ? lmem_of(c->gr, b) : c->lm_attr[li];
-  if (lx < 0 || ly < 0 || lg < 0 || lb < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  if ((double)(float)eps != eps) return ct_cg_no_cg(op, "epsilon is not an f32 value (the NORM field)", d);
+  /* without B: the zero table ct_cg_group_tables put at the layer's table (+0.0 as the reference's) */
+  int64_t lx = ct_cg_lmem_of(c->gr, x), ly = ct_cg_lmem_of(c->gr, y), lg = ct_cg_lmem_of(c->gr, g), lb = b ? ct_cg_lmem_of(c->gr, b) : c->lm_attr[li];
+  if (lx < 0 || ly < 0 || lg < 0 || lb < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_NORM;
   struct ct_insn_norm *k = &in.norm;
   k->in = lx, k->out = ly, k->gamma = lg, k->beta = lb, k->n = by.ext[0], k->c = by.ext[1], k->h = by.ext[2], k->w = by.ext[3];
   k->axis = cax, k->mode = CT_ISA_NORM_LAYER, k->affine = 1, k->eps = (float)eps, k->dt_in = x->dtype, k->dt_out = y->dtype;
-  return put(c, &in, nm(op), t, d);
+  return ct_cg_put(c, &in, ct_cg_nm(op), t, d);
 }
 
-/* act / act_hi / zp_out of a float result in [lo, hi] (ct_kn_act: relu [0, inf), relu6, clip):
+/* act / act_hi / zp_out of a float result in [lo, hi] (ct_nn_act: relu [0, inf), relu6, clip):
  * the ISA clamps below at 0 only; hi is held as an f32 in act_hi:zp_out, rounded to the
  * result type (quant/ ct_quant_float_act_hi). */
 static ct_status float_act(const ct_op *op, bool none, float lo, float hi, ct_dtype dt, int64_t *act, int64_t *act_hi,
                            int64_t *zp_out, ct_diag *d) {
   *act = CT_ISA_ACT_NONE, *act_hi = 0, *zp_out = 0;
   if (none) return CT_OK;
-  if (lo != 0.0f) return no_cg(op, "a float activation whose lower bound is not 0", d);
+  if (lo != 0.0f) return ct_cg_no_cg(op, "a float activation whose lower bound is not 0", d);
   if (isinf(hi) && hi > 0) return *act = CT_ISA_ACT_RELU, CT_OK;
-  if (!ct_quant_float_act_hi_bits(hi, dt, act_hi, zp_out)) return no_cg(op, "a clamp bound that is not finite", d);
+  if (!ct_quant_float_act_hi_bits(hi, dt, act_hi, zp_out)) return ct_cg_no_cg(op, "a clamp bound that is not finite", d);
   *act = CT_ISA_ACT_CLAMP;
   return CT_OK;
 }
 
-ct_status cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t *act_hi, int64_t *zp_out, ct_diag *d) {
+ct_status ct_cg_insn_act(const ct_op *op, const ct_value *y, int64_t *act, int64_t *act_hi, int64_t *zp_out, ct_diag *d) {
   *zp_out = ct_tq_zp(y);
-  if (is_int(y->dtype)) {
+  if (ct_cg_is_int(y->dtype)) {
     ct_quant_act a;
     int32_t hi;
     ct_status st = ct_tq_act(op, &a, &hi, d);
     if (st) return st;
-    *act = act_of(a), *act_hi = a == CT_QUANT_ACT_CLAMP ? hi : 0;
+    *act = ct_cg_act_of(a), *act_hi = a == CT_QUANT_ACT_CLAMP ? hi : 0;
     return CT_OK;
   }
-  ct_kn_act a;
-  if (ct_kn_act_parse(op, &a, d)) return no_cg(op, "an unknown fused activation", d);
-  if (a.leaky) return no_cg(op, "a leaky fused activation on a float result", d);
+  ct_nn_act a;
+  if (ct_nn_act_parse(op, &a, d)) return ct_cg_no_cg(op, "an unknown fused activation", d);
+  if (a.leaky) return ct_cg_no_cg(op, "a leaky fused activation on a float result", d);
   return float_act(op, a.none, a.lo, a.hi, y->dtype, act, act_hi, zp_out, d);
 }
 
@@ -193,27 +193,27 @@ static bool const_scalar(const ct_op *op, int k, float dflt, float *v) {
 static ct_status emit_clamp(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   const ct_value *x = op->in[0], *y = op->out[0];
   box by;
-  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
+  if (!ct_cg_box_of(c, y, &by)) return ct_cg_no_cg(op, "rank above 4", d);
   float lo = 0.0f, hi = INFINITY;
   if (op->kind == CT_OP_CLIP && (!const_scalar(op, 1, -INFINITY, &lo) || !const_scalar(op, 2, INFINITY, &hi)))
-    return no_cg(op, "a Clip whose bounds are not constant scalars", d);
+    return ct_cg_no_cg(op, "a Clip whose bounds are not constant scalars", d);
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_ELTWISE;
   struct ct_insn_eltwise *e = &in.eltwise;
   ct_status st = float_act(op, false, lo, hi, y->dtype, &e->act, &e->act_hi, &e->zp_out, d);
   if (st) return st;
-  e->a = e->b = lmem_of(c->gr, x), e->out = lmem_of(c->gr, y);
-  if (e->a < 0 || e->out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  e->a = e->b = ct_cg_lmem_of(c->gr, x), e->out = ct_cg_lmem_of(c->gr, y);
+  if (e->a < 0 || e->out < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   box bx;
-  st = box_of(c, x, &bx) ? fit_rows(c, op, x, &bx, &by, &e->a, t, d) : no_cg(op, "rank above 4", d);
+  st = ct_cg_box_of(c, x, &bx) ? ct_cg_fit_rows(c, op, x, &bx, &by, &e->a, t, d) : ct_cg_no_cg(op, "rank above 4", d);
   if (st) return st;
   e->b = e->a;
   e->n = by.ext[0], e->c = by.ext[1], e->h = by.ext[2], e->w = by.ext[3];
   /* from the f32 module input to the mode's type: rounded once at the end, as the reference
    * rounds its f32 result; the bounds rounded to that type clamp alike (rounding is monotonic) */
   e->op = CT_ISA_ELT_MAX, e->dt_a = e->dt_b = x->dtype, e->dt_out = y->dtype;
-  return put(c, &in, nm(op), t, d);
+  return ct_cg_put(c, &in, ct_cg_nm(op), t, d);
 }
 
 /* A comparison of input 0, a float activation, with input 1, a constant scalar, into a
@@ -267,23 +267,23 @@ static ct_status emit_fn(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
   box by;
   int f;
   double al, be;
-  if (!box_of(c, y, &by)) return no_cg(op, "rank above 4", d);
-  if (!fn_of(op, &f, &al, &be)) return no_cg(op, NULL, d);
-  if ((double)(float)al != al || (double)(float)be != be) return no_cg(op, "an activation parameter that is not an f32 value", d);
+  if (!ct_cg_box_of(c, y, &by)) return ct_cg_no_cg(op, "rank above 4", d);
+  if (!fn_of(op, &f, &al, &be)) return ct_cg_no_cg(op, NULL, d);
+  if ((double)(float)al != al || (double)(float)be != be) return ct_cg_no_cg(op, "an activation parameter that is not an f32 value", d);
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_EXP;
-  in.exp.in = lmem_of(c->gr, x), in.exp.out = lmem_of(c->gr, y);
-  if (in.exp.in < 0 || in.exp.out < 0) return no_cg(op, "the plan has no buffer for an operand", d);
+  in.exp.in = ct_cg_lmem_of(c->gr, x), in.exp.out = ct_cg_lmem_of(c->gr, y);
+  if (in.exp.in < 0 || in.exp.out < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   box bx;
-  ct_status st = box_of(c, x, &bx) ? fit_rows(c, op, x, &bx, &by, &in.exp.in, t, d) : no_cg(op, "rank above 4", d);
+  ct_status st = ct_cg_box_of(c, x, &bx) ? ct_cg_fit_rows(c, op, x, &bx, &by, &in.exp.in, t, d) : ct_cg_no_cg(op, "rank above 4", d);
   if (st) return st;
   in.exp.n = by.ext[0], in.exp.c = by.ext[1], in.exp.h = by.ext[2], in.exp.w = by.ext[3];
   in.exp.dt_in = x->dtype, in.exp.dt_out = y->dtype, in.exp.func = f, in.exp.alpha = (float)al, in.exp.beta = (float)be;
-  return put(c, &in, nm(op), t, d);
+  return ct_cg_put(c, &in, ct_cg_nm(op), t, d);
 }
 
-bool cg_float_ok(const ct_op *op) {
+bool ct_cg_float_ok(const ct_op *op) {
   switch (op->kind) {
   case CT_OP_CAST:
   case CT_OP_SOFTMAX:
@@ -311,17 +311,17 @@ bool cg_float_ok(const ct_op *op) {
   case CT_OP_RELU:
   case CT_OP_CLIP:
   case CT_OP_RESIZE: return true;
-  default: return cg_float_fn(op); /* the function unit (EXP func) */
+  default: return ct_cg_float_fn(op); /* the function unit (EXP func) */
   }
 }
 
-bool cg_float_fn(const ct_op *op) {
+bool ct_cg_float_fn(const ct_op *op) {
   int f;
   double al, be;
   return fn_of(op, &f, &al, &be);
 }
 
-ct_status cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
+ct_status ct_cg_emit_float(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d) {
   (void)li;
   switch (op->kind) {
   case CT_OP_CAST: return emit_cast(c, op, t, d);

@@ -13,7 +13,7 @@ _Static_assert(CT_ENG_CTRL <= CT_CHIP_SEM_COUNT_MIN, "every chip chip.def accept
 
 /* Values the group reads from GMEM every tile (inputs) and stores (outputs). */
 static bool in_group(const mg *c, const ct_value *v) {
-  if (!v->def || lg_border_cast(c->p->g, v->def)) return false;
+  if (!v->def || ct_lg_border_cast(c->p->g, v->def)) return false;
   int oi = -1;
   for (int i = 0; i < c->p->g->n_ops; i++)
     if (c->p->g->ops[i] == v->def) { oi = i; break; }
@@ -23,20 +23,20 @@ static bool in_group(const mg *c, const ct_value *v) {
 
 static ct_status load_value(mg *c, const ct_op *op, const ct_value *v, int64_t t, ct_diag *d) {
   box b;
-  int64_t lm = lmem_of(c->gr, v), gm = gmem_of(c->p, v);
-  if (v->def && lg_border_cast(c->p->g, v->def)) gm = io_addr(c->p, v->def);
-  if (!box_of(c, v, &b) || lm < 0 || gm < 0)
-    return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\": operand \"%s\" has no LMEM buffer or GMEM address", nm(op), v->name);
-  if (is_wslice(c, v)) { /* rows of the output channels / features of this tile */
+  int64_t lm = ct_cg_lmem_of(c->gr, v), gm = ct_cg_gmem_of(c->p, v);
+  if (v->def && ct_lg_border_cast(c->p->g, v->def)) gm = ct_cg_io_addr(c->p, v->def);
+  if (!ct_cg_box_of(c, v, &b) || lm < 0 || gm < 0)
+    return ct_diag_set(d, CT_ERR_INPUT, "layer \"%s\": operand \"%s\" has no LMEM buffer or GMEM address", ct_cg_nm(op), v->name);
+  if (ct_cg_is_wslice(c, v)) { /* rows of the output channels / features of this tile */
     const ct_value *y = op->out[0];
     const lg_rng *r = &c->x.rng[y->id];
-    int wdim = r->set ? lg_weight_dim(op, v, r->ax) : -1, wd = wdim + 4 - v->ndim;
-    if (wdim < 0) return no_cg(op, "a weight slice without an output cut", d);
+    int wdim = r->set ? ct_lg_weight_dim(op, v, r->ax) : -1, wd = wdim + 4 - v->ndim;
+    if (wdim < 0) return ct_cg_no_cg(op, "a weight slice without an output cut", d);
     b.off[wd] = r->lo, b.ext[wd] = r->hi - r->lo;
   }
   ct_insn in;
-  dma_box(&in, true, v->dtype, lm, gm, &b);
-  return put(c, &in, nm(op), t, d);
+  ct_cg_dma_box(&in, true, v->dtype, lm, gm, &b);
+  return ct_cg_put(c, &in, ct_cg_nm(op), t, d);
 }
 
 /* STORE of the rows of escaping value y this tile owns: [st_lo, hi) along the cut axis (the
@@ -44,24 +44,24 @@ static ct_status load_value(mg *c, const ct_op *op, const ct_value *v, int64_t t
  * before, and storing them twice would race between store engines). */
 static ct_status store_value(mg *c, const ct_value *y, int64_t t, ct_diag *d) {
   box b;
-  box_of(c, y, &b);
+  ct_cg_box_of(c, y, &b);
   const lg_rng *r = &c->x.rng[y->id];
   int a = r->set && r->ax >= 0 ? r->ax + 4 - y->ndim : -1;
   int64_t skip = a >= 0 && r->st_lo > r->lo ? r->st_lo - r->lo : 0;
   if (a >= 0 && skip >= r->hi - r->lo) return CT_OK; /* nothing new in this tile */
   ct_insn in;
-  dma_box(&in, false, y->dtype, lmem_of(c->gr, y), gmem_of(c->p, y), &b);
+  ct_cg_dma_box(&in, false, y->dtype, ct_cg_lmem_of(c->gr, y), ct_cg_gmem_of(c->p, y), &b);
   if (skip) {
     struct ct_insn_store *s = &in.store;
     int64_t *ext[4] = {&s->n, &s->c, &s->h, &s->w}, ss[4] = {s->src_sn, s->src_sc, s->src_sh, s->src_sw};
     int64_t ds[4] = {s->dst_sn, s->dst_sc, s->dst_sh, s->dst_sw}, eb = (int64_t)ct_dtype_size(y->dtype);
     s->src += skip * ss[a] * eb, s->dst += skip * ds[a] * eb, *ext[a] -= skip;
   }
-  return put(c, &in, y->name, t, d);
+  return ct_cg_put(c, &in, y->name, t, d);
 }
 
 /* The view of the group tile t sees: in a pipelined group, odd tiles use copy 1 of every
- * double buffer (the copies' numbers swapped), so lmem_of's copy 0 is the tile's own. (A
+ * double buffer (the copies' numbers swapped), so ct_cg_lmem_of's copy 0 is the tile's own. (A
  * border Cast's result is an IN buffer of its readers, loaded from its own program input.) */
 static void tile_view(mg *c, const ct_lg_group *orig, int64_t t) {
   c->view = *orig, c->view.bufs = c->view_bufs, c->gr = &c->view;
@@ -76,19 +76,19 @@ static void tile_view(mg *c, const ct_lg_group *orig, int64_t t) {
 static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
   const ct_lg_group *gr = c->gr;
   lg_tiling tl = {gr->axis, gr->nsecs, gr->secs, gr->pipelined};
-  lg_tile_ranges(&c->x, gr->first, gr->n_layers, &tl, t);
+  ct_lg_tile_ranges(&c->x, gr->first, gr->n_layers, &tl, t);
   ct_status st = CT_OK;
   memset(c->seen, 0, (size_t)c->p->g->n_values);
   for (int k = 0; k < gr->n_layers && !st; k++) {
     const ct_op *op = c->p->layers[gr->first + k].op;
-    if (lg_border_cast(c->p->g, op)) continue;
+    if (ct_lg_border_cast(c->p->g, op)) continue;
     for (int i = 0; i < op->n_in && !st; i++) {
       const ct_value *v = op->in[i];
       if (!v || in_group(c, v) || c->seen[v->id]) continue;
-      bool resident = ct_value_is_const(v) && !is_wslice(c, v);
+      bool resident = ct_value_is_const(v) && !ct_cg_is_wslice(c, v);
       /* a border Cast's result is loaded into its float input's buffer (tile_view): that
        * buffer's kind says whether it is loaded once (RES) or every tile */
-      const ct_value *bv = v->def && lg_border_cast(c->p->g, v->def) ? v->def->in[0] : v;
+      const ct_value *bv = v->def && ct_lg_border_cast(c->p->g, v->def) ? v->def->in[0] : v;
       for (int b = 0; b < gr->n_bufs; b++)
         if ((gr->bufs[b].value == v->id || gr->bufs[b].value == bv->id) && gr->bufs[b].kind == CT_LG_BUF_RES) resident = true;
       c->seen[v->id] = 1;
@@ -96,36 +96,36 @@ static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
       st = load_value(c, op, v, t, d);
     }
   }
-  for (int k = 0; k < gr->n_layers && !st; k++) st = emit_layer(c, gr->first + k, t, d);
+  for (int k = 0; k < gr->n_layers && !st; k++) st = ct_cg_emit_layer(c, gr->first + k, t, d);
   for (int k = 0; k < gr->n_layers && !st; k++) { /* every escaping result (Split has several) */
     const ct_op *op = c->p->layers[gr->first + k].op;
     for (int j = 0; j < op->n_out && !st; j++) {
       const ct_value *y = op->out[j];
-      if (!y || !lg_escapes(&c->x, y, gr->first, gr->n_layers) || lg_border_cast(c->p->g, op)) continue;
+      if (!y || !ct_lg_escapes(&c->x, y, gr->first, gr->n_layers) || ct_lg_border_cast(c->p->g, op)) continue;
       st = store_value(c, y, t, d);
     }
   }
   return st;
 }
 
-/* One LOAD (two when the LMEM end is not 64-aligned) of the group's tables, which add_table
+/* One LOAD (two when the LMEM end is not 64-aligned) of the group's tables, which ct_cg_add_table
  * laid out identically in GMEM and LMEM from (tab_gm, tab_lm): rows of 64 bytes. */
 static ct_status load_tables(mg *c, ct_diag *d) {
   int64_t bytes = c->gm_extra - c->tab_gm, rows = bytes / 64, tail = bytes % 64;
   ct_status st = CT_OK;
-  const char *name = nm(c->p->layers[c->gr->first].op);
+  const char *name = ct_cg_nm(c->p->layers[c->gr->first].op);
   if (bytes <= 0) return CT_OK;
   if (bytes <= 65535) rows = 0, tail = bytes; /* one row */
   ct_insn in;
   if (rows) {
     box b = {{0, 0, 0, 0}, {1, 1, rows, 64}, {1, 1, rows, 64}};
-    dma_box(&in, true, CT_U8, c->tab_lm, c->tab_gm, &b);
-    st = put(c, &in, name, -1, d);
+    ct_cg_dma_box(&in, true, CT_U8, c->tab_lm, c->tab_gm, &b);
+    st = ct_cg_put(c, &in, name, -1, d);
   }
   if (!st && tail) {
     box b = {{0, 0, 0, 0}, {1, 1, 1, tail}, {1, 1, 1, tail}};
-    dma_box(&in, true, CT_U8, c->tab_lm + rows * 64, c->tab_gm + rows * 64, &b);
-    st = put(c, &in, name, -1, d);
+    ct_cg_dma_box(&in, true, CT_U8, c->tab_lm + rows * 64, c->tab_gm + rows * 64, &b);
+    st = ct_cg_put(c, &in, name, -1, d);
   }
   return st;
 }
@@ -133,7 +133,7 @@ static ct_status load_tables(mg *c, ct_diag *d) {
 static bool group_is_border(const mg *c) {
   for (int k = 0; k < c->gr->n_layers; k++) {
     const ct_op *op = c->p->layers[c->gr->first + k].op;
-    if (!lg_border_cast(c->p->g, op) && c->p->layers[c->gr->first + k].trait != CT_LG_ALIAS) return false;
+    if (!ct_lg_border_cast(c->p->g, op) && c->p->layers[c->gr->first + k].trait != CT_LG_ALIAS) return false;
   }
   return true;
 }
@@ -143,19 +143,19 @@ static ct_status model_group(mg *c, int gi, ct_diag *d) {
   const ct_lg_group *gr = &c->p->groups[gi];
   c->gr = gr, c->gi = gi, c->lm_extra = gr->lmem_bytes, c->stage.n = 0;
   if (group_is_border(c)) return CT_OK;
-  if (gr->nsecs > 1 && gr->axis >= 0) return no_cg(c->p->layers[gr->first].op, "tiles along N and another axis at once", d);
+  if (gr->nsecs > 1 && gr->axis >= 0) return ct_cg_no_cg(c->p->layers[gr->first].op, "tiles along N and another axis at once", d);
   free(c->view_bufs);
   c->view_bufs = malloc(sizeof *c->view_bufs * ((size_t)gr->n_bufs + 1));
   if (!c->view_bufs) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   c->tab_lm = (c->lm_extra + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN, c->tab_gm = (c->gm_extra + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN;
-  ct_status st = group_tables(c, d);
+  ct_status st = ct_cg_group_tables(c, d);
   if (!st) st = load_tables(c, d);
   for (int64_t t = 0; t < gr->n_tiles && !st; t++) {
     tile_view(c, gr, t);
     st = group_tile(c, t, t == 0, d);
   }
   c->gr = gr;
-  if (!st) st = cg_sched_group(&c->sch, gi, &c->stage, gr->n_tiles, gr->pipelined, gr->loads_first, d);
+  if (!st) st = ct_cg_sched_group(&c->sch, gi, &c->stage, gr->n_tiles, gr->pipelined, gr->loads_first, d);
   return st;
 }
 
@@ -186,23 +186,23 @@ static ct_status model_io(mg *c, ct_diag *d) {
   }
   for (int i = 0; i < p->n_layers && !st; i++) {
     const ct_op *op = p->layers[i].op;
-    if (lg_border_cast(p->g, op)) st = add_io(c, op->out[0], op->in[0]->name, IO_IN, io_addr(p, op), d);
+    if (ct_lg_border_cast(p->g, op)) st = add_io(c, op->out[0], op->in[0]->name, IO_IN, ct_cg_io_addr(p, op), d);
   }
   for (int i = 0; i < p->g->n_ops && !st; i++) {
     const ct_op *op = p->g->ops[i];
     if (op->kind != CT_OP_INPUT || p->layer_of_op == NULL) continue;
     /* read by other layers than its border Casts: the input as it is, at its own address */
-    int64_t gm = gmem_of(p, op->out[0]);
-    bool stored = is_int(op->out[0]->dtype) || ct_dtype_is_float(op->out[0]->dtype); /* float: read by float layers */
+    int64_t gm = ct_cg_gmem_of(p, op->out[0]);
+    bool stored = ct_cg_is_int(op->out[0]->dtype) || ct_dtype_is_float(op->out[0]->dtype); /* float: read by float layers */
     if (gm >= 0 && stored) st = add_io(c, op->out[0], op->out[0]->name, IO_IN, gm, d);
     else if (gm >= 0) st = ct_diag_set(d, CT_ERR_INPUT, "input \"%s\": neither integer nor float storage", op->out[0]->name);
   }
   for (int i = 0; i < p->g->n_outputs && !st; i++) {
     const ct_value *v = p->g->outputs[i];
-    if (!is_int(v->dtype) && !ct_dtype_is_float(v->dtype))
+    if (!ct_cg_is_int(v->dtype) && !ct_dtype_is_float(v->dtype))
       return ct_diag_set(d, CT_ERR_INPUT, "output \"%s\" has neither integer nor float storage: no codegen", v->name);
     if (ct_graph_output_repeated(p->g, i)) continue; /* a value returned twice is one program output */
-    st = add_io(c, v, v->name, IO_OUT, gmem_of(p, v), d);
+    st = add_io(c, v, v->name, IO_OUT, ct_cg_gmem_of(p, v), d);
   }
   /* every other activation the program stores to GMEM, described for `ctpu sim --dump-all` */
   for (int k = 0; k < p->n_gmem && !st; k++) {
@@ -222,18 +222,18 @@ ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d) {
   c->sch.prog = prog, c->sch.chip = &p->chip;
   c->lm_attr = calloc((size_t)(p->n_layers ? p->n_layers : 1), sizeof *c->lm_attr);
   c->seen = calloc((size_t)(p->g->n_values ? p->g->n_values : 1), 1);
-  ct_status st = c->lm_attr && c->seen ? lg_ctx_init(&c->x, p->g, &p->chip, &p->opt, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  ct_status st = c->lm_attr && c->seen ? ct_lg_ctx_init(&c->x, p->g, &p->chip, &p->opt, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   for (int gi = 0; gi < p->n_groups && !st; gi++) st = model_group(c, gi, d);
   if (!st) st = model_io(c, d); /* after the layers: an op without codegen is reported first */
-  if (!st) st = cg_sched_end(&c->sch, d);
+  if (!st) st = ct_cg_sched_end(&c->sch, d);
   if (!st && c->gm_extra > p->chip.gmem_bytes)
     st = ct_diag_set(d, CT_ERR_LIMIT, "the program needs %lld bytes of GMEM, the chip has %lld", (long long)c->gm_extra,
                      (long long)p->chip.gmem_bytes);
-  lg_ctx_free(&c->x);
+  ct_lg_ctx_free(&c->x);
   free(c->lm_attr);
   free(c->seen);
   free(c->view_bufs);
-  cg_stage_free(&c->stage);
+  ct_cg_stage_free(&c->stage);
   free(c);
   return st;
 }

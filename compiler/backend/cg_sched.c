@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-ct_status cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
+ct_status ct_cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
   if (s->n == s->cap) {
     int cap = s->cap ? 2 * s->cap : 64;
     cg_staged *v = realloc(s->v, sizeof *v * (size_t)cap);
@@ -17,7 +17,7 @@ ct_status cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_
   return CT_OK;
 }
 
-void cg_stage_free(cg_stage *s) {
+void ct_cg_stage_free(cg_stage *s) {
   free(s->v);
   memset(s, 0, sizeof *s);
 }
@@ -227,7 +227,7 @@ static ct_status tiles_serial(cg_sched *s, int gi, cg_stage *st, plan *p, ct_dia
   return rc;
 }
 
-ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
+ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
                          ct_diag *d) {
   if (!st->n) return CT_OK;
   ct_status rc = CT_OK;
@@ -248,7 +248,7 @@ ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, boo
   return rc;
 }
 
-ct_status cg_sched_end(cg_sched *s, ct_diag *d) {
+ct_status ct_cg_sched_end(cg_sched *s, ct_diag *d) {
   ct_insn end;
   memset(&end, 0, sizeof end);
   end.op = CT_ISA_END;

@@ -47,8 +47,8 @@ enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, 
        CG_SEM_PIPELINE = 24 };
 
 /* Appends a copy of *in to s. Errors: CT_ERR_LIMIT when out of memory. */
-ct_status cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
-void cg_stage_free(cg_stage *s);
+ct_status ct_cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
+void ct_cg_stage_free(cg_stage *s);
 
 /* Emits group gi's staged instructions (tile-major: for each tile its loads, compute and
  * stores, the tables first) into s->prog, after a SYNC of every engine when an earlier group
@@ -68,10 +68,10 @@ void cg_stage_free(cg_stage *s);
  * semaphore is 0 when the group ends. Otherwise serial: program order, one chain token at
  * every engine change. Debug entries: (layer, gi, tile, step). Errors: CT_ERR_LIMIT (out of
  * memory). */
-ct_status cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
+ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
                          ct_diag *d);
 
 /* Appends END (after the chain). */
-ct_status cg_sched_end(cg_sched *s, ct_diag *d);
+ct_status ct_cg_sched_end(cg_sched *s, ct_diag *d);
 
 #endif

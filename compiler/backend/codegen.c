@@ -1,7 +1,7 @@
 /* codegen.c: ISA instructions for a layer group that is a chain of INT8 Convs (codegen.h):
  * the double-buffered software pipeline of docs/examples/tiled_matmul.s generated from a
  * plan; intermediates stay in the plan's LMEM buffers, tile ranges come from the planner's
- * backward halo propagation (lg_tile_ranges). */
+ * backward halo propagation (ct_lg_tile_ranges). */
 #include "compiler/backend/codegen.h"
 
 #include <stdlib.h>
@@ -27,13 +27,13 @@ typedef struct cg {
   int nbuf;
 } cg;
 
-static int64_t gmem_of(const ct_lg_plan *p, const ct_value *v) {
+static int64_t ct_cg_gmem_of(const ct_lg_plan *p, const ct_value *v) {
   for (int k = 0; k < p->n_gmem; k++)
     if (p->gmem[k].value == v->id) return p->gmem[k].addr;
   return -1;
 }
 
-static int64_t lmem_of(const ct_lg_group *gr, const ct_value *v, int copy) {
+static int64_t ct_cg_lmem_of(const ct_lg_group *gr, const ct_value *v, int copy) {
   for (int i = 0; i < gr->n_bufs; i++)
     if (gr->bufs[i].value == v->id && gr->bufs[i].copy == copy) return gr->bufs[i].addr;
   return -1;
@@ -92,7 +92,7 @@ static ct_status check_chain(cg *c, ct_diag *d) {
     if (!conv_ok(op))
       return ct_diag_set(d, CT_ERR_INPUT, "group %d: layer \"%s\" is unsupported by the codegen (only INT8 Conv, group 1, "
                          "N = 1, no bias)", c->gi, op->loc ? op->loc : "?");
-    if (k > 0 && (op->in[0] != c->op[k - 1]->out[0] || lg_escapes(&c->x, op->in[0], gr->first, c->n) ||
+    if (k > 0 && (op->in[0] != c->op[k - 1]->out[0] || ct_lg_escapes(&c->x, op->in[0], gr->first, c->n) ||
                   c->x.cons_off[op->in[0]->id + 1] - c->x.cons_off[op->in[0]->id] != 1))
       return ct_diag_set(d, CT_ERR_INPUT, "group %d: unsupported by the codegen: not a chain of convs at \"%s\"", c->gi,
                          op->loc ? op->loc : "?");
@@ -102,7 +102,7 @@ static ct_status check_chain(cg *c, ct_diag *d) {
 
 /* Lowest 64-aligned LMEM offset with `bytes` bytes that no buffer of the group uses (after
  * the buffers when they are packed, in a gap when the planner spread them over the banks:
- * lg_spread_banks); -1 when there is none below `lmem`. */
+ * ct_lg_spread_banks); -1 when there is none below `lmem`. */
 static int64_t free_lmem(const ct_lg_group *gr, int64_t bytes, int64_t lmem) {
   int64_t best = -1;
   for (int i = -1; i < gr->n_bufs; i++) {
@@ -122,12 +122,12 @@ static ct_status setup(cg *c, ct_diag *d) {
   c->nbuf = gr->pipelined ? 2 : 1;
   c->tl.axis = gr->axis, c->tl.nsecs = gr->nsecs, c->tl.secs = gr->secs, c->tl.pipelined = gr->pipelined;
   for (int b = 0; b < 2; b++)
-    c->lm_in[b] = lmem_of(gr, x, b < c->nbuf ? b : 0), c->lm_out[b] = lmem_of(gr, y, b < c->nbuf ? b : 0);
-  c->gm_in = gmem_of(c->p, x), c->gm_out = gmem_of(c->p, y);
+    c->lm_in[b] = ct_cg_lmem_of(gr, x, b < c->nbuf ? b : 0), c->lm_out[b] = ct_cg_lmem_of(gr, y, b < c->nbuf ? b : 0);
+  c->gm_in = ct_cg_gmem_of(c->p, x), c->gm_out = ct_cg_gmem_of(c->p, y);
   bool ok = c->lm_in[0] >= 0 && c->lm_out[0] >= 0 && c->gm_in >= 0 && c->gm_out >= 0;
   for (int k = 0; k < c->n; k++) {
-    c->lm_w[k] = lmem_of(gr, c->op[k]->in[1], 0), c->gm_w[k] = gmem_of(c->p, c->op[k]->in[1]);
-    c->lm_mid[k] = k < c->n - 1 ? lmem_of(gr, c->op[k]->out[0], 0) : -1;
+    c->lm_w[k] = ct_cg_lmem_of(gr, c->op[k]->in[1], 0), c->gm_w[k] = ct_cg_gmem_of(c->p, c->op[k]->in[1]);
+    c->lm_mid[k] = k < c->n - 1 ? ct_cg_lmem_of(gr, c->op[k]->out[0], 0) : -1;
     ok = ok && c->lm_w[k] >= 0 && c->gm_w[k] >= 0 && (k == c->n - 1 || c->lm_mid[k] >= 0);
   }
   if (!ok) return ct_diag_set(d, CT_ERR_INPUT, "group %d: the plan has no buffer or GMEM address for a conv operand", c->gi);
@@ -184,7 +184,7 @@ static ct_status emit_resident(cg *c, ct_diag *d) {
 
 static ct_status emit_load(cg *c, int64_t t, int64_t step, ct_diag *d) {
   const ct_value *x = c->op[0]->in[0];
-  lg_tile_ranges(&c->x, c->gr->first, c->n, &c->tl, t);
+  ct_lg_tile_ranges(&c->x, c->gr->first, c->n, &c->tl, t);
   int64_t lo, hi, ih = x->shape[2], iw = x->shape[3];
   rows(c, x, &lo, &hi);
   int b = (int)(t % c->nbuf);
@@ -241,7 +241,7 @@ static ct_status emit_conv(cg *c, int k, int64_t t, int64_t step, ct_diag *d) {
 
 static ct_status emit_store(cg *c, int64_t t, int64_t step, ct_diag *d) {
   const ct_value *y = c->op[c->n - 1]->out[0];
-  lg_tile_ranges(&c->x, c->gr->first, c->n, &c->tl, t);
+  ct_lg_tile_ranges(&c->x, c->gr->first, c->n, &c->tl, t);
   int64_t lo, hi, oh = y->shape[2], ow = y->shape[3];
   rows(c, y, &lo, &hi);
   int b = (int)(t % c->nbuf);
@@ -260,7 +260,7 @@ static ct_status emit_steps(cg *c, ct_diag *d) {
   for (int64_t s = 0; s < T + 2 && !st; s++) {
     if (s < T) st = emit_load(c, s, s, d);
     if (!st && s >= 1 && s - 1 < T) {
-      lg_tile_ranges(&c->x, c->gr->first, c->n, &c->tl, s - 1);
+      ct_lg_tile_ranges(&c->x, c->gr->first, c->n, &c->tl, s - 1);
       for (int k = 0; k < c->n && !st; k++) st = emit_conv(c, k, s - 1, s, d);
     }
     if (!st && s >= 2) st = emit_store(c, s - 2, s, d);
@@ -279,12 +279,12 @@ ct_status ct_cg_conv_group(const ct_lg_plan *p, int gi, const ct_cg_conv_q *q, c
   cg *c = calloc(1, sizeof *c);
   if (!c) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   c->p = p, c->gr = &p->groups[gi], c->gi = gi, c->prog = prog, c->q = q;
-  ct_status st = lg_ctx_init(&c->x, p->g, &p->chip, &p->opt, d);
+  ct_status st = ct_lg_ctx_init(&c->x, p->g, &p->chip, &p->opt, d);
   if (!st) st = check_chain(c, d);
   if (!st) st = setup(c, d);
   if (!st) st = emit_resident(c, d);
   if (!st) st = emit_steps(c, d);
-  lg_ctx_free(&c->x);
+  ct_lg_ctx_free(&c->x);
   free(c);
   return st;
 }

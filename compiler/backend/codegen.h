@@ -36,7 +36,7 @@ enum {
  * the resident LOADs (weights, tables; the last signals W); then per time step s: LOAD of
  * input tile s into IN copy s mod 2, the CONVs of tile s − 1 (the first waits for its tile
  * and W on tile 0, the last for its OUT copy to be stored; intermediates go to the plan's MID
- * buffers), STORE of tile s − 2; END. Tile ranges are the planner's (lg_tile_ranges): a
+ * buffers), STORE of tile s − 2; END. Tile ranges are the planner's (ct_lg_tile_ranges): a
  * conv's input rows are ct_lg_halo_rows of its output rows, rows missing at the image edges
  * become pad_t / pad_b. One debug entry (layer, group, tile, step) per instruction.
  * Errors: CT_ERR_INPUT "unsupported" when the group is not such a chain; CT_ERR_LIMIT when

@@ -80,7 +80,7 @@ static int64_t place_class(ct_lg_group *gr, int cls, bool any_cls, int *idx) {
   return end;
 }
 
-bool lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
+bool ct_lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
   int *idx = malloc(sizeof *idx * ((size_t)gr->n_bufs + 1));
   if (!idx) return *need = INT64_MAX, false;
   int64_t bank = c->lmem_bytes / c->lmem_banks;
@@ -110,13 +110,13 @@ bool lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
   return nb <= c->lmem_banks;
 }
 
-int64_t lg_reserve_end(int64_t end, int64_t tables, int64_t scratch) {
+int64_t ct_lg_reserve_end(int64_t end, int64_t tables, int64_t scratch) {
   if (tables) end = align_up(end, LG_ALIGN) + tables;
   if (scratch) end = align_up(end, LG_ALIGN) + scratch;
   return end;
 }
 
-/* Addresses of the spread layout (lg_spread_banks) into addr[]; returns its end. The
+/* Addresses of the spread layout (ct_lg_spread_banks) into addr[]; returns its end. The
  * largest buffers (by idx order) each start a bank range of their own; when there are more
  * buffers than banks, the rest share the last range, packed. */
 static int64_t spread_layout(const ct_chip *c, const ct_lg_group *gr, const int *idx, int64_t *addr) {
@@ -131,7 +131,7 @@ static int64_t spread_layout(const ct_chip *c, const ct_lg_group *gr, const int 
   return end;
 }
 
-bool lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch) {
+bool ct_lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch) {
   if (gr->pipelined || gr->n_bufs < 2 || c->lmem_banks < 2) return false;
   int *idx = malloc(sizeof *idx * (size_t)gr->n_bufs);
   int64_t *addr = malloc(sizeof *addr * (size_t)gr->n_bufs);
@@ -142,7 +142,7 @@ bool lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t 
     qsort(key, (size_t)gr->n_bufs, sizeof *key, by_lo_hi);
     for (int k = 0; k < gr->n_bufs; k++) idx[k] = (int)key[k].hi;
     int64_t end = spread_layout(c, gr, idx, addr);
-    ok = lg_reserve_end(end, tables, scratch) <= c->lmem_bytes;
+    ok = ct_lg_reserve_end(end, tables, scratch) <= c->lmem_bytes;
     for (int k = 0; ok && k < gr->n_bufs; k++) gr->bufs[idx[k]].addr = addr[k];
     if (ok) gr->lmem_bytes = end;
   }
@@ -150,7 +150,7 @@ bool lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t 
   return ok;
 }
 
-int64_t lg_first_fit(ct_lg_buffer *bufs, int n) {
+int64_t ct_lg_first_fit(ct_lg_buffer *bufs, int n) {
   int *idx = malloc(sizeof *idx * ((size_t)n + 1));
   if (!idx) return -1;
   ct_lg_group g;

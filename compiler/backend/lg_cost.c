@@ -34,7 +34,7 @@ static int by_size_desc(const void *a, const void *b) {
   return x > y ? -1 : x < y;
 }
 
-int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines) {
+int64_t ct_lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines) {
   if (n <= 0) return 0;
   if (engines < 1) engines = 1;
   if (engines > 8) engines = 8;
@@ -100,7 +100,7 @@ static int64_t step_time(const ct_chip *c, const lg_tilecost *l, const lg_tileco
   return t;
 }
 
-int64_t lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
+int64_t ct_lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
                           bool pipelined, bool loads_first) {
   int64_t total = pre;
   if (!pipelined) {

@@ -46,7 +46,7 @@ static int64_t widest(const lg_ctx *x, const ct_op *op) {
 
 static int64_t tile_elems(const lg_ctx *x, const ct_value *v) {
   int64_t ext[CT_MAX_DIMS];
-  return lg_tile_extents(v, &x->rng[v->id], ext);
+  return ct_lg_tile_extents(v, &x->rng[v->id], ext);
 }
 
 static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
@@ -79,7 +79,7 @@ static int64_t mxu_layer(const lg_ctx *x, const ct_op *op, const int64_t *oe) {
 static bool moved_in_lmem(const ct_op *op) {
   ct_tpu_lin lin;
   return (op->kind == CT_OP_RESIZE && !ct_tpu_resize_lin(op, &lin)) || op->kind == CT_OP_TRANSPOSE || op->kind == CT_OP_SLICE || op->kind == CT_OP_SPLIT || op->kind == CT_OP_CONCAT ||
-         op->kind == CT_OP_CONVTRANSPOSE || op->kind == CT_OP_PAD || lg_patchify(op);
+         op->kind == CT_OP_CONVTRANSPOSE || op->kind == CT_OP_PAD || ct_lg_patchify(op);
 }
 
 /* A Concat's tile as the codegen emits it (cg_data.c emit_concat): input k's block of the
@@ -90,7 +90,7 @@ static bool moved_in_lmem(const ct_op *op) {
  * the VPU cycles; *move gets the MOVE cycles (LMEM port bytes per cycle). */
 static int64_t concat_cycles(const lg_ctx *x, const ct_op *op, int64_t *move) {
   const ct_value *y = op->out[0];
-  int64_t oe[CT_MAX_DIMS], out = lg_tile_extents(y, &x->rng[y->id], oe), ax = ct_attr_concat_axis(op);
+  int64_t oe[CT_MAX_DIMS], out = ct_lg_tile_extents(y, &x->rng[y->id], oe), ax = ct_attr_concat_axis(op);
   if (ax < 0) ax += y->ndim;
   *move = 0;
   if (ax < 0 || ax >= y->ndim || op->n_in > 64 || y->shape[ax] <= 0) return 0;
@@ -132,7 +132,7 @@ int64_t lg_move_cycles(const lg_ctx *x, int li) {
   int64_t bytes = tile_elems(x, op->out[0]) * ct_lg_elem_bytes(x->opt, v);
   for (int j = 1; op->kind == CT_OP_SPLIT && j < op->n_out; j++) /* one MOVE per output */
     if (op->out[j]) bytes += tile_elems(x, op->out[j]) * ct_lg_elem_bytes(x->opt, v);
-  if (lg_patchify(op)) /* the output tile's patches: C·k·k input elements per output pixel of one channel */
+  if (ct_lg_patchify(op)) /* the output tile's patches: C·k·k input elements per output pixel of one channel */
     bytes = bytes / op->out[0]->shape[1] * op->in[1]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[3];
   return move_cycles(x, bytes);
 }
@@ -142,7 +142,7 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
   const ct_op *op = l->op;
   if (l->unit == CT_LG_UNIT_NONE) return 0;
   int64_t oe[CT_MAX_DIMS];
-  int64_t out = lg_tile_extents(op->out[0], &x->rng[op->out[0]->id], oe);
+  int64_t out = ct_lg_tile_extents(op->out[0], &x->rng[op->out[0]->id], oe);
   for (int j = 1; j < op->n_out; j++) out += tile_elems(x, op->out[j]);
   if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe) + lg_move_cycles(x, li);
   int64_t w = widest(x, op), in = op->n_in && op->in[0] ? tile_elems(x, op->in[0]) : out;
@@ -183,7 +183,7 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li) {
                      * worth from any one bank (cmodel port limit: busiest bank / port bytes) */
     bool w16 = op->in[0]->dtype == CT_I16;
     int64_t cy = vpu_cycles(x, w16 ? CT_VPU_LUT16 : CT_VPU_LUT, out, w16 ? 2 : 1), bank = x->chip->lmem_bytes / x->chip->lmem_banks;
-    int64_t tb = lg_lut_per_channel(op) && op->out[0]->ndim == 4 ? lg_lut_stride(op) * oe[1] : 0;
+    int64_t tb = ct_lg_lut_per_channel(op) && op->out[0]->ndim == 4 ? ct_lg_lut_stride(op) * oe[1] : 0;
     tb = cdiv(tb < bank ? tb : bank, x->chip->lmem_bank_port_bytes);
     return cy > tb ? cy : tb;
   }
@@ -208,7 +208,7 @@ typedef struct gval {
   int64_t moved[3], cyc[3]; /* per tile type: DMA bytes moved (load or store) */
 } gval;
 
-int lg_weight_dim(const ct_op *op, const ct_value *w, int a) {
+int ct_lg_weight_dim(const ct_op *op, const ct_value *w, int a) {
   if (a < 0 || a >= op->out[0]->ndim || w->ndim < 1) return -1;
   int64_t e = op->out[0]->shape[a];
   int d;
@@ -224,7 +224,7 @@ static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
   int nv = 0;
   for (int li = first; li < first + n; li++) {
     const ct_op *op = x->layers[li].op;
-    if (lg_border_cast(x->g, op)) continue; /* its result is a program input: an IN of its readers */
+    if (ct_lg_border_cast(x->g, op)) continue; /* its result is a program input: an IN of its readers */
     for (int i = 0; i < op->n_in + op->n_out; i++) {
       const ct_value *v = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
       if (!v) continue;
@@ -239,13 +239,13 @@ static int collect(lg_ctx *x, int first, int n, const lg_tiling *tl, gval *gv) {
       g->v = v, g->wdim = -1, g->live_lo = 0, g->live_hi = n - 1;
       x->vbuf[v->id] = nv;
       int p = x->prod[v->id];
-      if (p >= first && p < first + n && !lg_border_cast(x->g, x->layers[p].op)) {
-        g->kind = lg_escapes(x, v, first, n) ? CT_LG_BUF_OUT : CT_LG_BUF_MID;
+      if (p >= first && p < first + n && !ct_lg_border_cast(x->g, x->layers[p].op)) {
+        g->kind = ct_lg_escapes(x, v, first, n) ? CT_LG_BUF_OUT : CT_LG_BUF_MID;
         if (g->kind == CT_LG_BUF_MID) g->live_lo = g->live_hi = pos;
       } else if (ct_lg_is_weight(v)) {
         g->kind = CT_LG_BUF_RES;
         if (n == 1 && tl->axis >= 0 && tl->axis == x->layers[li].wsplit_axis && tl->secs > 1 &&
-            (g->wdim = lg_weight_dim(op, v, tl->axis)) >= 0)
+            (g->wdim = ct_lg_weight_dim(op, v, tl->axis)) >= 0)
           g->kind = CT_LG_BUF_WSLICE;
       } else {
         g->kind = CT_LG_BUF_IN;
@@ -264,12 +264,12 @@ static void sample_value(lg_ctx *x, const lg_tiling *tl, gval *g, int type, bool
   if (g->kind == CT_LG_BUF_WSLICE) {
     r.ax = g->wdim, r.nax = -1, r.lo = 0, r.hi = cdiv(v->shape[g->wdim], tl->secs);
   }
-  int64_t bytes = lg_tile_extents(v, &r, ext) * eb;
+  int64_t bytes = ct_lg_tile_extents(v, &r, ext) * eb;
   if (g->kind == CT_LG_BUF_OUT) { /* stored part */
     lg_rng s = r;
     if (s.ax >= 0) s.lo = s.st_lo;
     int64_t se[CT_MAX_DIMS];
-    if (lg_tile_extents(v, &s, se) > 0) ct_lg_dma_cost(x->chip, v->ndim, v->shape, se, eb, &moved, &cyc);
+    if (ct_lg_tile_extents(v, &s, se) > 0) ct_lg_dma_cost(x->chip, v->ndim, v->shape, se, eb, &moved, &cyc);
   } else if (g->kind != CT_LG_BUF_MID && bytes > 0) {
     ct_lg_dma_cost(x->chip, v->ndim, v->shape, ext, eb, &moved, &cyc);
   }
@@ -370,8 +370,8 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
     }
     if (g->kind == CT_LG_BUF_RES && g->moved[0]) pre_m += g->moved[0], pre_v[pre_x++] = g->moved[0];
   }
-  int64_t tb = lg_group_table_bytes(x, gr->first, gr->n_layers);
-  if (tb) { /* the requant / LUT tables: one resident transfer (codegen: group_tables) */
+  int64_t tb = ct_lg_group_table_bytes(x, gr->first, gr->n_layers);
+  if (tb) { /* the requant / LUT tables: one resident transfer (codegen: ct_cg_group_tables) */
     int64_t moved, cyc;
     ct_lg_dma_cost(c, 1, &tb, &tb, 1, &moved, &cyc);
     pre_m += moved, pre_v[pre_x++] = moved;
@@ -386,29 +386,29 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
   int le = (int)c->dma_load_engines;
   bool own0 = gr->pipelined && le >= 2 && (mv[0] || mv[1] || mv[2]);
   for (int t = 0; t < 3; t++) {
-    tc[t].ld = tc[t].ldd = lg_dma_batch_cycles(c, ldv[t], ldx[t], own0 ? le - 1 : le);
+    tc[t].ld = tc[t].ldd = ct_lg_dma_batch_cycles(c, ldv[t], ldx[t], own0 ? le - 1 : le);
     tc[t].mv = gr->pipelined ? mv[t] : 0;
     if (gr->pipelined) tc[t].ld = own0 ? (mv[t] > tc[t].ldd ? mv[t] : tc[t].ldd) : tc[t].ldd + mv[t];
-    tc[t].st = lg_dma_batch_cycles(c, stv[t], stx[t], (int)c->dma_store_engines);
+    tc[t].st = ct_lg_dma_batch_cycles(c, stv[t], stx[t], (int)c->dma_store_engines);
     gr->ddr_load_bytes += cnt[t] * tc[t].ldm, gr->ddr_store_bytes += cnt[t] * tc[t].stm;
     gr->compute_cycles += cnt[t] * tc[t].cp;
     gr->load_cycles += cnt[t] * tc[t].ld, gr->store_cycles += cnt[t] * tc[t].st;
   }
   if (tl->secs < 3) tc[1] = tc[0];
   /* resident loads run beside tile 0's: pre = what they add to its loads */
-  int64_t pre = lg_dma_batch_cycles(c, first, nfirst, own0 ? le - 1 : le) - tc[0].ldd;
+  int64_t pre = ct_lg_dma_batch_cycles(c, first, nfirst, own0 ? le - 1 : le) - tc[0].ldd;
   if (pre < 0) pre = 0;
   free(buf);
   gr->load_cycles += pre;
   gr->loads_first = false;
-  gr->cycles = lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, gr->pipelined, false);
+  gr->cycles = ct_lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, gr->pipelined, false);
   if (gr->pipelined && (mv[0] || mv[1] || mv[2])) {
-    int64_t lf = lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, true, true);
+    int64_t lf = ct_lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, true, true);
     if (lf < gr->cycles) gr->cycles = lf, gr->loads_first = true;
   }
 }
 
-bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need) {
+bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need) {
   memset(gr, 0, sizeof *gr);
   gr->first = first, gr->n_layers = n, gr->axis = tl->axis, gr->nsecs = tl->nsecs, gr->secs = tl->secs;
   gr->n_tiles = tl->nsecs * tl->secs;
@@ -424,17 +424,17 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
   int64_t scr = 0, mv[3] = {0, 0, 0}, *ts = malloc(sizeof *ts * (size_t)(tl->secs + 1));
   int *ty = malloc(sizeof *ty * (size_t)(tl->secs + 1)), ns = ts && ty ? samples(x, tl, ts, ty) : 0;
   for (int s = 0; s < ns; s++) {
-    lg_tile_ranges(x, first, n, tl, ts[s]);
+    ct_lg_tile_ranges(x, first, n, tl, ts[s]);
     for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
     if (ty[s] >= 0) mv[ty[s]] = tile_compute(x, first, n, &tc[ty[s]]);
     for (int li = first; li < first + n; li++) {
-      int64_t sb = lg_scratch_bytes(x, n, li);
+      int64_t sb = ct_lg_scratch_bytes(x, n, li);
       if (sb > scr) scr = sb;
     }
     if (s == 0) {
       const ct_value *o = x->layers[first + n - 1].op->out[0];
       gr->tile_ndim = o->ndim;
-      lg_tile_extents(o, &x->rng[o->id], gr->tile_shape);
+      ct_lg_tile_extents(o, &x->rng[o->id], gr->tile_shape);
     }
   }
   free(ts), free(ty);
@@ -442,11 +442,11 @@ bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_grou
   for (int i = 0; i < nv; i++) x->vbuf[gv[i].v->id] = 0;
   if (ns == 0) return free(gv), *need = INT64_MAX, false;
   group_costs(x, gr, tl, gv, nv, tc, mv);
-  bool ok = make_buffers(gr, gv, nv) && lg_alloc_lmem(x->chip, gr, need);
+  bool ok = make_buffers(gr, gv, nv) && ct_lg_alloc_lmem(x->chip, gr, need);
   if (gr->bufs) { /* the codegen's tables and scratch go after the buffers (lg_reserve.c) */
-    int64_t tb = lg_group_table_bytes(x, first, n);
-    if (ok && keep) lg_spread_banks(x->chip, gr, tb, scr);
-    int64_t end = lg_reserve_end(gr->lmem_bytes, tb, scr);
+    int64_t tb = ct_lg_group_table_bytes(x, first, n);
+    if (ok && keep) ct_lg_spread_banks(x->chip, gr, tb, scr);
+    int64_t end = ct_lg_reserve_end(gr->lmem_bytes, tb, scr);
     gr->reserved_bytes = end - gr->lmem_bytes;
     if (end > *need) *need = end;
     if (end > x->chip->lmem_bytes) ok = false;

@@ -18,7 +18,7 @@ static ct_lg_gmem *add_entry(ct_lg_plan *p, gm_state *s, const ct_value *v, ct_l
   if (s->entry[v->id]) return &p->gmem[s->entry[v->id] - 1];
   ct_lg_gmem *e = &p->gmem[p->n_gmem++];
   e->value = v->id, e->region = r, e->alias_of = -1, e->live_lo = e->live_hi = -1, e->addr = -1;
-  e->bytes = lg_numel(v) * eb;
+  e->bytes = ct_lg_numel(v) * eb;
   s->entry[v->id] = p->n_gmem;
   return e;
 }
@@ -35,7 +35,7 @@ static void collect(lg_ctx *x, ct_lg_plan *p, gm_state *s) {
     for (int li = gr->first; li < gr->first + gr->n_layers; li++) {
       const ct_op *op = x->layers[li].op;
       bool alias = x->layers[li].trait == CT_LG_ALIAS;
-      if (lg_border_cast(x->g, op)) { /* its result is a program input of its own (the float input may have other readers) */
+      if (ct_lg_border_cast(x->g, op)) { /* its result is a program input of its own (the float input may have other readers) */
         extend(add_entry(p, s, op->out[0], CT_LG_GM_IO, ct_lg_elem_bytes(x->opt, op->out[0])), gi, gi);
         continue;
       }
@@ -43,7 +43,7 @@ static void collect(lg_ctx *x, ct_lg_plan *p, gm_state *s) {
         const ct_value *v = op->in[i];
         if (!v) continue;
         int pl = x->prod[v->id];
-        if (pl >= gr->first && pl < gr->first + gr->n_layers && !lg_border_cast(x->g, x->layers[pl].op)) continue; /* in LMEM */
+        if (pl >= gr->first && pl < gr->first + gr->n_layers && !ct_lg_border_cast(x->g, x->layers[pl].op)) continue; /* in LMEM */
         ct_lg_region r = ct_lg_is_weight(v) ? CT_LG_GM_WEIGHT : pl < 0 ? CT_LG_GM_IO : CT_LG_GM_ACT;
         ct_lg_gmem *e = add_entry(p, s, v, r, ct_lg_elem_bytes(x->opt, v));
         extend(e, gi, gi);
@@ -54,10 +54,10 @@ static void collect(lg_ctx *x, ct_lg_plan *p, gm_state *s) {
       }
       for (int j = 0; j < op->n_out; j++) {
         const ct_value *v = op->out[j];
-        if (!lg_escapes(x, v, gr->first, gr->n_layers)) continue;
-        /* a border Cast's result is a program input (lg_border_cast): written before the
+        if (!ct_lg_escapes(x, v, gr->first, gr->n_layers)) continue;
+        /* a border Cast's result is a program input (ct_lg_border_cast): written before the
          * program starts, so it lives in the IO region, never reused */
-        ct_lg_region r = x->model_out[v->id] || lg_border_cast(x->g, op) ? CT_LG_GM_IO : CT_LG_GM_ACT;
+        ct_lg_region r = x->model_out[v->id] || ct_lg_border_cast(x->g, op) ? CT_LG_GM_IO : CT_LG_GM_ACT;
         ct_lg_gmem *e = add_entry(p, s, v, r, ct_lg_elem_bytes(x->opt, v));
         extend(e, gi, x->model_out[v->id] ? p->n_groups : gi);
         if (alias && op->in[0] && s->entry[op->in[0]->id]) {
@@ -86,13 +86,13 @@ static int64_t place_region(ct_lg_plan *p, ct_lg_region r, int64_t base, bool re
     b[k].live_lo = reuse ? e->live_lo : 0, b[k].live_hi = reuse ? e->live_hi : 0;
     map[k++] = i;
   }
-  int64_t end = lg_first_fit(b, n);
+  int64_t end = ct_lg_first_fit(b, n);
   for (int i = 0; i < n && end >= 0; i++) p->gmem[map[i]].addr = base + b[i].addr;
   free(b), free(map);
   return end < 0 ? -1 : align_up(end, LG_ALIGN);
 }
 
-ct_status lg_alloc_gmem(lg_ctx *x, ct_lg_plan *p, ct_diag *d) {
+ct_status ct_lg_alloc_gmem(lg_ctx *x, ct_lg_plan *p, ct_diag *d) {
   gm_state s = {calloc((size_t)x->g->n_values + 1, sizeof(int)), NULL};
   int cap = 0;
   for (int li = 0; li < x->n_layers; li++) cap += x->layers[li].op->n_in + x->layers[li].op->n_out;

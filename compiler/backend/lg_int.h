@@ -14,7 +14,7 @@
  * transfers go largest first to the engine free soonest (LPT list scheduling, as cg_sched.c
  * spreads them by time); at least latency + Σ moved / min(DDR rate, engines · port) (the
  * engines share the DDR). Sorts moved in place. */
-int64_t lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines);
+int64_t ct_lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines);
 
 /* Per-tile costs: load / compute / store cycles, load / store bytes moved. The compute's
  * MOVEs (mv cycles) run on load engine 0 (in ld too): ldd is the LOADs alone; mva the
@@ -28,7 +28,7 @@ typedef struct lg_tilecost {
 /* The pipeline over n_tiles tiles whose costs depend on their type along the axis (first,
  * middle, last: tc[0..2]); adds the DDR-sharing bound per step and the load engine 0 the
  * next tile's LOADs share with the compute's MOVEs, in the order loads_first gives. */
-int64_t lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
+int64_t ct_lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
                           bool pipelined, bool loads_first);
 
 /* The range of one value in one tile: along axis ax (-1 = whole) rows [lo, hi), along N
@@ -60,19 +60,19 @@ typedef struct lg_ctx {
 } lg_ctx;
 
 /* lg_layers.c */
-ct_status lg_ctx_init(lg_ctx *x, const ct_graph *g, const ct_chip *chip, const ct_lg_options *opt, ct_diag *d);
-void lg_ctx_free(lg_ctx *x);
+ct_status ct_lg_ctx_init(lg_ctx *x, const ct_graph *g, const ct_chip *chip, const ct_lg_options *opt, ct_diag *d);
+void ct_lg_ctx_free(lg_ctx *x);
 /* Is layer li's output consumed outside [first, first+n) or a module output? */
-bool lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n);
+bool ct_lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n);
 /* Slice op: start and step along axis a of its input (0 and 1 when a is not sliced); false
  * when the op is not a Slice with constant parameters and a positive step there. */
-bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step);
+bool ct_lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step);
 /* The dim of constant operand w of op (an MXU layer) that follows op's output axis a when
  * the weights are split along it (WSLICE): Conv W and bias dim 0, ConvTranspose W dim 1,
  * Gemm B dim 0 (transB) or 1, MatMul B and a Gemm C ([N], [1, N]) their last dim; -1 when
  * that dim's extent is not the output's along a (the operand is then loaded whole) or w is
  * A. One rule for the planner (lg_eval.c) and the codegen's loads (cg_model.c). */
-int lg_weight_dim(const ct_op *op, const ct_value *w, int a);
+int ct_lg_weight_dim(const ct_op *op, const ct_value *w, int a);
 /* Is op (of graph g) a border Cast — a float module input cast to an integer storage type,
  * or an f32 one cast to bf16 / f16 (BF16 / F16 lowerings), when it is the only reader of that
  * input (and the input is no module output)? The program input, named as the module input,
@@ -80,9 +80,9 @@ int lg_weight_dim(const ct_op *op, const ct_value *w, int a);
  * input; its own IO bytes, lg_gmem.c), so the Cast costs no compute. A float input that
  * other layers read too, other Casts included, stays the program input and its Casts are
  * CAST instructions (a program has one input of a name). */
-bool lg_border_cast(const ct_graph *g, const ct_op *op);
+bool ct_lg_border_cast(const ct_graph *g, const ct_op *op);
 /* Whole-tensor helper: elements. */
-int64_t lg_numel(const ct_value *v);
+int64_t ct_lg_numel(const ct_value *v);
 
 /* lg_tile.c */
 typedef struct lg_tiling {
@@ -91,13 +91,13 @@ typedef struct lg_tiling {
   bool pipelined;
 } lg_tiling;
 /* Ranges of every value of group [first, first+n) for tile t (rng scratch). */
-void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t);
+void ct_lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t);
 /* Range *o of input `in` of layer l that its output range r needs (group axis gaxis, n
  * layers in the group): halos through windows, the same rows through row-to-row ops, whole
  * along other axes. */
-void lg_input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o);
+void ct_lg_input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o);
 /* Extents of v's tile under range r into ext[] (v->ndim entries); returns its elements. */
-int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
+int64_t ct_lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext);
 /* The window attributes of a Conv / ConvTranspose / pool on a 4-D operand 0, per spatial
  * axis (H, W): kernel (has_k false: absent, the weight's), strides and dilations (1 when
  * absent), pads [top, left, bottom, right] (0). */
@@ -133,30 +133,30 @@ typedef struct lg_table {
 /* The table of op (*t; kind NONE and bytes 0 when it has none). */
 void lg_layer_table(const ct_op *op, lg_table *t);
 /* A Lut's table bytes per table: 256 (8-bit input) or CT_ISA_LUT16_BYTES (i16 input). */
-int64_t lg_lut_stride(const ct_op *op);
+int64_t ct_lg_lut_stride(const ct_op *op);
 /* Does a Lut have one table per channel (its table attribute holds C tables)? */
-bool lg_lut_per_channel(const ct_op *op);
+bool ct_lg_lut_per_channel(const ct_op *op);
 /* Bytes of the tables of group [first, first+n) as the codegen lays them out after the
  * group's buffers: each LG_ALIGN-aligned, one transfer. */
-int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n);
+int64_t ct_lg_group_table_bytes(const lg_ctx *x, int first, int n);
 /* The scratch buffers of a layer's tile, placed after the group's tables: */
 typedef enum lg_scratch_kind {
   LG_SCRATCH_SLICE,   /* a float Slice that rounds: its tile in the input's type (MOVE, then CAST) */
-  LG_SCRATCH_PATCHES, /* a patchify Conv (lg_patchify): the tile's patches as channels */
+  LG_SCRATCH_PATCHES, /* a patchify Conv (ct_lg_patchify): the tile's patches as channels */
   LG_SCRATCH_CONVT,   /* ConvTranspose: one output-channel plane of its input tile (at least) */
-  LG_SCRATCH_GATHER   /* an operand whose tile holds other rows than the layer reads (lg_gather_rows) */
+  LG_SCRATCH_GATHER   /* an operand whose tile holds other rows than the layer reads (ct_lg_gather_rows) */
 } lg_scratch_kind;
 /* Bytes of scratch buffer `kind` of layer li of a group of n layers (LG_SCRATCH_GATHER: the
  * gather of operand v) for the tile whose ranges x->rng holds; 0 when the layer has none. */
 int64_t lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, const ct_value *v);
 /* All of layer li's scratch for the tile in x->rng: every lg_scratch_need of the layer (one
  * gather per distinct operand), each LG_ALIGN-aligned. */
-int64_t lg_scratch_bytes(const lg_ctx *x, int n, int li);
+int64_t ct_lg_scratch_bytes(const lg_ctx *x, int n, int li);
 /* Does layer li of a group of n layers read input v from a tile (x->rng) holding other rows
- * along the cut axis than it needs (lg_input_range) — the hull of several readers, or the
+ * along the cut axis than it needs (ct_lg_input_range) — the hull of several readers, or the
  * rows an escaping value's stored part adds? Then the codegen copies the rows it needs to
- * scratch first (cg_util.c gather_rows), *bytes of them (v's tile over the needed rows). */
-bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes);
+ * scratch first (cg_util.c ct_cg_gather_rows), *bytes of them (v's tile over the needed rows). */
+bool ct_lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes);
 /* Cycles of the LMEM → LMEM MOVEs the codegen emits for layer li's tile (Resize, Transpose,
  * Slice, Concat: cg_data.c): the tile's bytes (source element size) / bank_port_bytes; 0 for
  * other layers. They run on load engine 0 inside the compute (lg_eval.c). */
@@ -166,45 +166,45 @@ int64_t lg_layer_cycles(const lg_ctx *x, int li);
 /* Evaluates one tiling: buffers (sizes, kinds, lifetimes), LMEM allocation, costs. Fills
  * *gr (bufs malloc'd when keep, else freed) and returns true if it fits. *need gets the
  * bytes the allocation needed (for messages). */
-bool lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need);
+bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need);
 /* Best tiling of group [first, first+n): fills *gr (bufs kept when keep); false when no
  * tiling fits (then *need is the smallest need seen). */
-bool lg_best_tiling(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int64_t *need);
+bool ct_lg_best_tiling(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int64_t *need);
 /* Is [first, first+n) a legal group (chainable layers, every layer but the last consumed
  * inside)? */
-bool lg_group_legal(const lg_ctx *x, int first, int n);
+bool ct_lg_group_legal(const lg_ctx *x, int first, int n);
 
 /* lg_alloc.c */
 /* Places gr->bufs in LMEM (bank classes when pipelined); false when they do not fit;
  * *need = bytes needed (bank-rounded when pipelined). */
-bool lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need);
+bool ct_lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need);
 
 /* Is op a patch embedding the CONV fields cannot express — a Conv with kernel = stride = k
  * above 15, no padding, dilation 1, one group (ViT's 16×16 patches)? Its codegen first
  * rearranges each tile's k × k patches into channels (space-to-depth: MOVEs into scratch,
  * cg_ops.c), then runs a 1 × 1 CONV whose C·k·k input channels read the OIHW weights as
  * they are; the planner reserves the scratch and costs the MOVEs. */
-bool lg_patchify(const ct_op *op);
+bool ct_lg_patchify(const ct_op *op);
 
 /* End of the LMEM a group uses when `tables` bytes (requant / LUT tables) and `scratch`
  * bytes follow its buffers, which end at `end` (each 64-byte aligned, as the codegen puts
- * them: cg_model.c group_tables, lg_reserve.c). */
-int64_t lg_reserve_end(int64_t end, int64_t tables, int64_t scratch);
+ * them: cg_model.c ct_cg_group_tables, lg_reserve.c). */
+int64_t ct_lg_reserve_end(int64_t end, int64_t tables, int64_t scratch);
 
 /* A group that is not pipelined: moves its buffers to bank boundaries, each on banks of its
- * own, when they and the reserve (lg_reserve_end) still fit in LMEM, so that no two operands
+ * own, when they and the reserve (ct_lg_reserve_end) still fit in LMEM, so that no two operands
  * of an instruction share a bank port (the cmodel's per-bank bound: a VPU instruction takes
  * at least max over banks ceil(bytes in the bank / bank_port_bytes) cycles, docs/cmodel.md;
  * two loads into one bank share its port). Updates addr and lmem_bytes; false (nothing
  * moved) when they do not fit or the group is pipelined (its classes already use separate
  * banks). */
-bool lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch);
+bool ct_lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch);
 
 /* First fit of n buffers over their lifetimes from offset 0 (decreasing size); returns the
  * end of the highest one, -1 when out of memory. */
-int64_t lg_first_fit(ct_lg_buffer *bufs, int n);
+int64_t ct_lg_first_fit(ct_lg_buffer *bufs, int n);
 
 /* lg_gmem.c */
-ct_status lg_alloc_gmem(lg_ctx *x, ct_lg_plan *p, ct_diag *d);
+ct_status ct_lg_alloc_gmem(lg_ctx *x, ct_lg_plan *p, ct_diag *d);
 
 #endif

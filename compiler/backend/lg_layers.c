@@ -50,7 +50,7 @@ static bool in_list(ct_op_kind k, const ct_op_kind *l, size_t n) {
 }
 #define IN(k, l) in_list(k, l, sizeof l / sizeof l[0])
 
-int64_t lg_numel(const ct_value *v) {
+int64_t ct_lg_numel(const ct_value *v) {
   int64_t n = 1;
   for (int i = 0; i < v->ndim; i++) n *= v->shape[i];
   return n;
@@ -100,7 +100,7 @@ static void window_h(const ct_op *op, ct_lg_layer *l) {
   l->sh = w.s[0], l->dh = w.d[0], l->pad_top = w.p[0];
 }
 
-bool lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step) {
+bool ct_lg_slice_axis(const ct_op *op, int a, int64_t *start, int64_t *step) {
   *start = 0, *step = 1;
   const ct_value *in = op->in[0];
   if (op->kind != CT_OP_SLICE || a < 0 || a >= in->ndim) return false;
@@ -200,7 +200,7 @@ static void slice_axes(const ct_op *op, ct_lg_layer *l) {
     if (o->shape[a] <= 1 || axis_needed_whole(op, a, nd)) continue;
     int64_t s0, st;
     if (op->kind == CT_OP_SLICE) { /* output row r reads input row start + r·step */
-      if (lg_slice_axis(op, a, &s0, &st)) l->axes[l->n_axes++] = a;
+      if (ct_lg_slice_axis(op, a, &s0, &st)) l->axes[l->n_axes++] = a;
       continue;
     }
     if (op->kind == CT_OP_RESIZE && a == 2) { /* linear (axis_needed_whole): rows of taps, lg_tile.c */
@@ -241,16 +241,16 @@ static void classify(const lg_ctx *x, const ct_op *op, ct_lg_layer *l) {
            (op->kind != CT_OP_CONCAT || ct_attr_concat_axis(op) == 1 || ct_attr_concat_axis(op) == -3))
     l->trait = CT_LG_ELTWISE;
   else l->trait = CT_LG_WHOLE;
-  l->unit = l->trait == CT_LG_ALIAS || lg_border_cast(x->g, op) ? CT_LG_UNIT_NONE
+  l->unit = l->trait == CT_LG_ALIAS || ct_lg_border_cast(x->g, op) ? CT_LG_UNIT_NONE
             : (IN(op->kind, mxu_ops) && !is_depthwise(op)) ? CT_LG_UNIT_MXU : CT_LG_UNIT_VPU;
   for (int i = 0; i < op->n_in; i++)
-    if (op->in[i] && ct_lg_is_weight(op->in[i])) l->weight_bytes += lg_numel(op->in[i]) * ct_lg_elem_bytes(x->opt, op->in[i]);
+    if (op->in[i] && ct_lg_is_weight(op->in[i])) l->weight_bytes += ct_lg_numel(op->in[i]) * ct_lg_elem_bytes(x->opt, op->in[i]);
   if (l->trait != CT_LG_ALIAS) slice_axes(op, l);
   if (l->trait == CT_LG_WINDOW && op->kind != CT_OP_CONV) /* pools: N, C, H */
     l->n_axes = 3, l->axes[0] = 0, l->axes[1] = 1, l->axes[2] = 2;
 }
 
-/* The form of a border Cast (lg_border_cast), its readers aside. */
+/* The form of a border Cast (ct_lg_border_cast), its readers aside. */
 static bool border_form(const ct_op *op) {
   return op->kind == CT_OP_CAST && op->n_in == 1 && op->in[0] && op->in[0]->def && op->in[0]->def->kind == CT_OP_INPUT &&
          ct_dtype_is_float(op->in[0]->dtype) &&
@@ -258,7 +258,7 @@ static bool border_form(const ct_op *op) {
           (op->in[0]->dtype == CT_F32 && (op->out[0]->dtype == CT_BF16 || op->out[0]->dtype == CT_F16)));
 }
 
-bool lg_border_cast(const ct_graph *g, const ct_op *op) {
+bool ct_lg_border_cast(const ct_graph *g, const ct_op *op) {
   if (!border_form(op)) return false;
   for (int i = 0; i < g->n_ops; i++) { /* the input's only reader: one program input per module input */
     const ct_op *u = g->ops[i];
@@ -333,7 +333,7 @@ static void derive(lg_ctx *x) {
   }
 }
 
-ct_status lg_ctx_init(lg_ctx *x, const ct_graph *g, const ct_chip *chip, const ct_lg_options *opt, ct_diag *d) {
+ct_status ct_lg_ctx_init(lg_ctx *x, const ct_graph *g, const ct_chip *chip, const ct_lg_options *opt, ct_diag *d) {
   memset(x, 0, sizeof *x);
   x->g = g, x->chip = chip, x->opt = opt;
   int nv = g->n_values, no = g->n_ops;
@@ -371,20 +371,20 @@ ct_status lg_ctx_init(lg_ctx *x, const ct_graph *g, const ct_chip *chip, const c
   return CT_OK;
 }
 
-void lg_ctx_free(lg_ctx *x) {
+void ct_lg_ctx_free(lg_ctx *x) {
   free(x->layers), free(x->layer_of_op), free(x->prod), free(x->model_out), free(x->min_cons);
   free(x->chainable), free(x->rng), free(x->mark), free(x->prevhi), free(x->vbuf), free(x->cons_off), free(x->cons);
   memset(x, 0, sizeof *x);
 }
 
-bool lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n) {
+bool ct_lg_escapes(const lg_ctx *x, const ct_value *v, int first, int n) {
   if (x->model_out[v->id]) return true;
   for (int k = x->cons_off[v->id]; k < x->cons_off[v->id + 1]; k++)
     if (x->cons[k] < first || x->cons[k] >= first + n) return true;
   return false;
 }
 
-bool lg_group_legal(const lg_ctx *x, int first, int n) {
+bool ct_lg_group_legal(const lg_ctx *x, int first, int n) {
   if (n == 1) return true;
   int last = first + n - 1;
   for (int li = first; li <= last; li++) {

@@ -30,8 +30,8 @@ static ct_status no_fit(const lg_ctx *x, int li, int64_t need, ct_diag *d) {
 static int64_t group_cycles(lg_ctx *x, int first, int n, int64_t *need) {
   ct_lg_group gr;
   *need = 0;
-  if (!lg_group_legal(x, first, n)) return -1;
-  if (!lg_best_tiling(x, first, n, &gr, false, need)) return -1;
+  if (!ct_lg_group_legal(x, first, n)) return -1;
+  if (!ct_lg_best_tiling(x, first, n, &gr, false, need)) return -1;
   return gr.cycles;
 }
 
@@ -92,7 +92,7 @@ static ct_status build_groups(lg_ctx *x, ct_lg_plan *p, const int *len, int ng, 
   int first = 0;
   for (int k = 0; k < ng; k++) {
     int64_t need;
-    if (!lg_best_tiling(x, first, len[k], &p->groups[k], true, &need)) return no_fit(x, first, need, d);
+    if (!ct_lg_best_tiling(x, first, len[k], &p->groups[k], true, &need)) return no_fit(x, first, need, d);
     p->n_groups = k + 1;
     ct_lg_group *g = &p->groups[k];
     p->total_cycles += g->cycles;
@@ -110,19 +110,19 @@ ct_status ct_lg_plan_graph(const ct_graph *g, const ct_chip *chip, const ct_lg_o
   if (!p) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   p->g = g, p->chip = *chip, p->opt = *opt;
   lg_ctx x;
-  ct_status st = lg_ctx_init(&x, g, &p->chip, &p->opt, d);
+  ct_status st = ct_lg_ctx_init(&x, g, &p->chip, &p->opt, d);
   int *len = st ? NULL : malloc(sizeof *len * ((size_t)x.n_layers + 1));
   int ng = 0;
   if (!st && !len) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   if (!st) st = partition(&x, len, &ng, d);
   if (!st) st = build_groups(&x, p, len, ng, d);
-  if (!st) st = lg_alloc_gmem(&x, p, d);
+  if (!st) st = ct_lg_alloc_gmem(&x, p, d);
   free(len);
   if (!st) { /* the plan keeps the layers and the op → layer map */
     p->layers = x.layers, p->n_layers = x.n_layers, p->layer_of_op = x.layer_of_op;
     x.layers = NULL, x.layer_of_op = NULL;
   }
-  lg_ctx_free(&x);
+  ct_lg_ctx_free(&x);
   if (st) return ct_lg_plan_free(p), st;
   *out = p;
   return CT_OK;

@@ -1,7 +1,7 @@
 /* lg_reserve.c: what a layer needs in LMEM beyond its operands' buffers — its constant table
  * and its tile's scratch (docs/backend.md "Tables and scratch") — described once: the planner
  * reserves it after a group's buffers (lg_eval.c), the codegen lays it out from it (cg_ops.c
- * group_tables, cg_convt.c, cg_util.c scratch_take), so a plan that fits always fits the
+ * ct_cg_group_tables, cg_convt.c, cg_util.c scratch_take), so a plan that fits always fits the
  * codegen. Tables are each LG_ALIGN-aligned after the last buffer; a layer's scratch buffers
  * each LG_ALIGN-aligned after the tables. */
 #include "compiler/backend/lg_int.h"
@@ -44,24 +44,24 @@ void lg_layer_table(const ct_op *op, lg_table *t) {
     t->entries = op->kind == CT_OP_CONV ? y->shape[1] : y->shape[y->ndim - 1];
     t->bytes = t->entries * 8;
   } else if (op->kind == CT_OP_LUT) {
-    bool w16 = lg_lut_stride(op) == CT_ISA_LUT16_BYTES;
+    bool w16 = ct_lg_lut_stride(op) == CT_ISA_LUT16_BYTES;
     t->kind = LG_TABLE_LUT, t->dtype = w16 ? CT_I16 : CT_U8;
-    t->bytes = lg_lut_per_channel(op) ? lg_lut_stride(op) * y->shape[1] : lg_lut_stride(op);
+    t->bytes = ct_lg_lut_per_channel(op) ? ct_lg_lut_stride(op) * y->shape[1] : ct_lg_lut_stride(op);
     t->entries = t->bytes / (w16 ? 2 : 1);
   }
 }
 
-int64_t lg_lut_stride(const ct_op *op) {
+int64_t ct_lg_lut_stride(const ct_op *op) {
   return op->in[0] && op->in[0]->dtype == CT_I16 ? CT_ISA_LUT16_BYTES : 256;
 }
 
-bool lg_lut_per_channel(const ct_op *op) {
+bool ct_lg_lut_per_channel(const ct_op *op) {
   int n = 0, e = ct_quant_lut_entries(op->in[0] ? op->in[0]->dtype : CT_I8);
   ct_attr_lut_table(op, &n);
   return n != e && op->out[0]->ndim >= 2 && n == e * op->out[0]->shape[1];
 }
 
-int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
+int64_t ct_lg_group_table_bytes(const lg_ctx *x, int first, int n) {
   int64_t b = 0;
   for (int li = first; li < first + n; li++) {
     lg_table t;
@@ -71,7 +71,7 @@ int64_t lg_group_table_bytes(const lg_ctx *x, int first, int n) {
   return b;
 }
 
-bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes) {
+bool ct_lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *bytes) {
   const ct_lg_layer *l = &x->layers[li];
   const lg_rng *rv = &x->rng[v->id], *ry = &x->rng[l->op->out[0]->id];
   bool w = ct_lg_is_weight(v);
@@ -84,11 +84,11 @@ bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *
   /* an activation's tile is its readers' hull only in a chain; a single layer loads its rows */
   if ((!w && (n < 2 || !rv->set)) || !ry->set) return false;
   lg_rng o;
-  lg_input_range(l, v, ry, -1, n, &o);
+  ct_lg_input_range(l, v, ry, -1, n, &o);
   if (o.ax < 0) return false; /* the layer reads the whole axis */
   bool cut = !w && rv->ax == o.ax; /* else the tile holds the whole axis (a weight: resident) */
   if (o.lo == (cut ? rv->lo : 0) && o.hi == (cut ? rv->hi : v->shape[o.ax])) return false;
-  if (w) { /* codegen (fit_rows) addresses a contiguous slice of a weight in place; it gathers
+  if (w) { /* codegen (ct_cg_fit_rows) addresses a contiguous slice of a weight in place; it gathers
             * along H of the NCHW box only */
     bool contiguous = true;
     for (int i = 0; i < o.ax; i++) contiguous = contiguous && v->shape[i] == 1;
@@ -96,11 +96,11 @@ bool lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_t *
   }
   int64_t ext[CT_MAX_DIMS];
   o.nax = rv->nax, o.nlo = rv->nlo, o.nhi = rv->nhi;
-  *bytes = lg_tile_extents(v, &o, ext) * (int64_t)ct_dtype_size(v->dtype);
+  *bytes = ct_lg_tile_extents(v, &o, ext) * (int64_t)ct_dtype_size(v->dtype);
   return true;
 }
 
-bool lg_patchify(const ct_op *op) {
+bool ct_lg_patchify(const ct_op *op) {
   if (op->kind != CT_OP_CONV || op->n_in < 2 || !op->in[1] || op->in[1]->ndim != 4 || op->in[0]->ndim != 4) return false;
   lg_win2 w;
   int64_t k = op->in[1]->shape[2];
@@ -118,25 +118,25 @@ int64_t lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, co
   switch (kind) {
   case LG_SCRATCH_SLICE: /* a float Slice that rounds: MOVE to scratch, then CAST (cg_data.c) */
     if (op->kind != CT_OP_SLICE || !op->in[0] || op->in[0]->dtype == y->dtype || !x->rng[y->id].set) return 0;
-    return lg_tile_extents(y, &x->rng[y->id], ext) * (int64_t)ct_dtype_size(op->in[0]->dtype);
+    return ct_lg_tile_extents(y, &x->rng[y->id], ext) * (int64_t)ct_dtype_size(op->in[0]->dtype);
   case LG_SCRATCH_PATCHES: /* the tile's patches as channels (cg_ops.c space_to_depth) */
-    if (!lg_patchify(op) || !x->rng[y->id].set) return 0;
-    lg_tile_extents(y, &x->rng[y->id], ext);
+    if (!ct_lg_patchify(op) || !x->rng[y->id].set) return 0;
+    ct_lg_tile_extents(y, &x->rng[y->id], ext);
     return ext[0] * op->in[0]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[2] * ext[2] * ext[3] *
            (int64_t)ct_dtype_size(op->in[0]->dtype);
   case LG_SCRATCH_CONVT: /* one output-channel plane of the input tile (cg_convt.c; more when free) */
     if (op->kind != CT_OP_CONVTRANSPOSE || !op->in[0] || op->in[0]->ndim != 4 || !x->rng[op->in[0]->id].set) return 0;
-    lg_tile_extents(op->in[0], &x->rng[op->in[0]->id], ext);
+    ct_lg_tile_extents(op->in[0], &x->rng[op->in[0]->id], ext);
     return ext[0] * ext[2] * ext[3] * (int64_t)ct_dtype_size(y->dtype);
   case LG_SCRATCH_GATHER: /* one per distinct operand whose tile holds other rows than it reads */
     for (int i = 0; i < op->n_in; i++)
-      if (op->in[i] == v) return lg_gather_rows(x, n, li, v, &b) ? b : 0;
+      if (op->in[i] == v) return ct_lg_gather_rows(x, n, li, v, &b) ? b : 0;
     return 0;
   }
   return 0;
 }
 
-int64_t lg_scratch_bytes(const lg_ctx *x, int n, int li) {
+int64_t ct_lg_scratch_bytes(const lg_ctx *x, int n, int li) {
   const ct_op *op = x->layers[li].op;
   int64_t s = al(lg_scratch_need(x, n, li, LG_SCRATCH_SLICE, NULL)) + al(lg_scratch_need(x, n, li, LG_SCRATCH_PATCHES, NULL)) +
               al(lg_scratch_need(x, n, li, LG_SCRATCH_CONVT, NULL));

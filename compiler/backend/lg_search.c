@@ -16,10 +16,10 @@ static bool try_tiling(lg_ctx *x, int first, int n, int axis, int64_t nsecs, int
   }
   lg_tiling tl = {axis, nsecs, secs, x->chip->lmem_banks >= CT_LG_NCLS};
   int64_t nd = INT64_MAX;
-  if (tl.pipelined && nsecs * secs >= 2 && lg_eval_tiling(x, first, n, &tl, gr, false, &nd)) return true;
+  if (tl.pipelined && nsecs * secs >= 2 && ct_lg_eval_tiling(x, first, n, &tl, gr, false, &nd)) return true;
   if (nd < *need) *need = nd;
   tl.pipelined = false;
-  if (lg_eval_tiling(x, first, n, &tl, gr, false, &nd)) return true;
+  if (ct_lg_eval_tiling(x, first, n, &tl, gr, false, &nd)) return true;
   if (nd < *need) *need = nd;
   return false;
 }
@@ -66,18 +66,18 @@ static bool best_once(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, i
   bool save = x->exact;
   x->exact = keep || save; /* the kept plan sizes every tile */
   lg_tiling tl = {b.axis, b.nsecs, b.secs, x->chip->lmem_banks >= CT_LG_NCLS};
-  bool ok = tl.pipelined && b.nsecs * b.secs >= 2 && lg_eval_tiling(x, first, n, &tl, gr, keep, &nd) &&
+  bool ok = tl.pipelined && b.nsecs * b.secs >= 2 && ct_lg_eval_tiling(x, first, n, &tl, gr, keep, &nd) &&
             gr->cycles == b.cycles;
   if (!ok) {
     free(gr->bufs), gr->bufs = NULL;
     tl.pipelined = false;
-    ok = lg_eval_tiling(x, first, n, &tl, gr, keep, &nd);
+    ok = ct_lg_eval_tiling(x, first, n, &tl, gr, keep, &nd);
   }
   x->exact = save;
   return ok;
 }
 
-bool lg_best_tiling(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int64_t *need) {
+bool ct_lg_best_tiling(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, int64_t *need) {
   *need = INT64_MAX;
   const ct_lg_layer *l = &x->layers[first + n - 1];
   memset(gr, 0, sizeof *gr);

@@ -61,13 +61,13 @@ static int input_axis(const ct_op *op, const ct_value *in, int a) {
   return ia >= 0 && ia < in->ndim ? ia : -1;
 }
 
-void lg_input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o) {
+void ct_lg_input_range(const ct_lg_layer *l, const ct_value *in, const lg_rng *r, int gaxis, int n, lg_rng *o) {
   const ct_value *out = l->op->out[0];
   set_whole(o);
   if (r->ax >= 0 && !(n == 1 && gaxis == l->wsplit_axis && gaxis >= 0)) {
     int64_t s0, st;
     ct_tpu_lin lin;
-    if (l->op->kind == CT_OP_SLICE && in == l->op->in[0] && lg_slice_axis(l->op, r->ax, &s0, &st)) {
+    if (l->op->kind == CT_OP_SLICE && in == l->op->in[0] && ct_lg_slice_axis(l->op, r->ax, &s0, &st)) {
       o->ax = r->ax; /* rows start + lo·step .. start + (hi − 1)·step: a window of 1 */
       ct_lg_halo_rows(r->lo, r->hi, 1, st, 1, -s0, in->shape[r->ax], &o->lo, &o->hi);
     } else if (l->op->kind == CT_OP_RESIZE && r->ax == 2 && in == l->op->in[0] && ct_tpu_resize_lin(l->op, &lin)) {
@@ -121,7 +121,7 @@ static void ranges_pass(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_
         if (tr.ax >= 0 && v->ndim == o0->ndim) w.ax = tr.ax, w.lo = 0, w.hi = v->shape[tr.ax];
         merge(x, v, &w);
       }
-      if (ext && r->ax >= 0 && lg_escapes(x, v, first, n)) {
+      if (ext && r->ax >= 0 && ct_lg_escapes(x, v, first, n)) {
         int64_t prev = ai == 0 ? 0 : x->prevhi[v->id];
         if (prev < r->lo) r->lo = prev;
         if (ai == tl->secs - 1) r->hi = v->shape[r->ax];
@@ -133,17 +133,17 @@ static void ranges_pass(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_
       const ct_value *in = l->op->in[i];
       if (!in) continue;
       lg_rng o;
-      lg_input_range(l, in, r, tl->axis, n, &o);
+      ct_lg_input_range(l, in, r, tl->axis, n, &o);
       merge(x, in, &o);
     }
   }
 }
 
-void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t) {
+void ct_lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t) {
   int last = first + n - 1;
   bool esc = false; /* only escaping values of inner layers need the previous tile */
   for (int li = first; li < last && !esc; li++)
-    for (int j = 0; j < x->layers[li].op->n_out && !esc; j++) esc = lg_escapes(x, x->layers[li].op->out[j], first, n);
+    for (int j = 0; j < x->layers[li].op->n_out && !esc; j++) esc = ct_lg_escapes(x, x->layers[li].op->out[j], first, n);
   if (t % tl->secs > 0 && n > 1 && esc) {
     ranges_pass(x, first, n, tl, t - 1, false);
     for (int li = first; li < last; li++)
@@ -156,7 +156,7 @@ void lg_tile_ranges(lg_ctx *x, int first, int n, const lg_tiling *tl, int64_t t)
 }
 
 /* Extents of v's tile under range r into ext[]; returns elements. */
-int64_t lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext) {
+int64_t ct_lg_tile_extents(const ct_value *v, const lg_rng *r, int64_t *ext) {
   int64_t n = 1;
   for (int d = 0; d < v->ndim; d++) {
     ext[d] = v->shape[d];

@@ -1,6 +1,6 @@
-/* test_kern_ext2.c: shape functions + reference kernels of the second batch of extended ops
- * (GridSample, RoiAlign, MaxUnpool, NonMaxSuppression, the NLL / softmax cross-entropy losses,
- * the Hann/Hamming/Blackman windows). Expected values are derived by hand from the ONNX operator
+/* test_kern_sample_nms_loss.c: shape functions + reference kernels of the sampling ops
+ * (GridSample, RoiAlign, MaxUnpool), NonMaxSuppression, the NLL / softmax cross-entropy losses
+ * and the Hann/Hamming/Blackman windows. Expected values are derived by hand from the ONNX operator
  * spec; the derivation is in the comments. */
 #include <math.h>
 #include <string.h>
@@ -285,7 +285,7 @@ START_TEST(test_windows_hand) {
 END_TEST
 
 int main(void) {
-  Suite *s = suite_create("kern_ext2");
+  Suite *s = suite_create("kern_sample_nms_loss");
   TCase *tc = tcase_create("sample");
   tcase_add_test(tc, test_gridsample_hand);
   tcase_add_test(tc, test_gridsample_bicubic_and_errors);
