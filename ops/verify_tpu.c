@@ -81,13 +81,17 @@ static ct_status check_rq(const ct_op *op, int form, bool integer, ct_diag *d) {
   return CT_OK;
 }
 
-/* act is none / relu / clip / relu6 and qact_hi a value of the result's storage type. */
+/* act is none / relu / clip / relu6 (a float result also leaky_relu, which the Tpu reference
+ * computes as the Top op does: a float Gemm the lowering keeps with its fused LeakyRelu) and
+ * qact_hi a value of the result's storage type. */
 static ct_status check_act(const ct_op *op, ct_diag *d) {
   const ct_attr *a = ct_attr_raw_act_act(op), *h = ct_attr_raw_act_qact_hi(op); /* rq's: the same names, defaults */
   if (!a && !h) return CT_OK;
   const char *s = ct_attr_act_act(op);
-  if (strcmp(s, "none") && strcmp(s, "relu") && strcmp(s, "clip") && strcmp(s, "relu6"))
-    return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "act \"%s\" is not none, relu, clip or relu6", OP_ARGS(op), s);
+  bool leaky = !strcmp(s, "leaky_relu") && op->n_out > 0 && op->out[0] && ct_dtype_is_float(op->out[0]->dtype);
+  if (strcmp(s, "none") && strcmp(s, "relu") && strcmp(s, "clip") && strcmp(s, "relu6") && !leaky)
+    return ct_diag_set(d, CT_ERR_INPUT, OP_FMT "act \"%s\" is not none, relu, clip or relu6%s", OP_ARGS(op), s,
+                       ct_dtype_is_float(op->out[0]->dtype) ? " (or leaky_relu)" : "");
   ct_dtype dt = op->out[0]->dtype;
   if (!h || !ct_tq_is_storage(dt)) return CT_OK;
   int64_t hi = ct_attr_act_qact_hi(op);
