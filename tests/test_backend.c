@@ -151,7 +151,7 @@ START_TEST(test_layer_tables) {
               {"ln", LG_TABLE_ZERO_B, 40, 10, 0, 0}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     lg_table t;
-    lg_layer_table(ct_graph_find_value(g, want[i].name)->def, &t);
+    ct_lg_layer_table(ct_graph_find_value(g, want[i].name)->def, &t);
     ck_assert_msg(t.kind == want[i].kind && t.bytes == want[i].bytes && t.entries == want[i].entries &&
                       t.bias_off == want[i].bias_off && t.weights_off == want[i].weights_off,
                   "%s: kind %d, %lld bytes, %lld entries, offsets %lld %lld", want[i].name, (int)t.kind, (long long)t.bytes,

@@ -125,7 +125,7 @@ bool ct_test_onnx_element_ok(const ct_tensor *got, const ct_tensor *ref, int64_t
   if (isnan(b)) return isnan(a);
   if (isinf(b)) return a == b;
   /* bf16 keeps 8 significant bits, coarser than rtol: ONNX 1.12's data truncates f32 → bf16
-   * where ctpu rounds to nearest even (ARCHITECTURE.md §4.1), so allow one unit in the last
+   * where ctpu rounds to nearest even (docs/architecture.md §4.1), so allow one unit in the last
    * place, 2^(floor(log2|ref|) − 7) */
   double ulp = ref->dtype == CT_BF16 && b != 0 ? ldexp(1.0, ilogb(b) - 7) : 0;
   return fabs(a - b) <= fmax(atol + rtol * fabs(b), ulp);

@@ -23,7 +23,7 @@ static ct_status convt_geo_of(const ct_op *op, convt_geo *g, ct_diag *d) {
   lg_win2 wn;
   int64_t kk = w->shape[2], opad[CT_ATTR_LIST_MAX];
   int n = 0;
-  bool ok = lg_window2(op, &wn) && ct_attr_convt_output_padding_n(op, opad, &n) && w->shape[3] == kk && wn.s[0] == kk &&
+  bool ok = ct_lg_window2(op, &wn) && ct_attr_convt_output_padding_n(op, opad, &n) && w->shape[3] == kk && wn.s[0] == kk &&
             wn.s[1] == kk && wn.d[0] == 1 && wn.d[1] == 1 && (!wn.has_k || wn.k[0] == kk);
   for (int i = 0; ok && i < 4; i++) ok = wn.p[i] == 0;
   for (int i = 0; ok && i < n; i++) ok = opad[i] == 0;
@@ -82,13 +82,13 @@ ct_status ct_cg_emit_convt(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   int64_t act, hi, zo;
   if (fl && (st = ct_cg_insn_act(op, y, &act, &hi, &zo, d))) return st;
   lg_table lt;
-  lg_layer_table(op, &lt);
+  ct_lg_layer_table(op, &lt);
   int64_t lx = ct_cg_lmem_of(c->gr, x), ly = ct_cg_lmem_of(c->gr, y), ob = lt.bias_off, ow = lt.weights_off;
   int64_t wb = (int64_t)ct_dtype_size(op->in[1]->dtype);
   if (lx < 0 || ly < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   int64_t IW = x->shape[3], OW = y->shape[3], ih = bx.ext[2], ilo = bx.off[2], olo = by.off[2], ohi = olo + by.ext[2];
   int64_t eb = (int64_t)ct_dtype_size(y->dtype), scr = 0, nb = bx.ext[0], plane = nb * ih * IW * eb;
-  if ((st = scratch_take(c, op, LG_SCRATCH_CONVT, NULL, plane, &scr, d))) return st;
+  if ((st = ct_cg_scratch_take(c, op, LG_SCRATCH_CONVT, NULL, plane, &scr, d))) return st;
   /* the k·k·OC channels in chunks [q0, q0 + nq) whose CONV result fits the free LMEM (one
    * plane at least: the planner's reserve) */
   int64_t nq = (c->p->chip.lmem_bytes - scr) / plane;

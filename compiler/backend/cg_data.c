@@ -361,7 +361,7 @@ static ct_status emit_slice(mg *c, const ct_op *op, int64_t t, ct_diag *d) {
    * rounding): MOVE to scratch, then CAST float → float (nearest even) */
   if (!ct_dtype_is_float(x->dtype) || !ct_dtype_is_float(y->dtype)) return ct_cg_no_cg(op, "a Slice that changes an integer type", d);
   int64_t count = by.ext[0] * by.ext[1] * by.ext[2] * by.ext[3], scr = 0;
-  ct_status st = scratch_take(c, op, LG_SCRATCH_SLICE, NULL, count * (int64_t)ct_dtype_size(x->dtype), &scr, d);
+  ct_status st = ct_cg_scratch_take(c, op, LG_SCRATCH_SLICE, NULL, count * (int64_t)ct_dtype_size(x->dtype), &scr, d);
   if (!st) st = ct_cg_move4(c, op, x->dtype, src, ss, scr, ds, by.ext, t, d);
   if (st) return st;
   ct_insn in;

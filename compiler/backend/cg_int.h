@@ -74,17 +74,17 @@ ct_status ct_cg_no_cg(const ct_op *op, const char *why, ct_diag *d);
  * the float input's (which other layers may read). -1 when the plan has none. */
 int64_t ct_cg_io_addr(const ct_lg_plan *p, const ct_op *cast);
 /* Places the table of layer li — `data`, tab->bytes long, element type tab->dtype, as
- * lg_layer_table describes it — after the group's buffers and in GMEM (LG_ALIGN-aligned in
+ * ct_lg_layer_table describes it — after the group's buffers and in GMEM (LG_ALIGN-aligned in
  * both, so the group's tables keep the same layout and load as one block: ct_cg_model), and
  * records its LMEM address in c->lm_attr[li]. Errors: CT_ERR_LIMIT when LMEM has no room
  * left; CT_ERR_INTERNAL past the LMEM the planner reserved. */
 ct_status ct_cg_add_table(mg *c, const ct_op *op, int li, const void *data, const lg_table *tab, ct_diag *d);
 /* Places `bytes` of scratch buffer `kind` (LG_SCRATCH_GATHER: of operand v) of the current
  * layer (c->li) after its scratch so far (LG_ALIGN-aligned): *addr gets its LMEM address.
- * The planner's description of the layer's scratch bounds it (lg_scratch_need).
+ * The planner's description of the layer's scratch bounds it (ct_lg_scratch_need).
  * Errors: CT_ERR_LIMIT past the LMEM end; CT_ERR_INTERNAL when the description holds fewer
  * bytes, or past the LMEM the planner reserved (the planner and the codegen disagree). */
-ct_status scratch_take(mg *c, const ct_op *op, lg_scratch_kind kind, const ct_value *v, int64_t bytes, int64_t *addr,
+ct_status ct_cg_scratch_take(mg *c, const ct_op *op, lg_scratch_kind kind, const ct_value *v, int64_t bytes, int64_t *addr,
                        ct_diag *d);
 /* The per-layer tables of the current group: requant pairs of CONV/MATMUL, LUT bytes.
  * Errors: a float layer, a LUT without 256 entries, CT_ERR_LIMIT. */
@@ -117,7 +117,7 @@ ct_status ct_cg_window_of(mg *c, const ct_op *op, int li, const box *bx, const b
  * Errors: a case without codegen (CT_ERR_INPUT naming the layer), CT_ERR_LIMIT. */
 ct_status ct_cg_emit_data(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d);
 /* The table of ConvTranspose layer li (requant pairs, bias and weights reordered for one
- * 1 × 1 CONV, cg_convt.c) at the offsets tab describes (lg_layer_table), placed like
+ * 1 × 1 CONV, cg_convt.c) at the offsets tab describes (ct_lg_layer_table), placed like
  * ct_cg_add_table. Errors: no codegen, CT_ERR_LIMIT. */
 ct_status ct_cg_convt_tables(mg *c, const ct_op *op, int li, const lg_table *tab, ct_diag *d);
 /* ConvTranspose (kernel = stride) of layer li, tile t: one CONV into scratch LMEM and k·k

@@ -42,7 +42,7 @@ static ct_status lut_table(mg *c, const ct_op *op, int li, const lg_table *tab, 
   return st;
 }
 
-/* The per-layer tables of the group, as lg_layer_table describes them (the planner reserved
+/* The per-layer tables of the group, as ct_lg_layer_table describes them (the planner reserved
  * the same): requant pairs, LUT bytes, ConvTranspose's reordered weights, a zero B. */
 ct_status ct_cg_group_tables(mg *c, ct_diag *d) {
   ct_status st = CT_OK;
@@ -52,7 +52,7 @@ ct_status ct_cg_group_tables(mg *c, ct_diag *d) {
     if (!ct_lg_border_cast(c->p->g, op) && c->p->layers[li].trait != CT_LG_ALIAS && !ct_cg_is_int(op->out[0]->dtype) && !ct_cg_float_ok(op))
       return no_float_cg(op, d);
     lg_table tab;
-    lg_layer_table(op, &tab);
+    ct_lg_layer_table(op, &tab);
     if (tab.kind == LG_TABLE_RQ) st = rq_table(c, op, li, &tab, d);
     else if (tab.kind == LG_TABLE_CONVT) st = ct_cg_convt_tables(c, op, li, &tab, d);
     else if (tab.kind == LG_TABLE_LUT) st = lut_table(c, op, li, &tab, d);
@@ -73,7 +73,7 @@ static ct_status space_to_depth(mg *c, const ct_op *op, const box *bx, int64_t x
   const ct_value *x = op->in[0];
   int64_t k = op->in[1]->shape[2], C = x->shape[1], IW = x->shape[3], ow = op->out[0]->shape[3];
   int64_t eb = (int64_t)ct_dtype_size(x->dtype), ih = bx->ext[2];
-  ct_status st = scratch_take(c, op, LG_SCRATCH_PATCHES, NULL, bx->ext[0] * C * k * k * oh * ow * eb, scr, d);
+  ct_status st = ct_cg_scratch_take(c, op, LG_SCRATCH_PATCHES, NULL, bx->ext[0] * C * k * k * oh * ow * eb, scr, d);
   for (int64_t n = 0; n < bx->ext[0] && !st; n++)
     for (int64_t ch = 0; ch < C && !st; ch++)
       for (int64_t a = 0; a < k && !st; a++) {
@@ -157,7 +157,7 @@ static ct_status emit_pool(mg *c, const ct_op *op, int li, int64_t t, ct_diag *d
   if (xa < 0) return ct_cg_no_cg(op, "the plan has no buffer for an operand", d);
   if (!global) {
     lg_win2 wn;
-    if (!lg_window2(op, &wn) || !wn.has_k) return ct_cg_no_cg(op, "needs a 2-D kernel_shape", d);
+    if (!ct_lg_window2(op, &wn) || !wn.has_k) return ct_cg_no_cg(op, "needs a 2-D kernel_shape", d);
     if ((st = ct_cg_window_of(c, op, li, &bx, &by, wn.k[0], wn.k[1], &w, &xa, t, d))) return st;
     if (w.dh != 1 || w.dw != 1) return ct_cg_no_cg(op, "dilated pooling", d);
   } else if (bx.ext[2] != x->shape[2]) {

@@ -133,10 +133,10 @@ ct_status ct_cg_add_table(mg *c, const ct_op *op, int li, const void *data, cons
   return CT_OK;
 }
 
-ct_status scratch_take(mg *c, const ct_op *op, lg_scratch_kind kind, const ct_value *v, int64_t bytes, int64_t *addr,
+ct_status ct_cg_scratch_take(mg *c, const ct_op *op, lg_scratch_kind kind, const ct_value *v, int64_t bytes, int64_t *addr,
                        ct_diag *d) {
   static const char *const what[] = {"Slice staging", "patch", "ConvTranspose plane", "row gather"};
-  int64_t lm = al(c->lm_scratch), need = lg_scratch_need(&c->x, c->gr->n_layers, c->li, kind, v);
+  int64_t lm = al(c->lm_scratch), need = ct_lg_scratch_need(&c->x, c->gr->n_layers, c->li, kind, v);
   if (lm + bytes > c->p->chip.lmem_bytes)
     return ct_diag_set(d, CT_ERR_LIMIT, "group %d: layer \"%s\": no LMEM left for its %lld-byte %s scratch", c->gi, ct_cg_nm(op),
                        (long long)bytes, what[kind]);
@@ -175,7 +175,7 @@ bool ct_cg_is_wslice(const mg *c, const ct_value *v) {
 ct_status ct_cg_gather_rows(mg *c, const ct_op *op, const ct_value *x, const box *bx, int64_t ilo, int64_t ihi,
                              int64_t *addr, int64_t t, ct_diag *d) {
   int64_t eb = (int64_t)ct_dtype_size(x->dtype), rows = ihi - ilo, w = bx->ext[3], lm = 0;
-  ct_status st = scratch_take(c, op, LG_SCRATCH_GATHER, x, bx->ext[0] * bx->ext[1] * rows * w * eb, &lm, d);
+  ct_status st = ct_cg_scratch_take(c, op, LG_SCRATCH_GATHER, x, bx->ext[0] * bx->ext[1] * rows * w * eb, &lm, d);
   if (st) return st;
   ct_insn in;
   memset(&in, 0, sizeof in);
@@ -206,7 +206,7 @@ ct_status ct_cg_window_of(mg *c, const ct_op *op, int li, const box *bx, const b
                            win *w, int64_t *in_addr, int64_t t, ct_diag *d) {
   const ct_lg_layer *l = &c->p->layers[li];
   lg_win2 wn;
-  lg_window2(op, &wn);
+  ct_lg_window2(op, &wn);
   int64_t olo = by->off[2], ohi = olo + by->ext[2], ilo, ihi;
   w->kh = kh, w->kw = kw, w->sh = l->sh, w->sw = wn.s[1], w->dh = l->dh, w->dw = wn.d[1];
   ct_lg_halo_rows(olo, ohi, kh, l->sh, l->dh, l->pad_top, bx->full[2], &ilo, &ihi);

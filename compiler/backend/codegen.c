@@ -210,7 +210,7 @@ static ct_status emit_conv(cg *c, int k, int64_t t, int64_t step, ct_diag *d) {
                        (long long)vlo, (long long)vhi);
   int b = (int)(t % c->nbuf);
   lg_win2 wn;
-  lg_window2(op, &wn);
+  ct_lg_window2(op, &wn);
   ct_insn in;
   memset(&in, 0, sizeof in);
   in.op = CT_ISA_CONV;

@@ -120,7 +120,7 @@ static int64_t concat_cycles(const lg_ctx *x, const ct_op *op, int64_t *move) {
   return vpu;
 }
 
-int64_t lg_move_cycles(const lg_ctx *x, int li) {
+int64_t ct_lg_move_cycles(const lg_ctx *x, int li) {
   const ct_op *op = x->layers[li].op;
   if (x->layers[li].unit == CT_LG_UNIT_NONE || !moved_in_lmem(op) || !op->in[0]) return 0;
   if (op->kind == CT_OP_CONCAT) {
@@ -137,26 +137,26 @@ int64_t lg_move_cycles(const lg_ctx *x, int li) {
   return move_cycles(x, bytes);
 }
 
-int64_t lg_layer_cycles(const lg_ctx *x, int li) {
+int64_t ct_lg_layer_cycles(const lg_ctx *x, int li) {
   const ct_lg_layer *l = &x->layers[li];
   const ct_op *op = l->op;
   if (l->unit == CT_LG_UNIT_NONE) return 0;
   int64_t oe[CT_MAX_DIMS];
   int64_t out = ct_lg_tile_extents(op->out[0], &x->rng[op->out[0]->id], oe);
   for (int j = 1; j < op->n_out; j++) out += tile_elems(x, op->out[j]);
-  if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe) + lg_move_cycles(x, li);
+  if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe) + ct_lg_move_cycles(x, li);
   int64_t w = widest(x, op), in = op->n_in && op->in[0] ? tile_elems(x, op->in[0]) : out;
   int64_t win = 1;
   if (op->kind == CT_OP_CONV && op->in[1]->ndim == 4) win = op->in[1]->shape[2] * op->in[1]->shape[3];
   else if (l->trait == CT_LG_WINDOW) {
     lg_win2 wn;
-    if (lg_window2(op, &wn) && wn.has_k) win = wn.k[0] * wn.k[1];
+    if (ct_lg_window2(op, &wn) && wn.has_k) win = wn.k[0] * wn.k[1];
   }
   bool fl = x->opt->assume_bytes == 0 && ct_dtype_is_float(op->out[0]->dtype);
   if (op->kind == CT_OP_PAD) /* a REQUANT fills the tile, a MOVE places the input (cg_data.c) */
-    return lg_move_cycles(x, li) + vpu_cycles(x, CT_VPU_REQUANT, out, w);
+    return ct_lg_move_cycles(x, li) + vpu_cycles(x, CT_VPU_REQUANT, out, w);
   if (moved_in_lmem(op) && op->kind != CT_OP_CONCAT) /* one MOVE, a CAST when the type changes */
-    return lg_move_cycles(x, li) + (op->in[0] && op->in[0]->dtype != op->out[0]->dtype
+    return ct_lg_move_cycles(x, li) + (op->in[0] && op->in[0]->dtype != op->out[0]->dtype
                                         ? vpu_cycles(x, CT_VPU_CAST, out, w) : 0);
   if (op->kind == CT_OP_CONCAT) {
     int64_t mv, vpu = concat_cycles(x, op, &mv);
@@ -329,7 +329,7 @@ static int samples(const lg_ctx *x, const lg_tiling *tl, int64_t *t, int *type) 
 static int64_t tile_compute(const lg_ctx *x, int first, int n, lg_tilecost *tc) {
   int64_t acc = 0, mv = 0, first_mv = -1, last_mv = 0;
   for (int li = first; li < first + n; li++) {
-    int64_t lc = lg_layer_cycles(x, li), m = lg_move_cycles(x, li);
+    int64_t lc = ct_lg_layer_cycles(x, li), m = ct_lg_move_cycles(x, li);
     if (m > 0) { /* Concat's and ConvTranspose's MOVEs end them; other moved ops MOVE, then maybe CAST */
       ct_op_kind k = x->layers[li].op->kind;
       if (first_mv < 0) first_mv = acc + (k == CT_OP_CONVTRANSPOSE ? lc - m : 0);

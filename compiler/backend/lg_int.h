@@ -108,7 +108,7 @@ typedef struct lg_win2 {
 /* Reads op's window attributes into *w through the op table's accessors (the defaults filled
  * in). false (*w the defaults) when operand 0 is not 4-D or a list holds another count than
  * two per axis (which the verifier refuses). */
-bool lg_window2(const ct_op *op, lg_win2 *w);
+bool ct_lg_window2(const ct_op *op, lg_win2 *w);
 /* lg_reserve.c: what a layer needs in LMEM beyond its operands' buffers, the one description
  * the planner reserves and the codegen lays out (docs/backend.md "Tables and scratch"). */
 /* A layer's constant table, loaded once per group after the group's buffers (each table
@@ -131,7 +131,7 @@ typedef struct lg_table {
   int64_t bias_off, weights_off; /* CONVT: byte offsets in the table */
 } lg_table;
 /* The table of op (*t; kind NONE and bytes 0 when it has none). */
-void lg_layer_table(const ct_op *op, lg_table *t);
+void ct_lg_layer_table(const ct_op *op, lg_table *t);
 /* A Lut's table bytes per table: 256 (8-bit input) or CT_ISA_LUT16_BYTES (i16 input). */
 int64_t ct_lg_lut_stride(const ct_op *op);
 /* Does a Lut have one table per channel (its table attribute holds C tables)? */
@@ -148,8 +148,8 @@ typedef enum lg_scratch_kind {
 } lg_scratch_kind;
 /* Bytes of scratch buffer `kind` of layer li of a group of n layers (LG_SCRATCH_GATHER: the
  * gather of operand v) for the tile whose ranges x->rng holds; 0 when the layer has none. */
-int64_t lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, const ct_value *v);
-/* All of layer li's scratch for the tile in x->rng: every lg_scratch_need of the layer (one
+int64_t ct_lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, const ct_value *v);
+/* All of layer li's scratch for the tile in x->rng: every ct_lg_scratch_need of the layer (one
  * gather per distinct operand), each LG_ALIGN-aligned. */
 int64_t ct_lg_scratch_bytes(const lg_ctx *x, int n, int li);
 /* Does layer li of a group of n layers read input v from a tile (x->rng) holding other rows
@@ -160,9 +160,9 @@ bool ct_lg_gather_rows(const lg_ctx *x, int n, int li, const ct_value *v, int64_
 /* Cycles of the LMEM → LMEM MOVEs the codegen emits for layer li's tile (Resize, Transpose,
  * Slice, Concat: cg_data.c): the tile's bytes (source element size) / bank_port_bytes; 0 for
  * other layers. They run on load engine 0 inside the compute (lg_eval.c). */
-int64_t lg_move_cycles(const lg_ctx *x, int li);
+int64_t ct_lg_move_cycles(const lg_ctx *x, int li);
 /* Compute cycles of layer li for the ranges in x->rng (lg_eval.c). */
-int64_t lg_layer_cycles(const lg_ctx *x, int li);
+int64_t ct_lg_layer_cycles(const lg_ctx *x, int li);
 /* Evaluates one tiling: buffers (sizes, kinds, lifetimes), LMEM allocation, costs. Fills
  * *gr (bufs malloc'd when keep, else freed) and returns true if it fits. *need gets the
  * bytes the allocation needed (for messages). */

@@ -75,7 +75,7 @@ static bool is_depthwise(const ct_op *op) {
   return op->kind == CT_OP_CONV && grp > 1 && op->in[0]->ndim == 4 && grp == op->in[0]->shape[1];
 }
 
-bool lg_window2(const ct_op *op, lg_win2 *w) {
+bool ct_lg_window2(const ct_op *op, lg_win2 *w) {
   int64_t k[CT_ATTR_LIST_MAX], s[CT_ATTR_LIST_MAX], dl[CT_ATTR_LIST_MAX], p[CT_ATTR_LIST_MAX];
   int nk = 0, ns = 0, nd = 0, np = 0;
   *w = (lg_win2){{0, 0}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false};
@@ -94,7 +94,7 @@ bool lg_window2(const ct_op *op, lg_win2 *w) {
  * attributes (kernel from the weight when absent). */
 static void window_h(const ct_op *op, ct_lg_layer *l) {
   lg_win2 w;
-  lg_window2(op, &w);
+  ct_lg_window2(op, &w);
   bool conv = op->kind == CT_OP_CONV || op->kind == CT_OP_CONVTRANSPOSE;
   l->kh = w.has_k ? w.k[0] : (conv && op->in[1]->ndim == 4 ? op->in[1]->shape[2] : 1);
   l->sh = w.s[0], l->dh = w.d[0], l->pad_top = w.p[0];

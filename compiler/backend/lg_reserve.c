@@ -1,7 +1,7 @@
 /* lg_reserve.c: what a layer needs in LMEM beyond its operands' buffers — its constant table
  * and its tile's scratch (docs/backend.md "Tables and scratch") — described once: the planner
  * reserves it after a group's buffers (lg_eval.c), the codegen lays it out from it (cg_ops.c
- * ct_cg_group_tables, cg_convt.c, cg_util.c scratch_take), so a plan that fits always fits the
+ * ct_cg_group_tables, cg_convt.c, cg_util.c ct_cg_scratch_take), so a plan that fits always fits the
  * codegen. Tables are each LG_ALIGN-aligned after the last buffer; a layer's scratch buffers
  * each LG_ALIGN-aligned after the tables. */
 #include "compiler/backend/lg_int.h"
@@ -33,7 +33,7 @@ static void zero_b_table(const ct_op *op, lg_table *t) {
   t->kind = LG_TABLE_ZERO_B, t->entries = n, t->dtype = CT_F32, t->bytes = 4 * n;
 }
 
-void lg_layer_table(const ct_op *op, lg_table *t) {
+void ct_lg_layer_table(const ct_op *op, lg_table *t) {
   const ct_value *y = op->out[0];
   *t = (lg_table){LG_TABLE_NONE, 0, 0, CT_U8, 0, 0};
   if (op->kind == CT_OP_LAYERNORM) return zero_b_table(op, t);
@@ -65,7 +65,7 @@ int64_t ct_lg_group_table_bytes(const lg_ctx *x, int first, int n) {
   int64_t b = 0;
   for (int li = first; li < first + n; li++) {
     lg_table t;
-    lg_layer_table(x->layers[li].op, &t);
+    ct_lg_layer_table(x->layers[li].op, &t);
     if (t.bytes) b = al(b) + t.bytes;
   }
   return b;
@@ -104,13 +104,13 @@ bool ct_lg_patchify(const ct_op *op) {
   if (op->kind != CT_OP_CONV || op->n_in < 2 || !op->in[1] || op->in[1]->ndim != 4 || op->in[0]->ndim != 4) return false;
   lg_win2 w;
   int64_t k = op->in[1]->shape[2];
-  bool ok = lg_window2(op, &w) && k > 15 && op->in[1]->shape[3] == k && w.s[0] == k && w.s[1] == k && ct_attr_conv_group(op) == 1;
+  bool ok = ct_lg_window2(op, &w) && k > 15 && op->in[1]->shape[3] == k && w.s[0] == k && w.s[1] == k && ct_attr_conv_group(op) == 1;
   for (int i = 0; ok && i < 4; i++) ok = w.p[i] == 0;
   for (int i = 0; ok && i < 2; i++) ok = w.d[i] == 1;
   return ok;
 }
 
-int64_t lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, const ct_value *v) {
+int64_t ct_lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, const ct_value *v) {
   const ct_op *op = x->layers[li].op;
   const ct_value *y = op->out[0];
   int64_t ext[CT_MAX_DIMS], b = 0;
@@ -138,12 +138,12 @@ int64_t lg_scratch_need(const lg_ctx *x, int n, int li, lg_scratch_kind kind, co
 
 int64_t ct_lg_scratch_bytes(const lg_ctx *x, int n, int li) {
   const ct_op *op = x->layers[li].op;
-  int64_t s = al(lg_scratch_need(x, n, li, LG_SCRATCH_SLICE, NULL)) + al(lg_scratch_need(x, n, li, LG_SCRATCH_PATCHES, NULL)) +
-              al(lg_scratch_need(x, n, li, LG_SCRATCH_CONVT, NULL));
+  int64_t s = al(ct_lg_scratch_need(x, n, li, LG_SCRATCH_SLICE, NULL)) + al(ct_lg_scratch_need(x, n, li, LG_SCRATCH_PATCHES, NULL)) +
+              al(ct_lg_scratch_need(x, n, li, LG_SCRATCH_CONVT, NULL));
   for (int i = 0; i < op->n_in; i++) {
     bool dup = false;
     for (int j = 0; j < i; j++) dup = dup || op->in[j] == op->in[i];
-    if (op->in[i] && !dup) s += al(lg_scratch_need(x, n, li, LG_SCRATCH_GATHER, op->in[i]));
+    if (op->in[i] && !dup) s += al(ct_lg_scratch_need(x, n, li, LG_SCRATCH_GATHER, op->in[i]));
   }
   return s;
 }
