@@ -47,7 +47,8 @@ ct_status ct_tool_in_dataset(ct_outset *o, const char *path, const ct_dataset *d
   free(labels);
   for (int64_t i = 0; !st && ds && i < ct_dataset_size(ds); i++) {
     const char *const *files = NULL;
-    st = ct_tool_in_files(o, files, ct_dataset_sample_files(ds, i, &files), d);
+    int nf = ct_dataset_sample_files(ds, i, &files); /* before the call: argument order is unspecified */
+    st = ct_tool_in_files(o, files, nf, d);
   }
   return st;
 }
