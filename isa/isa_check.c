@@ -112,11 +112,15 @@ static ct_status check_lut(const ct_insn *i, ct_diag *d) {
   return check_shape4("lut", c->n, c->c, c->h, c->w, d);
 }
 
-/* A POOL output size o along a dim: the floor-mode size fl, or one more (ceil mode) when that
- * last window still starts inside the input or its begin padding: (o − 1)·stride < in + p0
- * (ONNX's ceil_mode with PyTorch's rule, ops/nn_shape.c). */
-static bool pool_out_ok(int64_t o, int64_t fl, int64_t in, int64_t p0, int64_t stride) {
-  return fl >= 1 && (o == fl || (o == fl + 1 && (o - 1) * stride < in + p0));
+/* A POOL output size o along a dim: the floor-mode size fl = ⌊(in + p0 + p1 − k) / stride⌋ + 1,
+ * or one more (ceil mode) when that last window still starts inside the input or its begin
+ * padding: (o − 1)·stride < in + p0 (ONNX's ceil_mode with PyTorch's rule, ops/nn_shape.c).
+ * fl may be 0 there: a tile holding only the last ceil-mode window, whose rows the window
+ * overhangs, has fewer input rows than the window. */
+static bool pool_out_ok(int64_t o, int64_t in, int64_t p0, int64_t p1, int64_t k, int64_t stride) {
+  int64_t num = in + p0 + p1 - k;
+  int64_t fl = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  return o >= 1 && ((o == fl && fl >= 1) || (o == fl + 1 && (o - 1) * stride < in + p0));
 }
 
 static ct_status check_pool(const ct_insn *i, ct_diag *d) {
@@ -127,7 +131,8 @@ static ct_status check_pool(const ct_insn *i, ct_diag *d) {
   REQ(c->pad_t < c->kh && c->pad_b < c->kh && c->pad_l < c->kw && c->pad_r < c->kw, "pool: pads must be smaller than the window");
   int64_t oh = out_size(c->ih, c->pad_t, c->pad_b, c->kh, 1, c->stride_h);
   int64_t ow = out_size(c->iw, c->pad_l, c->pad_r, c->kw, 1, c->stride_w);
-  REQ(pool_out_ok(c->oh, oh, c->ih, c->pad_t, c->stride_h) && pool_out_ok(c->ow, ow, c->iw, c->pad_l, c->stride_w),
+  REQ(pool_out_ok(c->oh, c->ih, c->pad_t, c->pad_b, c->kh, c->stride_h) &&
+          pool_out_ok(c->ow, c->iw, c->pad_l, c->pad_r, c->kw, c->stride_w),
       "pool: output %lldx%lld does not match the input, window, pads, strides (%lldx%lld, or one more in ceil mode)",
       (long long)c->oh, (long long)c->ow, (long long)oh, (long long)ow);
   REQ(is_qint(c->dt) || is_flt(c->dt), "pool: type %s is not i8, u8, i16, bf16, f16 or f32", dt(c->dt));

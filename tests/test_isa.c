@@ -329,6 +329,32 @@ START_TEST(test_assembler_errors_name_file_and_line) {
 }
 END_TEST
 
+/* POOL output sizes: a tile holding only the last ceil-mode window has fewer input rows than
+ * the window (floor-mode size 0, one window starting inside): valid; a window that starts
+ * past the input is not. */
+START_TEST(test_pool_ceil_tile) {
+  static const struct {
+    const char *src;
+    ct_status want;
+  } cases[] = {
+      {"POOL n=1 c=1 ih=1 iw=4 oh=1 ow=2 kh=2 kw=2 stride_h=2 stride_w=2 dt=f32\n", CT_OK},
+      {"POOL n=1 c=1 ih=6 iw=4 oh=4 ow=2 kh=2 kw=2 stride_h=2 stride_w=2 pad_t=1 dt=f32\n", CT_OK},
+      {"POOL n=1 c=1 ih=1 iw=4 oh=2 ow=2 kh=2 kw=2 stride_h=2 stride_w=2 dt=f32\n", CT_ERR_INPUT},
+      {"POOL n=1 c=1 ih=1 iw=4 oh=1 ow=2 kh=3 kw=2 stride_h=1 stride_w=2 dt=f32\n", CT_ERR_INPUT},
+      {"POOL n=1 c=1 ih=6 iw=4 oh=5 ow=2 kh=2 kw=2 stride_h=2 stride_w=2 pad_t=1 dt=f32\n", CT_ERR_INPUT},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ct_program p;
+    ct_diag d;
+    ct_diag_clear(&d);
+    ct_status st = ct_asm_parse(cases[i].src, "k.s", NULL, NULL, &p, &d);
+    ck_assert_msg(st == cases[i].want, "case %zu: status %d (%s)", i, (int)st, d.msg);
+    if (st == CT_OK) ct_program_free(&p);
+    else ck_assert_msg(strstr(d.msg, "pool: output") != NULL, "case %zu: %s", i, d.msg);
+  }
+}
+END_TEST
+
 /* A module input passed through as an output: an .input and an .output of one name at the
  * same bytes assemble (the validator accepts them); the input is found first by name. */
 START_TEST(test_assembler_passthrough_io) {
@@ -547,6 +573,7 @@ int main(void) {
   tcase_add_test(tc, test_encode_decode_round_trip_random_fields);
   tcase_add_test(tc, test_encode_and_decode_errors);
   tcase_add_test(tc, test_semantic_checks_and_footprints);
+  tcase_add_test(tc, test_pool_ceil_tile);
   tcase_add_test(tc, test_disasm_asm_identical_bytes_every_opcode);
   tcase_add_test(tc, test_assembler_errors_name_file_and_line);
   tcase_add_test(tc, test_assembler_passthrough_io);
