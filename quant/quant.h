@@ -227,9 +227,12 @@ bool ct_quant_param_asym(double min, double max, ct_dtype dt, ct_quant_param *p)
 
 /* Parameters of an activation from its calibration table row (threshold, min, max), TPU-MLIR
  * import-calibration's rule: symmetric (asymmetric false): ct_quant_sym_type(min,
- * allow_unsigned) then ct_quant_param_sym(threshold); asymmetric: ct_quant_param_asym(min,
- * max) in u8 if allow_unsigned, else i8. False (p untouched) if the row is invalid
- * (negative or non-finite threshold, min > max, non-finite bound). */
+ * allow_unsigned) then ct_quant_param_sym(threshold); asymmetric: ct_quant_param_asym over
+ * [min, max] clipped to [−threshold, threshold] (TPU-MLIR takes min and max as they are; the
+ * clip keeps what a histogram method's threshold cut off: YOLOX-Nano, 20 samples, mse, per
+ * tensor: output cosine 0.864 → 0.892; a minmax table's threshold clips nothing), in u8 if
+ * allow_unsigned, else i8. False (p untouched) if the row is invalid (negative or non-finite
+ * threshold, min > max, non-finite bound). */
 bool ct_quant_param_calib(double threshold, double min, double max, bool asymmetric, bool allow_unsigned,
                           ct_quant_param *p);
 

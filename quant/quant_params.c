@@ -35,7 +35,11 @@ bool ct_quant_param_asym(double min, double max, ct_dtype dt, ct_quant_param *p)
 bool ct_quant_param_calib(double threshold, double min, double max, bool asymmetric, bool allow_unsigned,
                           ct_quant_param *p) {
   if (!isfinite(min) || !isfinite(max) || min > max) return false;
-  if (asymmetric) return ct_quant_param_asym(min, max, allow_unsigned ? CT_U8 : CT_I8, p);
+  if (asymmetric) {
+    if (!(threshold >= 0) || !isfinite(threshold)) return false;
+    double lo = fmax(min, -threshold), hi = fmin(max, threshold);
+    return ct_quant_param_asym(fmin(lo, hi), hi, allow_unsigned ? CT_U8 : CT_I8, p);
+  }
   return ct_quant_param_sym(threshold, ct_quant_sym_type(min, allow_unsigned), p);
 }
 

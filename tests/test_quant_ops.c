@@ -66,6 +66,11 @@ START_TEST(test_param_from_calibration_row) {
   ck_assert(ct_quant_param_calib(6, -1, 3, true, true, &p));
   ck_assert_int_eq(p.dt, CT_U8);
   ck_assert_int_eq(p.zp, 64);
+  /* asymmetric range clipped to the threshold: [−1, 3] at threshold 2 is [−1, 2]: 3/255, zp 85 */
+  ck_assert(ct_quant_param_calib(2, -1, 3, true, true, &p));
+  ck_assert_double_eq_tol(p.scale, 3.0 / 255, 1e-15);
+  ck_assert_int_eq(p.zp, 85);
+  ck_assert(!ct_quant_param_calib(-1, -1, 3, true, true, &p));
   ck_assert(!ct_quant_param_calib(6, 2, 1, false, true, &p));
   ck_assert(!ct_quant_param_calib(-6, 0, 1, false, true, &p));
   ck_assert(!ct_quant_param_calib(6, 0, INFINITY, true, true, &p));

@@ -24,7 +24,7 @@ static const ct_opt opts[] = {
     CT_OPT_NEED_("--quantize", "INT8|BF16|F16|F32", lower_args, mode, "mode", "the Tpu dialect's precision"),
     CT_OPT_STR_("--calibration-table", "T", lower_args, calib,
                 "INT8: thresholds per tensor (TPU-MLIR layout); not needed for QDQ models (their own scales are used)"),
-    CT_OPT_FLAG_("--asymmetric", lower_args, asym, "INT8 activations asymmetric (zero point from min/max)"),
+    CT_OPT_FLAG_("--asymmetric", lower_args, asym, "INT8 activations asymmetric (zero point from min/max within the threshold)"),
     CT_OPT_FLAG_("--no-unsigned", lower_args, no_unsigned, "INT8: i8 also for non-negative tensors (default u8)"),
     CT_OPT_FLAG_("--float-fallback-f32", lower_args, f32_fallback, "INT8: ops without an integer form in F32 (default BF16)"),
     CT_OPT_FLAG_("--keep-weight-zp", lower_args, keep_wzp,
