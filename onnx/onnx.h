@@ -49,6 +49,12 @@ typedef struct ct_onnx_options {
    * holding a copy of it. Borrowed; NULL entries are skipped; 0 = none. */
   int n_const_inputs;
   const ct_tensor *const *const_inputs;
+  /* Called with the path of every external data file a tensor of the model names, before
+   * the file is read (a command registers it as one of its inputs, so that no output
+   * overwrites it: common/outset.h); a status other than CT_OK stops the import with it.
+   * NULL = none. */
+  ct_status (*on_external_file)(void *user, const char *path, ct_diag *d);
+  void *on_external_user;
 } ct_onnx_options;
 
 /* Imports the ONNX model at path into a new Top graph (*out; free with ct_graph_free).
@@ -84,6 +90,11 @@ ct_status ct_onnx_import(const char *path, const ct_onnx_options *opt, ct_graph 
  * CT_MAX_DIMS dims. */
 ct_status ct_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *model_dir, const char *file,
                                     ct_tensor **out, ct_diag *d);
+
+/* The path of the external data file of tp (model_dir, NULL for ".", joined with its
+ * `location` entry), malloc'd; NULL when tp's data is not external, it names no location,
+ * or out of memory. The path is not checked (ct_onnx_tensor_from_proto refuses an unsafe one). */
+char *ct_onnx_external_path(const Onnx__TensorProto *tp, const char *model_dir);
 
 /* Reads a serialized TensorProto file (e.g. test_data_set_0/input_0.pb) into *out, named
  * by the proto's name field (NULL name when empty). External data resolves relative to the

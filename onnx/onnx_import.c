@@ -136,7 +136,7 @@ static bool copy_list_attr(ct_graph *g, ct_op *op, const Onnx__AttributeProto *a
 /* ConstantOfShape's TENSOR attribute `value` → `value` (FLOAT or INT) + `value_dtype`. */
 static ct_status constant_of_shape_value(ct_onnx_ctx *c, ct_op *op, const Onnx__AttributeProto *a, ct_diag *d) {
   ct_tensor *t;
-  ct_status st = ct_onnx_tensor_from_proto(a->t, c->dir, c->file, &t, d);
+  ct_status st = ct_onnx_tensor_of(c, a->t, &t, d);
   if (st) return st;
   if (ct_tensor_numel(t) != 1) {
     ct_tensor_free(t);
@@ -190,7 +190,7 @@ static ct_status constant_tensor(ct_onnx_ctx *c, const Onnx__NodeProto *n, const
   *out = NULL;
   const Onnx__AttributeProto *a = n->n_attribute == 1 ? n->attribute[0] : NULL;
   const char *an = a && a->name ? a->name : "";
-  if (!strcmp(an, "value") && a->t) return ct_onnx_tensor_from_proto(a->t, c->dir, c->file, out, d);
+  if (!strcmp(an, "value") && a->t) return ct_onnx_tensor_of(c, a->t, out, d);
   if (!strcmp(an, "value_float") || !strcmp(an, "value_floats")) {
     int scalar = an[11] == '\0';
     size_t k = scalar ? 1 : a->n_floats;
@@ -429,7 +429,7 @@ static ct_status add_initializers(ct_onnx_ctx *c, const Onnx__GraphProto *gp, ct
     if (ct_onnx_find(c, tp->name))
       return ct_diag_set(d, CT_ERR_INPUT, "%s: initializer \"%s\" is defined twice", c->file, tp->name);
     ct_tensor *t;
-    ct_status st = ct_onnx_tensor_from_proto(tp, c->dir, c->file, &t, d);
+    ct_status st = ct_onnx_tensor_of(c, tp, &t, d);
     if (st) return st;
     ct_value *v = ct_graph_add_weight(c->g, tp->name, t);
     if (!v || !ct_onnx_bind(c, v)) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", c->file);
@@ -524,6 +524,16 @@ static char *model_stem(const char *path) {
   return s;
 }
 
+ct_status ct_onnx_tensor_of(ct_onnx_ctx *c, const Onnx__TensorProto *tp, ct_tensor **out, ct_diag *d) {
+  if (c->opt && c->opt->on_external_file) {
+    char *path = ct_onnx_external_path(tp, c->dir);
+    ct_status st = path ? c->opt->on_external_file(c->opt->on_external_user, path, d) : CT_OK;
+    free(path);
+    if (st) return st;
+  }
+  return ct_onnx_tensor_from_proto(tp, c->dir, c->file, out, d);
+}
+
 ct_status ct_onnx_import(const char *path, const ct_onnx_options *opt, ct_graph **out, ct_diag *d) {
   *out = NULL;
   ProtobufCMessage *msg;
@@ -535,7 +545,7 @@ ct_status ct_onnx_import(const char *path, const ct_onnx_options *opt, ct_graph 
     return ct_diag_set(d, CT_ERR_INPUT, "%s: the model has no graph", path);
   }
   char *dir = ct_onnx_path_dir(path), *stem = model_stem(path);
-  ct_onnx_ctx c = {.file = path, .dir = dir, .model = m};
+  ct_onnx_ctx c = {.file = path, .dir = dir, .opt = opt, .model = m};
   c.g = dir && stem ? ct_graph_new(m->graph->name && m->graph->name[0] ? m->graph->name : stem, "top") : NULL;
   st = c.g ? import_graph(&c, m, opt, d) : ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
   onnx__model_proto__free_unpacked(m, NULL);

@@ -10,12 +10,17 @@
 typedef struct ct_onnx_ctx {
   const char *file;        /* model path, the prefix of every message */
   const char *dir;         /* model folder (external data) */
+  const ct_onnx_options *opt; /* may be NULL */
   ct_graph *g;
   const Onnx__ModelProto *model;
   int64_t opset;           /* version of the default ("" / "ai.onnx") domain */
   ct_value **slots;        /* name → value, open addressing, power-of-two capacity */
   size_t cap, count;
 } ct_onnx_ctx;
+
+/* ct_onnx_tensor_from_proto on tp (relative to the model folder), after telling
+ * c->opt->on_external_file the file of external data it names. */
+ct_status ct_onnx_tensor_of(ct_onnx_ctx *c, const Onnx__TensorProto *tp, ct_tensor **out, ct_diag *d);
 
 /* The value named name, or NULL. */
 ct_value *ct_onnx_find(const ct_onnx_ctx *c, const char *name);

@@ -132,6 +132,18 @@ static bool unsafe_location(const char *loc) {
   return false;
 }
 
+char *ct_onnx_external_path(const Onnx__TensorProto *tp, const char *model_dir) {
+  if (!tp->has_data_location || tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) return NULL;
+  const char *loc = NULL;
+  for (size_t i = 0; i < tp->n_external_data; i++)
+    if (tp->external_data[i]->key && !strcmp(tp->external_data[i]->key, "location")) loc = tp->external_data[i]->value;
+  if (!loc) return NULL;
+  size_t n = (model_dir ? strlen(model_dir) : 1) + strlen(loc) + 2;
+  char *path = malloc(n);
+  if (path) snprintf(path, n, "%s/%s", model_dir ? model_dir : ".", loc);
+  return path;
+}
+
 /* Reads external data: keys location, offset, length (onnx/docs/ExternalData.md). */
 static ct_status copy_external(const Onnx__TensorProto *tp, const char *dir, ct_tensor *t, const char *file,
                                ct_diag *d) {
@@ -155,10 +167,8 @@ static ct_status copy_external(const Onnx__TensorProto *tp, const char *dir, ct_
   if (len != t->nbytes)
     return ct_diag_set(d, CT_ERR_INPUT, "%s: tensor \"%s\": external data length %llu, dims need %zu bytes", file,
                        tname(tp), (unsigned long long)len, t->nbytes);
-  size_t plen = (dir ? strlen(dir) : 1) + strlen(loc) + 2;
-  char *path = malloc(plen);
+  char *path = ct_onnx_external_path(tp, dir);
   if (!path) return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", file);
-  snprintf(path, plen, "%s/%s", dir ? dir : ".", loc);
   FILE *f = fopen(path, "rb");
   ct_status st = CT_OK;
   if (!f) {

@@ -120,12 +120,55 @@ START_TEST(test_cli_transform_errors) {
 }
 END_TEST
 
+/* A model whose bias lives in an external data file: transform reads it, and refuses (exit
+ * 2, the file untouched, no output) an -o that is the file or whose weights file (OUT.h5) is. */
+START_TEST(test_cli_transform_external_data_is_input) {
+  ob_model b;
+  ob_init(&b, 13);
+  ob_input(&b, "x", T_FLOAT, 2, (int64_t[]){2, 3});
+  ob_node(&b, "Add", "add", (const char *[]){"x", "bias", NULL}, (const char *[]){"y", NULL});
+  ob_output(&b, "y");
+  Onnx__TensorProto *t = ob_tensor(&b, "bias", T_FLOAT, 1, (int64_t[]){3});
+  t->has_data_location = 1;
+  t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  Onnx__StringStringEntryProto *e = ob_alloc(&b, sizeof *e);
+  onnx__string_string_entry_proto__init(e);
+  e->key = ob_str(&b, "location");
+  e->value = ob_str(&b, "cli_ext_w.h5");
+  t->n_external_data = 1;
+  t->external_data = ob_alloc(&b, sizeof(void *));
+  t->external_data[0] = e;
+  ob_add_init(&b, t);
+  char model[1024], wfile[1024], stem[1024], out[4096];
+  snprintf(model, sizeof model, "%s", ct_test_tmp_path("cli_ext_ok.onnx"));
+  snprintf(wfile, sizeof wfile, "%s", ct_test_tmp_path("cli_ext_w.h5"));
+  snprintf(stem, sizeof stem, "%s", ct_test_tmp_path("cli_ext_w"));
+  ck_assert(ob_write(&b, model));
+  const float w[3] = {1, 2, 3};
+  ck_assert(ct_test_write_file(wfile, (const char *)w, sizeof w));
+  int rc = ct_test_run_ctpu(out, sizeof out, "transform %s -o %s", model, ct_test_tmp_path("cli_ext_ok.top"));
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+  const char *dests[] = {wfile, stem};
+  for (int i = 0; i < 2; i++) {
+    rc = ct_test_run_ctpu(out, sizeof out, "transform %s -o %s", model, dests[i]);
+    ck_assert_msg(rc == 2, "-o %s: exit %d, want 2: %s", dests[i], rc, out);
+    size_t n;
+    char *bytes = ct_test_read_file(wfile, &n);
+    ck_assert_msg(bytes && n == sizeof w && memcmp(bytes, w, sizeof w) == 0, "-o %s changed %s", dests[i], wfile);
+    free(bytes);
+  }
+  ck_assert(!ct_test_file_exists(stem));
+  ob_free(&b);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("onnx_cli");
   TCase *tc = tcase_create("cli");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_cli_transform_ok_and_help);
   tcase_add_test(tc, test_cli_transform_errors);
+  tcase_add_test(tc, test_cli_transform_external_data_is_input);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

@@ -161,7 +161,13 @@ static ct_status load_consts(transform_args *a, ct_diag *d) {
   return CT_OK;
 }
 
-/* OUT.top and OUT.top.h5, all or nothing (common/outset.h). */
+/* ct_onnx_options.on_external_file: an external data file is one of the command's inputs. */
+static ct_status external_input(void *outset, const char *path, ct_diag *d) {
+  return ct_outset_input(outset, path, d);
+}
+
+/* OUT.top and OUT.top.h5, all or nothing (common/outset.h); the model's external data files
+ * are registered as inputs while it is read, and the commit checks the outputs against them. */
 static ct_status run_outputs(transform_args *a, ct_diag *d) {
   ct_outset o;
   ct_outset_init(&o, CMD);
@@ -172,6 +178,7 @@ static ct_status run_outputs(transform_args *a, ct_diag *d) {
     const char *eq = strchr(a->const_spec[i], '=');
     st = ct_outset_input(&o, eq ? eq + 1 : a->const_spec[i], d);
   }
+  a->opt.on_external_file = external_input, a->opt.on_external_user = &o;
   if (!st) st = load_consts(a, d);
   if (!st) st = run(a, tmp, d);
   st = ct_outset_end(&o, st, d);
