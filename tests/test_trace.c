@@ -2,7 +2,8 @@
  * deployed through the CLI): the Perfetto trace, decoded by protoc (--decode with
  * traces/perfetto_trace.proto, Google's own decoder) and by libprotobuf-c, holds per engine
  * track the slices of the JSON trace's X events (same names, args, begin/end times in ns) and
- * the same counter series; windows filter both alike; a bad path fails cleanly. */
+ * the same counter series; windows filter both alike; a bad path fails cleanly. And the
+ * deploy groups CSV's mxu_util counts the MACs the summary counts (MobileNetV2). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -419,6 +420,56 @@ START_TEST(test_unwritable_trace_path) {
 }
 END_TEST
 
+/* Field k (0-based) of CSV line row (RFC 4180 quotes), as a number; NAN when empty. */
+static double csv_num(const char *row, int k) {
+  bool q = false;
+  for (; *row && k > 0; row++) {
+    if (*row == '"') q = !q;
+    else if (*row == ',' && !q) k--;
+  }
+  return *row && *row != ',' && *row != '\n' ? strtod(row, NULL) : NAN;
+}
+
+START_TEST(test_groups_mxu_util_counts_the_summary_macs) {
+  /* MobileNetV2 has depthwise convolutions: DWCONV runs on the VPU, so the MXU MACs of the
+   * groups CSV (mxu_util · sim_cycles · rows · cols) add up to the summary's macs */
+  const char *mq = ct_test_shared_path("models/mobilenetv2-torchvision-qdq-int8");
+  char msg[4096], top[1024], tpu[1024], prog[1024], in[1024], csv[1100];
+  scopy(top, ct_test_tmp_path("mnv2.top"), sizeof top);
+  scopy(tpu, ct_test_tmp_path("mnv2.tpu"), sizeof tpu);
+  scopy(prog, ct_test_tmp_path("mnv2.ctpu"), sizeof prog);
+  snprintf(in, sizeof in, "%s/test_data_set_0/input_0.pb", mq);
+  snprintf(csv, sizeof csv, "%s.groups.csv", prog);
+  int rc = ct_test_run_ctpu(msg, sizeof msg, "transform %s/model.onnx -o %s", mq, top);
+  if (!rc) rc = ct_test_run_ctpu(msg, sizeof msg, "lower %s --quantize INT8 -o %s", top, tpu);
+  if (!rc) rc = ct_test_run_ctpu(msg, sizeof msg, "deploy %s -o %s --test-input %s", tpu, prog, in);
+  if (!rc)
+    rc = ct_test_run_ctpu(msg, sizeof msg, "sim %s --input %s -o %s --summary %s", prog, in, ct_test_tmp_path("y.h5"),
+                          ct_test_tmp_path("s.json"));
+  ck_assert_msg(rc == 0, "%s", msg);
+  char *sum = ct_test_read_file(ct_test_tmp_path("s.json"), NULL), *text = ct_test_read_file(csv, NULL);
+  ck_assert(sum && text);
+  cJSON *js = cJSON_Parse(sum);
+  double macs = cJSON_GetObjectItem(js, "macs")->valuedouble, rc2 = 32.0 * 32.0; /* default chip: 32×32 MXU */
+  double groups = 0, tol = 0;
+  int dw_only = 0;
+  for (char *row = strchr(text, '\n') + 1; *row; row = strchr(row, '\n') + 1) {
+    double cyc = csv_num(row, 8), util = csv_num(row, 10);
+    if (!isnan(cyc)) {
+      groups += util * cyc * rc2;
+      tol += 0.00005 * cyc * rc2; /* mxu_util has 4 decimals */
+      dw_only += util == 0 && cyc > 0;
+    }
+    if (!strchr(row, '\n')) break;
+  }
+  ck_assert_msg(fabs(groups - macs) <= tol, "groups CSV: %.0f MXU MACs, summary: %.0f (tolerance %.0f)", groups, macs,
+                tol);
+  ck_assert_int_ge(dw_only, 1); /* a group of depthwise convolutions only: no MXU work */
+  cJSON_Delete(js);
+  free(sum), free(text);
+}
+END_TEST
+
 int main(void) {
   ct_test_require_shared("test_trace");
   va = malloc(sizeof *va), vb = malloc(sizeof *vb);
@@ -429,6 +480,7 @@ int main(void) {
   tcase_add_test(t, test_perfetto_ns_at_700mhz);
   tcase_add_test(t, test_compare_detects_a_difference);
   tcase_add_test(t, test_unwritable_trace_path);
+  tcase_add_test(t, test_groups_mxu_util_counts_the_summary_macs);
   suite_add_tcase(s, t);
   int rc = ct_test_run_suite(s);
   free(va), free(vb);
