@@ -5,6 +5,7 @@
  * the same counter series; windows filter both alike; a bad path fails cleanly. And the
  * deploy groups CSV's mxu_util counts the MACs the summary counts (MobileNetV2). */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,7 +403,7 @@ START_TEST(test_compare_detects_a_difference) {
 }
 END_TEST
 
-START_TEST(test_unwritable_trace_path) {
+START_TEST(test_unwritable_trace_path_and_stopped_run) {
   const char *prog = deploy_fmnist("fm.ctpu", NULL);
   const char *in = ct_test_shared_path("models/fmnist-rescnn/test_data_set_0/input_0.pb");
   char msg[4096], y[1024], bad[1024], missing[1024];
@@ -417,6 +418,15 @@ START_TEST(test_unwritable_trace_path) {
     ck_assert_msg(strstr(msg, "t.perfetto-trace") && !strchr(strchr(msg, '\n') + 1, '\n'), "%s", msg);
     ck_assert(!ct_test_file_exists(y) && !ct_test_file_exists(bad));
   }
+  /* a run stopped by --max-cycles (exit 4) leaves no trace behind, half-written or whole */
+  scopy(bad, ct_test_tmp_path("cut.perfetto-trace"), sizeof bad);
+  int rc = ct_test_run_ctpu(msg, sizeof msg, "sim %s --input %s -o %s --trace %s --max-cycles 1000", prog, in, y, bad);
+  ck_assert_msg(rc == 4, "rc %d: %s", rc, msg);
+  ck_assert(!ct_test_file_exists(y) && !ct_test_file_exists(bad));
+  DIR *dir = opendir(ct_test_tmpdir()); /* nor a temporary file or folder */
+  ck_assert_ptr_nonnull(dir);
+  for (struct dirent *e; (e = readdir(dir));) ck_assert_msg(!strstr(e->d_name, ".tmp"), "%s left behind", e->d_name);
+  closedir(dir);
 }
 END_TEST
 
@@ -479,7 +489,7 @@ int main(void) {
   tcase_add_test(t, test_perfetto_matches_json);
   tcase_add_test(t, test_perfetto_ns_at_700mhz);
   tcase_add_test(t, test_compare_detects_a_difference);
-  tcase_add_test(t, test_unwritable_trace_path);
+  tcase_add_test(t, test_unwritable_trace_path_and_stopped_run);
   tcase_add_test(t, test_groups_mxu_util_counts_the_summary_macs);
   suite_add_tcase(s, t);
   int rc = ct_test_run_suite(s);
