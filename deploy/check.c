@@ -83,7 +83,9 @@ static ct_status check_ref_file(const char *path, const ct_graph *g0, const ct_c
   return st;
 }
 
-/* Per-group figures of a finished run: first start, last end, MACs, DDR bytes. */
+/* Per-group figures of a finished run: first start, last end; MACs and DDR bytes summed over
+ * the group's layers from the cmodel's per-layer counters, so that they count what the
+ * summary counts (MXU MACs: a DWCONV runs on the VPU and has none). */
 static void group_figures(const ct_program *prog, int n_groups, ct_deploy_run *r) {
   for (uint32_t i = 0; i < r->so.res.n_ops && i < prog->n_insns; i++) {
     const ct_prog_debug *e = ct_program_debug_of(prog, &prog->insns[i]);
@@ -92,11 +94,12 @@ static void group_figures(const ct_program *prog, int n_groups, ct_deploy_run *r
     if (!gs->ran || r->so.res.start[i] < gs->start) gs->start = r->so.res.start[i];
     if (!gs->ran || r->so.res.end[i] > gs->end) gs->end = r->so.res.end[i];
     gs->ran = true;
-    gs->macs += ct_isa_macs(&prog->insns[i]);
   }
   for (int k = 0; k < r->so.n_layers; k++) {
     const ct_layer_counters *l = &r->so.layers[k];
-    if (l->group >= 0 && l->group < n_groups) r->gs[l->group].ddr += l->ddr_bytes_read + l->ddr_bytes_written;
+    if (l->group < 0 || l->group >= n_groups) continue;
+    r->gs[l->group].ddr += l->ddr_bytes_read + l->ddr_bytes_written;
+    r->gs[l->group].macs += l->macs;
   }
 }
 

@@ -30,7 +30,7 @@ ct_status ct_deploy_compile(const ct_graph *g, const ct_chip *chip, const ct_lg_
 /* What the cmodel run of one layer group took. */
 typedef struct ct_deploy_group_sim {
   uint64_t start, end; /* cycles: the group's first instruction start, last instruction end */
-  uint64_t macs;       /* MACs of its instructions (ct_isa_macs) */
+  uint64_t macs;       /* MXU MACs of its layers (the summary's macs) */
   uint64_t ddr;        /* DDR bytes read and written by its layers */
   bool ran;            /* some instruction of the group ran */
 } ct_deploy_group_sim;

@@ -41,6 +41,7 @@ cmds=(
   "asm|asm conv_relu.s -o o.ctpu|o.ctpu"
   "disasm|disasm p.ctpu -o o.s|o.s"
   "sim|sim p.ctpu --input sim-input-ok.h5 -o o.h5 --summary s.json --report r.csv --trace t.json|o.h5 s.json r.csv t.json"
+  "sim-perfetto|sim p.ctpu --input sim-input-ok.h5 -o o.h5 --trace t.perfetto-trace|o.h5 t.perfetto-trace"
 )
 bad=0
 for c in "${cmds[@]}"; do

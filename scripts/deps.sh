@@ -2,8 +2,9 @@
 # deps.sh: installs ctpu's build and test dependencies on Debian 12 (apt). Idempotent.
 #   --fuzz  also clang-14 and its libFuzzer runtime (libclang-rt-14-dev) for fuzz/ (scripts/fuzz.sh)
 set -euo pipefail
+# protobuf-compiler: protoc decodes Perfetto traces in tests/test_trace.c
 pkgs=(build-essential cmake pkg-config libopenblas-dev libhdf5-dev hdf5-tools check
-      libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev libjpeg-dev libpng-dev
+      libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libonnx-dev libcjson-dev libjpeg-dev libpng-dev
       python3-h5py python3-numpy)
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang-14 libclang-rt-14-dev)
 missing=()

@@ -1,6 +1,6 @@
 /* cmd_sim.c: `ctpu sim PROG.ctpu --input FILE... -o OUT.h5`: runs a program on the
  * cycle-level cmodel (cmodel/sim.h) and writes outputs, stored tensors, summary, per-layer
- * report and a Chrome trace (docs/cmodel.md, docs/traces.md). */
+ * report and a timeline trace (JSON or Perfetto; docs/cmodel.md, docs/traces.md). */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -84,7 +84,9 @@ static const ct_opt opts[] = {
                 "say (as ctpu deploy --test-input and ctpu infer do)"),
     CT_OPT_STR_("--chip", "C.json", sim_args, chip, "chip configuration (default: ctpu chip --dump)"),
     CT_OPT_STR_("--dump-all", "D.h5", sim_args, dump, "every stored tensor, one per debug-map layer"),
-    CT_OPT_STR_("--trace", "T.json", sim_args, trace, "Chrome Trace Event JSON (Perfetto, chrome://tracing)"),
+    CT_OPT_STR_("--trace", "T.json", sim_args, trace,
+                "timeline trace: Perfetto's protobuf format when T ends in .perfetto-trace or .pftrace, else "
+                "Chrome Trace Event JSON (both open in ui.perfetto.dev)"),
     CT_OPT_FN_("--trace-window", "S:E", set_window, "only instructions overlapping cycles [S, E)"),
     CT_OPT_FN_("--trace-layers", "a,b", set_layers, "only instructions of these layers"),
     CT_OPT_STR_("--report", "R.csv", sim_args, report, "per-layer cycles, busy cycles per engine, MACs, DDR bytes"),
@@ -97,7 +99,7 @@ static const ct_opt opts[] = {
 
 const ct_cmd_spec ct_cmd_sim_spec = CT_CMD_SPEC1(
     CMD, "PROG.ctpu --input FILE... -o OUT.h5 [--model MODEL.tpu] [--chip C.json] [--dump-all D.h5] "
-    "[--trace T.json] [--report R.csv] [--summary S.json] [--functional]",
+    "[--trace T.json|T.perfetto-trace] [--report R.csv] [--summary S.json] [--functional]",
     "runs PROG on the cycle-level cmodel; outputs are raw integer tensors with scale/zero_point attributes "
     "(see docs/cmodel.md)",
     "program", sim_args, prog, opts);
@@ -176,7 +178,7 @@ static ct_status run(const sim_args *a, ct_diag *d) {
   if (!st) st = read_inputs(a, &prog, model, &inputs, d);
   ct_graph_free(model);
   ct_trace *trace = NULL;
-  if (!st && a->trace) st = ct_trace_open(&trace, p.trace, chip.freq_mhz, &a->filter, d);
+  if (!st && a->trace) st = ct_trace_open(&trace, p.trace, ct_trace_format_of(a->trace), chip.freq_mhz, &a->filter, d);
   ct_sim_run_output out;
   memset(&out, 0, sizeof out);
   if (!st) {

@@ -1,52 +1,29 @@
-/* trace.c: streaming Chrome Trace Event JSON writer (Trace Event Format, Google's
- * "Trace Event Format" document: ph M/X/C, ts/dur in µs). Written to a temp file, renamed
- * on commit. Timestamps are integers of picoseconds printed as µs with 6 decimals. */
+/* trace.c: the format-independent half of the trace writer (traces/trace.h): the back end
+ * chosen by the file name, the --trace-window / --trace-layers filters, cycles → integer
+ * picoseconds, the temporary file and its commit (common/outset.h). */
 #include "traces/trace.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/outset.h"
+#include "traces/trace_backend.h"
 
-struct ct_trace {
-  FILE *f;   /* out.f */
-  ct_outfile out;
-  double freq_mhz;
-  ct_trace_filter filter;
-  bool first;
-};
+static bool ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), k = strlen(tail);
+  return n >= k && !strcmp(s + n - k, tail);
+}
 
-/* Cycle → picoseconds (1e-6 µs), rounded to nearest; monotone in cycle. */
+ct_trace_format ct_trace_format_of(const char *path) {
+  return path && (ends_with(path, ".perfetto-trace") || ends_with(path, ".pftrace")) ? CT_TRACE_PERFETTO
+                                                                                      : CT_TRACE_JSON;
+}
+
+/* Cycle → picoseconds, rounded to nearest; monotone in cycle. */
 static uint64_t cyc_ps(const ct_trace *t, uint64_t cycle) {
   return (uint64_t)((double)cycle * 1e6 / t->freq_mhz + 0.5);
 }
 
-static void put_us(FILE *f, uint64_t ps) {
-  fprintf(f, "%" PRIu64 ".%06" PRIu64, ps / 1000000, ps % 1000000);
-}
-
-/* Writes s as a JSON string (quotes, backslashes and control characters escaped). */
-static void put_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
-static void sep(ct_trace *t) {
-  fputs(t->first ? "\n" : ",\n", t->f);
-  t->first = false;
-}
-
-ct_status ct_trace_open(ct_trace **out, const char *path, double freq_mhz,
+ct_status ct_trace_open(ct_trace **out, const char *path, ct_trace_format fmt, double freq_mhz,
                         const ct_trace_filter *filter, ct_diag *d) {
   *out = NULL;
   ct_trace *t = calloc(1, sizeof *t);
@@ -59,25 +36,17 @@ ct_status ct_trace_open(ct_trace **out, const char *path, double freq_mhz,
   t->f = t->out.f;
   t->freq_mhz = freq_mhz > 0 ? freq_mhz : 1000;
   if (filter) t->filter = *filter;
-  t->first = true;
-  fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ctpu sim\"},"
-        "\"traceEvents\":[", t->f);
-  sep(t);
-  fputs("{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":"
-        "\"ctpu cmodel\"}}", t->f);
+  t->be = fmt == CT_TRACE_PERFETTO ? &ct_trace_perfetto_backend : &ct_trace_json_backend;
+  if (t->be->begin(t)) {
+    ct_trace_abort(t);
+    return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);
+  }
   *out = t;
   return CT_OK;
 }
 
 void ct_trace_track(ct_trace *t, int tid, const char *name) {
-  sep(t);
-  fprintf(t->f, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":"
-          "{\"name\":", tid);
-  put_str(t->f, name);
-  fputs("}}", t->f);
-  sep(t);
-  fprintf(t->f, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
-          "\"args\":{\"sort_index\":%d}}", tid, tid);
+  t->be->track(t, tid, name);
 }
 
 bool ct_trace_wants(const ct_trace *t, const char *layer, uint64_t start, uint64_t end) {
@@ -92,40 +61,25 @@ bool ct_trace_wants(const ct_trace *t, const char *layer, uint64_t start, uint64
 
 void ct_trace_complete(ct_trace *t, int tid, const char *name, uint64_t start, uint64_t end,
                        const ct_trace_arg *args, int n_args) {
-  uint64_t ps0 = cyc_ps(t, start), ps1 = cyc_ps(t, end);
-  sep(t);
-  fprintf(t->f, "{\"ph\":\"X\",\"cat\":\"insn\",\"pid\":1,\"tid\":%d,\"name\":", tid);
-  put_str(t->f, name);
-  fputs(",\"ts\":", t->f);
-  put_us(t->f, ps0);
-  fputs(",\"dur\":", t->f);
-  put_us(t->f, ps1 - ps0);
-  fputs(",\"args\":{", t->f);
-  for (int i = 0; i < n_args; i++) {
-    if (i) fputc(',', t->f);
-    put_str(t->f, args[i].key);
-    fputc(':', t->f);
-    if (args[i].s)
-      put_str(t->f, args[i].s);
-    else
-      fprintf(t->f, "%" PRId64, args[i].i);
-  }
-  fputs("}}", t->f);
+  t->be->slice(t, tid, name, cyc_ps(t, start), cyc_ps(t, end), args, n_args);
 }
 
 void ct_trace_counter(ct_trace *t, const char *name, uint64_t cycle, double value) {
   const ct_trace_filter *f = &t->filter;
   if (cycle < f->start_cycle || (f->end_cycle && cycle >= f->end_cycle)) return;
-  sep(t);
-  fputs("{\"ph\":\"C\",\"pid\":1,\"tid\":0,\"name\":", t->f);
-  put_str(t->f, name);
-  fputs(",\"ts\":", t->f);
-  put_us(t->f, cyc_ps(t, cycle));
-  fprintf(t->f, ",\"args\":{\"value\":%.6g}}", value);
+  t->be->counter(t, name, cyc_ps(t, cycle), value);
 }
 
 ct_status ct_trace_commit(ct_trace *t, ct_diag *d) {
-  fputs("\n]}\n", t->f);
+  t->be->end(t);
+  if (t->oom) {
+    char *path = strdup(t->out.path);
+    ct_trace_abort(t);
+    ct_status st = ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path ? path : "trace");
+    free(path);
+    return st;
+  }
+  t->be->free(t->state);
   ct_status st = ct_outfile_commit(&t->out, d);
   free(t);
   return st;
@@ -133,6 +87,7 @@ ct_status ct_trace_commit(ct_trace *t, ct_diag *d) {
 
 void ct_trace_abort(ct_trace *t) {
   if (!t) return;
+  if (t->be) t->be->free(t->state);
   ct_outfile_abort(&t->out);
   free(t);
 }
