@@ -2,7 +2,8 @@
  * greedy: from each layer the legal group that saves the most estimated cycles against one
  * layer per group; dp: the minimum total estimated cycles over all partitions of the
  * topological order into legal contiguous groups, TPU-MLIR's dynamic-programming LayerGroup;
- * longest: the longest legal group that fits, TPU-MLIR's simple grouping), then LMEM buffers
+ * longest: the longest legal group that fits and is estimated no slower than its layers one
+ * per group, TPU-MLIR's simple grouping with that guard), then LMEM buffers
  * per group and GMEM addresses. */
 #include <stdlib.h>
 #include <string.h>
@@ -75,9 +76,12 @@ static ct_status partition(lg_ctx *x, int *len, int *n_groups, ct_diag *d) {
         int64_t c = group_cycles(x, i, m, &need);
         if (c >= 0 && alone - c > best_save) best_save = alone - c, n = m;
       }
-    else if (x->opt->strategy == CT_LG_LONGEST)
-      for (int m = 2; m <= ml && i + m <= L && x->chainable[i + m - 1]; m++)
-        if (group_cycles(x, i, m, &need) >= 0) n = m;
+    else if (x->opt->strategy == CT_LG_LONGEST) /* the longest group from i not slower than one layer each */
+      for (int m = 2; m <= ml && i + m <= L && x->chainable[i + m - 1]; m++) {
+        alone += single[i + m - 1];
+        int64_t c = group_cycles(x, i, m, &need);
+        if (c >= 0 && c <= alone) n = m;
+      }
     len[ng++] = n;
     i += n;
   }
