@@ -52,6 +52,10 @@ void ct_kern_load_i16(const uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, int3
 void ct_kern_load_i32(const uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, int32_t sub, int32_t *out) {
   LOAD_CASES(int32_t)
 }
+
+void ct_kern_load_i64(const uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, int64_t sub, int64_t *out) {
+  LOAD_CASES(int64_t)
+}
 #undef LOAD_CASES
 
 void ct_kern_load_f32(const uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, float *out) {
@@ -133,18 +137,18 @@ static int32_t rd_i32(const uint8_t *p, int64_t i) {
   return v;
 }
 
-/* Requant + act of v[0 .. n) with one (m, s) into the row at i0 (quant/'s row routine when
- * the row is aligned for its C type, else element by element). */
-static void requant_row(const ct_kern_epi *e, const int64_t *v, int64_t i0, int64_t n, int32_t m, int s) {
-  size_t eb = ct_dtype_size(e->dt_out);
-  uint8_t *y = e->mem + e->out + (uint64_t)i0 * eb;
-  if (((uintptr_t)y % eb) == 0 &&
-      ct_quant_requant_act_row(v, n, m, s, (int32_t)e->zp_out, (ct_quant_act)e->act, (int32_t)e->act_hi, e->dt_out, y))
-    return;
+void ct_kern_requant_store(uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, const int64_t *v, int32_t m, int s,
+                           int32_t zp, int64_t act, int32_t hi) {
+  size_t eb = ct_dtype_size(dt);
+  uint8_t *y = p + (uint64_t)i0 * eb;
+  if (((uintptr_t)y % eb) == 0 && ct_quant_requant_act_row(v, n, m, s, zp, (ct_quant_act)act, hi, dt, y)) return;
   for (int64_t j = 0; j < n; j++)
-    ct_elem_seti(e->mem + e->out, e->dt_out, i0 + j,
-                 ct_quant_requant_act(v[j], m, s, (int32_t)e->zp_out, (ct_quant_act)e->act, (int32_t)e->act_hi,
-                                      e->dt_out));
+    ct_elem_seti(p, dt, i0 + j, ct_quant_requant_act(v[j], m, s, zp, (ct_quant_act)act, hi, dt));
+}
+
+/* Requant + act of v[0 .. n) with one (m, s) into the output row at i0. */
+static void requant_row(const ct_kern_epi *e, const int64_t *v, int64_t i0, int64_t n, int32_t m, int s) {
+  ct_kern_requant_store(e->mem + e->out, e->dt_out, i0, n, v, m, s, (int32_t)e->zp_out, e->act, (int32_t)e->act_hi);
 }
 
 static void rq_of(const ct_kern_epi *e, int64_t k, int32_t *m, int *s) {

@@ -15,6 +15,7 @@
  * (ct_elem_geti semantics; the caller guarantees the difference fits int16 / int32). */
 void ct_kern_load_i16(const uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, int32_t sub, int16_t *out);
 void ct_kern_load_i32(const uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, int32_t sub, int32_t *out);
+void ct_kern_load_i64(const uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, int64_t sub, int64_t *out);
 /* out[j] = element i0 + j as float (ct_elem_getf semantics). */
 void ct_kern_load_f32(const uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, float *out);
 /* Stores v[j] (already in dt's range) as element i0 + j of integer type dt (ct_elem_seti). */
@@ -26,6 +27,11 @@ void ct_kern_store_f32_result(uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, co
  * guarantees that no product or partial sum leaves int32 (the integer sum is exact, so the
  * order of the terms does not matter). */
 void ct_kern_gemm16(const int16_t *w, const int16_t *col, int64_t M, int64_t K, int64_t P, int32_t *acc);
+
+/* Elements i0 .. i0 + n − 1 of integer type dt at p = ct_quant_requant_act(v[j], m, s, zp, act,
+ * hi, dt), through quant/'s row routine where it applies. */
+void ct_kern_requant_store(uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, const int64_t *v, int32_t m, int s,
+                           int32_t zp, int64_t act, int32_t hi);
 
 /* The integer MAC epilogue (CONV, DWCONV, MATMUL; docs/cmodel.md "Functional semantics"). */
 typedef struct ct_kern_epi {
