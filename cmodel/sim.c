@@ -266,15 +266,24 @@ static void hook_describe(void *ctx, uint32_t i, char *buf, size_t n) {
  * name): its dtype, shape and scale / zero point, the stored bytes at their place in it
  * (bytes no STORE wrote stay 0). NULL when there is no such record or the stores fall outside
  * it; *oom on allocation failure. */
-static ct_tensor *described_dump(const run_ctx *x, const shadow *s, const char *name, bool *oom) {
+static ct_tensor *described_dump(const run_ctx *x, shadow *s, const char *name, bool *oom) {
   const ct_prog_io *io = ct_program_find_io(x->p, name);
   if (!io || !(io->is_output || io->is_tensor) || s->lo < io->gmem_addr) return NULL;
   ct_tensor *t = ct_tensor_new(io->dtype, io->ndim, io->shape, name);
   if (t && !io_quant(t, io)) ct_tensor_free(t), t = NULL;
   if (!t) return *oom = true, NULL;
   if (s->hi - io->gmem_addr > t->nbytes) return ct_tensor_free(t), NULL;
-  memset(t->data, 0, t->nbytes);
-  memcpy((uint8_t *)t->data + (s->lo - io->gmem_addr), s->buf + (s->lo - s->cap_lo), (size_t)(s->hi - s->lo));
+  if (s->cap_lo == io->gmem_addr && s->cap_hi - s->cap_lo == t->nbytes) { /* the buffer is the tensor */
+    free(t->data);
+    t->data = s->buf; /* zeros outside [lo, hi): calloc'd, and every STORE wrote inside it */
+    s->buf = NULL;
+    return t;
+  }
+  uint8_t *data = t->data;
+  size_t at = (size_t)(s->lo - io->gmem_addr), end = (size_t)(s->hi - io->gmem_addr);
+  memset(data, 0, at); /* only the bytes no STORE wrote */
+  memcpy(data + at, s->buf + (s->lo - s->cap_lo), end - at);
+  memset(data + end, 0, t->nbytes - end);
   return t;
 }
 
