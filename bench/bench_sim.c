@@ -1,12 +1,20 @@
-/* bench_sim.c: speed of the cmodel (not a test): simulated cycles per wall-second for a long
- * DMA-bound program (engines mostly waiting: the clock jumps to the next event) and a long
- * compute-bound int8 MATMUL program, each timed-only and with functional execution; plus
- * functional int8 GMAC/s. Prints one line per case. */
+/* bench_sim.c: speed of the cmodel (not a test). Without arguments: simulated cycles per
+ * wall-second for a long DMA-bound program (engines mostly waiting: the clock jumps to the
+ * next event) and a long compute-bound int8 MATMUL program, each timed-only and with
+ * functional execution; plus functional int8 GMAC/s. With a compiled program
+ * (`bench_sim PROG.ctpu MODEL.tpu INPUT [CHIP.json|-] [RUNS]`, bench_sim_models.sh): the
+ * process CPU seconds of ct_sim_run (median of RUNS, default 5) per mode — as `deploy
+ * --compare-all` runs it (timing + functional + race check + --dump-all), without the dump,
+ * --no-race-check, --functional, both, timing only — with simulated cycles/s and GMAC/s.
+ * Prints one line per case. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmodel/sim.h"
+#include "io/inputs.h"
+#include "ops/verify.h"
 
 static ct_insn dma_load(uint64_t dst, uint64_t src, int64_t bytes) {
   ct_insn i;
@@ -51,7 +59,83 @@ static int bench(const char *name, const ct_chip *chip, const ct_program *p, boo
   return 0;
 }
 
-int main(void) {
+static double cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* One mode of a real program: median CPU seconds of `runs` ct_sim_run calls. */
+static int bench_mode(const char *name, const ct_chip *chip, const ct_program *p, const ct_tensor_list *in,
+                      ct_sim_run_options o, int runs) {
+  double t[64];
+  uint64_t cycles = 0, macs = 0;
+  for (int r = 0; r < runs; r++) {
+    ct_sim_run_output out;
+    ct_diag d;
+    double t0 = cpu_now();
+    ct_status st = ct_sim_run(chip, p, in, &o, &out, &d);
+    t[r] = cpu_now() - t0;
+    cycles = out.res.counters.total_cycles, macs = out.res.counters.macs;
+    ct_sim_run_output_free(&out);
+    if (st) return fprintf(stderr, "bench_sim: %s: %s\n", name, d.msg), 1;
+  }
+  qsort(t, (size_t)runs, sizeof *t, cmp_double);
+  double m = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+  printf("%-40s %12llu cycles %8.3f s cpu %10.3g cycles/s %8.3f GMAC/s\n", name, (unsigned long long)cycles, m,
+         (double)cycles / m, (double)macs / m / 1e9);
+  return 0;
+}
+
+/* argv: PROG.ctpu MODEL.tpu INPUT [CHIP.json|-] [RUNS]. */
+static int bench_program(int argc, char **argv) {
+  ct_chip chip;
+  ct_program p;
+  ct_tensor_list in;
+  ct_graph *model = NULL;
+  ct_diag d;
+  ct_tensor_list_init(&in);
+  ct_program_init(&p, 0);
+  int runs = argc > 5 ? atoi(argv[5]) : 5;
+  runs = runs < 1 ? 1 : runs > 64 ? 64 : runs;
+  ct_status st = argc > 4 && strcmp(argv[4], "-") ? ct_chip_load(argv[4], &chip, &d) : (ct_chip_default(&chip), CT_OK);
+  if (!st) st = ct_program_load(argv[1], &chip, &p, &d);
+  if (!st) st = ct_ir_load_verified(argv[2], &model, &d);
+  ct_input_slot slots[8];
+  int n = 0;
+  for (size_t i = 0; !st && i < p.n_io && n < 8; i++) {
+    const ct_prog_io *io = &p.io[i];
+    if (io->is_output || io->is_tensor) continue;
+    const ct_value *v = ct_graph_find_value(model, io->name);
+    slots[n++] = (ct_input_slot){io->name, io->dtype, io->ndim, io->shape, v && v->def && v->def->kind == CT_OP_INPUT ? v->def : NULL,
+                                 true, "no Input op of that name"};
+  }
+  const char *files[1] = {argv[3]};
+  if (!st) st = ct_inputs_load_slots(slots, n, files, 1, &in, &d);
+  int rc = st ? (fprintf(stderr, "bench_sim: %s\n", d.msg), 1) : 0;
+  printf("%s on %s (CPU seconds of ct_sim_run, median of %d)\n", argv[1], chip.name, runs);
+  if (!rc) {
+    rc |= bench_mode("deploy --compare-all (timed+fn+race+dump)", &chip, &p, &in, (ct_sim_run_options){.dump_all = true}, runs);
+    rc |= bench_mode("timed + functional + race check", &chip, &p, &in, (ct_sim_run_options){0}, runs);
+    rc |= bench_mode("--no-race-check", &chip, &p, &in, (ct_sim_run_options){.no_race_check = true}, runs);
+    rc |= bench_mode("--functional", &chip, &p, &in, (ct_sim_run_options){.functional = true}, runs);
+    rc |= bench_mode("--functional --no-race-check", &chip, &p, &in,
+                     (ct_sim_run_options){.functional = true, .no_race_check = true}, runs);
+    rc |= bench_mode("timing only (no functional execution)", &chip, &p, &in, (ct_sim_run_options){.timing_only = true}, runs);
+  }
+  ct_graph_free(model);
+  ct_tensor_list_free(&in);
+  ct_program_free(&p);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 3) return bench_program(argc, argv);
   ct_chip chip;
   ct_chip_default(&chip);
   ct_program dma, mxu;

@@ -8,6 +8,7 @@
 
 #include "cmodel/elem.h"
 #include "cmodel/exec.h"
+#include "cmodel/exec_kern.h"
 #include "quant/float_fn.h"
 #include "quant/quant.h"
 
@@ -137,10 +138,144 @@ static void conv_int_block(const convp *c, const epi *e, uint8_t *mem, int64_t b
   }
 }
 
+/* The integer epilogue of e for the row kernels. */
+static ct_kern_epi kern_epi(const epi *e) {
+  return (ct_kern_epi){e->mem, e->acc_in != 0, e->has_bias != 0, e->rq_mode, e->act, e->zp_out, e->act_hi,
+                       e->acc, e->bias, e->rq, e->out, e->dt_out};
+}
+
+/* Channels [c0, c0 + nc) of image b as int16 (x − zp_in), nc · ih · iw values. */
+static void load_plane(const convp *c, const uint8_t *mem, int64_t b, int64_t c0, int64_t nc, int16_t *plane) {
+  ct_kern_load_i16(mem + c->in, c->dt_in, (b * c->ic + c0) * c->ih * c->iw, nc * c->ih * c->iw,
+                   (int32_t)c->zp_in, plane);
+}
+
+/* Output columns [*lo, *hi) whose input column x·sw + off lies in [0, iw). */
+static void valid_cols(const convp *c, int64_t off, int64_t *lo, int64_t *hi) {
+  *lo = off >= 0 ? 0 : (-off + c->sw - 1) / c->sw;
+  *hi = c->iw - off <= 0 ? 0 : (c->iw - off + c->sw - 1) / c->sw;
+  if (*hi > c->ow) *hi = c->ow;
+  if (*lo > *hi) *lo = *hi;
+}
+
+/* im2col of an int16 plane block: col[k][p], k = (c, ky, kx), 0 in the padding. */
+static void im2col16(const convp *c, const int16_t *plane, int64_t icg, int16_t *col) {
+  int64_t P = c->oh * c->ow, k = 0;
+  for (int64_t ci = 0; ci < icg; ci++)
+    for (int64_t ky = 0; ky < c->kh; ky++)
+      for (int64_t kx = 0; kx < c->kw; kx++, k++) {
+        int64_t off = kx * c->dw - c->pl, lo, hi;
+        valid_cols(c, off, &lo, &hi);
+        for (int64_t y = 0; y < c->oh; y++) {
+          int16_t *dst = col + k * P + y * c->ow;
+          int64_t iy = y * c->sh - c->pt + ky * c->dh;
+          if (iy < 0 || iy >= c->ih) {
+            memset(dst, 0, (size_t)c->ow * sizeof *dst);
+            continue;
+          }
+          const int16_t *src = plane + (ci * c->ih + iy) * c->iw + off;
+          memset(dst, 0, (size_t)lo * sizeof *dst);
+          if (c->sw == 1)
+            memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof *dst);
+          else
+            for (int64_t x = lo; x < hi; x++) dst[x] = src[x * c->sw];
+          memset(dst + hi, 0, (size_t)(c->ow - hi) * sizeof *dst);
+        }
+      }
+}
+
+/* acc[p] (P = oh·ow) += Σ_taps w[tap] · x of one channel: the plane padded with zeros to
+ * pad (PH × PW), each tap a shifted (strided) row sweep. */
+static void dw_taps(const convp *c, const int16_t *pad, int64_t PW, const int16_t *w, int32_t *acc) {
+  memset(acc, 0, (size_t)(c->oh * c->ow) * sizeof *acc);
+  for (int64_t ky = 0; ky < c->kh; ky++)
+    for (int64_t kx = 0; kx < c->kw; kx++) {
+      int32_t wv = w[ky * c->kw + kx];
+      for (int64_t y = 0; wv && y < c->oh; y++) {
+        const int16_t *restrict r = pad + (y * c->sh + ky * c->dh) * PW + kx * c->dw;
+        int32_t *restrict a = acc + y * c->ow;
+        if (c->sw == 1)
+          for (int64_t x = 0; x < c->ow; x++) a[x] += wv * r[x];
+        else
+          for (int64_t x = 0; x < c->ow; x++) a[x] += wv * r[x * c->sw];
+      }
+    }
+}
+
+/* Input channel g of image b, x − zp_in as int16, into a zero-padded PH × PW plane. */
+static void dw_pad(const convp *c, const uint8_t *mem, int64_t b, int64_t g, int64_t PH, int64_t PW, int16_t *pad) {
+  memset(pad, 0, (size_t)(PH * PW) * sizeof *pad);
+  int64_t lo = c->pl, hi = c->pl + c->iw < PW ? c->pl + c->iw : PW;
+  for (int64_t py = 0; py < PH && lo < hi; py++) {
+    int64_t iy = py - c->pt;
+    if (iy < 0 || iy >= c->ih) continue;
+    ct_kern_load_i16(mem + c->in, c->dt_in, ((b * c->ic + g) * c->ih + iy) * c->iw, hi - lo, (int32_t)c->zp_in,
+                     pad + py * PW + lo);
+  }
+}
+
+/* Stores channel ch of image b from the int32 sums acc[P] through the epilogue. */
+static void store_channel(const convp *c, const ct_kern_epi *ke, const int32_t *acc, int64_t b, int64_t ch,
+                          int64_t *v) {
+  int64_t P = c->oh * c->ow;
+  for (int64_t p = 0; p < P; p++) v[p] = acc[p];
+  ct_kern_epi_row(ke, v, (b * c->oc + ch) * P, P, ch, false);
+}
+
+/* Depthwise (one input channel per group): direct taps over a padded int16 plane. */
+static bool conv_dw16(const convp *c, const ct_kern_epi *ke, uint8_t *mem) {
+  int64_t ocg = c->oc / c->groups, P = c->oh * c->ow, T = c->kh * c->kw;
+  int64_t PH = (c->oh - 1) * c->sh + (c->kh - 1) * c->dh + 1, PW = (c->ow - 1) * c->sw + (c->kw - 1) * c->dw + 1;
+  int16_t *pad = malloc((size_t)(PH * PW) * sizeof *pad), *w = malloc((size_t)(c->oc * T) * sizeof *w);
+  int32_t *acc = malloc((size_t)P * sizeof *acc);
+  int64_t *v = malloc((size_t)P * sizeof *v);
+  bool ok = pad && w && acc && v;
+  if (ok) ct_kern_load_i16(mem + c->wt, c->dt_w, 0, c->oc * T, 0, w);
+  for (int64_t b = 0; ok && b < c->n; b++)
+    for (int64_t g = 0; g < c->groups; g++) {
+      dw_pad(c, mem, b, g, PH, PW, pad);
+      for (int64_t o = g * ocg; o < (g + 1) * ocg; o++) {
+        dw_taps(c, pad, PW, w + o * T, acc);
+        store_channel(c, ke, acc, b, o, v);
+      }
+    }
+  free(pad), free(w), free(acc), free(v);
+  return ok;
+}
+
+/* The int16 im2col + GEMM path (products and sums within int32, operands within int16). */
+static bool conv_int16(const convp *c, const ct_kern_epi *ke, uint8_t *mem) {
+  int64_t icg = c->ic / c->groups, ocg = c->oc / c->groups, K = icg * c->kh * c->kw, P = c->oh * c->ow;
+  bool direct = c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && !c->pt && !c->pl && c->oh == c->ih &&
+                c->ow == c->iw; /* a 1×1 conv's columns are the input plane itself */
+  int16_t *plane = malloc((size_t)(icg * c->ih * c->iw) * sizeof *plane + 2);
+  int16_t *col = direct ? plane : malloc((size_t)(K * P) * sizeof *col + 2);
+  int16_t *w = malloc((size_t)(ocg * K) * sizeof *w + 2);
+  int32_t *acc = malloc((size_t)(ocg * P) * sizeof *acc + 4);
+  int64_t *v = malloc((size_t)P * sizeof *v + 8);
+  bool ok = plane && col && w && acc && v;
+  for (int64_t b = 0; ok && b < c->n; b++)
+    for (int64_t g = 0; g < c->groups; g++) {
+      load_plane(c, mem, b, g * icg, icg, plane);
+      if (!direct) im2col16(c, plane, icg, col);
+      ct_kern_load_i16(mem + c->wt, c->dt_w, g * ocg * K, ocg * K, 0, w);
+      ct_kern_gemm16(w, col, ocg, K, P, acc);
+      for (int64_t o = 0; o < ocg; o++) store_channel(c, ke, acc + o * P, b, g * ocg + o, v);
+    }
+  free(plane), free(w), free(acc), free(v);
+  if (!direct) free(col);
+  return ok;
+}
+
 static ct_status conv_int(const convp *c, const epi *e, uint8_t *mem) {
   int64_t icg = c->ic / c->groups, ocg = c->oc / c->groups, K = icg * c->kh * c->kw;
   int64_t P = c->oh * c->ow;
-  bool wide = may_overflow(K, absmax_minus(c->dt_in, c->zp_in), absmax_minus(c->dt_w, 0));
+  int64_t amax = absmax_minus(c->dt_in, c->zp_in), wmax = absmax_minus(c->dt_w, 0);
+  bool wide = may_overflow(K, amax, wmax);
+  if (!wide && amax <= 32767 && wmax <= 32767 && P > 0 && K > 0) {
+    ct_kern_epi ke = kern_epi(e);
+    return (icg == 1 ? conv_dw16(c, &ke, mem) : conv_int16(c, &ke, mem)) ? CT_OK : CT_ERR_LIMIT;
+  }
   int32_t *col = malloc((size_t)(K * P) * sizeof *col), *w = malloc((size_t)(ocg * K) * sizeof *w);
   void *acc = malloc((size_t)(ocg * P) * (wide ? sizeof(int64_t) : sizeof(int32_t)));
   bool ok = col && w && acc;
@@ -213,8 +348,38 @@ static void load_b(const mmp *p, const uint8_t *mem, int64_t bi, int32_t *bt) {
                                                 base + (p->b_trans ? j * p->k + kk : kk * p->n + j));
 }
 
+/* The int16 path of matmul_int: A − zp_a and B as int16, ct_kern_gemm16, the epilogue by row. */
+static bool matmul_int16(const mmp *p, const ct_kern_epi *ke, uint8_t *mem) {
+  int16_t *a = malloc((size_t)(p->m * p->k) * sizeof *a + 2), *bt = malloc((size_t)(p->k * p->n) * sizeof *bt + 2);
+  int16_t *br = p->b_trans ? malloc((size_t)(p->k * p->n) * sizeof *br + 2) : NULL;
+  int32_t *acc = malloc((size_t)(p->m * p->n) * sizeof *acc + 4);
+  int64_t *v = malloc((size_t)p->n * sizeof *v + 8);
+  bool ok = a && bt && acc && v && (br || !p->b_trans);
+  for (int64_t bi = 0; ok && bi < p->batch; bi++) {
+    ct_kern_load_i16(mem + p->a, p->dt_a, bi * p->m * p->k, p->m * p->k, (int32_t)p->zp_a, a);
+    if (bi == 0 || !p->b_bcast) {
+      int64_t base = (p->b_bcast ? 0 : bi) * p->k * p->n;
+      ct_kern_load_i16(mem + p->b, p->dt_b, base, p->k * p->n, 0, p->b_trans ? br : bt);
+      for (int64_t j = 0; p->b_trans && j < p->n; j++) /* [n][k] → [k][n] */
+        for (int64_t kk = 0; kk < p->k; kk++) bt[kk * p->n + j] = br[j * p->k + kk];
+    }
+    ct_kern_gemm16(a, bt, p->m, p->k, p->n, acc);
+    for (int64_t i = 0; i < p->m; i++) {
+      for (int64_t j = 0; j < p->n; j++) v[j] = acc[i * p->n + j];
+      ct_kern_epi_row(ke, v, (bi * p->m + i) * p->n, p->n, 0, true);
+    }
+  }
+  free(a), free(bt), free(br), free(acc), free(v);
+  return ok;
+}
+
 static ct_status matmul_int(const mmp *p, const epi *e, uint8_t *mem) {
-  bool wide = may_overflow(p->k, absmax_minus(p->dt_a, p->zp_a), absmax_minus(p->dt_b, 0));
+  int64_t amax = absmax_minus(p->dt_a, p->zp_a), bmax = absmax_minus(p->dt_b, 0);
+  bool wide = may_overflow(p->k, amax, bmax);
+  if (!wide && amax <= 32767 && bmax <= 32767 && p->m > 0 && p->n > 0 && p->k > 0) {
+    ct_kern_epi ke = kern_epi(e);
+    return matmul_int16(p, &ke, mem) ? CT_OK : CT_ERR_LIMIT;
+  }
   int32_t *a = malloc((size_t)(p->m * p->k) * sizeof *a), *bt = malloc((size_t)(p->k * p->n) * sizeof *bt);
   void *acc = malloc((size_t)(p->m * p->n) * (wide ? sizeof(int64_t) : sizeof(int32_t)));
   bool ok = a && bt && acc;

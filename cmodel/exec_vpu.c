@@ -7,6 +7,7 @@
 
 #include "cmodel/elem.h"
 #include "cmodel/exec.h"
+#include "cmodel/exec_kern.h"
 #include "quant/float_fn.h"
 #include "quant/quant.h"
 #include "quant/quant_resize.h"
@@ -30,6 +31,55 @@ static float float_op(int64_t op, float a, float b) {
   }
 }
 
+/* One operand row of ELTWISE: n elements from index i (stride 1) or element i repeated
+ * (broadcast along w), integers in ri or floats in rf. */
+static void elt_row(const uint8_t *p, ct_dtype dt, int64_t i, int64_t n, bool bcast, int32_t *ri, float *rf) {
+  if (ri && !bcast) ct_kern_load_i32(p, dt, i, n, 0, ri);
+  if (rf && !bcast) ct_kern_load_f32(p, dt, i, n, rf);
+  if (!bcast) return;
+  if (ri) {
+    ct_kern_load_i32(p, dt, i, 1, 0, ri);
+    for (int64_t j = 1; j < n; j++) ri[j] = ri[0];
+  } else {
+    ct_kern_load_f32(p, dt, i, 1, rf);
+    for (int64_t j = 1; j < n; j++) rf[j] = rf[0];
+  }
+}
+
+/* Flat index of (i0, i1, i2, 0) in an operand of dims d (broadcast dims of extent 1). */
+static int64_t elt_index(const int64_t d[4], int64_t i0, int64_t i1, int64_t i2) {
+  return (((d[0] > 1 ? i0 : 0) * d[1] + (d[1] > 1 ? i1 : 0)) * d[2] + (d[2] > 1 ? i2 : 0)) * d[3];
+}
+
+/* ELTWISE by rows along w: the operand rows, then quant/'s ct_quant_eltwise (integers) or
+ * the f32 operation and activation (floats) per element. */
+static void eltwise_rows(const ct_insn *in, uint8_t *mem, const ct_quant_elt *q, bool ints, const int64_t dim[4],
+                         const int64_t da[4], const int64_t db[4], void *ra, void *rb, void *ry) {
+#define E (in->eltwise)
+  int64_t W = dim[3], o = 0;
+  float hi = ct_quant_float_act_hi(E.act_hi, E.zp_out);
+  for (int64_t i0 = 0; i0 < dim[0]; i0++)
+    for (int64_t i1 = 0; i1 < dim[1]; i1++)
+      for (int64_t i2 = 0; i2 < dim[2]; i2++, o += W) {
+        elt_row(mem + E.a, (ct_dtype)E.dt_a, elt_index(da, i0, i1, i2), W, da[3] == 1 && W > 1, ints ? ra : NULL,
+                ints ? NULL : ra);
+        elt_row(mem + E.b, (ct_dtype)E.dt_b, elt_index(db, i0, i1, i2), W, db[3] == 1 && W > 1, ints ? rb : NULL,
+                ints ? NULL : rb);
+        if (ints) {
+          const int32_t *a = ra, *b = rb;
+          int32_t *y = ry;
+          for (int64_t j = 0; j < W; j++) y[j] = ct_quant_eltwise(q, a[j], b[j]);
+          ct_kern_store_i32(mem + E.out, (ct_dtype)E.dt_out, o, W, y);
+        } else {
+          const float *a = ra, *b = rb;
+          float *y = ry;
+          for (int64_t j = 0; j < W; j++) y[j] = ct_quant_fn_act(float_op(E.op, a[j], b[j]), (int)E.act, hi);
+          ct_kern_store_f32_result(mem + E.out, (ct_dtype)E.dt_out, o, W, y);
+        }
+      }
+#undef E
+}
+
 static ct_status exec_eltwise(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
 #define E (in->eltwise)
   uint8_t *mem = m->lmem->data;
@@ -44,26 +94,34 @@ static ct_status exec_eltwise(ct_sim_mem *m, const ct_insn *in, uint32_t index, 
     da[i] = (E.bcast_a >> i) & 1 ? 1 : dim[i];
     db[i] = (E.bcast_b >> i) & 1 ? 1 : dim[i];
   }
-  int64_t o = 0;
-  for (int64_t i0 = 0; i0 < dim[0]; i0++)
-    for (int64_t i1 = 0; i1 < dim[1]; i1++)
-      for (int64_t i2 = 0; i2 < dim[2]; i2++)
-        for (int64_t i3 = 0; i3 < dim[3]; i3++, o++) {
-          int64_t ia = (((da[0] > 1 ? i0 : 0) * da[1] + (da[1] > 1 ? i1 : 0)) * da[2] + (da[2] > 1 ? i2 : 0)) * da[3] + (da[3] > 1 ? i3 : 0);
-          int64_t ib = (((db[0] > 1 ? i0 : 0) * db[1] + (db[1] > 1 ? i1 : 0)) * db[2] + (db[2] > 1 ? i2 : 0)) * db[3] + (db[3] > 1 ? i3 : 0);
-          if (ints) {
-            int32_t y = ct_quant_eltwise(&q, (int32_t)ct_elem_geti(mem + E.a, (ct_dtype)E.dt_a, ia),
-                                         (int32_t)ct_elem_geti(mem + E.b, (ct_dtype)E.dt_b, ib));
-            ct_elem_seti(mem + E.out, (ct_dtype)E.dt_out, o, y);
-          } else {
-            float v = float_op(E.op, ct_elem_getf(mem + E.a, (ct_dtype)E.dt_a, ia),
-                               ct_elem_getf(mem + E.b, (ct_dtype)E.dt_b, ib));
-            v = ct_quant_fn_act(v, (int)E.act, ct_quant_float_act_hi(E.act_hi, E.zp_out));
-            ct_elem_setf_result(mem + E.out, (ct_dtype)E.dt_out, o, v);
-          }
-        }
-  return CT_OK;
+  size_t row = (size_t)(dim[3] > 0 ? dim[3] : 1) * 4; /* int32 or float */
+  void *ra = malloc(row), *rb = malloc(row), *ry = malloc(row);
+  bool ok = ra && rb && ry;
+  if (ok) eltwise_rows(in, mem, &q, ints, dim, da, db, ra, rb, ry);
+  free(ra), free(rb), free(ry);
+  return ok ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "insn %u (eltwise): out of memory", index);
 #undef E
+}
+
+/* An 8-bit LUT (i8 / u8 in and out) through a byte map per table: map[b] = the table entry
+ * ct_quant_lut_index gives for the input byte b. False (nothing done) for other types. */
+static bool lut8(const ct_insn *in, uint8_t *mem) {
+#define L (in->lut)
+  bool i8 = L.dt_in == CT_I8;
+  if ((!i8 && L.dt_in != CT_U8) || (L.dt_out != CT_I8 && L.dt_out != CT_U8)) return false;
+  int64_t plane = L.h * L.w, planes = L.n * L.c;
+  if (!L.per_channel) plane *= planes, planes = 1;
+  uint8_t map[256];
+  for (int64_t pl = 0; pl < planes; pl++) {
+    uint64_t tab = L.table + (L.per_channel ? (uint64_t)(pl % L.c) * 256 : 0);
+    for (int b = 0; b < 256; b++)
+      map[b] = mem[tab + (uint64_t)ct_quant_lut_index(i8 ? (int8_t)b : b, (ct_dtype)L.dt_in)];
+    const uint8_t *x = mem + L.in + pl * plane;
+    uint8_t *y = mem + L.out + pl * plane;
+    for (int64_t i = 0; i < plane; i++) y[i] = map[x[i]];
+  }
+  return true;
+#undef L
 }
 
 static ct_status exec_lut(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
@@ -82,6 +140,7 @@ static ct_status exec_lut(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_d
     }
     return CT_OK;
   }
+  if (lut8(in, mem)) return CT_OK;
   for (int64_t i = 0; i < n; i++) {
     int idx = ct_quant_lut_index((int32_t)ct_elem_geti(mem + L.in, (ct_dtype)L.dt_in, i), (ct_dtype)L.dt_in);
     uint64_t tab = L.table + (L.per_channel ? (uint64_t)((i / plane) % L.c) * 256 : 0);
@@ -127,11 +186,55 @@ static void pool_window(const ct_insn *in, const uint8_t *mem, int64_t plane, in
 #undef P
 }
 
+/* r (max − zp_in or Σ (x − zp_in), 0 for a window wholly in the padding) of output row y
+ * of an integer plane held as int32 x. */
+static void pool_row_int(const ct_insn *in, const int32_t *x, int64_t y, int64_t *r) {
+#define P (in->pool)
+  bool mx = P.mode == CT_ISA_POOL_MAX;
+  int64_t ys = y * P.stride_h - P.pad_t, ky0 = ys < 0 ? -ys : 0, ky1 = P.ih - ys < P.kh ? P.ih - ys : P.kh;
+  for (int64_t ox = 0; ox < P.ow; ox++) {
+    int64_t xs = ox * P.stride_w - P.pad_l, kx0 = xs < 0 ? -xs : 0, kx1 = P.iw - xs < P.kw ? P.iw - xs : P.kw;
+    if (ky0 >= ky1 || kx0 >= kx1) {
+      r[ox] = 0;
+      continue;
+    }
+    int64_t acc = x[(ys + ky0) * P.iw + xs + kx0], cnt = (ky1 - ky0) * (kx1 - kx0);
+    if (!mx) acc = 0;
+    for (int64_t ky = ky0; ky < ky1; ky++) {
+      const int32_t *row = x + (ys + ky) * P.iw + xs;
+      if (mx)
+        for (int64_t kx = kx0; kx < kx1; kx++) acc = row[kx] > acc ? row[kx] : acc;
+      else
+        for (int64_t kx = kx0; kx < kx1; kx++) acc += row[kx];
+    }
+    r[ox] = mx ? acc - P.zp_in : acc - cnt * P.zp_in;
+  }
+#undef P
+}
+
+/* Integer POOL by output rows: the plane as int32, the window results, requant by row. */
+static bool pool_int(const ct_insn *in, uint8_t *mem) {
+#define P (in->pool)
+  int32_t *x = malloc((size_t)(P.ih * P.iw > 0 ? P.ih * P.iw : 1) * sizeof *x);
+  int64_t *r = malloc((size_t)(P.ow > 0 ? P.ow : 1) * sizeof *r);
+  bool ok = x && r;
+  for (int64_t plane = 0; ok && plane < P.n * P.c; plane++) {
+    ct_kern_load_i32(mem + P.in, (ct_dtype)P.dt, plane * P.ih * P.iw, P.ih * P.iw, 0, x);
+    for (int64_t y = 0; y < P.oh; y++) {
+      pool_row_int(in, x, y, r);
+      ct_kern_requant_store(mem + P.out, (ct_dtype)P.dt, (plane * P.oh + y) * P.ow, P.ow, r, (int32_t)P.m, (int)P.s,
+                            (int32_t)P.zp_out, CT_QUANT_ACT_NONE, 0);
+    }
+  }
+  free(x), free(r);
+  return ok;
+#undef P
+}
+
 static ct_status exec_pool(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
 #define P (in->pool)
-  (void)index;
-  (void)d;
   uint8_t *mem = m->lmem->data;
+  if (is_int(P.dt)) return pool_int(in, mem) ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "insn %u (pool): out of memory", index);
   int64_t o = 0;
   for (int64_t plane = 0; plane < P.n * P.c; plane++)
     for (int64_t y = 0; y < P.oh; y++)
@@ -152,10 +255,10 @@ static ct_status exec_pool(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_
 
 static ct_status exec_requant(ct_sim_mem *m, const ct_insn *in, uint32_t index, ct_diag *d) {
 #define R (in->requant)
-  (void)index;
-  (void)d;
   uint8_t *mem = m->lmem->data;
   int64_t hw = R.h * R.w, o = 0;
+  int64_t *v = malloc((size_t)(hw > 0 ? hw : 1) * sizeof *v);
+  if (!v) return ct_diag_set(d, CT_ERR_LIMIT, "insn %u (requant): out of memory", index);
   for (int64_t b = 0; b < R.n; b++)
     for (int64_t c = 0; c < R.c; c++) {
       int32_t mul = (int32_t)R.m;
@@ -165,13 +268,12 @@ static ct_status exec_requant(ct_sim_mem *m, const ct_insn *in, uint32_t index, 
         int64_t sh = ct_elem_geti(mem + R.rq, CT_I32, 2 * c + 1);
         s = sh < 0 ? 0 : sh > 63 ? 63 : (int)sh;
       }
-      for (int64_t i = 0; i < hw; i++, o++) {
-        int64_t x = ct_elem_geti(mem + R.in, (ct_dtype)R.dt_in, o) - R.zp_in;
-        ct_elem_seti(mem + R.out, (ct_dtype)R.dt_out, o,
-                     ct_quant_requant_act(x, mul, s, (int32_t)R.zp_out, (ct_quant_act)R.act,
-                                          (int32_t)R.act_hi, (ct_dtype)R.dt_out));
-      }
+      ct_kern_load_i64(mem + R.in, (ct_dtype)R.dt_in, o, hw, R.zp_in, v);
+      ct_kern_requant_store(mem + R.out, (ct_dtype)R.dt_out, o, hw, v, mul, s, (int32_t)R.zp_out, R.act,
+                            (int32_t)R.act_hi);
+      o += hw;
     }
+  free(v);
   return CT_OK;
 #undef R
 }

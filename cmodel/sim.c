@@ -17,8 +17,9 @@ _Static_assert(CT_LMEM_MAX_BANKS == CT_CHIP_LMEM_BANKS_MAX, "the cmodel holds ev
 
 /* What the STOREs of one layer wrote (a byte hull of GMEM with a shadow copy). */
 typedef struct shadow {
-  uint64_t lo, hi;
-  uint8_t *buf;
+  uint64_t lo, hi;        /* byte hull of the STOREs executed so far */
+  uint64_t cap_lo, cap_hi; /* byte hull of all the program's STOREs of it: buf's extent */
+  uint8_t *buf;           /* cap_hi - cap_lo bytes, allocated at the first STORE */
   int stores;
   ct_mem_region first;
 } shadow;
@@ -189,28 +190,39 @@ typedef struct shadow_ctx {
 
 static bool shadow_run(void *ctx, uint64_t addr, uint64_t n) {
   shadow_ctx *c = ctx;
-  return ct_gmem_read(c->g, addr, c->s->buf + (addr - c->s->lo), n, NULL) == CT_OK;
+  return ct_gmem_read(c->g, addr, c->s->buf + (addr - c->s->cap_lo), n, NULL) == CT_OK;
 }
 
-/* Copies what STORE insn i just wrote into its layer's shadow (grown to the byte hull). */
+static shadow *shadow_of(run_ctx *x, uint32_t i) {
+  int k = layer_of(x, x->ops[i].debug_id);
+  return &x->shadows[k >= 0 ? k : x->n_layers + (int)i];
+}
+
+/* Sizes every shadow to the byte hull of all its STOREs (known when decoded), so a STORE
+ * copies into place instead of regrowing the buffer (quadratic in the layer's tiles). */
+static void shadow_caps(run_ctx *x) {
+  for (uint32_t i = 0; i < x->p->n_insns; i++) {
+    if (x->p->insns[i].op != CT_ISA_STORE) continue;
+    shadow *s = shadow_of(x, i);
+    uint64_t lo, hi;
+    ct_mem_region_span(&x->ops[i].regions[1], &lo, &hi);
+    bool first = s->cap_hi == s->cap_lo;
+    if (first || lo < s->cap_lo) s->cap_lo = lo;
+    if (first || hi > s->cap_hi) s->cap_hi = hi;
+  }
+}
+
+/* Copies what STORE insn i just wrote into its layer's shadow (hull grown to include it). */
 static ct_status shadow_store(run_ctx *x, uint32_t i, ct_diag *d) {
-  const ct_sim_op *op = &x->ops[i];
-  int k = layer_of(x, op->debug_id);
-  shadow *s = &x->shadows[k >= 0 ? k : x->n_layers + (int)i];
-  const ct_mem_region *r = &op->regions[1];
+  shadow *s = shadow_of(x, i);
+  const ct_mem_region *r = &x->ops[i].regions[1];
   uint64_t lo, hi;
   ct_mem_region_span(r, &lo, &hi);
+  if (!s->buf && !(s->buf = calloc((size_t)(s->cap_hi - s->cap_lo) + 1, 1)))
+    return ct_diag_set(d, CT_ERR_LIMIT, "out of memory for --dump-all");
   if (!s->stores) s->first = *r;
-  uint64_t nlo = s->stores && s->lo < lo ? s->lo : lo, nhi = s->stores && s->hi > hi ? s->hi : hi;
-  if (!s->stores || nlo != s->lo || nhi != s->hi) {
-    uint8_t *nb = calloc((size_t)(nhi - nlo), 1);
-    if (!nb) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory for --dump-all");
-    if (s->stores) memcpy(nb + (s->lo - nlo), s->buf, (size_t)(s->hi - s->lo));
-    free(s->buf);
-    s->buf = nb;
-    s->lo = nlo;
-    s->hi = nhi;
-  }
+  if (!s->stores || lo < s->lo) s->lo = lo;
+  if (!s->stores || hi > s->hi) s->hi = hi;
   s->stores++;
   shadow_ctx c = {&x->gmem, s};
   ct_mem_region_each_run(r, shadow_run, &c);
@@ -254,15 +266,24 @@ static void hook_describe(void *ctx, uint32_t i, char *buf, size_t n) {
  * name): its dtype, shape and scale / zero point, the stored bytes at their place in it
  * (bytes no STORE wrote stay 0). NULL when there is no such record or the stores fall outside
  * it; *oom on allocation failure. */
-static ct_tensor *described_dump(const run_ctx *x, const shadow *s, const char *name, bool *oom) {
+static ct_tensor *described_dump(const run_ctx *x, shadow *s, const char *name, bool *oom) {
   const ct_prog_io *io = ct_program_find_io(x->p, name);
   if (!io || !(io->is_output || io->is_tensor) || s->lo < io->gmem_addr) return NULL;
   ct_tensor *t = ct_tensor_new(io->dtype, io->ndim, io->shape, name);
   if (t && !io_quant(t, io)) ct_tensor_free(t), t = NULL;
   if (!t) return *oom = true, NULL;
   if (s->hi - io->gmem_addr > t->nbytes) return ct_tensor_free(t), NULL;
-  memset(t->data, 0, t->nbytes);
-  memcpy((uint8_t *)t->data + (s->lo - io->gmem_addr), s->buf, (size_t)(s->hi - s->lo));
+  if (s->cap_lo == io->gmem_addr && s->cap_hi - s->cap_lo == t->nbytes) { /* the buffer is the tensor */
+    free(t->data);
+    t->data = s->buf; /* zeros outside [lo, hi): calloc'd, and every STORE wrote inside it */
+    s->buf = NULL;
+    return t;
+  }
+  uint8_t *data = t->data;
+  size_t at = (size_t)(s->lo - io->gmem_addr), end = (size_t)(s->hi - io->gmem_addr);
+  memset(data, 0, at); /* only the bytes no STORE wrote */
+  memcpy(data + at, s->buf + (s->lo - s->cap_lo), end - at);
+  memset(data + end, 0, t->nbytes - end);
   return t;
 }
 
@@ -299,7 +320,7 @@ static ct_status collect_dumps(run_ctx *x, ct_tensor_list *out, ct_diag *d) {
       ct_tensor_free(t);
       return ct_diag_set(d, CT_ERR_LIMIT, "out of memory for --dump-all");
     }
-    memcpy(t->data, s->buf, t->nbytes);
+    memcpy(t->data, s->buf + (s->lo - s->cap_lo), t->nbytes);
   }
   return CT_OK;
 }
@@ -354,6 +375,7 @@ static ct_status setup(run_ctx *x, const ct_sim_run_options *opt, const ct_tenso
   for (uint32_t i = 0; i < x->p->n_insns; i++)
     if ((st = ct_sim_decode(x->chip, &x->lmem, &x->m.ddr, &x->p->insns[i], i, &x->ops[i], d)))
       return st;
+  if (x->shadows) shadow_caps(x);
   return inputs ? load_image(x, inputs, d) : CT_OK;
 }
 

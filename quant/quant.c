@@ -197,20 +197,6 @@ int32_t ct_quant_lut16_lookup(const int16_t *table, int32_t x, ct_dtype out) {
   return ct_quant_lut16_interp(table[i], table[i + 1], f, out);
 }
 
-int32_t ct_quant_eltwise(const ct_quant_elt *p, int32_t a, int32_t b) {
-  int64_t x = ct_quant_saturate(ct_quant_rshift_round(((int64_t)a - p->zp_a) * p->m_a, p->s_a), CT_I32);
-  int64_t y = ct_quant_saturate(ct_quant_rshift_round(((int64_t)b - p->zp_b) * p->m_b, p->s_b), CT_I32);
-  int64_t r;
-  switch (p->op) {
-    case CT_QUANT_ELT_ADD: r = x + y; break;
-    case CT_QUANT_ELT_SUB: r = x - y; break;
-    case CT_QUANT_ELT_MUL: r = x * y; break;
-    case CT_QUANT_ELT_MAX: r = x > y ? x : y; break;
-    default: r = x < y ? x : y; break;
-  }
-  return ct_quant_requant_act(r, 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out);
-}
-
 uint16_t ct_quant_f32_to_bf16(float x) { return ct_f32_to_bf16(x); }
 float ct_quant_bf16_to_f32(uint16_t b) { return ct_bf16_to_f32(b); }
 uint16_t ct_quant_f32_to_f16(float x) { return ct_f32_to_f16(x); }

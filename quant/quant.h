@@ -180,8 +180,21 @@ typedef struct ct_quant_elt {
 } ct_quant_elt;
 
 /* One ELTWISE output element from stored operands a, b (int32 holding the storage values):
- * the formula above, every rounding rshift_round (half toward +inf), saturated to p->out. */
-int32_t ct_quant_eltwise(const ct_quant_elt *p, int32_t a, int32_t b);
+ * the formula above, every rounding rshift_round (half toward +inf), saturated to p->out.
+ * Inline: the cmodel calls it once per element. */
+static inline int32_t ct_quant_eltwise(const ct_quant_elt *p, int32_t a, int32_t b) {
+  int64_t x = ct_quant_saturate(ct_quant_rshift_round(((int64_t)a - p->zp_a) * p->m_a, p->s_a), CT_I32);
+  int64_t y = ct_quant_saturate(ct_quant_rshift_round(((int64_t)b - p->zp_b) * p->m_b, p->s_b), CT_I32);
+  int64_t r;
+  switch (p->op) {
+    case CT_QUANT_ELT_ADD: r = x + y; break;
+    case CT_QUANT_ELT_SUB: r = x - y; break;
+    case CT_QUANT_ELT_MUL: r = x * y; break;
+    case CT_QUANT_ELT_MAX: r = x > y ? x : y; break;
+    default: r = x < y ? x : y; break;
+  }
+  return ct_quant_requant_act(r, 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out);
+}
 
 /* IEEE half and bfloat16, round to nearest even: thin wrappers of common/tensor.h (one
  * definition). ct_quant_round_float rounds x to the precision of dt (bf16, f16; f32: x). */
