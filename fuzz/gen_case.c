@@ -102,7 +102,7 @@ bool gen_write_case(const gen_opts *o, const gen *g, const gen_input *ins, int n
   int r = gen_int(&pr, 0, 99), dt = r < 40 ? 0 : r < 60 ? 1 : r < 80 ? 2 : 3;
   unsigned fl = 0;
   static const char *methods[] = {"minmax", "percentile", "mse", "kld"};
-  static const char *lgs[] = {"greedy", "none", "longest", "dp"};
+  static const char *lgs[] = {"greedy", "none", "max", "dp"};
   int method = gen_int(&pr, 0, 3), lg = gen_int(&pr, 0, 99);
   lg = lg < 25 ? 0 : lg < 40 ? 1 : lg < 55 ? 2 : 3;
   if (dt == 0 && gen_chance(&pr, 20)) fl |= GEN_FLAG_ASYM;

@@ -40,7 +40,7 @@ static int set_tol(void *args, const char *cmd, const ct_opt *o, const char *v) 
 
 static int set_strategy(void *args, const char *cmd, const ct_opt *o, const char *v) {
   if (!ct_lg_strategy_parse(v, &((deploy_args *)args)->opt.strategy))
-    return ct_tool_usage(cmd, "%s must be none, greedy, dp or longest, not \"%s\"", o->name, v);
+    return ct_tool_usage(cmd, "%s must be none, greedy, dp, longest or max, not \"%s\"", o->name, v);
   return 0;
 }
 
@@ -54,7 +54,7 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--calibration-table", "T", deploy_args, calib, "INT8 thresholds for a float model (ctpu calibrate)"),
     CT_OPT_STR_("--input-shapes", "S", deploy_args, input_shapes, "fix an ONNX model's input shapes (as ctpu transform)"),
     CT_OPT_STR_("--chip", "C.json", deploy_args, chip, "chip configuration (default: the built-in chip)"),
-    CT_OPT_FN_("--layer-group", "S", set_strategy, "none, greedy, dp (default), longest"),
+    CT_OPT_FN_("--layer-group", "S", set_strategy, "none, greedy, dp (default), longest, max"),
     CT_OPT_FILES_("--test-input", "F...", deploy_args, files, n_files, MAX_FILES,
                   "run the program on the cmodel with these inputs (.h5/.pb/image) and compare its outputs with the Tpu "
                   "reference, bit for bit"),

@@ -22,7 +22,7 @@ typedef struct plan_args {
 
 static int set_strategy(void *args, const char *cmd, const ct_opt *o, const char *v) {
   if (!ct_lg_strategy_parse(v, &((plan_args *)args)->opt.strategy))
-    return ct_tool_usage(cmd, "%s must be none, greedy, dp or longest, not \"%s\"", o->name, v);
+    return ct_tool_usage(cmd, "%s must be none, greedy, dp, longest or max, not \"%s\"", o->name, v);
   return 0;
 }
 
@@ -36,7 +36,7 @@ static int set_dtype(void *args, const char *cmd, const ct_opt *o, const char *v
 static const ct_opt opts[] = {
     CT_OPT_STR_("-o", "PLAN.csv", plan_args, out, "write the CSV to PLAN.csv (default: stdout)"),
     CT_OPT_STR_("--chip", "C.json", plan_args, chip, "chip configuration (default: the built-in chip)"),
-    CT_OPT_FN_("--layer-group", "S", set_strategy, "none (one layer per group), greedy, dp (default), longest"),
+    CT_OPT_FN_("--layer-group", "S", set_strategy, "none (one layer per group), greedy, dp (default), longest, max"),
     CT_OPT_FN_("--assume-dtype", "T", set_dtype, "bytes per element from T (i8, i16, f32, ...) instead of each value's dtype"),
     CT_OPT_INT_("--max-group", "N", plan_args, opt.max_group_layers, 1, 1000, "longest group considered (default 24)"),
 };

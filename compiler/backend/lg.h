@@ -18,7 +18,10 @@ typedef enum ct_lg_strategy {
   CT_LG_NONE,   /* one layer per group */
   CT_LG_GREEDY, /* from each layer, the group that saves the most estimated cycles */
   CT_LG_DP,     /* dynamic programming over the topological order (TPU-MLIR LayerGroup) */
-  CT_LG_LONGEST /* from each layer, the longest legal group that fits (maximal fusion) */
+  CT_LG_LONGEST, /* from each layer, the longest legal group that fits and is estimated no slower
+                  * than its layers one per group */
+  CT_LG_MAX      /* from each layer, the longest legal group that fits (maximal fusion, even when
+                  * slower: TPU-MLIR's simple grouping) */
 } ct_lg_strategy;
 
 typedef struct ct_lg_options {

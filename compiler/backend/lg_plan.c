@@ -3,22 +3,23 @@
  * layer per group; dp: the minimum total estimated cycles over all partitions of the
  * topological order into legal contiguous groups, TPU-MLIR's dynamic-programming LayerGroup;
  * longest: the longest legal group that fits and is estimated no slower than its layers one
- * per group, TPU-MLIR's simple grouping with that guard), then LMEM buffers
+ * per group; max: the longest legal group that fits, TPU-MLIR's simple grouping), then LMEM buffers
  * per group and GMEM addresses. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/backend/lg_int.h"
 
-static const char *const strategy_names[] = {"none", "greedy", "dp", "longest"};
+static const char *const strategy_names[] = {"none", "greedy", "dp", "longest", "max"};
+enum { N_STRATEGIES = sizeof strategy_names / sizeof strategy_names[0] };
 
 bool ct_lg_strategy_parse(const char *s, ct_lg_strategy *out) {
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < N_STRATEGIES; i++)
     if (!strcmp(s, strategy_names[i])) return *out = (ct_lg_strategy)i, true;
   return false;
 }
 
-const char *ct_lg_strategy_name(ct_lg_strategy s) { return (unsigned)s < 4 ? strategy_names[s] : "?"; }
+const char *ct_lg_strategy_name(ct_lg_strategy s) { return (unsigned)s < N_STRATEGIES ? strategy_names[s] : "?"; }
 
 static ct_status no_fit(const lg_ctx *x, int li, int64_t need, ct_diag *d) {
   const ct_op *op = x->layers[li].op;
@@ -82,6 +83,9 @@ static ct_status partition(lg_ctx *x, int *len, int *n_groups, ct_diag *d) {
         int64_t c = group_cycles(x, i, m, &need);
         if (c >= 0 && c <= alone) n = m;
       }
+    else if (x->opt->strategy == CT_LG_MAX)
+      for (int m = 2; m <= ml && i + m <= L && x->chainable[i + m - 1]; m++)
+        if (group_cycles(x, i, m, &need) >= 0) n = m;
     len[ng++] = n;
     i += n;
   }
