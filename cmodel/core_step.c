@@ -205,6 +205,7 @@ uint64_t ct_sim_next_event(const sim *s) {
 }
 
 void ct_sim_account(sim *s, uint64_t k) {
+  bool busy_unit[CT_SIM_UNIT_COUNT] = {false};
   for (int i = 0; i < s->ne; i++) {
     engine *e = &s->e[i];
     ct_engine_counters *c = &s->res->counters.engines[i];
@@ -216,6 +217,7 @@ void ct_sim_account(sim *s, uint64_t k) {
       else {
         c->busy += k;
         s->res->busy[e->run] += k;
+        busy_unit[e->unit] = true;
       }
     } else if (e->qlen > 0)
       c->stall[CT_STALL_SEM] += k;
@@ -224,6 +226,7 @@ void ct_sim_account(sim *s, uint64_t k) {
     else
       c->idle += k;
   }
+  if (busy_unit[CT_SIM_MXU] && busy_unit[CT_SIM_VPU]) s->res->counters.mxu_vpu_overlap += k;
 }
 
 void ct_sim_advance(sim *s, uint64_t k) {

@@ -15,38 +15,28 @@ typedef struct dctx {
   ct_sim_op *op;
 } dctx;
 
-void ct_sim_region4(ct_mem_region *r, ct_mem_space sp, bool write, uint64_t addr, int64_t n,
-                    int64_t c, int64_t h, int64_t w, ct_dtype dt) {
-  int64_t shape[4] = {n, c, h, w};
-  ct_mem_region_dense(r, sp, write, addr, shape, (uint32_t)ct_dtype_size(dt));
+static ct_mem_region region_of(const ct_isa_access *a) {
+  ct_mem_region r = {a->mem == CT_MEM_GMEM ? CT_SPACE_GMEM : CT_SPACE_LMEM, a->write, a->addr,
+                     {a->shape[0], a->shape[1], a->shape[2], a->shape[3]},
+                     {a->stride[0], a->stride[1], a->stride[2], a->stride[3]}, a->elem_bytes};
+  return r;
 }
 
-static ct_mem_region *add(dctx *x) { return &x->op->regions[x->op->n_regions++]; }
-
-static void lm(dctx *x, bool write, uint64_t addr, int64_t n, int64_t c, int64_t h, int64_t w,
-               int64_t dt) {
-  ct_sim_region4(add(x), CT_SPACE_LMEM, write, addr, n, c, h, w, (ct_dtype)dt);
+/* The operand regions of insn (ct_isa_accesses, the ISA's one description of them). */
+static int regions_of(const ct_insn *insn, ct_mem_region r[CT_SIM_MAX_REGIONS]) {
+  _Static_assert(CT_ISA_MAX_ACCESS <= CT_SIM_MAX_REGIONS, "every operand region fits a ct_sim_op");
+  ct_isa_access acc[CT_ISA_MAX_ACCESS];
+  int n = ct_isa_accesses(insn, acc);
+  for (int k = 0; k < n; k++) r[k] = region_of(&acc[k]);
+  return n;
 }
 
 bool ct_sim_dma_regions(const ct_insn *in, ct_mem_region *src, ct_mem_region *dst) {
-#define DMA_REGIONS(OP, SSP, DSP)                                                           \
-  do {                                                                                      \
-    uint32_t eb = (uint32_t)ct_dtype_size((ct_dtype)in->OP.dtype);                          \
-    *src = (ct_mem_region){SSP, false, (uint64_t)in->OP.src,                                \
-                           {in->OP.n, in->OP.c, in->OP.h, in->OP.w},                        \
-                           {in->OP.src_sn, in->OP.src_sc, in->OP.src_sh, in->OP.src_sw}, eb}; \
-    *dst = (ct_mem_region){DSP, true, (uint64_t)in->OP.dst,                                 \
-                           {in->OP.n, in->OP.c, in->OP.trans ? in->OP.w : in->OP.h,         \
-                            in->OP.trans ? in->OP.h : in->OP.w},                            \
-                           {in->OP.dst_sn, in->OP.dst_sc, in->OP.dst_sh, in->OP.dst_sw}, eb}; \
-  } while (0)
-  switch (in->op) {
-    case CT_ISA_LOAD: DMA_REGIONS(load, CT_SPACE_GMEM, CT_SPACE_LMEM); return true;
-    case CT_ISA_STORE: DMA_REGIONS(store, CT_SPACE_LMEM, CT_SPACE_GMEM); return true;
-    case CT_ISA_MOVE: DMA_REGIONS(move, CT_SPACE_LMEM, CT_SPACE_LMEM); return true;
-    default: return false;
-  }
-#undef DMA_REGIONS
+  if (in->op != CT_ISA_LOAD && in->op != CT_ISA_STORE && in->op != CT_ISA_MOVE) return false;
+  ct_mem_region r[CT_SIM_MAX_REGIONS];
+  regions_of(in, r);
+  *src = r[0], *dst = r[1];
+  return true;
 }
 
 /* DMA engine instance: the optional `eng` field (docs/isa.md), else 0. */
@@ -57,10 +47,7 @@ static int dma_instance(const ct_insn *in) {
 
 static ct_status dec_dma(dctx *x) {
   ct_sim_op *op = x->op;
-  ct_mem_region src, dst;
-  ct_sim_dma_regions(x->in, &src, &dst);
-  op->regions[op->n_regions++] = src;
-  op->regions[op->n_regions++] = dst;
+  const ct_mem_region src = op->regions[0], dst = op->regions[1];
   op->is_dma = true;
   op->dma_index = dma_instance(x->in);
   op->dma_ddr = x->in->op != CT_ISA_MOVE;
@@ -71,8 +58,6 @@ static ct_status dec_dma(dctx *x) {
   return CT_OK;
 }
 
-static int64_t acc_dt(int64_t dt_in) { return ct_dtype_is_float((ct_dtype)dt_in) ? CT_F32 : CT_I32; }
-
 /* Cycles of an MXU job (CONV, MATMUL) from the MXU cost model, MACs from the instruction. */
 static ct_status mxu_timing(dctx *x, const ct_mxu_job *job) {
   ct_mxu_cost cost;
@@ -82,21 +67,8 @@ static ct_status mxu_timing(dctx *x, const ct_mxu_job *job) {
   return CT_OK;
 }
 
-/* Regions shared by CONV and DWCONV (isa.def CT_ISA_FIELDS_CONV). */
-static void conv_regions(dctx *x) {
-#define C (x->in->conv)
-  int64_t g = C.groups ? C.groups : 1, ad = acc_dt(C.dt_in);
-  lm(x, false, C.in, C.n, C.ic, C.ih, C.iw, C.dt_in);
-  lm(x, false, C.wt, C.oc, C.ic / g, C.kh, C.kw, C.dt_w);
-  lm(x, true, C.out, C.n, C.oc, C.oh, C.ow, C.dt_out);
-  if (C.acc_in) lm(x, false, C.acc, C.n, C.oc, C.oh, C.ow, ad);
-  if (C.has_bias) lm(x, false, C.bias, 1, 1, 1, C.oc, ad);
-  if (C.rq_mode != CT_ISA_RQ_NONE)
-    lm(x, false, C.rq, 1, 1, C.rq_mode == CT_ISA_RQ_CHANNEL ? C.oc : 1, 2, CT_I32);
-}
-
+#define C (x->in->conv) /* CONV and DWCONV (isa.def CT_ISA_FIELDS_CONV) */
 static ct_status dec_conv(dctx *x) {
-  conv_regions(x);
   int64_t g = C.groups ? C.groups : 1;
   ct_mxu_job job = {(uint64_t)g, (uint64_t)(C.n * C.oh * C.ow), (uint64_t)(C.ic / g * C.kh * C.kw),
                     (uint64_t)(C.oc / g), (ct_dtype)C.dt_in};
@@ -109,7 +81,6 @@ static uint32_t width_of(int64_t a, int64_t b) {
 }
 
 static ct_status dec_dwconv(dctx *x) {
-  conv_regions(x);
   uint64_t elems = (uint64_t)(C.n * C.oc * C.oh * C.ow * C.kh * C.kw);
   x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_DWCONV, elems, width_of(C.dt_in, C.dt_out));
   return CT_OK;
@@ -118,14 +89,6 @@ static ct_status dec_dwconv(dctx *x) {
 
 static ct_status dec_matmul(dctx *x) {
 #define M (x->in->matmul)
-  int64_t ad = acc_dt(M.dt_a), bb = M.b_bcast ? 1 : M.batch;
-  lm(x, false, M.a, 1, M.batch, M.m, M.k, M.dt_a);
-  lm(x, false, M.b, 1, bb, M.b_trans ? M.n : M.k, M.b_trans ? M.k : M.n, M.dt_b);
-  lm(x, true, M.out, 1, M.batch, M.m, M.n, M.dt_out);
-  if (M.acc_in) lm(x, false, M.acc, 1, M.batch, M.m, M.n, ad);
-  if (M.has_bias) lm(x, false, M.bias, 1, 1, 1, M.n, ad);
-  if (M.rq_mode != CT_ISA_RQ_NONE)
-    lm(x, false, M.rq, 1, 1, M.rq_mode == CT_ISA_RQ_CHANNEL ? M.n : 1, 2, CT_I32);
   ct_mxu_job job = {(uint64_t)(M.b_bcast ? 1 : M.batch), (uint64_t)(M.b_bcast ? M.batch * M.m : M.m),
                     (uint64_t)M.k, (uint64_t)M.n, (ct_dtype)M.dt_a};
   return mxu_timing(x, &job);
@@ -134,14 +97,6 @@ static ct_status dec_matmul(dctx *x) {
 
 static ct_status dec_eltwise(dctx *x) {
 #define E (x->in->eltwise)
-  int64_t d[4] = {E.n, E.c, E.h, E.w}, a[4], b[4];
-  for (int i = 0; i < 4; i++) {
-    a[i] = (E.bcast_a >> i) & 1 ? 1 : d[i];
-    b[i] = (E.bcast_b >> i) & 1 ? 1 : d[i];
-  }
-  lm(x, false, E.a, a[0], a[1], a[2], a[3], E.dt_a);
-  lm(x, false, E.b, b[0], b[1], b[2], b[3], E.dt_b);
-  lm(x, true, E.out, E.n, E.c, E.h, E.w, E.dt_out);
   uint32_t wd = width_of(width_of(E.dt_a, E.dt_b) > 2 ? CT_I32 : E.dt_a, E.dt_out);
   x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_ELTWISE, (uint64_t)(E.n * E.c * E.h * E.w), wd);
   return CT_OK;
@@ -150,9 +105,6 @@ static ct_status dec_eltwise(dctx *x) {
 
 static ct_status dec_lut(dctx *x) {
 #define L (x->in->lut)
-  lm(x, false, L.in, L.n, L.c, L.h, L.w, L.dt_in);
-  lm(x, false, L.table, 1, L.per_channel ? L.c : 1, 1, L.dt_in == CT_I16 ? CT_ISA_LUT16_BYTES : 256, CT_U8);
-  lm(x, true, L.out, L.n, L.c, L.h, L.w, L.dt_out);
   bool w16 = L.dt_in == CT_I16;
   x->op->cycles = ct_vpu_cycles(x->chip, w16 ? CT_VPU_LUT16 : CT_VPU_LUT, (uint64_t)(L.n * L.c * L.h * L.w), w16 ? 2 : 1);
   return CT_OK;
@@ -161,8 +113,6 @@ static ct_status dec_lut(dctx *x) {
 
 static ct_status dec_pool(dctx *x) {
 #define P (x->in->pool)
-  lm(x, false, P.in, P.n, P.c, P.ih, P.iw, P.dt);
-  lm(x, true, P.out, P.n, P.c, P.oh, P.ow, P.dt);
   uint64_t elems = (uint64_t)(P.n * P.c * P.oh * P.ow * P.kh * P.kw);
   x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_POOL, elems, width_of(P.dt, P.dt));
   return CT_OK;
@@ -171,9 +121,6 @@ static ct_status dec_pool(dctx *x) {
 
 static ct_status dec_requant(dctx *x) {
 #define R (x->in->requant)
-  lm(x, false, R.in, R.n, R.c, R.h, R.w, R.dt_in);
-  lm(x, true, R.out, R.n, R.c, R.h, R.w, R.dt_out);
-  if (R.rq_mode == CT_ISA_RQ_CHANNEL) lm(x, false, R.rq, 1, 1, R.c, 2, CT_I32);
   x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_REQUANT, (uint64_t)(R.n * R.c * R.h * R.w),
                                 width_of(R.dt_in, R.dt_out));
   return CT_OK;
@@ -183,10 +130,6 @@ static ct_status dec_requant(dctx *x) {
 /* Opcodes with in, out, n, c, h, w, dt_in, dt_out fields and one cost kind. */
 #define SIMPLE_VPU(name, KIND)                                                              \
   static ct_status dec_##name(dctx *x) {                                                    \
-    lm(x, false, x->in->name.in, x->in->name.n, x->in->name.c, x->in->name.h, x->in->name.w, \
-       x->in->name.dt_in);                                                                  \
-    lm(x, true, x->in->name.out, x->in->name.n, x->in->name.c, x->in->name.h, x->in->name.w, \
-       x->in->name.dt_out);                                                                 \
     uint64_t e = (uint64_t)(x->in->name.n * x->in->name.c * x->in->name.h * x->in->name.w);  \
     x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_##KIND, e,                                \
                                   width_of(x->in->name.dt_in, x->in->name.dt_out));         \
@@ -198,10 +141,6 @@ SIMPLE_VPU(softmax, SOFTMAX)
 
 static ct_status dec_reduce(dctx *x) {
 #define R (x->in->reduce)
-  int64_t o[4] = {R.n, R.c, R.h, R.w};
-  o[R.axis & 3] = 1;
-  lm(x, false, R.in, R.n, R.c, R.h, R.w, R.dt_in);
-  lm(x, true, R.out, o[0], o[1], o[2], o[3], R.dt_out);
   x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_REDUCE, (uint64_t)(R.n * R.c * R.h * R.w),
                                 width_of(R.dt_in, R.dt_out));
   return CT_OK;
@@ -210,14 +149,6 @@ static ct_status dec_reduce(dctx *x) {
 
 static ct_status dec_norm(dctx *x) {
 #define N (x->in->norm)
-  int64_t d[4] = {N.n, N.c, N.h, N.w}, inner = 1;
-  for (int i = (int)(N.axis & 3); i < 4; i++) inner *= d[i];
-  lm(x, false, N.in, N.n, N.c, N.h, N.w, N.dt_in);
-  lm(x, true, N.out, N.n, N.c, N.h, N.w, N.dt_out);
-  if (N.affine) {
-    lm(x, false, N.gamma, 1, 1, 1, inner, CT_F32);
-    lm(x, false, N.beta, 1, 1, 1, inner, CT_F32);
-  }
   x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_NORM, (uint64_t)(N.n * N.c * N.h * N.w),
                                 width_of(N.dt_in, N.dt_out));
   return CT_OK;
@@ -226,8 +157,6 @@ static ct_status dec_norm(dctx *x) {
 
 static ct_status dec_resize(dctx *x) {
 #define R (x->in->resize)
-  lm(x, false, R.in, R.n, R.c, R.ih, R.iw, R.dt_in);
-  lm(x, true, R.out, R.n, R.c, R.oh, R.ow, R.dt_out);
   x->op->cycles = ct_vpu_cycles(x->chip, CT_VPU_RESIZE, (uint64_t)(R.n * R.c * R.oh * R.ow) * 4, width_of(R.dt_in, R.dt_out));
   return CT_OK;
 #undef R
@@ -304,6 +233,7 @@ ct_status ct_sim_decode(const ct_chip *chip, const ct_lmem *lmem, const ct_ddr *
   op->signal = insn->signal;
   op->debug_id = insn->debug_id;
   op->unit = (ct_sim_unit)ct_isa_op_engine(insn->op);
+  op->n_regions = regions_of(insn, op->regions);
   dctx x = {chip, lmem, ddr, insn, op};
   ct_status st = decoders[insn->op](&x);
   if (st) return st;

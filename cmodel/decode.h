@@ -16,10 +16,6 @@
 ct_status ct_sim_decode(const ct_chip *chip, const ct_lmem *lmem, const ct_ddr *ddr,
                         const ct_insn *insn, uint32_t index, ct_sim_op *op, ct_diag *d);
 
-/* Fills a dense NCHW region of n·c·h·w elements of dtype dt at addr. */
-void ct_sim_region4(ct_mem_region *r, ct_mem_space sp, bool write, uint64_t addr, int64_t n,
-                    int64_t c, int64_t h, int64_t w, ct_dtype dt);
-
 /* The LMEM/GMEM regions of a DMA instruction (LOAD, STORE, MOVE): src (read) and dst
  * (write; with trans its shape is (n, c, w, h) over the dst strides). false for others. */
 bool ct_sim_dma_regions(const ct_insn *insn, ct_mem_region *src, ct_mem_region *dst);

@@ -147,20 +147,26 @@ ct_status ct_isa_check(const ct_insn *insn, const ct_chip *chip, ct_diag *d);
 /* Memories named by operand addresses. */
 typedef enum ct_mem { CT_MEM_LMEM, CT_MEM_GMEM } ct_mem;
 
-/* One operand footprint: the byte range [addr, addr + bytes) an instruction may read or
- * write (for strided DMA the hull from the first to one past the last element). */
+/* One operand region: element (n, c, h, w) of the (shape[0], …, shape[3]) view lives at byte
+ * addr + elem_bytes · (n·stride[0] + c·stride[1] + h·stride[2] + w·stride[3]) (strides in
+ * elements; dense operands have row-major strides, DMA operands the instruction's); `bytes`
+ * is its hull, from the first element to one past the last. */
 typedef struct ct_isa_access {
   ct_mem mem;
   uint64_t addr;
   uint64_t bytes;
   bool write;
+  int64_t shape[4], stride[4];
+  uint32_t elem_bytes;
 } ct_isa_access;
 
 #define CT_ISA_MAX_ACCESS 6
 
-/* Fills acc with the footprints of insn's operands (inputs, weights, tables, partial sums:
- * reads; outputs: writes) and returns how many (0 for NOP/SYNC/END). Sizes use the
- * opcode's dtypes; a footprint of an instruction that failed ct_isa_check may be bogus. */
+/* Fills acc with the regions of insn's operands (inputs, weights, acc / bias / rq, tables:
+ * reads, in that order; the result: a write, last; DMA: source then destination) and returns
+ * how many (0 for NOP/SYNC/END). Sizes use the opcode's dtypes; a region of an instruction
+ * that failed ct_isa_check may be bogus. The one description of what an instruction touches:
+ * the bounds check, the cmodel's timing and race check and the compiler's schedule use it. */
 int ct_isa_accesses(const ct_insn *insn, ct_isa_access acc[CT_ISA_MAX_ACCESS]);
 
 /* Useful multiply-accumulates of a CONV, DWCONV or MATMUL (n*oc*oh*ow*(ic/groups)*kh*kw or

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmodel/sim.h"
+#include "compiler/backend/cg_sched.h"
 #include "compiler/backend/codegen.h"
 #include "compiler/backend/lg_int.h"
 #include "compiler/propagate.h"
@@ -505,6 +506,57 @@ START_TEST(test_codegen_chain_on_cmodel) {
 }
 END_TEST
 
+static ct_insn dma(ct_isa_op op, int64_t lm, int64_t bytes) {
+  ct_insn i;
+  memset(&i, 0, sizeof i);
+  i.op = op, i.load.dtype = CT_I8, i.load.n = i.load.c = i.load.h = 1, i.load.w = bytes;
+  i.load.src_sw = i.load.dst_sw = 1, i.load.src_sh = i.load.dst_sh = bytes;
+  i.load.src_sc = i.load.dst_sc = i.load.src_sn = i.load.dst_sn = bytes;
+  if (op == CT_ISA_LOAD) i.load.dst = lm;
+  else i.store.src = lm;
+  return i;
+}
+
+static ct_insn vec(ct_isa_op op, int64_t in, int64_t out) { /* 1 KiB of i8 in → out */
+  ct_insn i;
+  memset(&i, 0, sizeof i);
+  i.op = op;
+  if (op == CT_ISA_MATMUL)
+    i.matmul.a = in, i.matmul.b = 0xF0000, i.matmul.out = out, i.matmul.batch = i.matmul.m = 1, i.matmul.k = 1024,
+    i.matmul.n = 1, i.matmul.dt_a = i.matmul.dt_b = i.matmul.dt_out = CT_I8;
+  else
+    i.eltwise.a = i.eltwise.b = in, i.eltwise.out = out, i.eltwise.n = i.eltwise.c = i.eltwise.h = 1, i.eltwise.w = 1024,
+    i.eltwise.dt_a = i.eltwise.dt_b = i.eltwise.dt_out = CT_I8;
+  return i;
+}
+
+/* Dependency tokens by hand: tile 0 LOADs 0x0, MATMUL 0x0 → 0x10000, ELTWISE 0x10000 → 0x20000
+ * (stored), ELTWISE 0x10000 → 0x30000; tile 1 LOADs 0x40000, MATMUL → 0x50000 (stored). The
+ * first ELTWISE waits for the MATMUL (MXU → VPU, semaphore 24 + 2·1 + 1 = 27), the second is
+ * covered by that wait (FIFO), and tile 1's MATMUL waits for nothing of tile 0 (the chain made
+ * it wait for the second ELTWISE). Roles: LD waiters the MATMULs, DONE the stored writers. */
+START_TEST(test_dep_tokens_hand) {
+  cg_stage st = {0};
+  ct_insn v[8] = {dma(CT_ISA_LOAD, 0, 1024), vec(CT_ISA_MATMUL, 0, 0x10000), vec(CT_ISA_ELTWISE, 0x10000, 0x20000),
+                  vec(CT_ISA_ELTWISE, 0x10000, 0x30000), dma(CT_ISA_STORE, 0x20000, 1024), dma(CT_ISA_LOAD, 0x40000, 1024),
+                  vec(CT_ISA_MATMUL, 0x40000, 0x50000), dma(CT_ISA_STORE, 0x50000, 1024)};
+  for (int k = 0; k < 8; k++) ck_assert_int_eq(ct_cg_stage_add(&st, &v[k], "x", k < 5 ? 0 : 1, NULL), CT_OK);
+  int off[3][3] = {{0, 1, 2}, {0, 3, 4}, {0, 1, 2}}, idx[3][4] = {{0, 5}, {1, 2, 3, 6}, {4, 7}};
+  const int *o[3] = {off[0], off[1], off[2]}, *ix[3] = {idx[0], idx[1], idx[2]};
+  bool oom = false;
+  ck_assert(ct_cg_dep_tokens(&st, o, ix, 2, &oom) && !oom);
+  ck_assert_uint_eq(st.v[1].in.signal, 1u << 27);
+  ck_assert_uint_eq(st.v[2].in.wait, 1u << 27);
+  ck_assert_uint_eq(st.v[3].in.wait | st.v[3].in.signal | st.v[2].in.signal, 0);
+  ck_assert_uint_eq(st.v[6].in.wait | st.v[6].in.signal, 0);
+  ck_assert_int_eq(st.v[1].role, CG_ROLE_LD | CG_ROLE_OUTFREE | CG_ROLE_INFREE);
+  ck_assert_int_eq(st.v[2].role, CG_ROLE_DONE);
+  ck_assert_int_eq(st.v[3].role, 0);
+  ck_assert_int_eq(st.v[6].role, CG_ROLE_LD | CG_ROLE_OUTFREE | CG_ROLE_INFREE | CG_ROLE_DONE);
+  ct_cg_stage_free(&st);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("backend");
   TCase *tc = tcase_create("planner");
@@ -521,6 +573,7 @@ int main(void) {
   tcase_add_test(tc, test_cli_plan);
   tcase_add_test(tc, test_codegen_conv_on_cmodel);
   tcase_add_test(tc, test_codegen_chain_on_cmodel);
+  tcase_add_test(tc, test_dep_tokens_hand);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
 }

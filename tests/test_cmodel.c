@@ -187,6 +187,26 @@ START_TEST(test_two_engines_on_one_bank_stall) {
 }
 END_TEST
 
+/* The MXU∧VPU overlap counter: a MATMUL 64×32×32 (1 fold, 2·32 + 32 + 64 − 2 = 158 cycles from
+ * cycle 0, banks 0..2) and an ELTWISE of 3 × 4096 B in bank 4 (port-bound: 192 cycles from its
+ * dispatch at cycle 1) are both busy in cycles [1, 158): 157. Chained by a semaphore, none. */
+START_TEST(test_mxu_vpu_overlap_counter) {
+  for (int chained = 0; chained < 2; chained++) {
+    ct_program p;
+    ct_program_init(&p, 0);
+    add(&p, matmul(0, 0x10000, 0x20000, 64, 32, 32), 0, chained ? 1u : 0);
+    add(&p, eltwise_add(0x40000, 0x41000, 0x42000, 4096), chained ? 1u : 0, 0);
+    ct_sim_run_output o;
+    ct_diag d;
+    ck_assert_int_eq(run(NULL, &p, false, &o, &d), CT_OK);
+    ck_assert_uint_eq(o.res.end[0] - o.res.start[0], 158);
+    ck_assert_uint_eq(o.res.counters.mxu_vpu_overlap, chained ? 0 : 157);
+    ct_sim_run_output_free(&o);
+    ct_program_free(&p);
+  }
+}
+END_TEST
+
 /* Double-buffered tiled matmul: weights once, then N tiles of A (256 x 64 int8) ping-pong
  * between bank 0 and bank 1 (outputs in banks 3/4, weights bank 2); semaphores full0/1 (0, 1),
  * free0/1 (2, 3), weights (4). Program order: LW L0 L1 M0 L2 M1 L3 M2 M3 END. */
@@ -495,6 +515,7 @@ int main(void) {
   tcase_add_test(t, test_isolated_load_is_latency_plus_bursts);
   tcase_add_test(t, test_matmul_fold_cycles_ws_and_os);
   tcase_add_test(t, test_two_engines_on_one_bank_stall);
+  tcase_add_test(t, test_mxu_vpu_overlap_counter);
   tcase_add_test(t, test_double_buffering_overlaps);
   tcase_add_test(t, test_race_is_reported_with_both_instructions);
   tcase_add_test(t, test_deadlock_names_waiters_and_semaphores);

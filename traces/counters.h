@@ -38,6 +38,7 @@ typedef struct ct_sim_counters {
   uint64_t ddr_bytes_written;     /* bytes moved over DDR by STOREs (burst-rounded) */
   uint64_t bank_conflict_cycles;  /* Σ over engines of stall[CT_STALL_BANK] */
   uint64_t instructions;          /* instructions executed */
+  uint64_t mxu_vpu_overlap;       /* cycles the MXU and the VPU are both busy */
   double wall_seconds;            /* host time of the run */
   double freq_mhz;
   int functional;                 /* 1 when run with --functional (no timing) */

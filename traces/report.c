@@ -60,6 +60,7 @@ char *ct_report_summary_text(const ct_sim_counters *c) {
   cJSON_AddNumberToObject(root, "ddr_bytes_read", (double)c->ddr_bytes_read);
   cJSON_AddNumberToObject(root, "ddr_bytes_written", (double)c->ddr_bytes_written);
   cJSON_AddNumberToObject(root, "bank_conflict_cycles", (double)c->bank_conflict_cycles);
+  cJSON_AddNumberToObject(root, "mxu_vpu_overlap_cycles", (double)c->mxu_vpu_overlap);
   cJSON_AddNumberToObject(root, "wall_seconds", c->wall_seconds);
   cJSON_AddNumberToObject(root, "sim_cycles_per_second",
                           c->wall_seconds > 0 ? cyc / c->wall_seconds : 0);

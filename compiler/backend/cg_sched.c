@@ -13,7 +13,7 @@ ct_status ct_cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int
     s->v = v, s->cap = cap;
   }
   cg_staged *e = &s->v[s->n++];
-  e->in = *in, e->layer = layer, e->tile = tile;
+  e->in = *in, e->layer = layer, e->tile = tile, e->role = 0;
   return CT_OK;
 }
 
@@ -79,6 +79,7 @@ static ct_status serial(cg_sched *s, int gi, cg_stage *st, ct_diag *d) {
 typedef struct plan {
   int64_t T;
   bool tiles_serial;       /* one tile at a time (SYNC between tiles): no cross-tile tokens */
+  bool deps;               /* compute ordered by dependency tokens (dep_tokens), not the chain */
   int *off[3], *idx[3];   /* CSR per phase: tile t's instructions idx[ph][off[ph][t] .. off[ph][t+1]) */
   uint32_t *lmask, *smask; /* load / store engine instances used by tile t */
 } plan;
@@ -172,15 +173,16 @@ static ct_status compute_phase(cg_sched *s, int gi, cg_stage *st, const plan *p,
   ct_status rc = CT_OK;
   for (int k = lo; k < hi && !rc; k++) {
     cg_staged *v = &st->v[p->idx[PH_COMPUTE][k]];
-    for (int e = 0; e < 2 && k == lo; e++) {
-      if (p->lmask[t] & bit(e)) v->in.wait |= bit(sem(CG_SEM_LD, b, e));
-      if (!p->tiles_serial && t >= 2 && (p->smask[t - 2] & bit(e))) v->in.wait |= bit(sem(CG_SEM_OUTFREE, b, e));
+    if (!p->deps) v->role = (uint8_t)((k == lo ? CG_ROLE_LD | CG_ROLE_OUTFREE : 0) | (k == hi - 1 ? CG_ROLE_INFREE | CG_ROLE_DONE : 0));
+    for (int e = 0; e < 2; e++) {
+      if ((v->role & CG_ROLE_LD) && (p->lmask[t] & bit(e))) v->in.wait |= bit(sem(CG_SEM_LD, b, e));
+      if ((v->role & CG_ROLE_OUTFREE) && !p->tiles_serial && t >= 2 && (p->smask[t - 2] & bit(e)))
+        v->in.wait |= bit(sem(CG_SEM_OUTFREE, b, e));
+      if ((v->role & CG_ROLE_INFREE) && !p->tiles_serial && t + 2 < p->T && (p->lmask[t + 2] & bit(e)))
+        v->in.signal |= bit(sem(CG_SEM_INFREE, b, e));
+      if ((v->role & CG_ROLE_DONE) && (p->smask[t] & bit(e))) v->in.signal |= bit(sem(CG_SEM_DONE, b, e));
     }
-    for (int e = 0; e < 2 && k == hi - 1; e++) {
-      if (!p->tiles_serial && t + 2 < p->T && (p->lmask[t + 2] & bit(e))) v->in.signal |= bit(sem(CG_SEM_INFREE, b, e));
-      if (p->smask[t] & bit(e)) v->in.signal |= bit(sem(CG_SEM_DONE, b, e));
-    }
-    rc = link(s, last, &v->in, v->layer, gi, v->tile, step, d);
+    rc = p->deps ? emit(s, &v->in, v->layer, gi, v->tile, step, d) : link(s, last, &v->in, v->layer, gi, v->tile, step, d);
   }
   return rc;
 }
@@ -239,6 +241,10 @@ ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, 
   memset(&p, 0, sizeof p);
   bool ok = s->chip->sem_count >= CG_SEM_PIPELINE && s->chip->dma_load_engines <= 2 && s->chip->dma_store_engines <= 2 &&
             make_plan(s, st, n_tiles, pipelined && n_tiles >= 2, &p, &oom);
+  if (ok && s->chip->sem_count >= CG_SEM_DEPS_END) {
+    _Static_assert(PH_LOAD == 0 && PH_COMPUTE == 1 && PH_STORE == 2, "ct_cg_dep_tokens' phase order");
+    p.deps = ct_cg_dep_tokens(st, (const int *const *)p.off, (const int *const *)p.idx, p.T, &oom);
+  }
   if (oom) rc = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   else if (ok && pipelined && n_tiles >= 2) rc = pipeline(s, gi, st, &p, loads_first, d), s->pipelined_groups++;
   else if (ok) rc = tiles_serial(s, gi, st, &p, d), s->serial_groups++;

@@ -21,7 +21,12 @@ typedef struct cg_staged {
   ct_insn in;          /* wait / signal / DMA engine instance are set by the scheduler */
   const char *layer;   /* debug-map layer name (borrowed: must outlive the emission) */
   int64_t tile;        /* tile index; -1 = group tables (loaded with tile 0) */
+  uint8_t role;        /* compute: CG_ROLE_* bits, set by the scheduler */
 } cg_staged;
+
+/* The compute instruction of a tile that waits LD (its loads done) / OUTFREE (tile t − 2's
+ * stores done), signals INFREE (tile t + 2 may load) / DONE (the tile may be stored). */
+enum { CG_ROLE_LD = 1, CG_ROLE_OUTFREE = 2, CG_ROLE_INFREE = 4, CG_ROLE_DONE = 8 };
 
 typedef struct cg_stage {
   cg_staged *v;
@@ -44,7 +49,32 @@ typedef struct cg_sched {
  * before tile t + 1's on e' start (LSEQ for loads, SSEQ for stores: the time steps' order,
  * so a later tile's transfer never takes DDR bandwidth from an earlier one's). */
 enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, CG_SEM_LSEQ = 20, CG_SEM_SSEQ = 22,
-       CG_SEM_PIPELINE = 24 };
+       CG_SEM_PIPELINE = 24, CG_SEM_DEP = 24, CG_SEM_DEPS_END = 30 };
+
+/* Semaphores CG_SEM_DEP .. CG_SEM_DEPS_END − 1 order the compute instructions of a group by
+ * their data (cg_deps.c) instead of the chain 0..3: one counting semaphore per ordered pair
+ * (producer engine → consumer engine) of the compute engines (load engine 0 for MOVEs, MXU,
+ * VPU). */
+
+/* Sets the roles (CG_ROLE_*) and the wait / signal bits that order the compute instructions of
+ * a group by their data instead of one chain. Phase p (0 LOAD, 1 compute, 2 STORE) of tile t
+ * is st->v[idx[p][k]], k = off[p][t] .. off[p][t + 1] − 1, t = 0 .. T − 1, compute in program
+ * order. Roles per tile: the first compute instruction touching the LMEM its LOADs write waits
+ * LD; the first writing what tile t − 2's STOREs read waits OUTFREE; the last touching what
+ * tile t + 2's LOADs write signals INFREE; the last writing what its STOREs read signals
+ * DONE (defaults: the tile's first / last instruction). Instruction i waits for the latest
+ * earlier instruction j on each other compute engine that it must follow: one whose LMEM
+ * regions (ct_isa_accesses, hulls) i reads after j wrote them (RAW) or writes over j's reads
+ * or writes (WAR, WAW); its tile's LD (OUTFREE) waiter when i touches the same transfers'
+ * regions; tile 0's LD waiter (tables, resident weights); and an INFREE (DONE) signaller
+ * follows the instructions of its tile before it that touch those regions. Same-engine
+ * order is the engine queue's FIFO order. The tokens use one counting semaphore per
+ * (producer engine → consumer engine) pair: the k-th signal meets the k-th wait, a wait is
+ * added only when no earlier wait of the consumer engine on that pair already covers the
+ * producer (queues are FIFO), so every signal has exactly one waiter, later in program
+ * order. Returns false (nothing set: the chain) when a compute instruction is on no compute
+ * engine, or *oom. */
+bool ct_cg_dep_tokens(cg_stage *st, const int *const off[3], const int *const idx[3], int64_t T, bool *oom);
 
 /* Appends a copy of *in to s. Errors: CT_ERR_LIMIT when out of memory. */
 ct_status ct_cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d);
@@ -54,10 +84,11 @@ void ct_cg_stage_free(cg_stage *s);
  * stores, the tables first) into s->prog, after a SYNC of every engine when an earlier group
  * emitted instructions (groups share LMEM and GMEM: the barrier orders them). Pipelined when
  * `pipelined`, n_tiles ≥ 2, every tile has compute and the chip has CG_SEM_PIPELINE
- * semaphores: program order is step s = 0 .. n_tiles + 1: the compute of tile s − 1 (a
- * chain: each waits for the previous one when the engine changes; the first waits LD of its
- * tile and OUTFREE of tile s − 3's stores, the last signals INFREE for tile s + 1's loads and
- * DONE for its stores), LOADs of tile s (spread over the load engines by time; the first on
+ * semaphores: program order is step s = 0 .. n_tiles + 1: the compute of tile s − 1
+ * (ordered by dependency tokens, ct_cg_dep_tokens, when the chip has CG_SEM_DEPS_END
+ * semaphores, else a chain: each waits for the previous one when the engine changes; its
+ * LD / OUTFREE waiters wait LD of its tile and OUTFREE of tile s − 3's stores, its INFREE /
+ * DONE signallers signal INFREE for tile s + 1's loads and DONE for its stores), LOADs of tile s (spread over the load engines by time; the first on
  * engine e waits INFREE(b, e) from tile s − 2's compute, the last signals LD(b, e); b = s mod
  * 2) — or, with `loads_first`, these LOADs before that compute (the compute's MOVEs share
  * load engine 0 with them: first the compute when its MOVEs come early in its chain, first
