@@ -16,7 +16,10 @@
  * When a loop's wait for the workers' chunks cost more than their chunks saved (a worker
  * descheduled while it holds one), the next loops run on the caller alone, a spell that
  * doubles while this repeats (judge_loop). Results do not change: the kernels' results do not
- * depend on the split. */
+ * depend on the split.
+ * The workers are detached and the pool reference-counted: ct_workpool_free returns without
+ * waiting for parked workers to be scheduled (milliseconds on a loaded machine, per inference:
+ * the interpreter makes a pool per run); the last thread out frees the pool. */
 #include "common/workpool.h"
 
 #include <pthread.h>
@@ -51,6 +54,7 @@ struct ct_workpool {
   pthread_cond_t wake, done;
   atomic_uint gen;               /* even: the loop open for joining; odd: closed */
   atomic_bool stop;
+  atomic_int refs;               /* the owner and each running worker; the last one frees */
   atomic_ullong claim;           /* gen << 32 | next chunk to claim */
   atomic_llong finished;         /* chunks of the open loop finished */
   atomic_int sleepers;           /* workers parked (or about to park) on wake */
@@ -138,13 +142,25 @@ static bool join_loop(ct_workpool *p, wp_loop *l) {
   return atomic_load(&p->gen) == l->gen;
 }
 
+/* Drops one reference to p; the last one destroys it. */
+static void release(ct_workpool *p) {
+  if (atomic_fetch_sub(&p->refs, 1) != 1) return;
+  pthread_cond_destroy(&p->wake);
+  pthread_cond_destroy(&p->done);
+  pthread_mutex_destroy(&p->mu);
+  free(p);
+}
+
 static void *worker_main(void *a) {
   wp_worker *w = a;
   ct_workpool *p = w->p;
   unsigned last = 1;
   for (;;) {
     wait_loop(p, last);
-    if (atomic_load(&p->stop)) return NULL;
+    if (atomic_load(&p->stop)) {
+      release(p);
+      return NULL;
+    }
     wp_loop l;
     if (!join_loop(p, &l)) continue;
     run_chunks(p, &l, w->slot);
@@ -161,6 +177,7 @@ ct_workpool *ct_workpool_new(int threads) {
   pthread_cond_init(&p->done, NULL);
   atomic_init(&p->gen, 1);
   atomic_init(&p->stop, false);
+  atomic_init(&p->refs, 1);
   atomic_init(&p->claim, 0);
   atomic_init(&p->finished, 0);
   atomic_init(&p->sleepers, 0);
@@ -173,7 +190,12 @@ ct_workpool *ct_workpool_new(int threads) {
   p->threads = 1;
   for (int i = 1; i < threads; i++) {
     p->w[i] = (wp_worker){p, i};
-    if (pthread_create(&p->th[i], NULL, worker_main, &p->w[i]) != 0) break;
+    atomic_fetch_add(&p->refs, 1);
+    if (pthread_create(&p->th[i], NULL, worker_main, &p->w[i]) != 0) {
+      atomic_fetch_sub(&p->refs, 1);
+      break;
+    }
+    pthread_detach(p->th[i]);
     p->threads = i + 1;
   }
   return p;
@@ -185,11 +207,7 @@ void ct_workpool_free(ct_workpool *p) {
   atomic_store(&p->stop, true);
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
-  for (int i = 1; i < p->threads; i++) pthread_join(p->th[i], NULL);
-  pthread_cond_destroy(&p->wake);
-  pthread_cond_destroy(&p->done);
-  pthread_mutex_destroy(&p->mu);
-  free(p);
+  release(p);
 }
 
 int ct_workpool_threads(const ct_workpool *p) { return p ? p->threads : 1; }

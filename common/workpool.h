@@ -20,7 +20,8 @@ typedef void (*ct_workpool_fn)(void *arg, int64_t lo, int64_t hi, int slot);
 ct_workpool *ct_workpool_new(int threads);
 #define CT_WORKPOOL_MAX 64
 
-/* Stops and joins the workers and frees p (NULL is a no-op). No loop may be running. */
+/* Stops the workers and releases p (NULL is a no-op) without waiting for them: each worker
+ * exits when next scheduled, and the last thread out frees the pool. No loop may be running. */
 void ct_workpool_free(ct_workpool *p);
 
 /* Threads a loop of p runs on (the caller included); 1 for NULL. */
