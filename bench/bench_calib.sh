@@ -30,13 +30,7 @@ for m in minmax percentile kld mse tune; do
 done
 echo "(cpu_s: user + system seconds of all threads; wall time depends on the machine's load)"
 
-ort_ok=0
-if command -v node >/dev/null; then
-  if [ ! -d "$here/ort/node_modules/onnxruntime-node" ]; then
-    (cd "$here/ort" && npm install --ignore-scripts --no-audit --no-fund --silent >/dev/null 2>&1)
-  fi
-  [ -d "$here/ort/node_modules/onnxruntime-node" ] && ort_ok=1
-fi
+. "$here/ort/ort_env.sh"
 in=$model/test_data_set_0/input_0.pb
 c=$("$bench" "$top" "$runs" 1 "$in" 2>/dev/null | awk '$1 == 1 { print $2 }')
 o=""

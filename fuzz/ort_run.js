@@ -2,6 +2,7 @@
 // ORT_OPT_LEVEL says basic / extended / all, one thread) and writes every output as an ONNX TensorProto OUTDIR/<name>.pb plus OUTDIR/<name>.pb.max
 // (max |value|) for fuzz/run_case.sh. Float32 tensors only; a minimal protobuf codec.
 // usage: NODE_PATH=.../node_modules node ort_run.js MODEL.onnx OUTDIR INPUT.pb...
+// As a module it exports readTensor (bench/ort/ort_bench.js reads its inputs with it).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -96,4 +97,6 @@ async function main() {
   for (const name of sess.outputNames) writeTensor(path.join(outdir, name + '.pb'), name, res[name]);
 }
 
-main().catch((e) => { console.error('error: ' + (e && e.message ? e.message : e)); process.exit(1); });
+module.exports = { readTensor };
+if (require.main === module)
+  main().catch((e) => { console.error('error: ' + (e && e.message ? e.message : e)); process.exit(1); });

@@ -96,15 +96,11 @@ static un_fn un_lookup(ct_op_kind k) {
   return NULL;
 }
 
-/* FP exceptions are never enabled here: letting GCC assume ops do not trap allows it to
- * if-convert the selects of the row loops (same results, vectorized). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize("no-trapping-math")
-#endif
-
 /* The element formulas of the f32 rows: quant/float_fn.h, shared with the cmodel's function
- * unit (ISA EXP `func`) so that both give the same bits. */
+ * unit (ISA EXP `func`) so that both give the same bits. They inline into the row loops and
+ * vectorize there: the selects if-convert because the whole build has -fno-trapping-math
+ * (CMakeLists.txt; a per-function optimize pragma here would stop GCC from inlining them,
+ * tests/check_inline.sh). */
 static inline double k_relu(double v, double al, double be) { (void)al, (void)be; return v > 0 ? v : (v == v ? 0 : v); }
 static inline double k_leaky(double v, double al, double be) { (void)be; return ct_quant_fn_leaky(v, al); }
 static inline double k_hsigm(double v, double al, double be) { return ct_quant_fn_hsigmoid(v, al, be); }
@@ -139,9 +135,6 @@ UN_ROW(hswish)
 UN_ROW(sigmoid)
 UN_ROW(silu)
 #undef UN_ROW
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
 
 /* The f32 row loop of op kind k, or NULL. */
 static un_row32 un_row_of(ct_op_kind k) {

@@ -3,7 +3,8 @@
  * (ops/math_unary.c rows of Sigmoid, SiLU, HardSigmoid, HardSwish, LeakyRelu), so that a
  * float activation on the cmodel equals the Tpu reference bit for bit. The element formulas are
  * static inline (the reference's row loops vectorize them; same IEEE operations, no FMA, in
- * every build); ct_quant_fn_f32 dispatches on the function code. */
+ * every build) and must inline into every caller: no caller may be compiled with other
+ * optimize options (tests/check_inline.sh); ct_quant_fn_f32 dispatches on the function code. */
 #ifndef CT_QUANT_FLOAT_FN_H
 #define CT_QUANT_FLOAT_FN_H
 

@@ -1,13 +1,21 @@
 /* test_workpool.c: the kernels' worker pool (common/workpool.h) and the kernels split over
- * it: every index runs exactly once on a valid slot; Conv, MaxPool/AveragePool and SiLU give
- * bit-identical results with 1, 2 and 3 threads; separable max pools equal a naive loop. */
+ * it: every index runs exactly once on a valid slot, with 2 to 4 threads, back-to-back loops
+ * and workers that slow down; a loop a worker held up is followed by loops on the caller
+ * alone; Conv, MaxPool/AveragePool and SiLU give bit-identical results with 1, 2 and 3
+ * threads, and so do whole real models (ct_ref_run, every output); separable max pools equal
+ * a naive loop. */
 #include <check.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/workpool.h"
+#include "io/inputs.h"
+#include "ir/text.h"
+#include "reference/interp.h"
 #include "tests/kern_nn_harness.h"
 #include "tests/testutil.h"
 
@@ -47,6 +55,85 @@ START_TEST(test_for_covers_each_index_once) {
   for (int64_t i = 0; i < 10; i++) ck_assert_int_eq(atomic_load(&hits[i]), 1);
   ck_assert_int_eq(atomic_load(&c.bad_slot), 0);
   ct_workpool_free(NULL);
+}
+END_TEST
+
+static void sleep_us(long us) {
+  struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+  nanosleep(&ts, NULL);
+}
+
+/* Chunks on a worker's slot sleep (every third, by its start): the caller finishes the others
+ * and must still get every index exactly once, whoever is late. */
+static void mark_slow_workers(void *arg, int64_t lo, int64_t hi, int slot) {
+  if (slot != 0 && lo % 3 == 0) sleep_us(300);
+  mark(arg, lo, hi, slot);
+}
+
+START_TEST(test_for_covers_with_slow_workers) {
+  enum { N = 600 };
+  static atomic_int hits[N];
+  for (int t = 2; t <= 4; t++) {
+    ct_workpool *p = ct_workpool_new(t);
+    ck_assert_ptr_nonnull(p);
+    cover c = {hits, ct_workpool_threads(p), 0};
+    for (int loop = 0; loop < 300; loop++) {
+      int64_t n = 1 + (loop * 7919) % N, chunks = 1 + loop % 17;
+      for (int i = 0; i < N; i++) atomic_store(&hits[i], 0);
+      ct_workpool_for(p, n, chunks, loop % 2 ? mark_slow_workers : mark, &c);
+      for (int64_t i = 0; i < N; i++) ck_assert_int_eq(atomic_load(&hits[i]), i < n ? 1 : 0);
+      if (loop % 50 == 49) sleep_us(1000); /* idle workers park: the next loop wakes them */
+    }
+    ck_assert_int_eq(atomic_load(&c.bad_slot), 0);
+    ct_workpool_free(p);
+  }
+}
+END_TEST
+
+/* Which slots ran a loop's chunks (each sleeps 20 µs, so that workers have time to join); a
+ * worker's first chunk sleeps 20 ms when `stall`. */
+typedef struct slots_seen {
+  atomic_int by_caller, by_workers;
+  atomic_bool stall;
+} slots_seen;
+
+static void note_slot(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)lo, (void)hi;
+  slots_seen *s = arg;
+  sleep_us(slot != 0 && atomic_exchange(&s->stall, false) ? 20000 : 20);
+  atomic_fetch_add(slot == 0 ? &s->by_caller : &s->by_workers, 1);
+}
+
+/* A loop where the caller ran 63 chunks and then waited ~20 ms for the worker's one, which
+ * saved a chunk's time, cost more than it saved: the next loops (SERIAL_MIN = 4 in
+ * workpool.c) run on the caller alone, as one call. Retried until the worker takes part in
+ * the stalled loop with that one chunk (on a loaded machine it may not), at most 50 times;
+ * when it never does (a starved machine), there is nothing to judge. */
+START_TEST(test_stalled_worker_sends_loops_to_caller) {
+  ct_workpool *p = ct_workpool_new(2);
+  ck_assert_ptr_nonnull(p);
+  if (ct_workpool_threads(p) < 2) {
+    ct_workpool_free(p);
+    return;
+  }
+  bool seen = false;
+  for (int attempt = 0; attempt < 50 && !seen; attempt++) {
+    slots_seen s = {0, 0, true};
+    ct_workpool_for(p, 64, 64, note_slot, &s);
+    if (atomic_load(&s.by_workers) != 1) { /* only its stalled chunk: the caller surely lost time */
+      for (int i = 0; i < 64; i++) ct_workpool_for(p, 2, 2, note_slot, &(slots_seen){0, 0, false}); /* drain a spell */
+      continue;
+    }
+    seen = true;
+    for (int k = 0; k < 4; k++) {
+      slots_seen after = {0, 0, false};
+      ct_workpool_for(p, 64, 64, note_slot, &after);
+      ck_assert_msg(atomic_load(&after.by_workers) == 0, "loop %d after the stall (attempt %d): %d chunks on workers", k, attempt, atomic_load(&after.by_workers));
+      ck_assert_int_eq(atomic_load(&after.by_caller), 1); /* one call over the whole range */
+    }
+  }
+  ct_workpool_free(p);
+  if (!seen) fprintf(stderr, "test_stalled_worker_sends_loops_to_caller: no worker took part in 50 loops (a starved machine); nothing to judge\n");
 }
 END_TEST
 
@@ -143,11 +230,49 @@ START_TEST(test_silu_split_matches_one_thread) {
 }
 END_TEST
 
+/* Every output of a real model (../shared/models/NAME, its test input) is bit-identical with
+ * 1, 2 and 3 threads of ct_ref_run. */
+static void model_threads_identical(const char *name) {
+  char out[4096];
+  const char *top = ct_test_tmp_path(name);
+  ck_assert_msg(ct_test_run_ctpu(out, sizeof out, "transform '%s' -o '%s'",
+                                 ct_test_shared_path("models/%s/model.onnx", name), top) == 0, "%s", out);
+  ct_diag d;
+  ct_diag_clear(&d);
+  ct_graph *g = NULL;
+  ck_assert_msg(ct_ir_load(top, &g, &d) == CT_OK, "%s", d.msg);
+  const char *files[1] = {ct_test_shared_path("models/%s/test_data_set_0/input_0.pb", name)};
+  ct_tensor_list in, ref;
+  ct_tensor_list_init(&in), ct_tensor_list_init(&ref);
+  ck_assert_msg(ct_inputs_load(g, files, 1, &in, &d) == CT_OK, "%s", d.msg);
+  ck_assert_msg(ct_ref_run(g, &(ct_ref_options){.threads = 1}, &in, &ref, &d) == CT_OK, "%s", d.msg);
+  for (int t = 2; t <= 3; t++) {
+    ct_tensor_list got;
+    ct_tensor_list_init(&got);
+    ck_assert_msg(ct_ref_run(g, &(ct_ref_options){.threads = t}, &in, &got, &d) == CT_OK, "%s", d.msg);
+    ck_assert_int_eq(got.n, ref.n);
+    for (int i = 0; i < ref.n; i++) expect_same(ref.items[i], got.items[i]);
+    ct_tensor_list_free(&got);
+  }
+  ct_tensor_list_free(&ref), ct_tensor_list_free(&in);
+  ct_graph_free(g);
+}
+
+START_TEST(test_models_bit_identical_across_threads) {
+  if (!ct_test_shared()) return;
+  model_threads_identical("yolox-nano");
+  model_threads_identical("mobilenetv2-fp32-dequant-from-qdq");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("workpool");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_for_covers_each_index_once);
+  tcase_add_test(tc, test_for_covers_with_slow_workers);
+  tcase_add_test(tc, test_stalled_worker_sends_loops_to_caller);
+  tcase_add_test(tc, test_models_bit_identical_across_threads);
   tcase_add_test(tc, test_conv_bit_identical_across_threads);
   tcase_add_test(tc, test_pools_spp_exact_and_thread_independent);
   tcase_add_test(tc, test_silu_split_matches_one_thread);
