@@ -65,4 +65,9 @@ ct_status ct_lower_cast_int8(ct_lower_ctx *c, ct_op *op, bool *done);
  * integer form here (left to the float path). */
 ct_status ct_lower_op_int8(ct_lower_ctx *c, ct_op *op, bool *done);
 
+/* An INT8 Add / Sub stays float when an operand's step exceeds this many steps of the result:
+ * the whole result range then lies within one operand step (a cancellation such as
+ * x − f32(f16(x)), whose INT8 result would be 0 or ±1 operand step). */
+#define CT_LOWER_ELT_CANCEL 127.0
+
 #endif

@@ -53,6 +53,10 @@ ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   /* parameters first (nothing changes when they are not representable) */
   ct_value *a = op->in[0], *b = op->in[1], *aq, *bq;
   if ((st = elt_operand(c, a, false, &aq, &pa)) || (st = elt_operand(c, b, div, &bq, &pb))) return st;
+  /* an Add / Sub whose whole result range is below one step of an operand (x − f32(f16(x)):
+   * rounding errors) cancels what INT8 operands cannot hold: it stays float */
+  if ((eo == CT_QUANT_ELT_ADD || eo == CT_QUANT_ELT_SUB) && fmax(pa.scale, pb.scale) > CT_LOWER_ELT_CANCEL * py.scale)
+    return CT_OK;
   ct_quant_elt p;
   if (!ct_quant_eltwise_params(eo, pa, pb, py, &p)) return CT_OK; /* stays float; the casts made die unused */
   int32_t m[2] = {p.m_a, p.m_b};
