@@ -20,6 +20,21 @@ static void small_model(ob_model *b) {
   ob_output(b, "y");
 }
 
+/* Adds initializer "bias" (f32 [3]) whose data lives in the external file `location`. */
+static void add_external_bias(ob_model *b, const char *location) {
+  Onnx__TensorProto *t = ob_tensor(b, "bias", T_FLOAT, 1, (int64_t[]){3});
+  t->has_data_location = 1;
+  t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  Onnx__StringStringEntryProto *e = ob_alloc(b, sizeof *e);
+  onnx__string_string_entry_proto__init(e);
+  e->key = ob_str(b, "location");
+  e->value = ob_str(b, location);
+  t->n_external_data = 1;
+  t->external_data = ob_alloc(b, sizeof(void *));
+  t->external_data[0] = e;
+  ob_add_init(b, t);
+}
+
 /* Runs transform on a model file expecting exit code rc and a message part; checks that
  * no output was left behind on failure. */
 static void expect_transform(const char *model_path, const char *extra, int rc, const char *part) {
@@ -103,17 +118,7 @@ START_TEST(test_cli_transform_errors) {
   expect_transform(ct_test_tmp_path("cli_shape.onnx"), "", 3, "node \"bad_add\"");
   ob_free(&c);
   /* missing external data file */
-  Onnx__TensorProto *t = ob_tensor(&b, "bias", T_FLOAT, 1, (int64_t[]){3});
-  t->has_data_location = 1;
-  t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-  Onnx__StringStringEntryProto *e = ob_alloc(&b, sizeof *e);
-  onnx__string_string_entry_proto__init(e);
-  e->key = ob_str(&b, "location");
-  e->value = ob_str(&b, "cli_no_such_file.bin");
-  t->n_external_data = 1;
-  t->external_data = ob_alloc(&b, sizeof(void *));
-  t->external_data[0] = e;
-  ob_add_init(&b, t);
+  add_external_bias(&b, "cli_no_such_file.bin");
   ck_assert(ob_write(&b, ct_test_tmp_path("cli_ext.onnx")));
   expect_transform(ct_test_tmp_path("cli_ext.onnx"), "", 3, "cli_no_such_file.bin");
   ob_free(&b);
@@ -128,17 +133,7 @@ START_TEST(test_cli_transform_external_data_is_input) {
   ob_input(&b, "x", T_FLOAT, 2, (int64_t[]){2, 3});
   ob_node(&b, "Add", "add", (const char *[]){"x", "bias", NULL}, (const char *[]){"y", NULL});
   ob_output(&b, "y");
-  Onnx__TensorProto *t = ob_tensor(&b, "bias", T_FLOAT, 1, (int64_t[]){3});
-  t->has_data_location = 1;
-  t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-  Onnx__StringStringEntryProto *e = ob_alloc(&b, sizeof *e);
-  onnx__string_string_entry_proto__init(e);
-  e->key = ob_str(&b, "location");
-  e->value = ob_str(&b, "cli_ext_w.h5");
-  t->n_external_data = 1;
-  t->external_data = ob_alloc(&b, sizeof(void *));
-  t->external_data[0] = e;
-  ob_add_init(&b, t);
+  add_external_bias(&b, "cli_ext_w.h5");
   char model[1024], wfile[1024], stem[1024], out[4096];
   snprintf(model, sizeof model, "%s", ct_test_tmp_path("cli_ext_ok.onnx"));
   snprintf(wfile, sizeof wfile, "%s", ct_test_tmp_path("cli_ext_w.h5"));
