@@ -55,7 +55,8 @@ static bool consumers_range(const ct_graph *g, const ct_value *v, double *lo, do
   return any;
 }
 
-ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p) {
+/* ct_lower_param_of with the asymmetric choice given (asym) instead of the options'. */
+static ct_status param_of(ct_lower_ctx *c, const ct_value *v, bool asym, ct_quant_param *p) {
   if (ct_lower_is_q(v) && v->n_scale > 1 && !ct_value_is_const(v)) /* ct_lower_channel_act's readers never ask */
     return ct_diag_set(c->d, CT_ERR_INTERNAL, "lower: per-tensor parameters asked of the per-channel activation \"%s\"", v->name);
   if (ct_lower_is_q(v)) {
@@ -74,13 +75,21 @@ ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *
     if (lo > hi) lo = hi = fmax(fmin(r->max, 0), r->min);
     th = fmin(th, fmax(fabs(lo), fabs(hi)));
   }
-  if (!ct_quant_param_calib(th, lo, hi, c->o->asymmetric, !c->o->no_unsigned, p))
+  if (!ct_quant_param_calib(th, lo, hi, asym, !c->o->no_unsigned, p))
     return ct_diag_set(c->d, CT_ERR_INPUT, "calibration table: tensor \"%s\": invalid row", v->name);
   /* an f32 value (as QDQ models' scales are): the ISA's CAST carries its scale as f32, so a
    * Cast between the tensor and f32 is then exactly what the Tpu reference computes */
   float sf = (float)p->scale;
   if (sf > 0 && isfinite(sf)) p->scale = sf;
   return CT_OK;
+}
+
+ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p) {
+  return param_of(c, v, c->o->asymmetric, p);
+}
+
+ct_status ct_lower_param_sym(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p) {
+  return param_of(c, v, false, p);
 }
 
 bool ct_lower_lut16_param(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p) {

@@ -27,6 +27,11 @@ bool ct_lower_is_q(const ct_value *v);
 /* The parameters v has or will have when quantized: its own, the QDQ pair's, or the
  * calibration row's. CT_ERR_INPUT when v has none of them. */
 ct_status ct_lower_param_of(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p);
+
+/* ct_lower_param_of as without --asymmetric: the symmetric parameters of v's table row (the
+ * per-tensor cap of a per-channel activation, whose channels have zero points 0). Errors as
+ * ct_lower_param_of. */
+ct_status ct_lower_param_sym(ct_lower_ctx *c, const ct_value *v, ct_quant_param *p);
 /* The i16 parameters of v, a Conv result read only by a LUT activation, for the 16-bit LUT
  * (INT8 mode with o->lut16, a calibration row, no QDQ pair, symmetric): the range of its
  * 8-bit parameters (ct_lower_param_of: the threshold, cut to the activation's non-constant

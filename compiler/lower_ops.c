@@ -75,9 +75,12 @@ bool mac_int8_ok(ct_lower_ctx *c, ct_op *op) {
  * table has its #channel_threshold row, activations are symmetric and every reader is lowered
  * to INT8 in a form that takes it per channel (a depthwise Conv, a LUT). Each channel
  * threshold is capped by py's. */
-double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant_param py) {
+double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant_param *pyp) {
   const ct_calib_wrow *r = c->o->calib ? ct_calib_table_find_channel(c->o->calib, y->name) : NULL;
-  if (!r || r->n != oc || c->o->asymmetric || py.zp != 0 || (py.dt != CT_I8 && py.dt != CT_U8 && py.dt != CT_I16) ||
+  ct_quant_param py = *pyp;
+  if (r && c->o->asymmetric && py.zp != 0 && !(y->id < c->n0 && c->has_forced[y->id]) && ct_lower_param_sym(c, y, &py))
+    return NULL;
+  if (!r || r->n != oc || py.zp != 0 || (py.dt != CT_I8 && py.dt != CT_U8 && py.dt != CT_I16) ||
       (y->id < c->n0 && c->has_forced[y->id]) || !ct_lower_channel_act(c->g, y))
     return NULL;
   ct_quant_lut_spec sp;
@@ -93,6 +96,7 @@ double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant_param 
   if (th_c && sy) ct_quant_channel_scales(th_c, oc, th, py.dt, sy);
   free(th_c);
   if (!th_c) free(sy), sy = NULL;
+  if (sy) *pyp = py;
   return sy;
 }
 

@@ -43,8 +43,9 @@ bool mac_int8_ok(ct_lower_ctx *c, ct_op *op);
 /* Sets op's requant multipliers m and shifts s (n entries); false on out of memory. */
 bool set_rq(ct_lower_ctx *c, ct_op *op, int64_t n, const int32_t *m, const int *s);
 /* Per-channel output scales of y (oc of them, malloc'd) when y can be a per-channel
- * activation, else NULL. */
-double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant_param py);
+ * activation, else NULL; under --asymmetric, *py becomes the symmetric per-tensor cap the
+ * channels share (their zero points are 0). */
+double *channel_scales(ct_lower_ctx *c, ct_value *y, int64_t oc, ct_quant_param *py);
 /* Retypes y as quantized storage: per channel (sy, oc scales) or per tensor (py). */
 ct_status set_out_q(ct_lower_ctx *c, ct_value *y, const double *sy, int64_t oc, ct_quant_param py);
 /* The op reading v when that is v's only use; else NULL. */

@@ -87,7 +87,7 @@ ct_status lower_lut(ct_lower_ctx *c, ct_op *op, const ct_quant_lut_spec *sp0, bo
   if (!st) st = ct_lower_param_of(c, y, &py);
   if (st) return st;
   int64_t C = xq->ndim == 4 ? xq->shape[1] : 1, nt = 0;
-  double *sy = n == 0 && xq->ndim == 4 ? channel_scales(c, y, C, py) : NULL;
+  double *sy = n == 0 && xq->ndim == 4 ? channel_scales(c, y, C, &py) : NULL;
   int64_t *t = malloc(sizeof *t * (size_t)(CT_QUANT_LUT16_ENTRIES * C));
   if (!t) st = oom(c);
   if (!st && !(nt = lut_tables(sp, xq, py, sy, t)) && sy) free(sy), sy = NULL, nt = lut_tables(sp, xq, py, NULL, t);

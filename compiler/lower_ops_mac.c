@@ -207,7 +207,7 @@ ct_status lower_mac(ct_lower_ctx *c, ct_op *op, bool *done) {
   int64_t oc = w->shape[0]; /* Conv [OC, C/g, kh, kw]; Gemm B [N, K] (transB) */
   const ct_calib_wrow *wrow;
   if ((st0 = weight_row(c, op, oc, &wrow))) return st0;
-  double *sw = malloc((size_t)oc * sizeof *sw), *sy = gemm ? NULL : channel_scales(c, y, oc, py);
+  double *sw = malloc((size_t)oc * sizeof *sw), *sy = gemm ? NULL : channel_scales(c, y, oc, &py);
   int32_t *rq = malloc((size_t)oc * 2 * sizeof *rq), *m = malloc((size_t)oc * sizeof *m);
   int *s = malloc((size_t)oc * sizeof *s);
   ct_status st = sw && rq && m && s ? CT_OK : oom(c);

@@ -158,10 +158,11 @@ static void max_table(const ct_graph *g, int64_t n, ct_ref_sample_fn sample, boo
   ck_assert_msg(ct_calibrate(g, n, sample, NULL, &co, t, &d) == CT_OK, "%s", d.msg);
 }
 
-/* Max |z − z_float| of channel ch after lowering channel_top with table t (qtable q). */
-static double channel_error(const ct_calib_table *t, const ct_qtable *q, int ch, int *n_scale_y) {
+/* Max |z − z_float| of channel ch after lowering channel_top with table t (qtable q;
+ * --asymmetric when asym). */
+static double channel_error_asym(const ct_calib_table *t, const ct_qtable *q, int ch, bool asym, int *n_scale_y) {
   ct_graph *g = channel_top();
-  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = t, .qtable = q};
+  ct_lower_options o = {.mode = CT_QMODE_INT8, .calib = t, .qtable = q, .asymmetric = asym};
   ct_diag d;
   ck_assert_msg(ct_lower(g, &o, &d) == CT_OK, "%s", d.msg);
   *n_scale_y = ct_graph_find_value(g, "y")->n_scale;
@@ -175,6 +176,10 @@ static double channel_error(const ct_calib_table *t, const ct_qtable *q, int ch,
   for (int k = 0; k < 16; k++) err = fmax(err, fabs(ct_tensor_get_f64(z, 16 * ch + k) - wz * ct_tensor_get_f64(in.items[0], k)));
   ct_tensor_free(z), ct_tensor_list_free(&in), ct_tensor_list_free(&out), ct_graph_free(g);
   return err;
+}
+
+static double channel_error(const ct_calib_table *t, const ct_qtable *q, int ch, int *n_scale_y) {
+  return channel_error_asym(t, q, ch, false, n_scale_y);
 }
 
 /* A Conv result read only by a depthwise Conv gets per-channel thresholds from calibration
@@ -198,6 +203,9 @@ START_TEST(test_lower_channel_activation) {
   ck_assert_int_eq(ns, 2);
   ck_assert_double_le(e1, 0.02);          /* z step 2.5·0.8/255 ≈ 0.008, y step 0.016/255 ·100 */
   ck_assert_double_le(channel_error(&t, NULL, 0, &ns), 0.02);
+  /* --asymmetric keeps the channel form (symmetric channels; the other tensors asymmetric) */
+  ck_assert_double_le(channel_error_asym(&t, NULL, 1, true, &ns), 0.02);
+  ck_assert_int_eq(ns, 2);
   /* the depthwise Conv forced to F32: y stays per tensor, channel 1 is lost */
   ct_qtable q;
   ct_qtable_init(&q);
