@@ -5,7 +5,8 @@
 # The test input is never a calibration sample. A classifier's row also says whether INT8
 # keeps the float top-1. Prints one TSV row per model, sample count and method.
 # usage: calib_defaults.sh CTPU [METHODS] [COUNTS]   (METHODS default "kld minmax percentile mse tune";
-#        "tune:F" is --method tune --tune-low F, "default" no --method)
+#        "tune:F" is --method tune --tune-low F, "default" no --method; LOWER_ARGS: more
+#        `ctpu lower` options, e.g. "--asymmetric")
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ctpu=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -84,7 +85,7 @@ while IFS='|' read -r name onnx topts data test cls; do
       r="-"; same="-"
       # shellcheck disable=SC2086
       if "$ctpu" calibrate "$d/m.top" --dataset "$data" --input-num "$n" $m_arg --threads 2 -o "$d/t.cali" >/dev/null 2>"$d/err" &&
-         "$ctpu" lower "$d/m.top" --quantize INT8 --calibration-table "$d/t.cali" -o "$d/q.tpu" >/dev/null 2>>"$d/err" &&
+         "$ctpu" lower "$d/m.top" --quantize INT8 --calibration-table "$d/t.cali" ${LOWER_ARGS:-} -o "$d/q.tpu" >/dev/null 2>>"$d/err" &&
          "$ctpu" infer "$d/q.tpu" --input "$test" -o "$d/q.h5" >/dev/null 2>>"$d/err"; then
         r=$("$ctpu" compare "$d/ref.h5" "$d/q.h5" | awk 'NR > 1 && $5 ~ /^-?[0-9.]+$/ { if (w == "" || $5 < w) w = $5 } END { print w }')
         [ "$cls" = 1 ] && { q1=$(top1 "$d/q.h5"); [ -z "$q1" ] && same="?" || { [ "$q1" = "$ref1" ] && same=yes || same=NO; }; }

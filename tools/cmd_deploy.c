@@ -1,5 +1,5 @@
 /* cmd_deploy.c: `ctpu deploy MODEL.onnx|.top|.tpu [--quantize M [--calibration-table T]]
- * [--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input F...
+ * [--chip C.json] [--layer-group S] -o OUT.ctpu [--test-input F...
  * [--test-reference REF.h5 [--tolerance C,E]] [--compare-all]] [--mxu-report F.csv]`: lowers the
  * model if needed (deploy/load.h), plans and generates the program of a whole Tpu module (INT8,
  * BF16, F16, F32), optionally runs it on the cmodel and compares it with the Tpu reference run
@@ -14,6 +14,7 @@
 #include "deploy/flow.h"
 #include "deploy/load.h"
 #include "deploy/mxu.h"
+#include "deploy/search.h"
 #include "io/compare.h"
 #include "tools/files.h"
 #include "tools/tools.h"
@@ -26,6 +27,7 @@ typedef struct deploy_args {
   const char *files[MAX_FILES];
   int n_files;
   bool compare_all;
+  int search_evals, search_seconds; /* --layer-group search's budget */
   bool tol_given;     /* --tolerance given; else by the dtypes compared (io/compare.h) */
   ct_compare_tol tol; /* --tolerance for --test-reference */
   ct_lg_options opt;
@@ -40,7 +42,7 @@ static int set_tol(void *args, const char *cmd, const ct_opt *o, const char *v) 
 
 static int set_strategy(void *args, const char *cmd, const ct_opt *o, const char *v) {
   if (!ct_lg_strategy_parse(v, &((deploy_args *)args)->opt.strategy))
-    return ct_tool_usage(cmd, "%s must be none, greedy, dp, longest or max, not \"%s\"", o->name, v);
+    return ct_tool_usage(cmd, "%s must be none, greedy, dp, longest, max or search, not \"%s\"", o->name, v);
   return 0;
 }
 
@@ -54,7 +56,14 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--calibration-table", "T", deploy_args, calib, "INT8 thresholds for a float model (ctpu calibrate)"),
     CT_OPT_STR_("--input-shapes", "S", deploy_args, input_shapes, "fix an ONNX model's input shapes (as ctpu transform)"),
     CT_OPT_STR_("--chip", "C.json", deploy_args, chip, "chip configuration (default: the built-in chip)"),
-    CT_OPT_FN_("--layer-group", "S", set_strategy, "none, greedy, dp (default), longest, max"),
+    CT_OPT_FN_("--layer-group", "S", set_strategy,
+               "none, greedy, dp (default), longest, max, or search: groupings measured on the cmodel (from the "
+               "strategies' plans, local moves while the cycles fall; docs/backend.md)"),
+    CT_OPT_INT_("--search-evals", "N", deploy_args, search_evals, 1, 1000000,
+                "--layer-group search: candidates compiled and simulated at most (default 200)"),
+    CT_OPT_INT_("--search-seconds", "S", deploy_args, search_seconds, 0, 1000000,
+                "--layer-group search: wall-clock budget (default 300; 0: none, the result then depends only on "
+                "--search-evals)"),
     CT_OPT_FILES_("--test-input", "F...", deploy_args, files, n_files, MAX_FILES,
                   "run the program on the cmodel with these inputs (.h5/.pb/image) and compare its outputs with the Tpu "
                   "reference, bit for bit"),
@@ -72,7 +81,7 @@ static const ct_opt opts[] = {
 
 const ct_cmd_spec ct_cmd_deploy_spec = CT_CMD_SPEC1(
     CMD, "MODEL.onnx|MODEL.top|MODEL.tpu [--quantize M [--calibration-table T]] [--input-shapes N:DxD..] "
-    "[--chip C.json] [--layer-group none|greedy|dp] -o OUT.ctpu [--test-input FILE... [--test-reference "
+    "[--chip C.json] [--layer-group S] -o OUT.ctpu [--test-input FILE... [--test-reference "
     "REF.h5 [--tolerance C,E]] [--compare-all]]",
     "plans and generates the program of a Tpu module (INT8, BF16, F16 or F32); writes OUT.ctpu and "
     "OUT.ctpu.groups.csv",
@@ -81,6 +90,7 @@ const ct_cmd_spec ct_cmd_deploy_spec = CT_CMD_SPEC1(
 static int parse_args(int argc, char **argv, deploy_args *a) {
   memset(a, 0, sizeof *a);
   a->opt.strategy = CT_LG_DP;
+  a->search_evals = 200, a->search_seconds = 300;
   a->tol = CT_COMPARE_TOL_DEFAULT;
   int rc = ct_opts_parse(&ct_cmd_deploy_spec, argc, argv, a);
   if (rc) return rc;
@@ -199,6 +209,21 @@ static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program 
   fprintf(stderr, "\n");
 }
 
+/* --layer-group search: the best partition into *sr and *o (which points into it). */
+static ct_status search(const deploy_args *a, const ct_graph *g, const ct_chip *chip, ct_lg_options *o,
+                        ct_deploy_search_result *sr, ct_diag *d) {
+  ct_deploy_search_options so = {a->search_evals, a->search_seconds};
+  ct_status st = ct_deploy_search(g, chip, &a->opt, &so, sr, d);
+  if (st) return st;
+  fprintf(stderr, "deploy: search: dp %llu cycles, best %llu (%+.2f %%, from %s); %d candidates (%d compiled), %d moves "
+                  "accepted, %.1f s\n",
+          (unsigned long long)sr->dp_cycles, (unsigned long long)sr->best_cycles,
+          sr->dp_cycles ? 100.0 * ((double)sr->best_cycles - (double)sr->dp_cycles) / (double)sr->dp_cycles : 0.0,
+          sr->best_from, sr->evals, sr->legal, sr->improvements, sr->seconds);
+  o->group_len = sr->group_len, o->n_group_len = sr->n_groups;
+  return CT_OK;
+}
+
 /* Loads, compiles, checks (or tests) the program and writes the outputs to t's paths. */
 static ct_status run(const deploy_args *a, ct_outset *os, const deploy_files *t, ct_diag *d) {
   ct_chip chip;
@@ -215,7 +240,10 @@ static ct_status run(const deploy_args *a, ct_outset *os, const deploy_files *t,
   if (!st) st = ct_outset_check(os, d);
   int held = 0;
   double t0 = now_s();
-  if (!st) st = ct_deploy_compile(g, &chip, &a->opt, &p, &prog, &held, d);
+  ct_lg_options lo = a->opt;
+  ct_deploy_search_result sr = {0};
+  if (!st && lo.strategy == CT_LG_SEARCH) st = search(a, g, &chip, &lo, &sr, d);
+  if (!st) st = ct_deploy_compile(g, &chip, &lo, &p, &prog, &held, d);
   double compile_s = now_s() - t0;
   if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
   if (!st) st = ct_program_validate(&prog, &chip, a->out, d);
@@ -227,6 +255,7 @@ static ct_status run(const deploy_args *a, ct_outset *os, const deploy_files *t,
   ct_deploy_run_free(&r);
   ct_program_free(&prog);
   ct_lg_plan_free(p);
+  ct_deploy_search_result_free(&sr);
   ct_graph_free(g);
   return st;
 }

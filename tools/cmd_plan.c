@@ -21,8 +21,10 @@ typedef struct plan_args {
 } plan_args;
 
 static int set_strategy(void *args, const char *cmd, const ct_opt *o, const char *v) {
-  if (!ct_lg_strategy_parse(v, &((plan_args *)args)->opt.strategy))
-    return ct_tool_usage(cmd, "%s must be none, greedy, dp, longest or max, not \"%s\"", o->name, v);
+  ct_lg_strategy *s = &((plan_args *)args)->opt.strategy;
+  if (!ct_lg_strategy_parse(v, s) || *s == CT_LG_SEARCH)
+    return ct_tool_usage(cmd, "%s must be none, greedy, dp, longest or max, not \"%s\"%s", o->name, v,
+                         *s == CT_LG_SEARCH ? " (search measures on the cmodel: ctpu deploy --layer-group search)" : "");
   return 0;
 }
 

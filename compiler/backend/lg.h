@@ -20,8 +20,10 @@ typedef enum ct_lg_strategy {
   CT_LG_DP,     /* dynamic programming over the topological order (TPU-MLIR LayerGroup) */
   CT_LG_LONGEST, /* from each layer, the longest legal group that fits and is estimated no slower
                   * than its layers one per group */
-  CT_LG_MAX      /* from each layer, the longest legal group that fits (maximal fusion, even when
+  CT_LG_MAX,     /* from each layer, the longest legal group that fits (maximal fusion, even when
                   * slower: TPU-MLIR's simple grouping) */
+  CT_LG_SEARCH   /* the partition ct_lg_options.group_len gives: candidates of the search that
+                  * measures groupings on the cmodel (deploy/search.h; `ctpu deploy` only) */
 } ct_lg_strategy;
 
 typedef struct ct_lg_options {
@@ -29,6 +31,9 @@ typedef struct ct_lg_options {
   int assume_bytes;   /* bytes per element for every activation and weight (--assume-dtype
                        * i8 → 1); 0 = from each value's dtype */
   int max_group_layers; /* longest group the DP/greedy consider; 0 = default 24 */
+  const int *group_len; /* CT_LG_SEARCH: group k holds the next group_len[k] layers of the
+                         * topological order (n_group_len groups covering every layer) */
+  int n_group_len;
 } ct_lg_options;
 
 /* How a layer can be tiled. */

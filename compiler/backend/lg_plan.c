@@ -10,7 +10,7 @@
 
 #include "compiler/backend/lg_int.h"
 
-static const char *const strategy_names[] = {"none", "greedy", "dp", "longest", "max"};
+static const char *const strategy_names[] = {"none", "greedy", "dp", "longest", "max", "search"};
 enum { N_STRATEGIES = sizeof strategy_names / sizeof strategy_names[0] };
 
 bool ct_lg_strategy_parse(const char *s, ct_lg_strategy *out) {
@@ -39,10 +39,31 @@ static int64_t group_cycles(lg_ctx *x, int first, int n, int64_t *need) {
 
 static int max_len(const lg_ctx *x) { return x->opt->max_group_layers > 0 ? x->opt->max_group_layers : 24; }
 
+/* The partition the options give (CT_LG_SEARCH) into len[]: every group legal, every layer
+ * covered once. */
+static ct_status given_partition(const lg_ctx *x, int *len, int *n_groups, ct_diag *d) {
+  const ct_lg_options *o = x->opt;
+  if (!o->group_len || o->n_group_len < 1 || o->n_group_len > x->n_layers)
+    return ct_diag_set(d, CT_ERR_INPUT, "layer groups: the search strategy needs a partition of the %d layers", x->n_layers);
+  int first = 0;
+  for (int k = 0; k < o->n_group_len; k++) {
+    int n = o->group_len[k];
+    if (n < 1 || n > x->n_layers - first || (n > 1 && !ct_lg_group_legal(x, first, n)))
+      return ct_diag_set(d, CT_ERR_INPUT, "layer groups: group %d (%d layers from layer %d of %d) is not a legal group", k, n,
+                         first, x->n_layers);
+    len[k] = n, first += n;
+  }
+  if (first != x->n_layers)
+    return ct_diag_set(d, CT_ERR_INPUT, "layer groups: the partition covers %d of the %d layers", first, x->n_layers);
+  *n_groups = o->n_group_len;
+  return CT_OK;
+}
+
 /* Group sizes by strategy into len[] (len[k] = layers of group k); returns the group count. */
 static ct_status partition(lg_ctx *x, int *len, int *n_groups, ct_diag *d) {
   int L = x->n_layers, ng = 0, ml = max_len(x);
   int64_t need;
+  if (x->opt->strategy == CT_LG_SEARCH) return given_partition(x, len, n_groups, d);
   if (x->opt->strategy == CT_LG_DP) {
     int64_t *cost = malloc(sizeof *cost * ((size_t)L + 1));
     int *pick = malloc(sizeof *pick * ((size_t)L + 1));
