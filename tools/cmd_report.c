@@ -47,17 +47,25 @@ static void print_found(const report_args *a, const cJSON *data) {
   fprintf(stderr, "\n");
 }
 
+/* Registers the files collected into data (its "files" member) as inputs of o and checks the
+ * output against them: the page may not replace a file it shows. */
+static ct_status add_inputs(ct_outset *o, const char *dir, const cJSON *data, ct_diag *d) {
+  const cJSON *f;
+  ct_status st = CT_OK;
+  cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(data, "files")) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, f->valuestring);
+    if (!st) st = ct_outset_input(o, path, d);
+  }
+  return st ? st : ct_outset_check(o, d);
+}
+
 int ct_cmd_report(int argc, char **argv) {
   report_args a = {0};
   int rc = ct_opts_parse(&ct_cmd_report_spec, argc, argv, &a);
   if (rc) return rc < 0 ? 0 : rc;
   ct_diag d;
   ct_diag_clear(&d);
-  if (!ct_html_have_library()) {
-    fprintf(stderr, "ctpu %s: this ctpu was built without the plotting library (Vega-Lite): run scripts/deps.sh, "
-                    "then re-run cmake and rebuild\n", CMD);
-    return CT_ERR_INPUT;
-  }
   ct_chip chip;
   ct_html_chip hc;
   cJSON *data = NULL;
@@ -68,6 +76,10 @@ int ct_cmd_report(int argc, char **argv) {
   if (!st) st = ct_outset_add(&o, a.out, &tmp, &d);
   if (!st) st = ct_chip_load(a.chip, &chip, &d);
   if (!st) chip_figures(&chip, &hc), st = ct_html_collect(a.dir, &hc, &data, &d);
+  if (!st) st = add_inputs(&o, a.dir, data, &d);
+  if (!st && !ct_html_have_library())
+    st = ct_diag_set(&d, CT_ERR_INPUT, "this ctpu was built without the plotting library (Vega-Lite): run "
+                                       "scripts/deps.sh, then re-run cmake and rebuild");
   if (!st) st = ct_tool_write_text(tmp, a.out, page_text, data, &d);
   st = ct_outset_end(&o, st, &d);
   if (!st) print_found(&a, data);

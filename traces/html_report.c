@@ -119,15 +119,18 @@ static ct_status add_file(const char *dir, const char *name, cJSON *data, char f
     snprintf(found[k], sizeof found[k], "%s", name);
     if (!cJSON_AddItemToObject(data, kind_key[k], val)) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
     else val = NULL;
+    if (!st && !cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(data, "files"), kind_key[k], name))
+      st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   }
   cJSON_Delete(val);
   free(path);
   return st;
 }
 
-/* The chip and title members of data. */
+/* The chip, title and (empty) files members of data. */
 static bool add_header(cJSON *data, const char *dir, const ct_html_chip *c) {
   cJSON *chip = cJSON_AddObjectToObject(data, "chip");
+  if (!cJSON_AddObjectToObject(data, "files")) return false;
   const char *base = strrchr(dir, '/');
   base = base && base[1] ? base + 1 : dir;
   return chip && cJSON_AddStringToObject(data, "title", base) && cJSON_AddStringToObject(chip, "name", c->name) &&

@@ -166,6 +166,7 @@ function header() {
   const m = D.summary;
   if (m) s += `; ${m.total_cycles} cycles (${m.time_us} µs), MXU utilization ${num(m.mxu_utilization).toFixed(3)}, ` +
     `DDR ${m.ddr_bytes_read} bytes read, ${m.ddr_bytes_written} written`;
+  s += '; files: ' + Object.entries(D.files).map(([k, f]) => `${f} (${k})`).join(', ');
   document.getElementById('ctpu-sub').textContent = s;
 }
 
