@@ -24,7 +24,6 @@ static const char *const kind_doc[K_COUNT] = {"summary JSONs", "per-layer CSVs",
 static const char *const layer_cols[] = {"group", "start", "end", "cycles", "macs", "ddr_bytes_read",
                                          "ddr_bytes_written", NULL};
 static const char *const group_cols[] = {"group", "layers", "lmem_bytes", "est_cycles", NULL};
-static const char *const sweep_cols[] = {"cycles", "lmem_bytes", "mxu_size", NULL};
 
 /* The kind of a CSV file by its header line h. */
 static kind csv_kind(const char *h) {
@@ -34,22 +33,29 @@ static kind csv_kind(const char *h) {
   char *line = malloc(n + 3);
   if (!line) return K_NONE;
   line[0] = ',', memcpy(line + 1, h, n), strcpy(line + 1 + n, ",");
-  bool sweep = strstr(line, ",point,") && strstr(line, ",cycles,");
+  bool sweep = strstr(line, ",point,") && (strstr(line, ",cycles,") || strstr(line, ",sim_cycles,"));
   free(line);
   return sweep ? K_SWEEP : K_NONE;
 }
 
-/* Reads a JSON file: a summary when it has "total_cycles" and "engines". */
+static bool is_summary(const cJSON *j) {
+  return cJSON_IsObject(j) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "total_cycles")) &&
+         cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "engines"));
+}
+
+/* Reads a JSON file: a summary when it has "total_cycles" and "engines" (ctpu sim --summary),
+ * or a member "sim" that has them (ctpu deploy --summary; *val is then that member). */
 static ct_status json_file(const char *path, const char *text, kind *k, cJSON **val, ct_diag *d) {
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithOpts(text, &end, true);
   if (!j)
     return ct_diag_set(d, CT_ERR_INPUT, "%s: not valid JSON (at byte %ld)", path, end ? (long)(end - text) : 0L);
-  if (cJSON_IsObject(j) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "total_cycles")) &&
-      cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "engines"))) {
+  if (is_summary(j)) {
     *k = K_SUMMARY, *val = j;
     return CT_OK;
   }
+  if (cJSON_IsObject(j) && is_summary(cJSON_GetObjectItemCaseSensitive(j, "sim")))
+    *k = K_SUMMARY, *val = cJSON_DetachItemFromObjectCaseSensitive(j, "sim");
   cJSON_Delete(j);
   return CT_OK;
 }
@@ -67,7 +73,7 @@ static ct_status read_input(const char *path, const char *ext, uint64_t size, ki
     st = json_file(path, text, k, val, d);
   } else if (csv) {
     *k = csv_kind(text);
-    const char *const *req = *k == K_LAYERS ? layer_cols : *k == K_GROUPS ? group_cols : sweep_cols;
+    const char *const *req = *k == K_LAYERS ? layer_cols : *k == K_GROUPS ? group_cols : NULL;
     if (*k != K_NONE) st = ct_html_csv(text, path, req, val, d);
   } else {
     st = ct_html_compare_table(text, path, val, d);

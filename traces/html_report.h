@@ -22,14 +22,14 @@ typedef struct ct_html_chip {
 } ct_html_chip;
 
 /* Reads every .json, .csv and .txt file directly in dir and recognizes each by its content
- * (docs/report.md "Inputs"): a summary JSON ("total_cycles" and "engines"), a per-layer CSV
- * (header "layer,group,start,end,..."), a groups CSV ("group,layers,first_layer,..."), a
- * `ctpu compare` table (a row "name shape verdict cosine ..."), a sweep's results CSV
- * (columns point and cycles; lmem_bytes and mxu_size are then required); other files are ignored, and so are JSON
- * files over 1 MB (traces). Sets *data (owned by the caller, cJSON_Delete) to the page's
- * data object: chip, title, files (the file name of each kind found, by kind) and one member
- * per kind found (summary, layers, groups, compare, sweep; CSV rows as objects, numeric
- * fields as numbers, empty fields as null).
+ * (docs/report.md "Inputs"): a summary JSON ("total_cycles" and "engines", at the top or in
+ * a member "sim"), a per-layer CSV (header "layer,group,start,end,..."), a groups CSV
+ * ("group,layers,first_layer,..."), a `ctpu compare` table (a row "name shape verdict
+ * cosine ..."), a sweep's results CSV (columns point and cycles or sim_cycles); other files
+ * are ignored, and so are JSON files over 1 MB (traces). Sets *data (owned by the caller,
+ * cJSON_Delete) to the page's data object: chip, title, files (the file name of each kind
+ * found, by kind) and one member per kind found (summary, layers, groups, compare, sweep;
+ * CSV rows as objects, numeric fields as numbers, empty fields as null).
  * Errors: CT_ERR_INPUT when dir cannot be read, holds none of the kinds, holds two files of
  * one kind, or a file is corrupt: JSON that does not parse, a CSV row whose field count
  * differs from its header's or with an unterminated quote, a required column that is missing

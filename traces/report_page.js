@@ -145,19 +145,31 @@ function pareto(rows, xf) {
   return n;
 }
 
+// The sweep's point rows (level "point" when the CSV has levels) with numbers for the axes:
+// cycles (or sim_cycles); LMEM bytes: the swept key lmem.bytes, else lmem_bytes, else the
+// chip's; MXU size: mxu_size, else mxu.rows · mxu.cols (the chip's for a key not swept).
+function sweepPoints() {
+  const v = (r, ...ks) => ks.map((k) => r[k]).find((x) => typeof x === 'number');
+  return D.sweep.filter((r) => !('level' in r) || r.level === 'point').map((r) => Object.assign({}, r, {
+    model: String(r.model), cycles: v(r, 'cycles', 'sim_cycles'), lmem: v(r, 'lmem.bytes', 'lmem_bytes') ?? chip.lmem_bytes,
+    mxu: v(r, 'mxu_size') ?? (v(r, 'mxu.rows') ?? chip.mxu_rows) * (v(r, 'mxu.cols') ?? chip.mxu_cols) }))
+    .filter((r) => r.cycles > 0 && r.lmem > 0 && r.mxu > 0);
+}
+
 function plotPareto() {
-  const rows = D.sweep.map((r) => Object.assign({}, r, { model: String(r.model) }));
-  const n1 = pareto(rows, 'lmem_bytes'), n2 = pareto(rows, 'mxu_size');
+  const rows = sweepPoints();
+  if (!rows.length) return;
+  const n1 = pareto(rows, 'lmem'), n2 = pareto(rows, 'mxu');
   const chart = (xf, title) => ({ width: W / 2 - 60, height: 300,
     encoding: { x: { field: xf, type: 'quantitative', scale: { type: 'log' }, title },
       y: { field: 'cycles', type: 'quantitative', scale: { type: 'log' }, title: 'simulated cycles' },
       color: { field: 'model', type: 'nominal', scale: { range: PAL } } },
     layer: [{ transform: [{ filter: `datum.front_${xf}` }], mark: { type: 'line', strokeWidth: 2 } },
       { mark: { type: 'point', filled: true, opacity: 1, size: 60 },
-        encoding: { tooltip: Object.keys(rows[0]).filter((k) => !k.startsWith('front_')).map((f) => ({ field: f })) } }] });
+        encoding: { tooltip: Object.keys(D.sweep[0]).map((f) => ({ field: f.replace(/\./g, '\\.') })) } }] });
   add('pareto', 'Sweep: cycles against LMEM bytes and MXU size',
-    `${rows.length} points; lines join each model's Pareto front (pareto lmem_bytes ${n1}, mxu_size ${n2})`,
-    { data: { values: rows }, hconcat: [chart('lmem_bytes', 'LMEM bytes'), chart('mxu_size', 'MXU size (MACs per cycle)')] }, [PAL[0]]);
+    `${rows.length} points; lines join each model's Pareto front (pareto lmem ${n1}, mxu ${n2})`,
+    { data: { values: rows }, hconcat: [chart('lmem', 'LMEM bytes'), chart('mxu', 'MXU size (MACs per cycle)')] }, [PAL[0]]);
 }
 
 function header() {
