@@ -155,6 +155,32 @@ static void make_run(const char *dir) {
                                "3,b,dp,8,800,1000,64\n4,b,greedy,16,700,1000,256\n5,b,dp,32,400,3000,1024\n");
 }
 
+/* The per-layer CSV's stall columns of run dir add up, over the layers, to the summary's
+ * stalls of that reason over the engines (every engine instruction of the program carries
+ * debug info), and some layer waits on DDR. */
+static void check_layer_stalls(const char *dir) {
+  static const char *const why[3] = {"bank_conflict", "ddr", "semaphore"};
+  char path[700], col[32];
+  snprintf(path, sizeof path, "%s/layers.csv", dir);
+  char *csv = ct_test_read_file(path, NULL);
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  char *sum = ct_test_read_file(path, NULL);
+  cJSON *rows, *js = sum ? cJSON_Parse(sum) : NULL, *r, *e;
+  ct_diag d;
+  ck_assert_ptr_nonnull(js);
+  ck_assert_msg(csv && ct_html_csv(csv, "layers.csv", NULL, &rows, &d) == CT_OK, "%s", d.msg);
+  for (int k = 0; k < 3; k++) {
+    double layers = 0, engines = 0;
+    snprintf(col, sizeof col, "stall_%s", why[k]);
+    cJSON_ArrayForEach(r, rows) layers += cJSON_GetObjectItem(r, col)->valuedouble;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(js, "engines")) engines += cJSON_GetObjectItem(cJSON_GetObjectItem(e, "stall"), why[k])->valuedouble;
+    ck_assert_msg(layers == engines, "%s: layers %.0f, engines %.0f", col, layers, engines);
+    if (k == 1) ck_assert(layers > 0);
+  }
+  cJSON_Delete(rows), cJSON_Delete(js);
+  free(csv), free(sum);
+}
+
 /* Headless Chromium on page: --dump-dom into dom (logging to log), or a screenshot into png. */
 static int chromium(const char *page, const char *dom, const char *log, const char *png) {
   char cmd[4096];
@@ -211,6 +237,7 @@ START_TEST(test_fmnist_page_renders_every_plot) {
   }
   const char *dir = fresh_dir("run");
   make_run(dir);
+  check_layer_stalls(dir);
   char msg[4096], page[1100], *dom, *log;
   snprintf(page, sizeof page, "%s/report.html", dir);
   int rc = ct_test_run_ctpu(msg, sizeof msg, "report %s -o %s", dir, page);

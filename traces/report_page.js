@@ -24,17 +24,22 @@ const chip = D.chip;
 const peakOps = 2 * chip.mxu_rows * chip.mxu_cols;
 
 function plotLayerBusy() {
-  const rows = [];
-  for (const r of layers) for (const e of engines) rows.push({ i: r.i, layer: String(r.layer), engine: e.slice(5), cycles: num(r[e]) });
-  const names = engines.map((e) => e.slice(5));
-  add('layers', 'Per-layer busy cycles by engine', 'one bar per layer in order of its first cycle (per-layer CSV)', {
+  const rows = [], stalls = Object.keys(layers[0]).filter((k) => k.startsWith('stall_'));
+  for (const r of layers)
+    for (const e of engines.concat(stalls)) rows.push({ i: r.i, layer: String(r.layer), engine: e.replace(/^busy_/, ''), cycles: num(r[e]) });
+  const names = engines.map((e) => e.slice(5)).concat(stalls);
+  const colors = PAL.slice(0, engines.length).concat(['#8c564b', '#ff7f0e', '#e377c2'].slice(0, stalls.length));
+  add('layers', 'Per-layer cycles: busy by engine, stalled by reason',
+    'one bar per layer in order of its first cycle; engine cycles summed over the engines, so a bar may exceed the layer\'s span (per-layer CSV)', {
     width: W, height: 260, data: { values: rows }, mark: { type: 'bar' },
     encoding: {
       x: { field: 'i', type: 'ordinal', title: 'layer (order of start)', axis: { labelOverlap: true, labelAngle: 0 } },
-      y: { field: 'cycles', type: 'quantitative', aggregate: 'sum', title: 'busy cycles' },
-      color: { field: 'engine', type: 'nominal', scale: { domain: names, range: PAL.slice(0, names.length) } },
-      tooltip: [{ field: 'layer' }, { field: 'engine' }, { field: 'cycles', aggregate: 'sum' }] } },
-  PAL.slice(0, names.length));
+      y: { field: 'cycles', type: 'quantitative', aggregate: 'sum', title: 'engine cycles' },
+      color: { field: 'engine', type: 'nominal', title: 'busy / stall', scale: { domain: names, range: colors } },
+      order: { field: 'k', type: 'quantitative' },
+      tooltip: [{ field: 'layer' }, { field: 'engine' }, { field: 'cycles', aggregate: 'sum' }] },
+    transform: [{ calculate: 'indexof(' + JSON.stringify(names) + ', datum.engine)', as: 'k' }] },
+  ['load0', 'mxu', 'stall_ddr'].filter((n) => names.includes(n)).map((n) => colors[names.indexOf(n)]));
 }
 
 function plotEngines() {
