@@ -166,8 +166,8 @@ function plotPareto() {
   if (!rows.length) return;
   const n1 = pareto(rows, 'lmem'), n2 = pareto(rows, 'mxu');
   const chart = (xf, title) => ({ width: W / 2 - 60, height: 300,
-    encoding: { x: { field: xf, type: 'quantitative', scale: { type: 'log' }, title },
-      y: { field: 'cycles', type: 'quantitative', scale: { type: 'log' }, title: 'simulated cycles' },
+    encoding: { x: { field: xf, type: 'quantitative', scale: { type: 'log', nice: false, padding: 24 }, title },
+      y: { field: 'cycles', type: 'quantitative', scale: { type: 'log', nice: false, padding: 24 }, title: 'simulated cycles' },
       color: { field: 'model', type: 'nominal', scale: { range: PAL } } },
     layer: [{ transform: [{ filter: `datum.front_${xf}` }], mark: { type: 'line', strokeWidth: 2 } },
       { mark: { type: 'point', filled: true, opacity: 1, size: 60 },
