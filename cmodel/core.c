@@ -38,6 +38,7 @@ void ct_sim_result_free(ct_sim_result *res) {
   free(res->start);
   free(res->end);
   free(res->busy);
+  free(res->stall);
   free(res->engine);
   memset(res, 0, sizeof *res);
 }
@@ -53,8 +54,9 @@ static ct_status alloc_result(sim *s) {
   r->start = malloc(n * sizeof *r->start);
   r->end = malloc(n * sizeof *r->end);
   r->busy = calloc(n, sizeof *r->busy);
+  r->stall = calloc(n * CT_STALL_COUNT, sizeof *r->stall);
   r->engine = malloc(n * sizeof *r->engine);
-  if (!r->counters.engines || !r->start || !r->end || !r->busy || !r->engine)
+  if (!r->counters.engines || !r->start || !r->end || !r->busy || !r->stall || !r->engine)
     return ct_diag_set(s->d, CT_ERR_LIMIT, "out of memory for %u instructions", s->n);
   for (uint32_t i = 0; i < s->n; i++) {
     r->start[i] = r->end[i] = UINT64_MAX;

@@ -87,6 +87,10 @@ typedef struct ct_sim_result {
   ct_sim_counters counters;     /* engines array owned (ct_sim_result_free) */
   uint64_t *start, *end;        /* per instruction; UINT64_MAX when never run */
   uint64_t *busy;               /* per instruction busy cycles */
+  uint64_t *stall;              /* per instruction i: stall[i * CT_STALL_COUNT + reason], the cycles
+                                 * its engine stalled while running it (bank conflict, DDR latency)
+                                 * or while it waited at the queue head (semaphore); queue_full
+                                 * stalls have no instruction and count nowhere here */
   int *engine;                  /* per instruction engine index (-1 ctrl) */
   uint32_t n_ops;
   int end_code;                 /* END's code field, 0 if none */

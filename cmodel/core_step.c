@@ -210,18 +210,19 @@ void ct_sim_account(sim *s, uint64_t k) {
     engine *e = &s->e[i];
     ct_engine_counters *c = &s->res->counters.engines[i];
     if (e->run >= 0) {
-      if (!e->granted)
-        c->stall[CT_STALL_BANK] += k;
-      else if (e->dma && ct_dma_xfer_in_latency(&e->x))
-        c->stall[CT_STALL_DDR] += k;
-      else {
+      int why = !e->granted ? CT_STALL_BANK : e->dma && ct_dma_xfer_in_latency(&e->x) ? CT_STALL_DDR : -1;
+      if (why >= 0) {
+        c->stall[why] += k;
+        s->res->stall[(size_t)e->run * CT_STALL_COUNT + (size_t)why] += k;
+      } else {
         c->busy += k;
         s->res->busy[e->run] += k;
         busy_unit[e->unit] = true;
       }
-    } else if (e->qlen > 0)
+    } else if (e->qlen > 0) {
       c->stall[CT_STALL_SEM] += k;
-    else if (s->blocked_full)
+      s->res->stall[(size_t)e->q[e->qhead] * CT_STALL_COUNT + CT_STALL_SEM] += k;
+    } else if (s->blocked_full)
       c->stall[CT_STALL_QUEUE] += k;
     else
       c->idle += k;

@@ -348,6 +348,7 @@ static ct_status layer_counters(run_ctx *x, ct_sim_run_output *out, ct_diag *d) 
     if (r->start[i] < l->start) l->start = r->start[i];
     if (r->end[i] > l->end) l->end = r->end[i];
     if (r->engine[i] >= 0) l->busy[r->engine[i]] += r->busy[i];
+    for (int s = 0; s < CT_STALL_COUNT; s++) l->stall[s] += r->stall[(size_t)i * CT_STALL_COUNT + (size_t)s];
     l->macs += x->ops[i].macs;
     l->ddr_bytes_read += x->ops[i].ddr_read;
     l->ddr_bytes_written += x->ops[i].ddr_written;

@@ -31,6 +31,7 @@ cp x.pb data/a.pb && cp x.pb data/b.pb && printf 'data/a.pb\ndata/b.pb\n' > list
 grep -m1 'top.Conv' m.top | sed 's/.*loc("\([^"]*\)".*/\1 BF16/' > q.txt
 sed 's/weights = "m.top.h5"/weights = "w.h5"/' m.top > n.top && cp m.top.h5 w.h5
 grep -q 'weights = "w.h5"' n.top || fail "n.top names no w.h5"
+mkdir run && "$ctpu" sim m.ctpu --input x.pb -o run/y.h5 --summary run/s.json --report run/l.csv || fail sim
 cp m.cali cal.h5 && cp chip.json c.groups.csv && cp x.pb k.h5
 ln -s m.top link.top
 rm -rf "$orig" && cp -a "$w" "$orig"
@@ -90,6 +91,7 @@ for f in m.tpu m.tpu.h5 chip.json; do refuse "plan -o $f" plan m.tpu --chip chip
 for f in m.ctpu x.pb chip.json m.tpu m.tpu.h5; do refuse "sim -o $f" sim m.ctpu --chip chip.json --model m.tpu --input x.pb -o $f; done
 for o in --dump-all --trace --report --summary; do refuse "sim $o input" sim m.ctpu --input x.pb -o o.h5 $o x.pb; done
 refuse "sim -o = --trace" sim m.ctpu --input x.pb -o o.h5 --trace o.h5
+for f in run/s.json run/l.csv run/../run/s.json chip.json; do refuse "report -o $f" report run --chip chip.json -o $f; done
 
 # every command's help, and the version
 for c in $("$ctpu" --help | awk '/^commands:/ {on = 1; next} on && NF {print $1}'); do

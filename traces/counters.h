@@ -50,6 +50,8 @@ typedef struct ct_layer_counters {
   int64_t group;                  /* layer group id of the first instruction, -1 if none */
   uint64_t start, end;            /* first start and last completion cycle */
   uint64_t *busy;                 /* n_engines busy cycles of this layer's instructions */
+  uint64_t stall[CT_STALL_COUNT]; /* cycles engines stalled on this layer's instructions, by
+                                   * reason, Σ over engines (queue_full: always 0, no instruction) */
   uint64_t macs;
   uint64_t ddr_bytes_read, ddr_bytes_written;
   uint64_t insns;

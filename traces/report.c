@@ -134,8 +134,10 @@ static bool layer_row(sbuf *b, const ct_sim_counters *c, const ct_layer_counters
   ok = ok && sb_printf(b, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, l->group,
                        l->start, l->end, l->end - l->start, l->insns);
   for (int e = 0; ok && e < c->n_engines; e++) ok = sb_printf(b, ",%" PRIu64, l->busy[e]);
-  return ok && sb_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", l->macs,
-                         l->ddr_bytes_read, l->ddr_bytes_written);
+  ok = ok && sb_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, l->macs, l->ddr_bytes_read, l->ddr_bytes_written);
+  for (int s = 0; ok && s < CT_STALL_COUNT; s++)
+    if (s != CT_STALL_QUEUE) ok = sb_printf(b, ",%" PRIu64, l->stall[s]);
+  return ok && sb_printf(b, "\n");
 }
 
 ct_status ct_report_layers(const char *path, const ct_sim_counters *c,
@@ -143,7 +145,10 @@ ct_status ct_report_layers(const char *path, const ct_sim_counters *c,
   sbuf b = {0};
   bool ok = sb_printf(&b, "layer,group,start,end,cycles,instructions");
   for (int e = 0; ok && e < c->n_engines; e++) ok = sb_printf(&b, ",busy_%s", c->engines[e].name);
-  ok = ok && sb_printf(&b, ",macs,ddr_bytes_read,ddr_bytes_written\n");
+  ok = ok && sb_printf(&b, ",macs,ddr_bytes_read,ddr_bytes_written");
+  for (int s = 0; ok && s < CT_STALL_COUNT; s++)
+    if (s != CT_STALL_QUEUE) ok = sb_printf(&b, ",stall_%s", ct_stall_name((ct_stall)s));
+  ok = ok && sb_printf(&b, "\n");
   for (int i = 0; ok && i < n_layers; i++) ok = layer_row(&b, c, &layers[i]);
   ct_status st = ok ? ct_outfile_write(path, put_text, b.p, d)
                     : ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory building the report", path);

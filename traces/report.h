@@ -19,7 +19,8 @@ char *ct_report_summary_text(const ct_sim_counters *c);
 
 /* Writes the per-layer CSV (RFC 4180 quoting): header
  * layer,group,start,end,cycles,instructions,busy_<engine>...,macs,ddr_bytes_read,
- * ddr_bytes_written — one row per layer in the given order; cycles = end − start.
+ * ddr_bytes_written,stall_bank_conflict,stall_ddr,stall_semaphore — one row per layer in the
+ * given order; cycles = end − start; stall_* = the layer's stall cycles, Σ over engines.
  * Errors: CT_ERR_INPUT (cannot write path). */
 ct_status ct_report_layers(const char *path, const ct_sim_counters *c,
                            const ct_layer_counters *layers, int n_layers, ct_diag *d);
