@@ -99,7 +99,7 @@ START_TEST(test_halo_chain) {
   spec sp[2] = {{'c', 8, 3, 1, 1, 1}, {'c', 8, 3, 2, 1, 1}};
   ct_graph *g = chain(4, 16, 16, sp, 2);
   ct_chip c = chip_with(1 << 20, 16);
-  ct_lg_options o = {CT_LG_DP, 1, 0};
+  ct_lg_options o = {.strategy = CT_LG_DP, .assume_bytes = 1};
   lg_ctx x;
   ct_diag d;
   ck_assert(ct_lg_ctx_init(&x, g, &c, &o, &d) == CT_OK);
@@ -186,7 +186,7 @@ START_TEST(test_pipeline_hand) {
 END_TEST
 
 static ct_lg_plan *plan_or_fail(const ct_graph *g, const ct_chip *c, ct_lg_strategy s) {
-  ct_lg_options o = {s, 1, 0};
+  ct_lg_options o = {.strategy = s, .assume_bytes = 1};
   ct_lg_plan *p = NULL;
   ct_diag d;
   ck_assert_msg(ct_lg_plan_graph(g, c, &o, &p, &d) == CT_OK, "%s", d.msg);
@@ -198,7 +198,7 @@ static ct_lg_plan *plan_or_fail(const ct_graph *g, const ct_chip *c, ct_lg_strat
 /* Minimum over every partition of the chain into contiguous groups (bit i set = a group
  * ends after layer i) of the sum of the best tilings' cycles; -1 if none is feasible. */
 static int64_t brute_force(const ct_graph *g, const ct_chip *c) {
-  ct_lg_options o = {CT_LG_DP, 1, 0};
+  ct_lg_options o = {.strategy = CT_LG_DP, .assume_bytes = 1};
   lg_ctx x;
   ct_diag d;
   ck_assert(ct_lg_ctx_init(&x, g, c, &o, &d) == CT_OK);
@@ -315,7 +315,7 @@ START_TEST(test_fit_failure_message) {
   ct_diag d;
   ck_assert(ct_top_propagate(g, &d) == CT_OK);
   ct_chip c = chip_with(64 << 10, 16);
-  ct_lg_options o = {CT_LG_DP, 1, 0};
+  ct_lg_options o = {.strategy = CT_LG_DP, .assume_bytes = 1};
   ct_lg_plan *p = NULL;
   ck_assert_int_eq(ct_lg_plan_graph(g, &c, &o, &p, &d), CT_ERR_LIMIT);
   ck_assert_ptr_null(p);

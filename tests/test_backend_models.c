@@ -55,7 +55,7 @@ static void sweep_chip(int k, ct_chip *c) {
 }
 
 static ct_lg_plan *plan(const ct_graph *g, const ct_chip *c, ct_lg_strategy s, const char *model) {
-  ct_lg_options o = {s, 1, 0};
+  ct_lg_options o = {.strategy = s, .assume_bytes = 1};
   ct_lg_plan *p = NULL;
   ct_diag d;
   ck_assert_msg(ct_lg_plan_graph(g, c, &o, &p, &d) == CT_OK, "%s on %s (%s): %s", model, c->name,
@@ -174,7 +174,7 @@ START_TEST(test_tpu_graphs) {
     ct_chip c;
     if (k < 0) ct_chip_default(&c);
     else sweep_chip(k, &c);
-    ct_lg_options o = {CT_LG_NONE, 0, 0};
+    ct_lg_options o = {.strategy = CT_LG_NONE, .assume_bytes = 0};
     ct_lg_plan *p[2];
     for (int s = 0; s < 2; s++) {
       o.strategy = s ? CT_LG_DP : CT_LG_NONE;

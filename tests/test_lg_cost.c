@@ -126,7 +126,7 @@ START_TEST(test_estimate_is_simulated_compute) {
   ck_assert_msg(ct_ir_verify(g, &d) == CT_OK, "%s: %s", c->what, d.msg);
   ct_chip chip;
   ct_chip_default(&chip);
-  ct_lg_options opt = {CT_LG_NONE, 0, 0};
+  ct_lg_options opt = {.strategy = CT_LG_NONE, .assume_bytes = 0};
   ct_lg_plan *p;
   ck_assert_msg(ct_lg_plan_graph(g, &chip, &opt, &p, &d) == CT_OK, "%s: %s", c->what, d.msg);
   ct_program prog;
