@@ -182,9 +182,14 @@ float *ct_lower_const_f32(const ct_value *v, int64_t *n) {
 
 /* QDQ models (INT8): every y = DequantizeLinear(QuantizeLinear(x, s, zp), s, zp) on an
  * activation x gives x the parameters (s, zp, the Q's type); uses of y become uses of x and
- * the pair dies. Weight DequantizeLinear ops (constant int inputs) are left for the ops that
- * read them (their int initializers are used as they are). */
+ * the pair dies. x takes y's name (the first pair's, when x has several): the quantized
+ * value is what y is in the float model, so `ctpu compare` of a Top dump with a Tpu dump
+ * pairs it with y, not with the float x before the model's own quantization. Weight
+ * DequantizeLinear ops (constant int inputs) are left for the ops that read them (their int
+ * initializers are used as they are). */
 static ct_status strip_qdq(ct_lower_ctx *c) {
+  bool *renamed = calloc((size_t)c->n0 + 1, sizeof *renamed);
+  if (!renamed) return ct_diag_set(c->d, CT_ERR_LIMIT, "lower: out of memory");
   for (int i = 0; i < c->g->n_ops; i++) {
     ct_op *dq = c->g->ops[i];
     if (dq->dead || dq->kind != CT_OP_DEQUANTIZELINEAR) continue;
@@ -196,13 +201,16 @@ static ct_status strip_qdq(ct_lower_ctx *c) {
     ct_quant_param p = {ct_tensor_get_f64(sv->data, 0), zv ? (int32_t)ct_tensor_get_f64(zv->data, 0) : 0, qv->dtype};
     if (!(p.scale > 0) || (p.dt != CT_I8 && p.dt != CT_U8)) continue;
     if (x->id < c->n0 && !c->has_forced[x->id]) c->forced[x->id] = p, c->has_forced[x->id] = true;
-    for (int k = 0; k < c->g->n_outputs; k++)
-      if (c->g->outputs[k] == dq->out[0]) { /* the module output keeps its name */
-        const char *nm = x->name;
-        x->name = dq->out[0]->name, dq->out[0]->name = nm;
-      }
+    bool out = false;
+    for (int k = 0; k < c->g->n_outputs; k++) out |= c->g->outputs[k] == dq->out[0];
+    if (out || (x->id < c->n0 && !renamed[x->id] && !(x->def && x->def->kind == CT_OP_INPUT))) {
+      const char *nm = x->name; /* a module output keeps its name */
+      x->name = dq->out[0]->name, dq->out[0]->name = nm;
+      if (x->id < c->n0) renamed[x->id] = true;
+    }
     ct_graph_replace_uses(c->g, dq->out[0], x);
   }
+  free(renamed);
   return CT_OK;
 }
 
