@@ -65,7 +65,9 @@ enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, 
  * DONE (defaults: the tile's first / last instruction). Instruction i waits for the latest
  * earlier instruction j on each other compute engine that it must follow: one whose LMEM
  * regions (ct_isa_accesses, hulls) i reads after j wrote them (RAW) or writes over j's reads
- * or writes (WAR, WAW); its tile's LD (OUTFREE) waiter when i touches the same transfers'
+ * or writes (WAR, WAW); an MXU / VPU instruction the last MXU / VPU instruction of tile t − 2
+ * (the same buffer copies and banks);
+ * its tile's LD (OUTFREE) waiter when i touches the same transfers'
  * regions; tile 0's LD waiter (tables, resident weights); and an INFREE (DONE) signaller
  * follows the instructions of its tile before it that touch those regions. Same-engine
  * order is the engine queue's FIFO order. The tokens use one counting semaphore per
