@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/backend/cg_sched.h"
 #include "compiler/backend/lg_int.h"
 #include "isa/cost.h"
 #include "ops/tpu_util.h"
@@ -426,14 +427,15 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
   gr->ddr_load_bytes = pre_m, gr->ddr_store_bytes = 0;
   gr->compute_cycles = gr->load_cycles = gr->store_cycles = 0;
   /* a pipelined group's MOVEs run on load engine 0: alone there when there are two engines
-   * (cg_sched.c make_plan), else between the LOADs */
-  int le = (int)c->dma_load_engines;
-  bool own0 = gr->pipelined && le >= 2 && (mv[0] || mv[1] || mv[2]);
+   * or more, else between the LOADs; a tile's LOADs (STOREs) use at most CG_DMA_SLOTS engines
+   * (cg_sched.c make_plan) */
+  bool own0 = gr->pipelined && c->dma_load_engines >= 2 && (mv[0] || mv[1] || mv[2]);
+  int le = ct_cg_dma_slots(c->dma_load_engines, own0), se = ct_cg_dma_slots(c->dma_store_engines, 0);
   for (int t = 0; t < 3; t++) {
-    tc[t].ld = tc[t].ldd = ct_lg_dma_batch_cycles(c, ldv[t], ldx[t], own0 ? le - 1 : le);
+    tc[t].ld = tc[t].ldd = ct_lg_dma_batch_cycles(c, ldv[t], ldx[t], le);
     tc[t].mv = gr->pipelined ? mv[t] : 0;
     if (gr->pipelined) tc[t].ld = own0 ? (mv[t] > tc[t].ldd ? mv[t] : tc[t].ldd) : tc[t].ldd + mv[t];
-    tc[t].st = ct_lg_dma_batch_cycles(c, stv[t], stx[t], (int)c->dma_store_engines);
+    tc[t].st = ct_lg_dma_batch_cycles(c, stv[t], stx[t], se);
     gr->ddr_load_bytes += cnt[t] * tc[t].ldm, gr->ddr_store_bytes += cnt[t] * tc[t].stm;
     gr->compute_cycles += cnt[t] * tc[t].per; /* overlapping tiles: their period, + the last one's rest below */
     gr->load_cycles += cnt[t] * tc[t].ld, gr->store_cycles += cnt[t] * tc[t].st;
@@ -441,7 +443,7 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
   if (tl->secs < 3) tc[1] = tc[0];
   gr->compute_cycles += tc[tl->secs == 1 ? 0 : 2].cp - tc[tl->secs == 1 ? 0 : 2].per; /* the last tile's rest */
   /* resident loads run beside tile 0's: pre = what they add to its loads */
-  int64_t pre = ct_lg_dma_batch_cycles(c, first, nfirst, own0 ? le - 1 : le) - tc[0].ldd;
+  int64_t pre = ct_lg_dma_batch_cycles(c, first, nfirst, le) - tc[0].ldd;
   if (pre < 0) pre = 0;
   free(buf);
   gr->load_cycles += pre;

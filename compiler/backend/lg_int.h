@@ -67,7 +67,7 @@ typedef struct lg_ctx {
 
 /* lg_overlap.c */
 /* Does the schedule order this chip's compute instructions by their data (cg_deps.c:
- * sem.count ≥ CG_SEM_DEPS_END, ≤ 2 DMA engines of each kind), not by one chain? */
+ * sem.count ≥ CG_SEM_DEPS_END), not by one chain? */
 bool ct_lg_dep_order(const ct_chip *c);
 /* The compute of one tile of layers [first, first + n) (lc[k]: cycles of layer first + k,
  * mv[k]: its MOVE cycles on load engine 0) when instructions wait only for their data: a

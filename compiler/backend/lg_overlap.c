@@ -13,7 +13,7 @@
 enum { SIM_TILES = 4 };
 
 bool ct_lg_dep_order(const ct_chip *c) {
-  return c->sem_count >= CG_SEM_DEPS_END && c->dma_load_engines <= 2 && c->dma_store_engines <= 2;
+  return c->sem_count >= CG_SEM_DEPS_END;
 }
 
 /* Engine of layer k: load engine 0 when its MOVEs are most of it, else its unit's. */
