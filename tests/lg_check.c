@@ -232,7 +232,7 @@ bool lg_check_plan(const ct_lg_plan *p, char *msg, size_t n) {
     bool view = g->n_tiles == 0 && g->n_bufs == 0 && g->cycles == 0; /* GMEM views */
     if (g->n_tiles != g->nsecs * g->secs && !view) FAIL("group %d: tiles %lld != %lld x %lld", gi, (long long)g->n_tiles,
                                                 (long long)g->nsecs, (long long)g->secs);
-    if (g->pipelined && p->chip.lmem_banks < CT_LG_NCLS) FAIL("group %d pipelined with %lld banks", gi, (long long)p->chip.lmem_banks);
+    if (g->pipelined && p->chip.lmem_banks < CT_LG_CLS_MID1) FAIL("group %d pipelined with %lld banks", gi, (long long)p->chip.lmem_banks);
     if (g->cycles < g->compute_cycles || g->cycles > g->compute_cycles + g->load_cycles + g->store_cycles)
       FAIL("group %d: %lld cycles outside [compute %lld, serial %lld]", gi, (long long)g->cycles,
            (long long)g->compute_cycles, (long long)(g->compute_cycles + g->load_cycles + g->store_cycles));

@@ -182,6 +182,19 @@ START_TEST(test_pipeline_hand) {
   ck_assert_int_eq(ct_lg_pipeline_cycles(3, ld, cp, st, 7, false), 112);
   int64_t ld2[2] = {50, 5}, cp2[2] = {10, 10}, st2[2] = {1, 40};
   ck_assert_int_eq(ct_lg_pipeline_cycles(2, ld2, cp2, st2, 0, true), 50 + 10 + 10 + 40);
+  /* overlapping compute: a tile's compute 100 alone, 60 more per tile beside the previous one;
+   * 4 tiles: 10 + 4 · 60 + 10, and the last tile's 100 − 60 once = 300 */
+  ct_chip c;
+  ct_chip_default(&c);
+  lg_tilecost tc[3] = {{.ld = 10, .ldd = 10, .cp = 100, .per = 60, .st = 10}};
+  tc[1] = tc[2] = tc[0];
+  ck_assert_int_eq(ct_lg_pipeline_typed(&c, 4, 4, tc, 0, true, false), 300);
+  /* a tile's compute (930 alone, period 508) holds its IN copy from its start to its end:
+   * tile t + 2's LOAD (356) waits for it, so two steps take at least 356 + 930 = 2 · 643.
+   * 4 tiles: 356 (load 0) + 3 · 643 + 508 (compute 3, store 2: 10) + 10 + (930 − 508) = 3225 */
+  lg_tilecost th[3] = {{.ld = 356, .ldd = 356, .cp = 930, .per = 508, .hold_in = 930, .hold_out = 0, .st = 10}};
+  th[1] = th[2] = th[0];
+  ck_assert_int_eq(ct_lg_pipeline_typed(&c, 4, 4, th, 0, true, false), 3225);
 }
 END_TEST
 

@@ -100,10 +100,13 @@ static int find(const uint8_t *tb, int lo, int hi, int b, bool last, int dflt) {
 }
 
 /* The latest instruction per other class that k must follow (indices into the compute order):
- * its data, and the roles of its tile r (cg_staged.role) — the instructions after the LD
- * (OUTFREE) waiter that read the loads' (write the stores') regions follow it, the INFREE
- * (DONE) signaller follows those before it, everything follows tile 0's LD waiter. */
-static void deps_of(const node *nd, const uint8_t *tb, int k, int lo, const int r[4], int ldw0,
+ * its data, an MXU / VPU instruction tile t − 2's last MXU and VPU instructions (back2: the
+ * tile with the same buffer copies, whose banks the cmodel would grant one engine at a time
+ * anyway; not the MOVEs, which would hold up the LOADs queued behind them), and the roles of
+ * its tile r (cg_staged.role) — the instructions after the LD (OUTFREE) waiter that read the
+ * loads' (write the stores') regions follow it, the INFREE (DONE) signaller follows those
+ * before it, everything follows tile 0's LD waiter. */
+static void deps_of(const node *nd, const uint8_t *tb, int k, int lo, const int r[4], int ldw0, const int back2[N_CLS],
                     const int sig[N_CLS][N_CLS], int dep[N_CLS]) {
   int e = nd[k].cls, open = 0;
   for (int c = 0; c < N_CLS; c++) dep[c] = -1, open += c != e;
@@ -116,6 +119,8 @@ static void deps_of(const node *nd, const uint8_t *tb, int k, int lo, const int 
     if (conflict(&nd[j], &nd[k])) dep[c] = j, done[c] = true, open--;
   }
   need(nd, k, ldw0, dep); /* tile 0's loads hold the tables and resident weights */
+  for (int c = 1; c < N_CLS && nd[k].cls > 0; c++) /* MXU / VPU: tile t − 2 used the same copies and banks */
+    need(nd, k, back2[c], dep);
   if (tb[k] & 1) need(nd, k, r[0], dep);
   if (tb[k] & 8) need(nd, k, r[1], dep);
   for (int j = lo; j < k && k == r[2]; j++)
@@ -140,7 +145,8 @@ bool ct_cg_dep_tokens(cg_stage *st, const int *const off[3], const int *const id
     for (int c = 0; c < N_CLS; c++) sig[p][c] = -1;
   int ldw0 = T > 0 ? find(tb, coff[0], coff[1], 1, false, coff[0]) : 0;
   for (int64_t t = 0; t < T; t++) {
-    int lo = coff[t], hi = coff[t + 1];
+    int lo = coff[t], hi = coff[t + 1], back2[N_CLS] = {-1, -1, -1}; /* tile t − 2's last instruction per class */
+    for (int k = t >= 2 ? coff[t - 2] : 0; t >= 2 && k < coff[t - 1]; k++) back2[nd[k].cls] = k;
     /* roles: LD waiter, OUTFREE waiter, INFREE signaller, DONE signaller */
     int r[4] = {find(tb, lo, hi, 1, false, lo), find(tb, lo, hi, 8, false, lo), 0, find(tb, lo, hi, 4, true, hi - 1)};
     r[2] = find(tb, lo, hi, 2, true, r[0]);
@@ -150,7 +156,7 @@ bool ct_cg_dep_tokens(cg_stage *st, const int *const off[3], const int *const id
     st->v[cidx[r[2]]].role |= CG_ROLE_INFREE, st->v[cidx[r[3]]].role |= CG_ROLE_DONE;
     for (int k = lo; k < hi; k++) {
       int dep[N_CLS], e = nd[k].cls;
-      deps_of(nd, tb, k, lo, r, ldw0, sig, dep);
+      deps_of(nd, tb, k, lo, r, ldw0, back2, sig, dep);
       for (int c = 0; c < N_CLS; c++) {
         if (dep[c] < 0 || dep[c] <= sig[c][e]) continue;
         st->v[cidx[dep[c]]].in.signal |= 1u << pair_sem(c, e);

@@ -30,6 +30,7 @@ typedef struct mg {
   ct_lg_group view;            /* odd tiles' view of the group (bufs: view_bufs) */
   ct_lg_buffer *view_bufs;
   int64_t tab_lm, tab_gm;      /* where the current group's tables start (LMEM, GMEM) */
+  int tab_part;                /* ct_cg_group_tables: 0 every layer's table, 1 the MXU layers', 2 the others' */
   int64_t lm_extra, gm_extra;  /* next free LMEM byte of the group, next free GMEM byte */
   int64_t lm_scratch;          /* next free scratch byte of the current layer (≥ lm_extra) */
   int li;                      /* the layer being emitted (ct_cg_emit_layer) */
@@ -86,7 +87,8 @@ ct_status ct_cg_add_table(mg *c, const ct_op *op, int li, const void *data, cons
  * bytes, or past the LMEM the planner reserved (the planner and the codegen disagree). */
 ct_status ct_cg_scratch_take(mg *c, const ct_op *op, lg_scratch_kind kind, const ct_value *v, int64_t bytes, int64_t *addr,
                        ct_diag *d);
-/* The per-layer tables of the current group: requant pairs of CONV/MATMUL, LUT bytes.
+/* The per-layer tables of the current group (of the layers c->tab_part selects): requant
+ * pairs of CONV/MATMUL, LUT bytes.
  * Errors: a float layer, a LUT without 256 entries, CT_ERR_LIMIT. */
 ct_status ct_cg_group_tables(mg *c, ct_diag *d);
 /* Weight zero points must be 0 (CONV and MATMUL have none): CT_ERR_INPUT otherwise. */

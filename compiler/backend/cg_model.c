@@ -61,7 +61,7 @@ static ct_status store_value(mg *c, const ct_value *y, int64_t t, ct_diag *d) {
 }
 
 /* The view of the group tile t sees: in a pipelined group, odd tiles use copy 1 of every
- * double buffer (the copies' numbers swapped), so ct_cg_lmem_of's copy 0 is the tile's own. (A
+ * double buffer (IN, WSLICE, OUT; MID when the plan double-buffers them) (the copies' numbers swapped), so ct_cg_lmem_of's copy 0 is the tile's own. (A
  * border Cast's result is an IN buffer of its readers, loaded from its own program input.) */
 static void tile_view(mg *c, const ct_lg_group *orig, int64_t t) {
   c->view = *orig, c->view.bufs = c->view_bufs, c->gr = &c->view;
@@ -69,7 +69,9 @@ static void tile_view(mg *c, const ct_lg_group *orig, int64_t t) {
   for (int i = 0; i < orig->n_bufs; i++) {
     ct_lg_buffer *b = &c->view_bufs[i];
     *b = orig->bufs[i];
-    if (swap && (b->kind == CT_LG_BUF_IN || b->kind == CT_LG_BUF_WSLICE || b->kind == CT_LG_BUF_OUT)) b->copy = 1 - b->copy;
+    bool dbl = b->kind == CT_LG_BUF_IN || b->kind == CT_LG_BUF_WSLICE || b->kind == CT_LG_BUF_OUT ||
+               (b->kind == CT_LG_BUF_MID && orig->dbl_mid);
+    if (swap && dbl) b->copy = 1 - b->copy;
   }
 }
 
@@ -130,6 +132,25 @@ static ct_status load_tables(mg *c, ct_diag *d) {
   return st;
 }
 
+/* The tables of a group with double MIDs: the MXU layers' and the others' in banks of their
+ * own (ct_lg_reserve_split, as the planner reserved them), one block LOAD each; the scratch
+ * starts at the next bank after them. */
+static ct_status split_tables(mg *c, ct_diag *d) {
+  const ct_lg_group *gr = c->gr;
+  int64_t at[3];
+  ct_lg_reserve_split(&c->p->chip, gr->lmem_bytes, ct_lg_group_table_part(&c->x, gr->first, gr->n_layers, true),
+                      ct_lg_group_table_part(&c->x, gr->first, gr->n_layers, false), 0, at);
+  ct_status st = CT_OK;
+  for (int part = 1; part <= 2 && !st; part++) {
+    c->tab_part = part, c->lm_extra = at[part - 1];
+    c->tab_lm = c->lm_extra, c->tab_gm = (c->gm_extra + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN;
+    st = ct_cg_group_tables(c, d);
+    if (!st) st = load_tables(c, d);
+  }
+  c->tab_part = 0, c->lm_extra = at[2];
+  return st;
+}
+
 static bool group_is_border(const mg *c) {
   for (int k = 0; k < c->gr->n_layers; k++) {
     const ct_op *op = c->p->layers[c->gr->first + k].op;
@@ -148,8 +169,8 @@ static ct_status model_group(mg *c, int gi, ct_diag *d) {
   c->view_bufs = malloc(sizeof *c->view_bufs * ((size_t)gr->n_bufs + 1));
   if (!c->view_bufs) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   c->tab_lm = (c->lm_extra + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN, c->tab_gm = (c->gm_extra + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN;
-  ct_status st = ct_cg_group_tables(c, d);
-  if (!st) st = load_tables(c, d);
+  ct_status st = gr->dbl_mid ? split_tables(c, d) : ct_cg_group_tables(c, d);
+  if (!st && !gr->dbl_mid) st = load_tables(c, d);
   for (int64_t t = 0; t < gr->n_tiles && !st; t++) {
     tile_view(c, gr, t);
     st = group_tile(c, t, t == 0, d);

@@ -53,6 +53,7 @@ ct_status ct_cg_group_tables(mg *c, ct_diag *d) {
       return no_float_cg(op, d);
     lg_table tab;
     ct_lg_layer_table(op, &tab);
+    if (c->tab_part && (c->p->layers[li].unit == CT_LG_UNIT_MXU) != (c->tab_part == 1)) continue;
     if (tab.kind == LG_TABLE_RQ) st = rq_table(c, op, li, &tab, d);
     else if (tab.kind == LG_TABLE_CONVT) st = ct_cg_convt_tables(c, op, li, &tab, d);
     else if (tab.kind == LG_TABLE_LUT) st = lut_table(c, op, li, &tab, d);

@@ -81,7 +81,8 @@ typedef struct plan {
   bool tiles_serial;       /* one tile at a time (SYNC between tiles): no cross-tile tokens */
   bool deps;               /* compute ordered by dependency tokens (dep_tokens), not the chain */
   int *off[3], *idx[3];   /* CSR per phase: tile t's instructions idx[ph][off[ph][t] .. off[ph][t+1]) */
-  uint32_t *lmask, *smask; /* load / store engine instances used by tile t */
+  uint32_t *lmask, *smask; /* load / store engine slots used by tile t (CG_DMA_SLOTS) */
+  int lbase;               /* load slot k is engine lbase + k (stores: engine k) */
 } plan;
 
 static void plan_free(plan *p) {
@@ -91,10 +92,10 @@ static void plan_free(plan *p) {
 
 static int64_t tile_of(const cg_staged *v) { return v->tile < 0 ? 0 : v->tile; }
 
-/* Builds the lists and spreads the transfers over the engines (least busy so far; in a
- * pipelined group whose compute has MOVEs, which run on load engine 0, the LOADs avoid engine
- * 0 when there is another). False when some tile has no compute or a tile index is out of
- * range (then: serial). */
+/* Builds the lists and spreads the transfers over the engine slots (least busy so far;
+ * ct_cg_dma_slots: in a pipelined group whose compute has MOVEs, which run on load engine 0,
+ * the LOADs use the engines after it when there are any). False when some tile has no compute
+ * or a tile index is out of range (then: serial). */
 static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, bool pipelined, plan *p, bool *oom) {
   memset(p, 0, sizeof *p);
   p->T = T;
@@ -120,7 +121,8 @@ static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, bool pipelined
   int nl = (int)s->chip->dma_load_engines, ns = (int)s->chip->dma_store_engines;
   bool moves = false;
   for (int i = 0; i < st->n; i++) moves = moves || st->v[i].in.op == CT_ISA_MOVE;
-  bool own0 = pipelined && moves && nl >= 2;
+  p->lbase = pipelined && moves && nl >= 2;
+  nl = ct_cg_dma_slots(nl, p->lbase), ns = ct_cg_dma_slots(ns, 0);
   int *pos = calloc((size_t)T * 3 + 1, sizeof *pos);
   if (!pos) return *oom = true, false;
   for (int i = 0; i < st->n; i++) {
@@ -129,8 +131,8 @@ static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, bool pipelined
     int64_t t = tile_of(v);
     p->idx[ph][fill[ph][t] + pos[3 * t + ph]++] = i;
     int64_t *b = ph == PH_LOAD ? lb : sb;
-    int n = ph == PH_LOAD ? nl : ns, e = (ph == PH_LOAD && own0) || (n > 1 && b[1] < b[0]) ? 1 : 0;
-    if (ph == PH_LOAD) v->in.load.eng = e, p->lmask[t] |= bit(e), lb[e] += dma_cost(s->chip, &v->in);
+    int n = ph == PH_LOAD ? nl : ns, e = n > 1 && b[1] < b[0] ? 1 : 0;
+    if (ph == PH_LOAD) v->in.load.eng = p->lbase + e, p->lmask[t] |= bit(e), lb[e] += dma_cost(s->chip, &v->in);
     else if (ph == PH_STORE) v->in.store.eng = e, p->smask[t] |= bit(e), sb[e] += dma_cost(s->chip, &v->in);
     else if (v->in.op == CT_ISA_MOVE) v->in.move.eng = 0; /* the compute chain's load-engine link */
   }
@@ -138,7 +140,10 @@ static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, bool pipelined
   return true;
 }
 
-static int eng_of(const ct_insn *in) { return in->op == CT_ISA_LOAD ? (int)in->load.eng : (int)in->store.eng; }
+/* The engine slot of a LOAD or STORE (plan.lbase). */
+static int slot_of(const plan *p, const ct_insn *in) {
+  return in->op == CT_ISA_LOAD ? (int)in->load.eng - p->lbase : (int)in->store.eng;
+}
 
 /* sem(base, b, e) = base + 2b + e */
 static int sem(int base, int64_t b, int e) { return base + 2 * (int)b + e; }
@@ -153,10 +158,10 @@ static ct_status dma_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int
   ct_status rc = CT_OK;
   for (int k = lo; k < hi && !rc; k++) {
     cg_staged *v = &st->v[p->idx[ph][k]];
-    int e = eng_of(&v->in);
+    int e = slot_of(p, &v->in);
     bool first = true, last = true;
-    for (int j = lo; j < k; j++) first = first && eng_of(&st->v[p->idx[ph][j]].in) != e;
-    for (int j = k + 1; j < hi; j++) last = last && eng_of(&st->v[p->idx[ph][j]].in) != e;
+    for (int j = lo; j < k; j++) first = first && slot_of(p, &st->v[p->idx[ph][j]].in) != e;
+    for (int j = k + 1; j < hi; j++) last = last && slot_of(p, &st->v[p->idx[ph][j]].in) != e;
     if (first && wait_on) v->in.wait |= bit(sem(wait_base, t % 2, e));
     if (last && sig_on) v->in.signal |= bit(sem(sig_base, t % 2, e));
     if (first && t > 0 && (mask[t - 1] & bit(1 - e))) v->in.wait |= bit(seq + (1 - e)); /* (1 − e) → e */
@@ -239,8 +244,7 @@ ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, 
   bool oom = false;
   plan p;
   memset(&p, 0, sizeof p);
-  bool ok = s->chip->sem_count >= CG_SEM_PIPELINE && s->chip->dma_load_engines <= 2 && s->chip->dma_store_engines <= 2 &&
-            make_plan(s, st, n_tiles, pipelined && n_tiles >= 2, &p, &oom);
+  bool ok = s->chip->sem_count >= CG_SEM_PIPELINE && make_plan(s, st, n_tiles, pipelined && n_tiles >= 2, &p, &oom);
   if (ok && s->chip->sem_count >= CG_SEM_DEPS_END) {
     _Static_assert(PH_LOAD == 0 && PH_COMPUTE == 1 && PH_STORE == 2, "ct_cg_dep_tokens' phase order");
     p.deps = ct_cg_dep_tokens(st, (const int *const *)p.off, (const int *const *)p.idx, p.T, &oom);

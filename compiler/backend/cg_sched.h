@@ -51,6 +51,18 @@ typedef struct cg_sched {
 enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, CG_SEM_LSEQ = 20, CG_SEM_SSEQ = 22,
        CG_SEM_PIPELINE = 24, CG_SEM_DEP = 24, CG_SEM_DEPS_END = 30 };
 
+/* DMA engine slots of one phase (loads or stores) of a tile: the semaphores above name two per
+ * kind and copy, so a tile's LOADs (STOREs) use at most two engines. Slot k is engine
+ * base + k: base 1 for the LOADs of a pipelined group whose compute has MOVEs when the chip
+ * has two load engines or more (the MOVEs have engine 0 to themselves), else 0. */
+enum { CG_DMA_SLOTS = 2 };
+
+/* The slots a phase spreads its transfers over: min(engines − base, CG_DMA_SLOTS), ≥ 1. */
+static inline int ct_cg_dma_slots(int64_t engines, int base) {
+  int64_t n = engines - base;
+  return n < 1 ? 1 : n > CG_DMA_SLOTS ? CG_DMA_SLOTS : (int)n;
+}
+
 /* Semaphores CG_SEM_DEP .. CG_SEM_DEPS_END − 1 order the compute instructions of a group by
  * their data (cg_deps.c) instead of the chain 0..3: one counting semaphore per ordered pair
  * (producer engine → consumer engine) of the compute engines (load engine 0 for MOVEs, MXU,
@@ -65,7 +77,9 @@ enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, 
  * DONE (defaults: the tile's first / last instruction). Instruction i waits for the latest
  * earlier instruction j on each other compute engine that it must follow: one whose LMEM
  * regions (ct_isa_accesses, hulls) i reads after j wrote them (RAW) or writes over j's reads
- * or writes (WAR, WAW); its tile's LD (OUTFREE) waiter when i touches the same transfers'
+ * or writes (WAR, WAW); an MXU / VPU instruction the last MXU / VPU instruction of tile t − 2
+ * (the same buffer copies and banks);
+ * its tile's LD (OUTFREE) waiter when i touches the same transfers'
  * regions; tile 0's LD waiter (tables, resident weights); and an INFREE (DONE) signaller
  * follows the instructions of its tile before it that touch those regions. Same-engine
  * order is the engine queue's FIFO order. The tokens use one counting semaphore per
@@ -88,12 +102,12 @@ void ct_cg_stage_free(cg_stage *s);
  * (ordered by dependency tokens, ct_cg_dep_tokens, when the chip has CG_SEM_DEPS_END
  * semaphores, else a chain: each waits for the previous one when the engine changes; its
  * LD / OUTFREE waiters wait LD of its tile and OUTFREE of tile s − 3's stores, its INFREE /
- * DONE signallers signal INFREE for tile s + 1's loads and DONE for its stores), LOADs of tile s (spread over the load engines by time; the first on
- * engine e waits INFREE(b, e) from tile s − 2's compute, the last signals LD(b, e); b = s mod
- * 2) — or, with `loads_first`, these LOADs before that compute (the compute's MOVEs share
+ * DONE signallers signal INFREE for tile s + 1's loads and DONE for its stores), LOADs of tile s (spread over the load engine slots by time,
+ * CG_DMA_SLOTS; the first on slot e waits INFREE(b, e) from tile s − 2's compute, the last
+ * signals LD(b, e); b = s mod 2) — or, with `loads_first`, these LOADs before that compute (the compute's MOVEs share
  * load engine 0 with them: first the compute when its MOVEs come early in its chain, first
  * the LOADs when they come late; the planner chooses, lg_eval.c group_costs), the
- * STOREs of tile s − 2 (the first on engine e waits DONE(b, e), the last signals
+ * STOREs of tile s − 2 (the first on slot e waits DONE(b, e), the last signals
  * OUTFREE(b, e) when tile s has compute). Every wait's signaller precedes it in program order
  * and every signal has exactly one waiter, so no deadlock for any queue depth and every
  * semaphore is 0 when the group ends. Otherwise serial: program order, one chain token at

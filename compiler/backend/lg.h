@@ -68,11 +68,18 @@ typedef enum ct_lg_buf_kind {
   CT_LG_BUF_IN,     /* group input tile, loaded every tile (double-buffered when pipelined) */
   CT_LG_BUF_RES,    /* resident: weights and inputs identical for every tile, loaded once */
   CT_LG_BUF_WSLICE, /* weight slice loaded every tile (output-channel split) */
-  CT_LG_BUF_MID,    /* intermediate, produced and consumed within one tile's compute */
+  CT_LG_BUF_MID,    /* intermediate, produced and consumed within one tile's compute
+                     * (double-buffered when pipelined and ct_lg_group.dbl_mid) */
   CT_LG_BUF_OUT     /* group output tile, stored every tile (double-buffered when pipelined) */
 } ct_lg_buf_kind;
 
-enum { CT_LG_CLS_IN0, CT_LG_CLS_IN1, CT_LG_CLS_OUT0, CT_LG_CLS_OUT1, CT_LG_CLS_COMPUTE, CT_LG_NCLS };
+/* Bank classes of a pipelined group: the IN / WSLICE and OUT copies, the compute buffers (MID
+ * copy 0, RES); with double MIDs (ct_lg_group.dbl_mid) the MID copies 1 and the resident
+ * buffers only MXU layers read (RESM) and the others (RESV) get ranges of their own, so the
+ * MXU working on tile t + 1 and the VPU on tile t never share a bank (the cmodel serializes
+ * engines that do). A pipeline needs banks for the first CT_LG_CLS_MID1 classes at least. */
+enum { CT_LG_CLS_IN0, CT_LG_CLS_IN1, CT_LG_CLS_OUT0, CT_LG_CLS_OUT1, CT_LG_CLS_COMPUTE, CT_LG_CLS_MID1, CT_LG_CLS_RESM,
+       CT_LG_CLS_RESV, CT_LG_NCLS };
 
 typedef struct ct_lg_buffer {
   int value;            /* value id in the graph */
@@ -92,6 +99,8 @@ typedef struct ct_lg_group {
   int64_t tile_shape[CT_MAX_DIMS]; /* largest tile of the last layer's output */
   int tile_ndim;
   bool pipelined;       /* double-buffered, load/compute/store overlapped */
+  bool dbl_mid;         /* pipelined with double MID buffers: tile t uses copy t mod 2, so
+                         * its compute overlaps tile t − 1's (docs/pipeline.md) */
   bool loads_first;     /* pipelined: each step issues the next tile's LOADs before the
                          * compute (whose MOVEs then queue behind them on load engine 0);
                          * else the compute first (docs/pipeline.md "Order within a step") */
@@ -99,7 +108,9 @@ typedef struct ct_lg_group {
   int64_t lmem_bytes;   /* end of the highest buffer */
   int64_t reserved_bytes; /* LMEM after the buffers kept for the codegen's tables and scratch */
   int64_t cycles;       /* estimated cycles (pipeline cost model) */
-  int64_t compute_cycles, load_cycles, store_cycles; /* sums over tiles, without overlap */
+  int64_t compute_cycles, load_cycles, store_cycles; /* sums over tiles, without overlap between
+                                                      * phases (compute: overlapping tiles count
+                                                      * their period, lg_overlap.c) */
   int64_t ddr_load_bytes, ddr_store_bytes;           /* burst-rounded bytes moved */
   int bank_lo[CT_LG_NCLS], bank_hi[CT_LG_NCLS];      /* banks [lo, hi) of each class */
   ct_lg_buffer *bufs;

@@ -110,6 +110,14 @@ bool ct_lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
   return nb <= c->lmem_banks;
 }
 
+int64_t ct_lg_reserve_split(const ct_chip *c, int64_t end, int64_t tab_mxu, int64_t tab_vpu, int64_t scratch, int64_t at[3]) {
+  int64_t bank = c->lmem_bytes / c->lmem_banks;
+  at[0] = align_up(end, bank);
+  at[1] = align_up(at[0] + tab_mxu, bank);
+  at[2] = align_up(at[1] + tab_vpu, bank);
+  return at[2] + scratch;
+}
+
 int64_t ct_lg_reserve_end(int64_t end, int64_t tables, int64_t scratch) {
   if (tables) end = align_up(end, LG_ALIGN) + tables;
   if (scratch) end = align_up(end, LG_ALIGN) + scratch;

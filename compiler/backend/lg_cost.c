@@ -84,10 +84,19 @@ static int64_t step_time(const ct_chip *c, const lg_tilecost *l, const lg_tileco
   int64_t t = l ? l->ldd : 0, mv = p ? p->mv : 0;
   if (c->dma_load_engines == 1) t += mv;
   else if (mv > t) t = mv;
-  if (p && p->cp > t) t = p->cp;
+  int64_t pc = p ? (p->per ? p->per : p->cp) : 0; /* compute overlapping the previous tile's (lg_overlap.c) */
+  if (p && pc < p->cp) { /* a tile's compute outlasts its step: two steps hold a double
+      * buffer's copy for its LOAD and the compute reading it, or for the compute writing it
+      * and its STORE (tile t + 2 reuses the copy) */
+    if (l && cdiv(l->ldd + p->hold_in, 2) > pc) pc = cdiv(l->ldd + p->hold_in, 2);
+    if (s && cdiv(p->hold_out + s->st, 2) > pc) pc = cdiv(p->hold_out + s->st, 2);
+  }
+  if (pc > t) t = pc;
   if (s && s->st > t) t = s->st;
-  /* load and store engines share the DDR bandwidth */
-  int64_t ddr = cdiv((l ? l->ldm : 0) + (s ? s->stm : 0), c->gmem_bytes_per_cycle);
+  /* load and store engines share the DDR bandwidth: transfers starting together each wait
+   * the latency, then move their bytes at a share of the rate (dma/dma.h) */
+  int64_t both = (l ? l->ldm : 0) + (s ? s->stm : 0);
+  int64_t ddr = both ? c->gmem_latency_cycles + cdiv(both, c->gmem_bytes_per_cycle) : 0;
   if (ddr > t) t = ddr;
   if (l && p && p->mv && c->dma_load_engines == 1) { /* the load engine: the next tile's LOADs and this
       * tile's MOVEs, one after the other in program order (with two engines the MOVEs have
@@ -116,5 +125,7 @@ int64_t ct_lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, co
     const lg_tilecost *st = s >= 2 && s - 2 < n_tiles ? &tc[tile_type(s - 2, secs)] : NULL;
     total += step_time(c, l, p, st, loads_first);
   }
+  const lg_tilecost *last = &tc[tile_type(n_tiles - 1, secs)]; /* its compute alone, beyond its period */
+  if (n_tiles > 0 && last->per && last->per < last->cp) total += last->cp - last->per;
   return total;
 }

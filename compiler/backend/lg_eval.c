@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/backend/cg_sched.h"
 #include "compiler/backend/lg_int.h"
 #include "isa/cost.h"
 #include "ops/tpu_util.h"
@@ -289,8 +290,18 @@ static bool push_buf(ct_lg_group *gr, int cap, const gval *g, ct_lg_buf_kind kin
   return true;
 }
 
-/* LMEM buffers of the group from its values (double buffers when pipelined). */
-static bool make_buffers(ct_lg_group *gr, gval *gv, int nv) {
+/* LMEM buffers of the group from its values (double buffers when pipelined; MIDs too when
+ * gr->dbl_mid). */
+/* Bank class of a resident buffer of a group with double MIDs: RESM when only MXU layers read it. */
+static int res_class(const lg_ctx *x, const ct_lg_group *gr, const ct_value *v) {
+  for (int k = x->cons_off[v->id]; k < x->cons_off[v->id + 1]; k++) {
+    int li = x->cons[k];
+    if (li >= gr->first && li < gr->first + gr->n_layers && x->layers[li].unit != CT_LG_UNIT_MXU) return CT_LG_CLS_RESV;
+  }
+  return CT_LG_CLS_RESM;
+}
+
+static bool make_buffers(const lg_ctx *x, ct_lg_group *gr, gval *gv, int nv) {
   int cap = 2 * nv + 1;
   gr->bufs = calloc((size_t)cap, sizeof *gr->bufs);
   if (!gr->bufs) return false;
@@ -298,8 +309,14 @@ static bool make_buffers(ct_lg_group *gr, gval *gv, int nv) {
     gval *g = &gv[i];
     if (g->bytes <= 0) continue;
     bool dbl = g->kind == CT_LG_BUF_IN || g->kind == CT_LG_BUF_WSLICE || g->kind == CT_LG_BUF_OUT;
-    if (!gr->pipelined || !dbl) {
+    if (gr->pipelined && gr->dbl_mid && g->kind == CT_LG_BUF_MID) {
       push_buf(gr, cap, g, g->kind, 0, CT_LG_CLS_COMPUTE);
+      push_buf(gr, cap, g, g->kind, 1, CT_LG_CLS_MID1);
+      continue;
+    }
+    if (!gr->pipelined || !dbl) {
+      bool res = gr->pipelined && gr->dbl_mid && g->kind == CT_LG_BUF_RES;
+      push_buf(gr, cap, g, g->kind, 0, res ? res_class(x, gr, g->v) : CT_LG_CLS_COMPUTE);
       continue;
     }
     int base = g->kind == CT_LG_BUF_OUT ? CT_LG_CLS_OUT0 : CT_LG_CLS_IN0;
@@ -326,10 +343,27 @@ static int samples(const lg_ctx *x, const lg_tiling *tl, int64_t *t, int *type) 
 
 /* Compute cycles of one tile (x->rng) of layers [first, first + n) into tc (cp, mva, mvb);
  * returns the cycles of its MOVEs. */
-static int64_t tile_compute(const lg_ctx *x, int first, int n, lg_tilecost *tc) {
-  int64_t acc = 0, mv = 0, first_mv = -1, last_mv = 0;
+/* io[k] of ct_lg_overlap for layer first + k from the group's values gv[0..nv). */
+static void layer_io(const lg_ctx *x, int first, int n, const gval *gv, int nv, uint8_t *io) {
+  for (int k = 0; k < n; k++) io[k] = 0;
+  for (int i = 0; i < nv; i++) {
+    const gval *g = &gv[i];
+    if (g->kind == CT_LG_BUF_OUT) {
+      int p = x->prod[g->v->id];
+      if (p >= first && p < first + n) io[p - first] |= 2;
+    }
+    if (g->kind != CT_LG_BUF_IN && g->kind != CT_LG_BUF_WSLICE) continue;
+    for (int k = x->cons_off[g->v->id]; k < x->cons_off[g->v->id + 1]; k++)
+      if (x->cons[k] >= first && x->cons[k] < first + n) io[x->cons[k] - first] |= 1;
+  }
+}
+
+static int64_t tile_compute(const lg_ctx *x, int first, int n, const gval *gv, int nv, lg_tilecost *tc) {
+  int64_t acc = 0, mv = 0, first_mv = -1, last_mv = 0, *lcs = malloc(sizeof *lcs * (size_t)(2 * n + 1));
+  uint8_t *io = malloc((size_t)n + 1);
   for (int li = first; li < first + n; li++) {
     int64_t lc = ct_lg_layer_cycles(x, li), m = ct_lg_move_cycles(x, li);
+    if (lcs) lcs[li - first] = lc, lcs[n + li - first] = m;
     if (m > 0) { /* Concat's and ConvTranspose's MOVEs end them; other moved ops MOVE, then maybe CAST */
       ct_op_kind k = x->layers[li].op->kind;
       if (first_mv < 0) first_mv = acc + (k == CT_OP_CONVTRANSPOSE ? lc - m : 0);
@@ -338,6 +372,14 @@ static int64_t tile_compute(const lg_ctx *x, int first, int n, lg_tilecost *tc) 
     acc += lc, mv += m;
   }
   tc->cp = acc, tc->mva = last_mv, tc->mvb = first_mv < 0 ? 0 : acc - first_mv;
+  tc->per = tc->per2 = tc->hold_in = tc->hold_out = acc;
+  if (lcs && io && ct_lg_dep_order(x->chip)) { /* instructions wait for their data only (cg_deps.c) */
+    int64_t span[2];
+    layer_io(x, first, n, gv, nv, io);
+    ct_lg_overlap(x, first, n, lcs, lcs + n, io, true, &tc->cp, &tc->per2, span);
+    tc->hold_in = span[0], tc->hold_out = span[1];
+  }
+  free(lcs), free(io);
   return mv;
 }
 
@@ -347,7 +389,10 @@ static int64_t tile_compute(const lg_ctx *x, int first, int n, lg_tilecost *tc) 
 static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *gv, int nv, lg_tilecost tc[3],
                         const int64_t mv[3]) {
   const ct_chip *c = x->chip;
-  for (int t = 0; t < 3; t++) tc[t].ld = tc[t].st = tc[t].ldm = tc[t].stm = tc[t].ldd = 0;
+  for (int t = 0; t < 3; t++) {
+    tc[t].ld = tc[t].st = tc[t].ldm = tc[t].stm = tc[t].ldd = 0;
+    tc[t].per = gr->pipelined && gr->dbl_mid ? tc[t].per2 : tc[t].cp; /* single MIDs: the MXU and the VPU share banks */
+  }
   /* the transfers: per tile type its LOADs and STOREs, the resident ones (issued with tile
    * 0's LOADs: first = resident + tile 0's) */
   int64_t *buf = malloc(sizeof *buf * (size_t)(8 * (nv + 2))), *ldv[3], *stv[3], *pre_v, *first;
@@ -382,21 +427,23 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
   gr->ddr_load_bytes = pre_m, gr->ddr_store_bytes = 0;
   gr->compute_cycles = gr->load_cycles = gr->store_cycles = 0;
   /* a pipelined group's MOVEs run on load engine 0: alone there when there are two engines
-   * (cg_sched.c make_plan), else between the LOADs */
-  int le = (int)c->dma_load_engines;
-  bool own0 = gr->pipelined && le >= 2 && (mv[0] || mv[1] || mv[2]);
+   * or more, else between the LOADs; a tile's LOADs (STOREs) use at most CG_DMA_SLOTS engines
+   * (cg_sched.c make_plan) */
+  bool own0 = gr->pipelined && c->dma_load_engines >= 2 && (mv[0] || mv[1] || mv[2]);
+  int le = ct_cg_dma_slots(c->dma_load_engines, own0), se = ct_cg_dma_slots(c->dma_store_engines, 0);
   for (int t = 0; t < 3; t++) {
-    tc[t].ld = tc[t].ldd = ct_lg_dma_batch_cycles(c, ldv[t], ldx[t], own0 ? le - 1 : le);
+    tc[t].ld = tc[t].ldd = ct_lg_dma_batch_cycles(c, ldv[t], ldx[t], le);
     tc[t].mv = gr->pipelined ? mv[t] : 0;
     if (gr->pipelined) tc[t].ld = own0 ? (mv[t] > tc[t].ldd ? mv[t] : tc[t].ldd) : tc[t].ldd + mv[t];
-    tc[t].st = ct_lg_dma_batch_cycles(c, stv[t], stx[t], (int)c->dma_store_engines);
+    tc[t].st = ct_lg_dma_batch_cycles(c, stv[t], stx[t], se);
     gr->ddr_load_bytes += cnt[t] * tc[t].ldm, gr->ddr_store_bytes += cnt[t] * tc[t].stm;
-    gr->compute_cycles += cnt[t] * tc[t].cp;
+    gr->compute_cycles += cnt[t] * tc[t].per; /* overlapping tiles: their period, + the last one's rest below */
     gr->load_cycles += cnt[t] * tc[t].ld, gr->store_cycles += cnt[t] * tc[t].st;
   }
   if (tl->secs < 3) tc[1] = tc[0];
+  gr->compute_cycles += tc[tl->secs == 1 ? 0 : 2].cp - tc[tl->secs == 1 ? 0 : 2].per; /* the last tile's rest */
   /* resident loads run beside tile 0's: pre = what they add to its loads */
-  int64_t pre = ct_lg_dma_batch_cycles(c, first, nfirst, own0 ? le - 1 : le) - tc[0].ldd;
+  int64_t pre = ct_lg_dma_batch_cycles(c, first, nfirst, le) - tc[0].ldd;
   if (pre < 0) pre = 0;
   free(buf);
   gr->load_cycles += pre;
@@ -406,6 +453,23 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
     int64_t lf = ct_lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, true, true);
     if (lf < gr->cycles) gr->cycles = lf, gr->loads_first = true;
   }
+}
+
+/* The group's LMEM buffers, their addresses, and the tables and scratch after them
+ * (lg_reserve.c): false when they do not fit; *need gets the LMEM they need. */
+static bool place_buffers(lg_ctx *x, ct_lg_group *gr, gval *gv, int nv, int64_t scr, bool keep, int64_t *need) {
+  bool ok = make_buffers(x, gr, gv, nv) && ct_lg_alloc_lmem(x->chip, gr, need);
+  if (gr->bufs) { /* the codegen's tables and scratch go after the buffers (lg_reserve.c) */
+    int64_t tb = ct_lg_group_table_bytes(x, gr->first, gr->n_layers), at[3];
+    if (ok && keep) ct_lg_spread_banks(x->chip, gr, tb, scr);
+    int64_t end = gr->dbl_mid ? ct_lg_reserve_split(x->chip, gr->lmem_bytes, ct_lg_group_table_part(x, gr->first, gr->n_layers, true),
+                                                    ct_lg_group_table_part(x, gr->first, gr->n_layers, false), scr, at)
+                              : ct_lg_reserve_end(gr->lmem_bytes, tb, scr);
+    gr->reserved_bytes = end - gr->lmem_bytes;
+    if (end > *need) *need = end;
+    if (end > x->chip->lmem_bytes) ok = false;
+  }
+  return ok;
 }
 
 bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need) {
@@ -426,7 +490,7 @@ bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_g
   for (int s = 0; s < ns; s++) {
     ct_lg_tile_ranges(x, first, n, tl, ts[s]);
     for (int i = 0; i < nv; i++) sample_value(x, tl, &gv[i], ty[s], s == 0);
-    if (ty[s] >= 0) mv[ty[s]] = tile_compute(x, first, n, &tc[ty[s]]);
+    if (ty[s] >= 0) mv[ty[s]] = tile_compute(x, first, n, gv, nv, &tc[ty[s]]);
     for (int li = first; li < first + n; li++) {
       int64_t sb = ct_lg_scratch_bytes(x, n, li);
       if (sb > scr) scr = sb;
@@ -441,15 +505,14 @@ bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_g
   if (tl->secs < 3) tc[1] = tc[0], mv[1] = mv[0];
   for (int i = 0; i < nv; i++) x->vbuf[gv[i].v->id] = 0;
   if (ns == 0) return free(gv), *need = INT64_MAX, false;
+  /* double MID buffers when they fit: consecutive tiles' compute overlaps (lg_overlap.c) */
+  gr->dbl_mid = gr->pipelined && ct_lg_dep_order(x->chip);
   group_costs(x, gr, tl, gv, nv, tc, mv);
-  bool ok = make_buffers(gr, gv, nv) && ct_lg_alloc_lmem(x->chip, gr, need);
-  if (gr->bufs) { /* the codegen's tables and scratch go after the buffers (lg_reserve.c) */
-    int64_t tb = ct_lg_group_table_bytes(x, first, n);
-    if (ok && keep) ct_lg_spread_banks(x->chip, gr, tb, scr);
-    int64_t end = ct_lg_reserve_end(gr->lmem_bytes, tb, scr);
-    gr->reserved_bytes = end - gr->lmem_bytes;
-    if (end > *need) *need = end;
-    if (end > x->chip->lmem_bytes) ok = false;
+  bool ok = place_buffers(x, gr, gv, nv, scr, keep, need);
+  if (!ok && gr->dbl_mid) {
+    free(gr->bufs), gr->bufs = NULL, gr->n_bufs = 0, gr->dbl_mid = false;
+    group_costs(x, gr, tl, gv, nv, tc, mv);
+    ok = place_buffers(x, gr, gv, nv, scr, keep, need);
   }
   free(gv);
   if (!keep || !ok) free(gr->bufs), gr->bufs = NULL, gr->n_bufs = keep ? 0 : gr->n_bufs;

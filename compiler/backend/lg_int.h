@@ -23,6 +23,12 @@ int64_t ct_lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engi
  * (loads first). */
 typedef struct lg_tilecost {
   int64_t ld, cp, st, ldm, stm, ldd, mv, mva, mvb;
+  int64_t per;            /* pipelined: compute cycles one more tile adds when consecutive tiles
+                           * overlap (lg_overlap.c; 0: cp, no overlap) */
+  int64_t per2;           /* per with double-buffered MID buffers */
+  int64_t hold_in, hold_out; /* overlapping tiles: how long a tile's compute holds its IN copy
+                              * (from its first reader's start) and its OUT copy (from its first
+                              * writer's start to the tile's end); lg_overlap.c */
 } lg_tilecost;
 
 /* The pipeline over n_tiles tiles whose costs depend on their type along the axis (first,
@@ -58,6 +64,25 @@ typedef struct lg_ctx {
   int stamp;
   bool exact;          /* size buffers over every tile, not a sample */
 } lg_ctx;
+
+/* lg_overlap.c */
+/* Does the schedule order this chip's compute instructions by their data (cg_deps.c:
+ * sem.count ≥ CG_SEM_DEPS_END), not by one chain? */
+bool ct_lg_dep_order(const ct_chip *c);
+/* The compute of one tile of layers [first, first + n) (lc[k]: cycles of layer first + k,
+ * mv[k]: its MOVE cycles on load engine 0) when instructions wait only for their data: a
+ * list simulation of SIM_TILES tiles, each layer one job on its engine (load engine 0 when
+ * MOVEs are most of it, else its unit) in program order, after the previous layer of its
+ * tile (a tile's buffers share banks), after the last reader of its result buffer in the
+ * tile that used the same copy (the previous tile with single MID buffers, the one before
+ * with double) and after tile t − 2 (cg_deps.c). *latency gets one tile's compute alone (the sum of lc), *period what one more
+ * tile adds in the steady state. io[k]: bit 1 when layer first + k reads a buffer loaded
+ * every tile (IN, WSLICE), bit 2 when it writes one stored every tile (OUT); span[0] gets
+ * tile 0's time from the first such reader's start to the last one's end, span[1] from the
+ * first such writer's start to the tile's end (the double buffers' hold, lg_cost.c). Out of
+ * memory: all four the sum of lc (no overlap). */
+void ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const int64_t *mv, const uint8_t *io, bool dbl_mid,
+                   int64_t *latency, int64_t *period, int64_t span[2]);
 
 /* lg_layers.c */
 ct_status ct_lg_ctx_init(lg_ctx *x, const ct_graph *g, const ct_chip *chip, const ct_lg_options *opt, ct_diag *d);
@@ -190,6 +215,15 @@ bool ct_lg_patchify(const ct_op *op);
  * bytes follow its buffers, which end at `end` (each 64-byte aligned, as the codegen puts
  * them: cg_model.c ct_cg_group_tables, lg_reserve.c). */
 int64_t ct_lg_reserve_end(int64_t end, int64_t tables, int64_t scratch);
+/* The reserve of a group with double MIDs: the MXU layers' tables (tab_mxu bytes) from the
+ * first bank boundary at or after `end`, the other layers' tables (tab_vpu) from the next bank
+ * boundary after them, scratch from the next one after those (so the MXU and the VPU of
+ * overlapping tiles read tables in different banks). at[0..2] get the three start addresses;
+ * returns the end of the scratch. */
+int64_t ct_lg_reserve_split(const ct_chip *c, int64_t end, int64_t tab_mxu, int64_t tab_vpu, int64_t scratch, int64_t at[3]);
+/* The bytes of the group's tables of MXU layers (mxu true) or of the others, each table
+ * LG_ALIGN-aligned (ct_lg_group_table_bytes over one kind of layer). */
+int64_t ct_lg_group_table_part(const lg_ctx *x, int first, int n, bool mxu);
 
 /* A group that is not pipelined: moves its buffers to bank boundaries, each on banks of its
  * own, when they and the reserve (ct_lg_reserve_end) still fit in LMEM, so that no two operands

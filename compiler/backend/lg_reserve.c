@@ -61,6 +61,16 @@ bool ct_lg_lut_per_channel(const ct_op *op) {
   return n != e && op->out[0]->ndim >= 2 && n == e * op->out[0]->shape[1];
 }
 
+int64_t ct_lg_group_table_part(const lg_ctx *x, int first, int n, bool mxu) {
+  int64_t b = 0;
+  for (int li = first; li < first + n; li++) {
+    lg_table t;
+    ct_lg_layer_table(x->layers[li].op, &t);
+    if (t.bytes && (x->layers[li].unit == CT_LG_UNIT_MXU) == mxu) b = al(b) + t.bytes;
+  }
+  return b;
+}
+
 int64_t ct_lg_group_table_bytes(const lg_ctx *x, int first, int n) {
   int64_t b = 0;
   for (int li = first; li < first + n; li++) {

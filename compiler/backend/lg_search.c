@@ -14,7 +14,7 @@ static bool try_tiling(lg_ctx *x, int first, int n, int axis, int64_t nsecs, int
     int64_t e = x->layers[first + n - 1].op->out[0]->shape[axis], h = (e + secs - 1) / secs;
     secs = (e + h - 1) / h;
   }
-  lg_tiling tl = {axis, nsecs, secs, x->chip->lmem_banks >= CT_LG_NCLS};
+  lg_tiling tl = {axis, nsecs, secs, x->chip->lmem_banks >= CT_LG_CLS_MID1};
   int64_t nd = INT64_MAX;
   if (tl.pipelined && nsecs * secs >= 2 && ct_lg_eval_tiling(x, first, n, &tl, gr, false, &nd)) return true;
   if (nd < *need) *need = nd;
@@ -65,7 +65,7 @@ static bool best_once(lg_ctx *x, int first, int n, ct_lg_group *gr, bool keep, i
   int64_t nd;
   bool save = x->exact;
   x->exact = keep || save; /* the kept plan sizes every tile */
-  lg_tiling tl = {b.axis, b.nsecs, b.secs, x->chip->lmem_banks >= CT_LG_NCLS};
+  lg_tiling tl = {b.axis, b.nsecs, b.secs, x->chip->lmem_banks >= CT_LG_CLS_MID1};
   bool ok = tl.pipelined && b.nsecs * b.secs >= 2 && ct_lg_eval_tiling(x, first, n, &tl, gr, keep, &nd) &&
             gr->cycles == b.cycles;
   if (!ok) {
