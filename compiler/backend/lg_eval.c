@@ -358,7 +358,7 @@ static void layer_io(const lg_ctx *x, int first, int n, const gval *gv, int nv, 
   }
 }
 
-static int64_t tile_compute(const lg_ctx *x, int first, int n, const gval *gv, int nv, lg_tilecost *tc) {
+static int64_t tile_compute(lg_ctx *x, int first, int n, const gval *gv, int nv, lg_tilecost *tc) {
   int64_t acc = 0, mv = 0, first_mv = -1, last_mv = 0, *lcs = malloc(sizeof *lcs * (size_t)(2 * n + 1));
   uint8_t *io = malloc((size_t)n + 1);
   for (int li = first; li < first + n; li++) {
@@ -373,6 +373,7 @@ static int64_t tile_compute(const lg_ctx *x, int first, int n, const gval *gv, i
   }
   tc->cp = acc, tc->mva = last_mv, tc->mvb = first_mv < 0 ? 0 : acc - first_mv;
   tc->per = tc->per2 = tc->hold_in = tc->hold_out = acc;
+  if (!lcs || !io) x->oom = true; /* the overlap model needs both */
   if (lcs && io && ct_lg_dep_order(x->chip)) { /* instructions wait for their data only (cg_deps.c) */
     int64_t span[2];
     layer_io(x, first, n, gv, nv, io);
@@ -397,7 +398,7 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
    * 0's LOADs: first = resident + tile 0's) */
   int64_t *buf = malloc(sizeof *buf * (size_t)(8 * (nv + 2))), *ldv[3], *stv[3], *pre_v, *first;
   if (!buf) {
-    gr->cycles = INT64_MAX / 4;
+    gr->cycles = INT64_MAX / 4, x->oom = true;
     return;
   }
   for (int t = 0; t < 3; t++) ldv[t] = buf + t * (nv + 2), stv[t] = buf + (3 + t) * (nv + 2);
@@ -459,6 +460,7 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
  * (lg_reserve.c): false when they do not fit; *need gets the LMEM they need. */
 static bool place_buffers(lg_ctx *x, ct_lg_group *gr, gval *gv, int nv, int64_t scr, bool keep, int64_t *need) {
   bool ok = make_buffers(x, gr, gv, nv) && ct_lg_alloc_lmem(x->chip, gr, need);
+  if (!gr->bufs || *need == INT64_MAX) x->oom = true; /* ct_lg_alloc_lmem's failure to allocate */
   if (gr->bufs) { /* the codegen's tables and scratch go after the buffers (lg_reserve.c) */
     int64_t tb = ct_lg_group_table_bytes(x, gr->first, gr->n_layers), at[3];
     if (ok && keep) ct_lg_spread_banks(x->chip, gr, tb, scr);
@@ -481,7 +483,7 @@ bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_g
   int cap = 0;
   for (int li = first; li < first + n; li++) cap += x->layers[li].op->n_in + x->layers[li].op->n_out;
   gval *gv = malloc(sizeof *gv * (size_t)(cap + 1));
-  if (!gv) return *need = INT64_MAX, false;
+  if (!gv) return x->oom = true, *need = INT64_MAX, false;
   int nv = collect(x, first, n, tl, gv);
   lg_tilecost tc[3];
   memset(tc, 0, sizeof tc);
@@ -504,7 +506,7 @@ bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_g
   free(ts), free(ty);
   if (tl->secs < 3) tc[1] = tc[0], mv[1] = mv[0];
   for (int i = 0; i < nv; i++) x->vbuf[gv[i].v->id] = 0;
-  if (ns == 0) return free(gv), *need = INT64_MAX, false;
+  if (ns == 0) return free(gv), x->oom = true, *need = INT64_MAX, false;
   /* double MID buffers when they fit: consecutive tiles' compute overlaps (lg_overlap.c) */
   gr->dbl_mid = gr->pipelined && ct_lg_dep_order(x->chip);
   group_costs(x, gr, tl, gv, nv, tc, mv);

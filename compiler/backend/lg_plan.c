@@ -23,6 +23,7 @@ const char *ct_lg_strategy_name(ct_lg_strategy s) { return (unsigned)s < N_STRAT
 
 static ct_status no_fit(const lg_ctx *x, int li, int64_t need, ct_diag *d) {
   const ct_op *op = x->layers[li].op;
+  if (x->oom) return ct_diag_set(d, CT_ERR_LIMIT, "layer groups: out of memory");
   return ct_diag_set(d, CT_ERR_LIMIT, "%s: layer \"%s\" (%s): smallest tile needs %lld bytes of LMEM, the chip has %lld",
                      x->g->source ? x->g->source : x->g->name, op->loc ? op->loc : "?", ct_op_name(op->kind),
                      (long long)need, (long long)x->chip->lmem_bytes);
@@ -145,6 +146,7 @@ ct_status ct_lg_plan_graph(const ct_graph *g, const ct_chip *chip, const ct_lg_o
   if (!st && !len) st = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   if (!st) st = partition(&x, len, &ng, d);
   if (!st) st = build_groups(&x, p, len, ng, d);
+  if (!st && x.oom) st = ct_diag_set(d, CT_ERR_LIMIT, "layer groups: out of memory"); /* an estimate is not to be trusted */
   if (!st) st = ct_lg_alloc_gmem(&x, p, d);
   free(len);
   if (!st) { /* the plan keeps the layers and the op → layer map */
