@@ -47,17 +47,17 @@ static int col(char **h, int n, const char *name) {
 }
 
 /* The first columns of every row of point i (point .. swept keys), then level. */
-static void row_start(ct_text *t, const ct_sweep *s, int i, const char *level) {
+static void row_start(ct_sweep_text *t, const ct_sweep *s, int i, const char *level) {
   const ct_sweep_point *pt = &s->points[i];
   const ct_sweep_model *m = &s->models[pt->model];
   char id[16];
   ct_sweep_point_id(i, id);
-  ct_text_printf(t, "%s,", id);
-  ct_text_csv(t, m->name);
-  ct_text_printf(t, ",%s,%s", pt->quantize >= 0 ? m->quantize[pt->quantize] : "",
+  ct_sweep_text_printf(t, "%s,", id);
+  ct_sweep_text_csv(t, m->name);
+  ct_sweep_text_printf(t, ",%s,%s", pt->quantize >= 0 ? m->quantize[pt->quantize] : "",
                  ct_lg_strategy_name(s->strategies[pt->strategy]));
-  for (int k = 0; k < s->n_keys; k++) ct_text_printf(t, ","), ct_text_csv(t, s->values[pt->chip * s->n_keys + k]);
-  ct_text_printf(t, ",%s,", level);
+  for (int k = 0; k < s->n_keys; k++) ct_sweep_text_printf(t, ","), ct_sweep_text_csv(t, s->values[pt->chip * s->n_keys + k]);
+  ct_sweep_text_printf(t, ",%s,", level);
 }
 
 static double num(const cJSON *o, const char *k) {
@@ -66,18 +66,18 @@ static double num(const cJSON *o, const char *k) {
 }
 
 /* The point row of summary js; *ok := the comparisons passed. */
-static void point_row(ct_text *t, const ct_sweep *s, int i, const cJSON *js) {
+static void point_row(ct_sweep_text *t, const ct_sweep *s, int i, const cJSON *js) {
   const cJSON *sim = cJSON_GetObjectItemCaseSensitive(js, "sim"), *cmp = cJSON_GetObjectItemCaseSensitive(js, "compare");
   row_start(t, s, i, "point");
-  ct_text_printf(t, ",,,ok,%s,%.0f,", cmp ? (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cmp, "pass")) ? "pass" : "fail") : "",
+  ct_sweep_text_printf(t, ",,,ok,%s,%.0f,", cmp ? (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cmp, "pass")) ? "pass" : "fail") : "",
                  num(js, "est_cycles"));
   double sc = num(sim, "total_cycles");
   if (sim)
-    ct_text_printf(t, "%.0f,%.4f,%.4f,%.0f", sc, sc > 0 ? num(js, "est_cycles") / sc : 0.0, num(sim, "mxu_utilization"),
+    ct_sweep_text_printf(t, "%.0f,%.4f,%.4f,%.0f", sc, sc > 0 ? num(js, "est_cycles") / sc : 0.0, num(sim, "mxu_utilization"),
                    num(sim, "ddr_bytes_read") + num(sim, "ddr_bytes_written"));
   else
-    ct_text_printf(t, ",,,");
-  ct_text_printf(t, ",%.0f\n", num(js, "lmem_peak_bytes"));
+    ct_sweep_text_printf(t, ",,,");
+  ct_sweep_text_printf(t, ",%.0f\n", num(js, "lmem_peak_bytes"));
 }
 
 /* Reads points/<id>/name into *buf (NULL when absent); CT_ERR_INPUT when unreadable. */
@@ -90,7 +90,7 @@ static ct_status read_point_file(const char *results, int i, const char *name, c
 }
 
 /* Group rows from the deploy groups CSV text. */
-static ct_status group_rows(ct_text *t, const ct_sweep *s, int i, char *csv, const char *name, ct_diag *d) {
+static ct_status group_rows(ct_sweep_text *t, const ct_sweep *s, int i, char *csv, const char *name, ct_diag *d) {
   char *h[MAX_FIELDS], *f[MAX_FIELDS], *p = csv;
   int nh = csv_next(&p, h, MAX_FIELDS);
   static const char *const need[] = {"group", "first_layer", "est_cycles", "sim_cycles", "est_over_sim", "mxu_util",
@@ -102,15 +102,15 @@ static ct_status group_rows(ct_text *t, const ct_sweep *s, int i, char *csv, con
   for (int n; (n = csv_next(&p, f, MAX_FIELDS)) > 0;) {
     if (n != nh) return ct_diag_set(d, CT_ERR_INPUT, "%s: point %d: %s: a row of %d fields, not %d", s->spec, i, name, n, nh);
     row_start(t, s, i, "group");
-    ct_text_printf(t, "%s,%s,", f[c[0]], f[c[0]]);
-    ct_text_csv(t, f[c[1]]);
-    ct_text_printf(t, ",ok,,%s,%s,%s,%s,%s,%s\n", f[c[2]], f[c[3]], f[c[4]], f[c[5]], f[c[6]], f[c[7]]);
+    ct_sweep_text_printf(t, "%s,%s,", f[c[0]], f[c[0]]);
+    ct_sweep_text_csv(t, f[c[1]]);
+    ct_sweep_text_printf(t, ",ok,,%s,%s,%s,%s,%s,%s\n", f[c[2]], f[c[3]], f[c[4]], f[c[5]], f[c[6]], f[c[7]]);
   }
   return CT_OK;
 }
 
 /* Layer rows from the per-layer report text (deploy --report). */
-static ct_status layer_rows(ct_text *t, const ct_sweep *s, int i, char *csv, const char *name, ct_diag *d) {
+static ct_status layer_rows(ct_sweep_text *t, const ct_sweep *s, int i, char *csv, const char *name, ct_diag *d) {
   char *h[MAX_FIELDS], *f[MAX_FIELDS], *p = csv;
   int nh = csv_next(&p, h, MAX_FIELDS);
   static const char *const need[] = {"layer", "group", "cycles", "macs", "ddr_bytes_read", "ddr_bytes_written"};
@@ -124,9 +124,9 @@ static ct_status layer_rows(ct_text *t, const ct_sweep *s, int i, char *csv, con
     if (n != nh) return ct_diag_set(d, CT_ERR_INPUT, "%s: point %d: %s: a row of %d fields, not %d", s->spec, i, name, n, nh);
     double cyc = strtod(f[c[2]], NULL), macs = strtod(f[c[3]], NULL);
     row_start(t, s, i, "layer");
-    ct_text_printf(t, "%d,%s,", row, f[c[1]]);
-    ct_text_csv(t, f[c[0]]);
-    ct_text_printf(t, ",ok,,,%s,,%.4f,%.0f,\n", f[c[2]], cyc > 0 ? macs / (cyc * rc) : 0.0,
+    ct_sweep_text_printf(t, "%d,%s,", row, f[c[1]]);
+    ct_sweep_text_csv(t, f[c[0]]);
+    ct_sweep_text_printf(t, ",ok,,,%s,,%.4f,%.0f,\n", f[c[2]], cyc > 0 ? macs / (cyc * rc) : 0.0,
                    strtod(f[c[4]], NULL) + strtod(f[c[5]], NULL));
   }
   return CT_OK;
@@ -138,14 +138,14 @@ static const char *status_name(int rc) {
 }
 
 /* The rows of point i. */
-static ct_status point_rows(ct_text *t, const ct_sweep *s, const char *results, int i, ct_sweep_counts *c, ct_diag *d) {
+static ct_status point_rows(ct_sweep_text *t, const ct_sweep *s, const char *results, int i, ct_sweep_counts *c, ct_diag *d) {
   char *sum = NULL, *groups = NULL, *layers = NULL, *status = NULL;
   ct_status st = read_point_file(results, i, "summary.json", &sum, d);
   if (!st && !sum) st = read_point_file(results, i, "status", &status, d);
   if (!st && !sum) {
     int rc = status ? atoi(status) : -1;
     row_start(t, s, i, "point");
-    ct_text_printf(t, ",,,%s,%s,,,,,,\n", status ? status_name(rc) : "pending", rc == 1 ? "fail" : "");
+    ct_sweep_text_printf(t, ",,,%s,%s,,,,,,\n", status ? status_name(rc) : "pending", rc == 1 ? "fail" : "");
     if (!status) c->pending++;
     else if (rc == CT_ERR_LIMIT) c->limit++;
     else c->failed++;
@@ -167,10 +167,10 @@ static ct_status point_rows(ct_text *t, const ct_sweep *s, const char *results, 
 
 ct_status ct_sweep_collect(const ct_sweep *s, const char *results, ct_sweep_counts *c, ct_diag *d) {
   memset(c, 0, sizeof *c);
-  ct_text t = {0};
-  ct_text_printf(&t, "point,model,quantize,strategy");
-  for (int k = 0; k < s->n_keys; k++) ct_text_printf(&t, ","), ct_text_csv(&t, s->keys[k]);
-  ct_text_printf(&t, ",level,index,group,name,status,compare,est_cycles,sim_cycles,est_over_sim,mxu_util,ddr_bytes,"
+  ct_sweep_text t = {0};
+  ct_sweep_text_printf(&t, "point,model,quantize,strategy");
+  for (int k = 0; k < s->n_keys; k++) ct_sweep_text_printf(&t, ","), ct_sweep_text_csv(&t, s->keys[k]);
+  ct_sweep_text_printf(&t, ",level,index,group,name,status,compare,est_cycles,sim_cycles,est_over_sim,mxu_util,ddr_bytes,"
                      "lmem_bytes\n");
   ct_status st = CT_OK;
   for (int i = 0; !st && i < s->n_points; i++) st = point_rows(&t, s, results, i, c, d);
@@ -179,6 +179,6 @@ ct_status ct_sweep_collect(const ct_sweep *s, const char *results, ct_sweep_coun
   char path[4096 + 32];
   snprintf(path, sizeof path, "%s/results.csv", results);
   if (!st) st = t.oom ? ct_diag_set(d, CT_ERR_LIMIT, "out of memory") : ct_sweep_write_file(path, t.p, d);
-  ct_text_free(&t);
+  ct_sweep_text_free(&t);
   return st;
 }

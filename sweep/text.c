@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool reserve(ct_text *t, size_t more) {
+static bool reserve(ct_sweep_text *t, size_t more) {
   if (t->oom) return false;
   if (t->n + more + 1 <= t->cap) return true;
   size_t cap = t->cap ? t->cap : 256;
@@ -17,7 +17,7 @@ static bool reserve(ct_text *t, size_t more) {
   return true;
 }
 
-void ct_text_printf(ct_text *t, const char *fmt, ...) {
+void ct_sweep_text_printf(ct_sweep_text *t, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
@@ -29,23 +29,23 @@ void ct_text_printf(ct_text *t, const char *fmt, ...) {
   t->n += (size_t)n;
 }
 
-void ct_text_shq(ct_text *t, const char *s) {
-  ct_text_printf(t, "'");
-  for (const char *q; (q = strchr(s, '\'')) != NULL; s = q + 1) ct_text_printf(t, "%.*s'\\''", (int)(q - s), s);
-  ct_text_printf(t, "%s'", s);
+void ct_sweep_text_shq(ct_sweep_text *t, const char *s) {
+  ct_sweep_text_printf(t, "'");
+  for (const char *q; (q = strchr(s, '\'')) != NULL; s = q + 1) ct_sweep_text_printf(t, "%.*s'\\''", (int)(q - s), s);
+  ct_sweep_text_printf(t, "%s'", s);
 }
 
-void ct_text_csv(ct_text *t, const char *s) {
+void ct_sweep_text_csv(ct_sweep_text *t, const char *s) {
   if (!strpbrk(s, ",\"\r\n")) {
-    ct_text_printf(t, "%s", s);
+    ct_sweep_text_printf(t, "%s", s);
     return;
   }
-  ct_text_printf(t, "\"");
-  for (const char *q; (q = strchr(s, '"')) != NULL; s = q + 1) ct_text_printf(t, "%.*s\"\"", (int)(q - s), s);
-  ct_text_printf(t, "%s\"", s);
+  ct_sweep_text_printf(t, "\"");
+  for (const char *q; (q = strchr(s, '"')) != NULL; s = q + 1) ct_sweep_text_printf(t, "%.*s\"\"", (int)(q - s), s);
+  ct_sweep_text_printf(t, "%s\"", s);
 }
 
-void ct_text_free(ct_text *t) {
+void ct_sweep_text_free(ct_sweep_text *t) {
   free(t->p);
-  *t = (ct_text){0};
+  *t = (ct_sweep_text){0};
 }
