@@ -7,27 +7,19 @@
 #  3. a run killed (SIGKILL to its process group) after its first finished point resumes: the
 #     points finished before the kill are not run again, and its results.csv is identical to
 #     the uninterrupted run's;
-#  4. bad specs (unknown key, bad value, bad strategy, missing model, invalid JSON) exit 3 with a
+#  4. without GNU parallel in PATH the points run one after another, with a message;
+#  5. bad specs (unknown key, bad value, bad strategy, missing model, invalid JSON) exit 3 with a
 #     message naming the spec file and the JSON path, and create no output folder; an output
 #     folder holding another sweep exits 2.
 # Exits 77 without ../shared or GNU parallel.
 set -uo pipefail
 NAME=sweep
-ctpu=$1
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-m=$root/../shared/models/fmnist-rescnn
-[ -f "$m/model.onnx" ] || { echo "$NAME: skipped: ../shared/models/fmnist-rescnn is absent"; exit 77; }
-command -v parallel >/dev/null || { echo "$NAME: skipped: GNU parallel is absent (Debian package parallel)"; exit 77; }
-t=$(mktemp -d)
+# shellcheck source=tests/sweep_setup.sh
+source "$(dirname "$0")/sweep_setup.sh"
 pg=
 trap '[ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null; rm -rf "$t"' EXIT
 fail() { echo "$NAME: FAIL: $*"; exit 1; }
-cat > "$t/spec.json" <<JSON
-{"models": [{"name": "fmnist", "path": "$m/model.onnx", "quantize": ["BF16", "F16"],
-             "test_input": "$m/test_data_set_0/input_0.pb"}],
- "sweep": {"mxu.rows": [16, 32], "mxu.cols": [16]},
- "layer_group": ["dp", "greedy"], "compare_all": true}
-JSON
+spec "$t/spec.json" '["BF16", "F16"]'
 
 # 1. a whole run
 "$ctpu" sweep "$t/spec.json" -o "$t/a" --jobs 2 2> "$t/a.log" || { cat "$t/a.log"; fail "first run exit $?"; }
@@ -65,7 +57,16 @@ done < "$t/b.before"
 cmp "$t/a/results.csv" "$t/b/results.csv" || fail "resumed results.csv differs from the uninterrupted run's"
 ls -d "$t"/b/points/*/.ctpu-* 2>/dev/null && fail "temporary folders left after resume"
 
-# 4. bad specs: exit 3, file and JSON path named, nothing created
+# 4. without GNU parallel: the points run one after another
+spec "$t/seq.json" '"BF16"'
+sed -i 's/\["dp", "greedy"\]/"dp"/' "$t/seq.json"
+mkdir "$t/bin"
+for p in sh sed rm mv; do ln -s "$(command -v $p)" "$t/bin/$p"; done
+PATH=$t/bin "$ctpu" sweep "$t/seq.json" -o "$t/seq" 2> "$t/seq.log" || { cat "$t/seq.log"; fail "sequential run"; }
+grep -q "GNU parallel not found" "$t/seq.log" || fail "no message about the missing GNU parallel: $(cat "$t/seq.log")"
+python3 "$root/tests/sweep_check.py" "$t/seq" 2 || fail "sequential results.csv vs point folders"
+
+# 5. bad specs: exit 3, file and JSON path named, nothing created
 bad() { # bad NAME EXPECTED-MESSAGE JSON
   printf '%s\n' "$3" > "$t/$1.json"
   "$ctpu" sweep "$t/$1.json" -o "$t/out_$1" 2> "$t/$1.err"

@@ -8,15 +8,12 @@
 # Exits 77 without ../shared, GNU parallel or Slurm (Debian slurm-wlm).
 set -uo pipefail
 NAME=sweep_slurm
-ctpu=$1
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-m=$root/../shared/models/fmnist-rescnn
-[ -f "$m/model.onnx" ] || { echo "$NAME: skipped: ../shared/models/fmnist-rescnn is absent"; exit 77; }
+# shellcheck source=tests/sweep_setup.sh
+source "$(dirname "$0")/sweep_setup.sh"
 export PATH=$PATH:/usr/sbin:/sbin
-for p in parallel slurmctld slurmd sbatch sinfo scontrol; do
-  command -v $p >/dev/null || { echo "$NAME: skipped: $p is absent (Debian packages parallel, slurm-wlm)"; exit 77; }
+for p in slurmctld slurmd sbatch sinfo scontrol; do
+  command -v $p >/dev/null || { echo "$NAME: skipped: $p is absent (Debian package slurm-wlm)"; rm -rf "$t"; exit 77; }
 done
-t=$(mktemp -d)
 pids=()
 cleanup() {
   scontrol shutdown >/dev/null 2>&1
@@ -30,12 +27,7 @@ fail() {
   tail -n 5 "$t"/slurmctld.log "$t"/slurmd.log 2>/dev/null
   exit 1
 }
-cat > "$t/spec.json" <<JSON
-{"models": [{"name": "fmnist", "path": "$m/model.onnx", "quantize": "BF16",
-             "test_input": "$m/test_data_set_0/input_0.pb"}],
- "sweep": {"mxu.rows": [16, 32], "mxu.cols": [16]},
- "layer_group": ["dp", "greedy"], "compare_all": true}
-JSON
+spec "$t/spec.json" '"BF16"'
 "$ctpu" sweep "$t/spec.json" -o "$t/local" --jobs 2 2> "$t/local.log" || { cat "$t/local.log"; fail "local run"; }
 "$ctpu" sweep "$t/spec.json" -o "$t/slurm" --slurm 2> "$t/slurm.log" || { cat "$t/slurm.log"; fail "--slurm"; }
 grep -q '^#SBATCH --array=0-3$' "$t/slurm/sweep.sbatch" || fail "sweep.sbatch has no --array=0-3"
