@@ -1,6 +1,7 @@
 /* layout.c: the RESULTS/ folder of a sweep (docs/sweep.md): per point its chip and its
  * command line, the one-point runner point.sh that GNU parallel and Slurm both call, the
  * list of pending points and the Slurm array job. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,11 +151,29 @@ static ct_status write_chips(const ct_sweep *s, const char *results, ct_diag *d)
   return st;
 }
 
+/* RESULTS may be written: absent, an empty folder, or a sweep's (it has commands.txt). */
+static ct_status check_results(const char *results, ct_diag *d) {
+  struct stat sb;
+  char path[4096 + 32];
+  if (stat(results, &sb)) return CT_OK;
+  if (!S_ISDIR(sb.st_mode)) return ct_diag_set(d, CT_ERR_USAGE, "%s: output exists and is not a folder", results);
+  snprintf(path, sizeof path, "%s/commands.txt", results);
+  if (access(path, F_OK) == 0) return CT_OK;
+  DIR *dir = opendir(results);
+  int n = 0;
+  for (struct dirent *e; dir && (e = readdir(dir)) != NULL;) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  if (dir) closedir(dir);
+  return n ? ct_diag_set(d, CT_ERR_USAGE, "%s: a folder with files but no sweep (no commands.txt): give a new or empty "
+                                          "folder", results)
+           : CT_OK;
+}
+
 ct_status ct_sweep_prepare(const ct_sweep *s, const char *ctpu, const char *results, bool compare_all, int *n_pending,
                            ct_diag *d) {
   *n_pending = 0;
   char path[4096 + 32];
-  ct_status st = make_dirs(results, d);
+  ct_status st = check_results(results, d);
+  if (!st) st = make_dirs(results, d);
   if (!st) st = write_commands(s, ctpu, results, compare_all, d);
   if (!st) st = write_chips(s, results, d);
   ct_sweep_text t = {0};

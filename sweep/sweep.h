@@ -75,7 +75,8 @@ char *ct_sweep_point_command(const ct_sweep *s, int i, const char *ctpu, const c
  * stdout and stderr to deploy.log and, on exit code 1-5, writes the code to status) and
  * pending.txt (the indexes of the points without summary.json or status); every file
  * written to a temporary name and renamed. *n_pending: how many are pending. Errors:
- * CT_ERR_USAGE when RESULTS/commands.txt exists and differs (another sweep's folder);
+ * CT_ERR_USAGE when results is a file, a folder with files but no commands.txt, or a folder
+ * whose commands.txt differs (another sweep's);
  * CT_ERR_INPUT when a file cannot be written; CT_ERR_LIMIT no memory. */
 ct_status ct_sweep_prepare(const ct_sweep *s, const char *ctpu, const char *results, bool compare_all, int *n_pending,
                            ct_diag *d);
