@@ -53,8 +53,8 @@ typedef struct ct_sweep {
 
 /* Reads and validates SPEC.json (format: docs/sweep.md) into *out (ct_sweep_free). Paths in
  * the spec are relative to its folder; every model, table and test input must exist. Errors
- * name the file and the JSON path ("spec.json: sweep.mxu.rows[2]: mxu.rows: 48 is not a power
- * of two", "spec.json: models[1].path: \"x.onnx\" does not exist"): CT_ERR_INPUT for an
+ * name the file and the JSON path ("spec.json: sweep.vpu.lanes[2]: vpu.lanes: 48 is not a power
+ * of two", "spec.json: models[1].path: \"x.onnx\": No such file or directory"): CT_ERR_INPUT for an
  * unreadable or invalid spec, an unknown key, a bad value, a missing file; CT_ERR_LIMIT for
  * more than CT_SWEEP_MAX_POINTS points or no memory. Nothing is returned on error. */
 ct_status ct_sweep_load(const char *spec, ct_sweep **out, ct_diag *d);
