@@ -4,10 +4,11 @@
 #  1. every point finishes and results.csv matches the point folders (tests/sweep_check.py);
 #  2. a second run runs no point (every summary.json untouched) and rewrites results.csv
 #     byte for byte;
-#  3. a run killed (SIGKILL to its process group) after its first finished point resumes: the
+#  3. a run interrupted (SIGINT to its process group) after its first finished point resumes: the
 #     points finished before the kill are not run again, and its results.csv is identical to
 #     the uninterrupted run's;
-#  4. without GNU parallel in PATH the points run one after another, with a message;
+#  4. without GNU parallel in PATH the points run one after another, with a message; points
+#     whose LMEM is too small for the model are rows of status limit (deploy exit 4), exit 0;
 #  5. bad specs (unknown key, bad value, bad strategy, missing model, invalid JSON) exit 3 with a
 #     message naming the spec file and the JSON path, and create no output folder; an output
 #     folder holding another sweep exits 2.
@@ -17,7 +18,7 @@ NAME=sweep
 # shellcheck source=tests/sweep_setup.sh
 source "$(dirname "$0")/sweep_setup.sh"
 pg=
-trap '[ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null; rm -rf "$t"' EXIT
+trap '[ -n "$pg" ] && kill -INT -- "-$pg" 2>/dev/null && wait "$pg"; rm -rf "$t"' EXIT
 fail() { echo "$NAME: FAIL: $*"; exit 1; }
 spec "$t/spec.json" '["BF16", "F16"]'
 
@@ -43,9 +44,10 @@ for _ in $(seq 600); do
   ls "$t"/b/points/*/summary.json >/dev/null 2>&1 && break
   sleep 0.1
 done
-kill -KILL -- "-$pg" 2>/dev/null
-wait "$pg" 2>/dev/null
-pg=
+kill -INT -- "-$pg" 2>/dev/null # as ^C would: GNU parallel stops its running job and exits
+wait "$pg"
+rc=$? pg=
+[ $rc = 1 ] || fail "interrupted run: exit $rc, not 1 (points pending)"
 done_before=$(ls "$t"/b/points/*/summary.json 2>/dev/null | wc -l)
 [ "$done_before" -ge 1 ] && [ "$done_before" -lt 8 ] || fail "killed run finished $done_before of 8 points (want 1..7)"
 stat -c '%n %Y %i' "$t"/b/points/*/summary.json > "$t/b.before"
@@ -59,12 +61,13 @@ ls -d "$t"/b/points/*/.ctpu-* 2>/dev/null && fail "temporary folders left after 
 
 # 4. without GNU parallel: the points run one after another
 spec "$t/seq.json" '"BF16"'
-sed -i 's/\["dp", "greedy"\]/"dp"/' "$t/seq.json"
+sed -i 's/\["dp", "greedy"\]/"dp"/; s/"sweep":/"points": [{"lmem.bytes": 4096, "lmem.banks": 4}, {}], "sweep":/' "$t/seq.json"
 mkdir "$t/bin"
 for p in sh sed rm mv; do ln -s "$(command -v $p)" "$t/bin/$p"; done
 PATH=$t/bin "$ctpu" sweep "$t/seq.json" -o "$t/seq" 2> "$t/seq.log" || { cat "$t/seq.log"; fail "sequential run"; }
 grep -q "GNU parallel not found" "$t/seq.log" || fail "no message about the missing GNU parallel: $(cat "$t/seq.log")"
-python3 "$root/tests/sweep_check.py" "$t/seq" 2 || fail "sequential results.csv vs point folders"
+grep -q "4 points: 2 done, 2 over a chip limit, 0 failed" "$t/seq.log" || fail "sequential counts: $(cat "$t/seq.log")"
+python3 "$root/tests/sweep_check.py" "$t/seq" 4 || fail "sequential results.csv vs point folders"
 
 # 5. bad specs: exit 3, file and JSON path named, nothing created
 bad() { # bad NAME EXPECTED-MESSAGE JSON
@@ -95,4 +98,4 @@ printf '{"models": [%s], "layer_group": "greedy"}\n' "$mod" > "$t/other.json"
 [ $? = 2 ] || fail "another sweep's folder: not exit 2: $(cat "$t/other.err")"
 grep -q "holds another sweep" "$t/other.err" || fail "another sweep's folder: $(cat "$t/other.err")"
 cmp -s "$t/a.csv" "$t/a/results.csv" || fail "refused run changed results.csv"
-echo "$NAME: ok: 8 points, rerun skipped all, resume after a kill at $done_before/8 gave identical rows, 12 bad specs refused"
+echo "$NAME: ok: 8 points, rerun skipped all, resume after an interrupt at $done_before/8 gave identical rows, 12 bad specs refused"

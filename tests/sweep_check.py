@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """sweep_check.py RESULTS N: checks RESULTS/results.csv (ctpu sweep, docs/sweep.md) against the
 point folders it was built from, read independently here: N point rows, each point row's
-cycles / DDR bytes / compare equal to its summary.json, each swept key equal to the value in
-its chip.json, one group row per line of its groups CSV and one layer row per line of its
-layers.csv. Exit 0 ok, 1 with the first difference."""
+status equal to its status file (a failed deploy) and no other rows, or its cycles / DDR
+bytes / compare equal to its summary.json, one group row per line of its groups CSV and one
+layer row per line of its layers.csv; each swept key equal to the value in its chip.json. Exit 0 ok, 1 with the first difference."""
 import csv, json, os, sys
 
 res, n = sys.argv[1], int(sys.argv[2])
@@ -17,8 +17,16 @@ def fail(msg):
 points = [r for r in rows if r["level"] == "point"]
 if len(points) != n:
     fail(f"{len(points)} point rows, not {n}")
+status_names = {"1": "check_failed", "2": "usage", "3": "bad_input", "4": "limit", "5": "internal"}
 for r in points:
     d = os.path.join(res, "points", r["point"])
+    if os.path.exists(os.path.join(d, "status")):
+        code = open(os.path.join(d, "status")).read().strip()
+        if r["status"] != status_names.get(code) or os.path.exists(os.path.join(d, "summary.json")):
+            fail(f"point {r['point']}: status {r['status']!r}, its status file says {code}")
+        if [x for x in rows if x["point"] == r["point"] and x["level"] != "point"]:
+            fail(f"point {r['point']}: group or layer rows for a failed point")
+        continue
     s = json.load(open(os.path.join(d, "summary.json")))
     sim = s["sim"]
     want = {"status": "ok", "compare": "pass" if s["compare"]["pass"] else "fail",
