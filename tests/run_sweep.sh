@@ -2,10 +2,11 @@
 # run_sweep.sh CTPU: `ctpu sweep` (docs/sweep.md) on fmnist-rescnn (BF16 and F16, deployed with
 # --compare-all) over 2 strategies × 2 MXU shapes = 8 points, with GNU parallel on 2 jobs:
 #  1. every point finishes and results.csv matches the point folders (tests/sweep_check.py);
+#     a point's program run by ctpu sim gives its summary's cycles and its per-layer report;
 #  2. a second run runs no point (every summary.json untouched) and rewrites results.csv
 #     byte for byte;
 #  3. a run interrupted (SIGINT to its process group) after its first finished point resumes: the
-#     points finished before the kill are not run again, and its results.csv is identical to
+#     points finished before it are not run again, and its results.csv is identical to
 #     the uninterrupted run's;
 #  4. without GNU parallel in PATH the points run one after another, with a message; points
 #     whose LMEM is too small for the model are rows of status limit (deploy exit 4), exit 0;
@@ -28,6 +29,15 @@ grep -q "8 points: 8 done, 0 over a chip limit, 0 failed, 0 pending" "$t/a.log" 
 python3 "$root/tests/sweep_check.py" "$t/a" 8 || fail "results.csv vs point folders"
 [ "$(grep -c ',point,' "$t/a/results.csv")" = 8 ] || fail "8 point rows"
 grep -q '"compare_all":[[:space:]]*true' "$t/a/points/0000/summary.json" || fail "compare_all not passed to deploy"
+# the point's program on ctpu sim gives the same cycles, DDR bytes and per-layer report
+p0=$t/a/points/0000
+"$ctpu" sim "$p0/prog.ctpu" --chip "$p0/chip.json" --input "$m/test_data_set_0/input_0.pb" -o "$t/o.h5" \
+  --summary "$t/sim.json" --report "$t/sim.csv" 2>/dev/null || fail "ctpu sim of point 0"
+cmp -s "$t/sim.csv" "$p0/layers.csv" || fail "deploy --report differs from ctpu sim --report"
+python3 -c 'import json, sys
+a, b = json.load(open(sys.argv[1]))["sim"], json.load(open(sys.argv[2]))
+k = ["total_cycles", "macs", "ddr_bytes_read", "ddr_bytes_written", "instructions"]
+sys.exit([a[x] for x in k] != [b[x] for x in k])' "$p0/summary.json" "$t/sim.json" || fail "deploy --summary differs from ctpu sim --summary"
 
 # 2. a second run runs nothing
 stat -c '%n %Y %i' "$t"/a/points/*/summary.json > "$t/before"
