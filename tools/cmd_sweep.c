@@ -72,7 +72,8 @@ static void run_points(const char *results, int jobs, int n_pending) {
   snprintf(jobs_s, sizeof jobs_s, "%d", jobs);
   if (in_path("parallel")) {
     fprintf(stderr, "sweep: %d point(s) to run, %d at a time (GNU parallel)\n", n_pending, jobs);
-    char *argv[] = {"parallel", "--jobs", jobs_s, "--halt", "never", "sh", script, "::::", list, NULL};
+    char *argv[] = {"parallel", "--jobs", jobs_s, "--halt", "never", "sh", script, "::::", list, NULL, NULL};
+    if (ct_tool_isatty()) memmove(argv + 2, argv + 1, 9 * sizeof *argv), argv[1] = "--bar"; /* progress on a terminal */
     if (run(argv) < 0) fprintf(stderr, "sweep: cannot start GNU parallel\n");
     return;
   }
