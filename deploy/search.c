@@ -149,6 +149,14 @@ ct_status ct_deploy_search(const ct_graph *g, const ct_chip *chip, const ct_lg_o
   return CT_OK;
 }
 
+void ct_deploy_search_print(FILE *f, const ct_deploy_search_result *r) {
+  double gain = r->dp_cycles ? 100.0 * ((double)r->best_cycles - (double)r->dp_cycles) / (double)r->dp_cycles : 0.0;
+  fprintf(f, "deploy: search: dp %llu cycles, best %llu (%+.2f %%, from %s); %d candidates (%d compiled), %d moves accepted, "
+             "%.1f s\n",
+          (unsigned long long)r->dp_cycles, (unsigned long long)r->best_cycles, gain, r->best_from, r->evals, r->legal,
+          r->improvements, r->seconds);
+}
+
 void ct_deploy_search_result_free(ct_deploy_search_result *r) {
   free(r->group_len);
   memset(r, 0, sizeof *r);

@@ -6,6 +6,7 @@
 #define CT_DEPLOY_SEARCH_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/status.h"
 #include "compiler/backend/lg.h"
@@ -41,6 +42,10 @@ typedef struct ct_deploy_search_result {
  * from), CT_ERR_LIMIT out of memory. */
 ct_status ct_deploy_search(const ct_graph *g, const ct_chip *chip, const ct_lg_options *base,
                            const ct_deploy_search_options *so, ct_deploy_search_result *r, ct_diag *d);
+
+/* Prints r as one line to f: "deploy: search: dp C cycles, best B (±x %, from S); N candidates
+ * (M compiled), K moves accepted, T s". */
+void ct_deploy_search_print(FILE *f, const ct_deploy_search_result *r);
 
 /* Releases r's partition and zeroes it. */
 void ct_deploy_search_result_free(ct_deploy_search_result *r);

@@ -5,10 +5,12 @@
 #   --fuzz  also clang-14 and its libFuzzer runtime (libclang-rt-14-dev) for fuzz/ (scripts/fuzz.sh)
 set -euo pipefail
 # protobuf-compiler: protoc decodes Perfetto traces in tests/test_trace.c; chromium renders
-# `ctpu report`'s page headless in tests/test_report.c; nodejs/npm fetch its plotting library
+# `ctpu report`'s page headless in tests/test_report.c; nodejs/npm fetch its plotting library;
+# parallel and slurm-wlm: ctpu sweep runs its points through GNU parallel, tests/run_sweep_slurm.sh
+# on a private Slurm node
 pkgs=(build-essential cmake pkg-config libopenblas-dev libhdf5-dev hdf5-tools check
       libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libonnx-dev libcjson-dev libjpeg-dev libpng-dev
-      python3-h5py python3-numpy chromium)
+      python3-h5py python3-numpy chromium parallel slurm-wlm)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang-14 libclang-rt-14-dev)
 missing=()

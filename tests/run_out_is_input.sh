@@ -34,6 +34,7 @@ grep -q 'weights = "w.h5"' n.top || fail "n.top names no w.h5"
 mkdir run && "$ctpu" sim m.ctpu --input x.pb -o run/y.h5 --summary run/s.json --report run/l.csv || fail sim
 cp m.cali cal.h5 && cp chip.json c.groups.csv && cp x.pb k.h5
 ln -s m.top link.top
+printf '{"models": [{"path": "m.tpu", "test_input": "x.pb"}], "chip": "chip.json"}\n' > s.json
 rm -rf "$orig" && cp -a "$w" "$orig"
 
 cases=0 bad=0
@@ -87,6 +88,9 @@ for f in m.tpu m.tpu.h5 chip.json x.pb y.h5; do refuse "deploy -o $f" "${dep[@]}
 refuse "deploy --mxu-report input" deploy m.tpu -o p.ctpu --mxu-report m.tpu.h5
 refuse "deploy OUT.groups.csv is an input" deploy m.tpu --chip c.groups.csv -o c
 refuse "deploy -o the table" deploy m.top --quantize INT8 --calibration-table m.cali -o m.cali
+refuse "deploy --summary input" "${dep[@]}" -o p.ctpu --summary chip.json
+refuse "deploy --report input" "${dep[@]}" -o p.ctpu --report x.pb
+for f in s.json m.tpu data; do refuse "sweep -o $f" sweep s.json -o $f; done
 for f in m.tpu m.tpu.h5 chip.json; do refuse "plan -o $f" plan m.tpu --chip chip.json -o $f; done
 for f in m.ctpu x.pb chip.json m.tpu m.tpu.h5; do refuse "sim -o $f" sim m.ctpu --chip chip.json --model m.tpu --input x.pb -o $f; done
 for o in --dump-all --trace --report --summary; do refuse "sim $o input" sim m.ctpu --input x.pb -o o.h5 $o x.pb; done

@@ -15,6 +15,8 @@
 #include "deploy/load.h"
 #include "deploy/mxu.h"
 #include "deploy/search.h"
+#include "deploy/summary.h"
+#include "traces/report.h"
 #include "io/compare.h"
 #include "tools/files.h"
 #include "tools/tools.h"
@@ -23,7 +25,7 @@
 #define MAX_FILES 16
 
 typedef struct deploy_args {
-  const char *model, *out, *chip, *ref, *quantize, *calib, *input_shapes, *mxu;
+  const char *model, *out, *chip, *ref, *quantize, *calib, *input_shapes, *mxu, *summary, *report;
   const char *files[MAX_FILES];
   int n_files;
   bool compare_all;
@@ -77,6 +79,10 @@ static const ct_opt opts[] = {
     CT_OPT_STR_("--mxu-report", "F.csv", deploy_args, mxu,
                 "per Conv/Gemm/MatMul layer: simulated MXU cycles next to SCALE-Sim's closed form for the whole layer's "
                 "GEMM (sim columns need --test-input)"),
+    CT_OPT_STR_("--summary", "S.json", deploy_args, summary,
+                "the run as JSON: plan, program, cmodel summary and comparisons (docs/sweep.md); written last"),
+    CT_OPT_STR_("--report", "R.csv", deploy_args, report, "per-layer simulated cycles, busy cycles, MACs, DDR bytes "
+                "(as ctpu sim --report; needs --test-input)"),
 };
 
 const ct_cmd_spec ct_cmd_deploy_spec = CT_CMD_SPEC1(
@@ -94,14 +100,15 @@ static int parse_args(int argc, char **argv, deploy_args *a) {
   a->tol = CT_COMPARE_TOL_DEFAULT;
   int rc = ct_opts_parse(&ct_cmd_deploy_spec, argc, argv, a);
   if (rc) return rc;
-  if ((a->ref || a->compare_all) && !a->n_files) return ct_tool_usage(CMD, "--test-reference and --compare-all need --test-input");
+  if ((a->ref || a->compare_all || a->report) && !a->n_files)
+    return ct_tool_usage(CMD, "--test-reference, --compare-all and --report need --test-input");
   return 0;
 }
 
 /* Temporary paths of the outputs (common/outset.h): the program, its groups CSV, the MXU
  * report (NULL when not asked for). */
 typedef struct deploy_files {
-  const char *prog, *csv, *mxu;
+  const char *prog, *csv, *mxu, *summary, *report;
   char *csv_dest; /* OUT.ctpu.groups.csv (owned) */
 } deploy_files;
 
@@ -119,6 +126,8 @@ static ct_status add_files(ct_outset *o, const deploy_args *a, deploy_files *t, 
   if (!st) st = ct_outset_add(o, a->out, &t->prog, d);
   if (!st) st = ct_outset_add(o, csv, &t->csv, d);
   if (!st && a->mxu) st = ct_outset_add(o, a->mxu, &t->mxu, d);
+  if (!st && a->report) st = ct_outset_add(o, a->report, &t->report, d);
+  if (!st && a->summary) st = ct_outset_add(o, a->summary, &t->summary, d); /* last: renamed last */
   return st;
 }
 
@@ -143,17 +152,27 @@ static bool mxu_text(FILE *f, const void *user) {
   return ct_deploy_mxu_report(m->p, m->prog, m->r->simulated ? &m->r->so.res : NULL, f);
 }
 
+static bool summary_text(FILE *f, const void *user) {
+  char *js = (char *)user;
+  return fprintf(f, "%s\n", js) > 0;
+}
+
 /* Writes the outputs to their temporary paths t (renamed by the outset's commit). */
 static ct_status write_outputs(const deploy_files *t, const deploy_args *a, const ct_program *prog, const ct_lg_plan *p,
-                               const ct_deploy_run *r, ct_diag *d) {
+                               const ct_deploy_run *r, const ct_deploy_summary_info *info, ct_diag *d) {
   groups_src gs = {p, r};
   mxu_src ms = {p, prog, r};
   ct_status st = ct_program_write(prog, t->prog, d);
   if (!st) st = ct_tool_write_text(t->csv, t->csv_dest, groups_text, &gs, d);
   if (!st && t->mxu) st = ct_tool_write_text(t->mxu, a->mxu, mxu_text, &ms, d);
+  if (!st && t->report) st = ct_report_layers(t->report, &r->so.res.counters, r->so.layers, r->so.n_layers, d);
+  if (!st && t->summary) {
+    char *js = ct_deploy_summary_text(info, p, prog, r);
+    st = js ? ct_tool_write_text(t->summary, a->summary, summary_text, js, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    free(js);
+  }
   return st;
 }
-
 
 static double now_s(void) {
   struct timespec t;
@@ -189,37 +208,13 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
   return st;
 }
 
-static void summary(const deploy_args *a, const ct_lg_plan *p, const ct_program *prog, const ct_deploy_run *r,
-                    double compile_s) {
-  fprintf(stderr, "deploy %s (%s, %s): %d layers in %d groups, %zu instructions, est. %lld cycles", a->model, p->chip.name,
-          ct_lg_strategy_name(a->opt.strategy), p->n_layers, p->n_groups, prog->n_insns, (long long)p->total_cycles);
-  if (r->simulated) {
-    const ct_sim_counters *c = &r->so.res.counters;
-    double rc = (double)c->mxu_rows * (double)c->mxu_cols;
-    fprintf(stderr, ", simulated %llu cycles, MXU utilization %.4f, DDR %llu bytes",
-            (unsigned long long)c->total_cycles, c->total_cycles ? (double)c->macs / ((double)c->total_cycles * rc) : 0.0,
-            (unsigned long long)(c->ddr_bytes_read + c->ddr_bytes_written));
-  }
-  fprintf(stderr, "\ndeploy: compiled (plan + codegen) in %.3f s", compile_s); /* all attempts */
-  if (r->simulated) {
-    double w = r->so.res.counters.wall_seconds;
-    fprintf(stderr, "; simulated (timing + functional) in %.3f s, %.3g simulated cycles/s", w,
-            w > 0 ? (double)r->so.res.counters.total_cycles / w : 0.0);
-  }
-  fprintf(stderr, "\n");
-}
-
 /* --layer-group search: the best partition into *sr and *o (which points into it). */
 static ct_status search(const deploy_args *a, const ct_graph *g, const ct_chip *chip, ct_lg_options *o,
                         ct_deploy_search_result *sr, ct_diag *d) {
   ct_deploy_search_options so = {a->search_evals, a->search_seconds};
   ct_status st = ct_deploy_search(g, chip, &a->opt, &so, sr, d);
   if (st) return st;
-  fprintf(stderr, "deploy: search: dp %llu cycles, best %llu (%+.2f %%, from %s); %d candidates (%d compiled), %d moves "
-                  "accepted, %.1f s\n",
-          (unsigned long long)sr->dp_cycles, (unsigned long long)sr->best_cycles,
-          sr->dp_cycles ? 100.0 * ((double)sr->best_cycles - (double)sr->dp_cycles) / (double)sr->dp_cycles : 0.0,
-          sr->best_from, sr->evals, sr->legal, sr->improvements, sr->seconds);
+  ct_deploy_search_print(stderr, sr);
   o->group_len = sr->group_len, o->n_group_len = sr->n_groups;
   return CT_OK;
 }
@@ -250,8 +245,9 @@ static ct_status run(const deploy_args *a, ct_outset *os, const deploy_files *t,
   /* every program written is race-free: without --test-input the order alone is checked */
   if (!st && !a->n_files) st = ct_sim_check_order(&chip, &prog, d);
   if (!st && a->n_files) st = test_run(a, g, &chip, &prog, p->n_groups, &r, d);
-  if (!st) st = write_outputs(t, a, &prog, p, &r, d);
-  if (!st) summary(a, p, &prog, &r, compile_s);
+  ct_deploy_summary_info info = {a->model, compile_s, held, a->compare_all};
+  if (!st) st = write_outputs(t, a, &prog, p, &r, &info, d);
+  if (!st) ct_deploy_summary_print(stderr, &info, p, &prog, &r);
   ct_deploy_run_free(&r);
   ct_program_free(&prog);
   ct_lg_plan_free(p);
