@@ -3,9 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cmodel/sim.h"
+#include "common/clock.h"
 #include "deploy/flow.h"
 #include "isa/program.h"
 
@@ -17,14 +17,8 @@ typedef struct srch {
   double t0;
 } srch;
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static bool budget_left(const srch *s) {
-  return s->r->evals < s->so->max_evals && (s->so->max_seconds <= 0 || now_s() - s->t0 < s->so->max_seconds);
+  return s->r->evals < s->so->max_evals && (s->so->max_seconds <= 0 || ct_clock_seconds() - s->t0 < s->so->max_seconds);
 }
 
 /* Compiles g with o and simulates the program timing-only: *cycles, and the plan's partition
@@ -135,7 +129,7 @@ static ct_status starts(srch *s, const ct_lg_options *base, int *cur, int *n, in
 ct_status ct_deploy_search(const ct_graph *g, const ct_chip *chip, const ct_lg_options *base,
                            const ct_deploy_search_options *so, ct_deploy_search_result *r, ct_diag *d) {
   memset(r, 0, sizeof *r);
-  srch s = {g, chip, so, r, now_s()};
+  srch s = {g, chip, so, r, ct_clock_seconds()};
   size_t cap = (size_t)g->n_ops + 2; /* layers are live ops */
   int *cur = malloc(sizeof *cur * cap), *cand = malloc(sizeof *cand * cap), n = 0, at = 0;
   move *mv = malloc(sizeof *mv * cap * 6);
@@ -143,7 +137,7 @@ ct_status ct_deploy_search(const ct_graph *g, const ct_chip *chip, const ct_lg_o
   while (!st && budget_left(&s) && improve(&s, base, cur, &n, cand, mv, &at)) {
   }
   free(cand), free(mv);
-  r->seconds = now_s() - s.t0;
+  r->seconds = ct_clock_seconds() - s.t0;
   if (st) return free(cur), st;
   r->group_len = cur, r->n_groups = n;
   return CT_OK;

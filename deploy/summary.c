@@ -71,3 +71,15 @@ void ct_deploy_summary_print(FILE *f, const ct_deploy_summary_info *info, const 
   }
   fprintf(f, "\n");
 }
+
+void ct_deploy_check_print(FILE *f, const ct_deploy_run *r, const char *ref, bool compare_all) {
+  if (r->first_diff) fprintf(f, "deploy: output \"%s\" differs from the Tpu reference\n", r->first_diff);
+  for (int i = 0; i < r->n_ref; i++) {
+    const ct_deploy_ref_line *l = &r->ref[i];
+    fprintf(f, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", l->name, ref, l->m.cosine,
+            l->m.euclid, l->m.sqnr_db, l->verdict);
+  }
+  if (r->done && compare_all)
+    fprintf(f, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", r->compared, r->mismatched,
+            r->mismatched ? "; first: " : "", r->mismatched ? r->first : "");
+}

@@ -31,4 +31,9 @@ char *ct_deploy_summary_text(const ct_deploy_summary_info *info, const ct_lg_pla
 void ct_deploy_summary_print(FILE *f, const ct_deploy_summary_info *info, const ct_lg_plan *p, const ct_program *prog,
                              const ct_deploy_run *r);
 
+/* Prints what ct_deploy_check found, one line each: the first output not bit-equal to the Tpu
+ * reference, each output against the float reference file ref (cosine, euclid, SQNR, verdict),
+ * and with compare_all the stored tensors compared and how many differ. */
+void ct_deploy_check_print(FILE *f, const ct_deploy_run *r, const char *ref, bool compare_all);
+
 #endif

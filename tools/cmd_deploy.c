@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cmodel/sim.h"
+#include "common/clock.h"
 #include "compiler/backend/lg.h"
 #include "deploy/flow.h"
 #include "deploy/load.h"
@@ -61,11 +61,9 @@ static const ct_opt opts[] = {
     CT_OPT_FN_("--layer-group", "S", set_strategy,
                "none, greedy, dp (default), longest, max, or search: groupings measured on the cmodel (from the "
                "strategies' plans, local moves while the cycles fall; docs/backend.md)"),
-    CT_OPT_INT_("--search-evals", "N", deploy_args, search_evals, 1, 1000000,
-                "--layer-group search: candidates compiled and simulated at most (default 200)"),
+    CT_OPT_INT_("--search-evals", "N", deploy_args, search_evals, 1, 1000000, "search: candidates at most (default 200)"),
     CT_OPT_INT_("--search-seconds", "S", deploy_args, search_seconds, 0, 1000000,
-                "--layer-group search: wall-clock budget (default 300; 0: none, the result then depends only on "
-                "--search-evals)"),
+                "search: wall-clock budget (default 300; 0: none, then deterministic)"),
     CT_OPT_FILES_("--test-input", "F...", deploy_args, files, n_files, MAX_FILES,
                   "run the program on the cmodel with these inputs (.h5/.pb/image) and compare its outputs with the Tpu "
                   "reference, bit for bit"),
@@ -174,12 +172,6 @@ static ct_status write_outputs(const deploy_files *t, const deploy_args *a, cons
   return st;
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The progress line while the cmodel runs (a terminal only: ct_tool_isatty). */
 static void sim_progress(void *user, uint32_t started, uint32_t total) {
   (void)user;
@@ -196,27 +188,8 @@ static ct_status test_run(const deploy_args *a, const ct_graph *g, const ct_chip
   if (ct_tool_isatty()) o.progress = sim_progress;
   ct_status st = ct_deploy_check(&o, g, chip, prog, n_groups, r, d);
   if (o.progress) fprintf(stderr, "\r\033[K");
-  if (r->first_diff) fprintf(stderr, "deploy: output \"%s\" differs from the Tpu reference\n", r->first_diff);
-  for (int i = 0; i < r->n_ref; i++) {
-    const ct_deploy_ref_line *l = &r->ref[i];
-    fprintf(stderr, "deploy: output \"%s\" vs %s: cosine %.6f, euclid %.6f, SQNR %.2f dB: %s\n", l->name, a->ref,
-            l->m.cosine, l->m.euclid, l->m.sqnr_db, l->verdict);
-  }
-  if (r->done && a->compare_all)
-    fprintf(stderr, "deploy: --compare-all: %d stored tensors compared, %d differ%s%s\n", r->compared, r->mismatched,
-            r->mismatched ? "; first: " : "", r->mismatched ? r->first : "");
+  ct_deploy_check_print(stderr, r, a->ref, a->compare_all);
   return st;
-}
-
-/* --layer-group search: the best partition into *sr and *o (which points into it). */
-static ct_status search(const deploy_args *a, const ct_graph *g, const ct_chip *chip, ct_lg_options *o,
-                        ct_deploy_search_result *sr, ct_diag *d) {
-  ct_deploy_search_options so = {a->search_evals, a->search_seconds};
-  ct_status st = ct_deploy_search(g, chip, &a->opt, &so, sr, d);
-  if (st) return st;
-  ct_deploy_search_print(stderr, sr);
-  o->group_len = sr->group_len, o->n_group_len = sr->n_groups;
-  return CT_OK;
 }
 
 /* Loads, compiles, checks (or tests) the program and writes the outputs to t's paths. */
@@ -234,12 +207,14 @@ static ct_status run(const deploy_args *a, ct_outset *os, const deploy_files *t,
   if (!st) st = ct_tool_in_model(os, a->model, g, d);
   if (!st) st = ct_outset_check(os, d);
   int held = 0;
-  double t0 = now_s();
+  double t0 = ct_clock_seconds();
   ct_lg_options lo = a->opt;
   ct_deploy_search_result sr = {0};
-  if (!st && lo.strategy == CT_LG_SEARCH) st = search(a, g, &chip, &lo, &sr, d);
+  ct_deploy_search_options so = {a->search_evals, a->search_seconds};
+  if (!st && lo.strategy == CT_LG_SEARCH && !(st = ct_deploy_search(g, &chip, &a->opt, &so, &sr, d)))
+    ct_deploy_search_print(stderr, &sr), lo.group_len = sr.group_len, lo.n_group_len = sr.n_groups;
   if (!st) st = ct_deploy_compile(g, &chip, &lo, &p, &prog, &held, d);
-  double compile_s = now_s() - t0;
+  double compile_s = ct_clock_seconds() - t0;
   if (!st && held) fprintf(stderr, "deploy: planned with %d LMEM bank(s) held back for tables\n", held);
   if (!st) st = ct_program_validate(&prog, &chip, a->out, d);
   /* every program written is race-free: without --test-input the order alone is checked */
