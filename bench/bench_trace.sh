@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench_trace.sh: `ctpu sim --trace` JSON vs Perfetto protobuf: file sizes and the CPU time a
-# trace adds (user seconds, median of RUNS alternating runs of no trace / JSON / Perfetto) on
+# bench_trace.sh: `ctpu sim --trace` JSON vs Perfetto protobuf (plain .pftrace and deflated
+# .perfetto-trace): file sizes and the CPU time a trace adds (user seconds, median of RUNS
+# alternating runs of no trace / JSON / plain / deflated Perfetto) on
 # MobileNetV2 INT8 (default chip), PP-OCRv4 det INT8 at 480x960 on a 4x4-MXU chip with 8 B/cycle
 # DDR (1.7e8 cycles) and a synthetic chain of N LOAD -> MATMUL 64x64x32 -> STORE (1e8 cycles
 # for N = 150000). The table of docs/traces.md ("Size and write time").
@@ -16,26 +17,30 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1
 bench() {
   local name=$1 k i; shift
   for ((i = 0; i < runs; i++)); do
-    for k in none json pftrace; do
+    for k in none json pftrace deflate; do
       local opt=()
       [ $k = json ] && opt=(--trace "$tmp/t.json")
-      [ $k = pftrace ] && opt=(--trace "$tmp/t.perfetto-trace")
+      [ $k = pftrace ] && opt=(--trace "$tmp/t.pftrace")
+      [ $k = deflate ] && opt=(--trace "$tmp/t.perfetto-trace")
       /usr/bin/time -f "%U" -o "$tmp/time" "$ctpu" sim "$@" -o "$tmp/y.h5" --no-race-check --summary "$tmp/s.json" \
         "${opt[@]}" >/dev/null 2>&1 || { echo "$name: ctpu sim failed"; return; }
       cat "$tmp/time" >>"$tmp/$k.times"
     done
   done
-  local cyc js pf t0 tj tp
+  local cyc js pf pz t0 tj tp tz
   cyc=$(sed -n 's/.*"total_cycles":[^0-9]*\([0-9]*\).*/\1/p' "$tmp/s.json")
-  js=$(stat -c %s "$tmp/t.json") pf=$(stat -c %s "$tmp/t.perfetto-trace")
+  js=$(stat -c %s "$tmp/t.json") pf=$(stat -c %s "$tmp/t.pftrace") pz=$(stat -c %s "$tmp/t.perfetto-trace")
   t0=$(median <"$tmp/none.times") tj=$(median <"$tmp/json.times") tp=$(median <"$tmp/pftrace.times")
-  printf "%-12s %11s %8s %8s %12s %12s %6.2f %8.2f %8.2f\n" "$name" "$cyc" "$(grep -c '"ph":"X"' "$tmp/t.json")" \
-    "$(grep -c '"ph":"C"' "$tmp/t.json")" "$js" "$pf" "$(awk "BEGIN { print $js / $pf }")" \
-    "$(awk "BEGIN { print $tj - $t0 }")" "$(awk "BEGIN { print $tp - $t0 }")"
+  tz=$(median <"$tmp/deflate.times")
+  printf "%-12s %11s %8s %8s %12s %12s %12s %6.2f %6.2f %8.2f %8.2f %8.2f\n" "$name" "$cyc" \
+    "$(grep -c '"ph":"X"' "$tmp/t.json")" "$(grep -c '"ph":"C"' "$tmp/t.json")" "$js" "$pf" "$pz" \
+    "$(awk "BEGIN { print $js / $pf }")" "$(awk "BEGIN { print $js / $pz }")" \
+    "$(awk "BEGIN { print $tj - $t0 }")" "$(awk "BEGIN { print $tp - $t0 }")" "$(awk "BEGIN { print $tz - $t0 }")"
   rm -f "$tmp"/*.times
 }
 
-printf "%-12s %11s %8s %8s %12s %12s %6s %8s %8s\n" run cycles slices counters json_bytes pftrace_bytes ratio "+cpu_js" "+cpu_pf"
+printf "%-12s %11s %8s %8s %12s %12s %12s %6s %6s %8s %8s %8s\n" run cycles slices counters json_bytes pftrace_bytes \
+  deflated_bytes ratio ratio_z "+cpu_js" "+cpu_pf" "+cpu_z"
 mq=$shared/models/mobilenetv2-torchvision-qdq-int8
 if [ -f "$mq/model.onnx" ]; then
   "$ctpu" transform "$mq/model.onnx" -o "$tmp/m.top" >/dev/null 2>&1 && "$ctpu" lower "$tmp/m.top" --quantize INT8 -o "$tmp/m.tpu" \

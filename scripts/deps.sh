@@ -9,7 +9,7 @@ set -euo pipefail
 # parallel and slurm-wlm: ctpu sweep runs its points through GNU parallel, tests/run_sweep_slurm.sh
 # on a private Slurm node
 pkgs=(build-essential cmake pkg-config libopenblas-dev libhdf5-dev hdf5-tools check
-      libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libonnx-dev libcjson-dev libjpeg-dev libpng-dev
+      libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libonnx-dev libcjson-dev libjpeg-dev libpng-dev zlib1g-dev
       python3-h5py python3-numpy chromium parallel slurm-wlm)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 [ "${1:-}" = "--fuzz" ] && pkgs+=(clang-14 libclang-rt-14-dev)

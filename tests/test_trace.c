@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "tests/testutil.h"
 #include "traces/perfetto_trace.pb-c.h"
@@ -330,19 +331,63 @@ static const char *deploy_fmnist(const char *name, const char *chip) {
   return prog;
 }
 
-/* Simulates prog (chip may be NULL) with a JSON and a Perfetto trace, extra options opts for
- * both, and checks that they agree; returns the number of slices. */
+static uint64_t get_varint(const uint8_t *b, size_t n, size_t *k) {
+  uint64_t v = 0;
+  for (int sh = 0; *k < n && sh < 64; sh += 7) {
+    uint8_t c = b[(*k)++];
+    v |= (uint64_t)(c & 0x7f) << sh;
+    if (!(c & 0x80)) break;
+  }
+  return v;
+}
+
+/* The packets of a deflated trace (every packet a compressed_packets, field 50), inflated and
+ * concatenated; *n their bytes. Fails the test on any other layout. */
+static uint8_t *inflate_trace(const char *path, size_t *n, int *batches) {
+  size_t fn, k = 0;
+  uint8_t *f = (uint8_t *)ct_test_read_file(path, &fn), *out = NULL;
+  ck_assert_ptr_nonnull(f);
+  *n = 0, *batches = 0;
+  while (k < fn) {
+    ck_assert_int_eq(f[k++], 0x0a); /* Trace.packet */
+    size_t len = get_varint(f, fn, &k), end = k + len;
+    ck_assert(end <= fn && f[k] == 0x92 && f[k + 1] == 0x03); /* TracePacket.compressed_packets */
+    k += 2;
+    size_t zn = get_varint(f, fn, &k);
+    ck_assert_uint_eq(k + zn, end);
+    uLongf rn = 8u << 20;
+    out = realloc(out, *n + rn);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_int_eq(uncompress(out + *n, &rn, f + k, (uLong)zn), Z_OK);
+    *n += rn, k = end, (*batches)++;
+  }
+  free(f);
+  return out;
+}
+
+/* Simulates prog (chip may be NULL) with a JSON, a plain Perfetto (.pftrace) and a deflated
+ * Perfetto (.perfetto-trace) trace, extra options opts for all, and checks that they agree
+ * (the deflated packets, inflated, are the plain trace byte for byte); returns the number of
+ * slices. */
 static int sim_both(const char *prog, const char *chip, const char *opts, view *j, view *p) {
-  char msg[4096], chip_opt[1024] = "", json[1024], pft[1024];
+  char msg[4096], chip_opt[1024] = "", json[1024], pft[1024], pfz[1024];
   if (chip) snprintf(chip_opt, sizeof chip_opt, "--chip %s", chip);
   scopy(json, ct_test_tmp_path("t.json"), sizeof json);
-  scopy(pft, ct_test_tmp_path("t.perfetto-trace"), sizeof pft);
+  scopy(pft, ct_test_tmp_path("t.pftrace"), sizeof pft);
+  scopy(pfz, ct_test_tmp_path("t.perfetto-trace"), sizeof pfz);
   const char *in = ct_test_shared_path("models/fmnist-rescnn/test_data_set_0/input_0.pb");
-  for (int k = 0; k < 2; k++) {
+  const char *outs[3] = {json, pft, pfz};
+  for (int k = 0; k < 3; k++) {
     int rc = ct_test_run_ctpu(msg, sizeof msg, "sim %s --input %s -o %s %s --trace %s %s", prog, in,
-                              ct_test_tmp_path("y.h5"), chip_opt, k ? pft : json, opts);
+                              ct_test_tmp_path("y.h5"), chip_opt, outs[k], opts);
     ck_assert_msg(rc == 0, "%s", msg);
   }
+  size_t pn, zn;
+  int batches;
+  char *plain = ct_test_read_file(pft, &pn);
+  uint8_t *inflated = inflate_trace(pfz, &zn, &batches);
+  ck_assert(plain && batches >= 1 && zn == pn && !memcmp(plain, inflated, pn));
+  free(plain), free(inflated);
   json_view(json, j);
   int packets = pf_view(pft, p), pbc_packets, begins;
   char why[1024];

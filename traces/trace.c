@@ -14,8 +14,8 @@ static bool ends_with(const char *s, const char *tail) {
 }
 
 ct_trace_format ct_trace_format_of(const char *path) {
-  return path && (ends_with(path, ".perfetto-trace") || ends_with(path, ".pftrace")) ? CT_TRACE_PERFETTO
-                                                                                      : CT_TRACE_JSON;
+  if (path && ends_with(path, ".perfetto-trace")) return CT_TRACE_PERFETTO_DEFLATE;
+  return path && ends_with(path, ".pftrace") ? CT_TRACE_PERFETTO : CT_TRACE_JSON;
 }
 
 /* Cycle → picoseconds, rounded to nearest; monotone in cycle. */
@@ -36,7 +36,8 @@ ct_status ct_trace_open(ct_trace **out, const char *path, ct_trace_format fmt, d
   t->f = t->out.f;
   t->freq_mhz = freq_mhz > 0 ? freq_mhz : 1000;
   if (filter) t->filter = *filter;
-  t->be = fmt == CT_TRACE_PERFETTO ? &ct_trace_perfetto_backend : &ct_trace_json_backend;
+  t->be = fmt == CT_TRACE_JSON ? &ct_trace_json_backend : &ct_trace_perfetto_backend;
+  t->deflate = fmt == CT_TRACE_PERFETTO_DEFLATE;
   if (t->be->begin(t)) {
     ct_trace_abort(t);
     return ct_diag_set(d, CT_ERR_LIMIT, "%s: out of memory", path);

@@ -15,6 +15,8 @@ typedef struct ct_trace ct_trace;
 typedef enum ct_trace_format {
   CT_TRACE_JSON,     /* Chrome Trace Event JSON Object Format */
   CT_TRACE_PERFETTO, /* Perfetto protobuf: a Trace message, a stream of TracePackets */
+  CT_TRACE_PERFETTO_DEFLATE /* the same packets in TracePacket.compressed_packets: zlib-deflated
+                             * batches, as Perfetto's tracing service writes with compression on */
 } ct_trace_format;
 
 /* Filters for long runs: X events are kept if they overlap [start, end) cycles (end 0 = no

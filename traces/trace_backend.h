@@ -29,6 +29,7 @@ struct ct_trace {
   ct_trace_filter filter;
   const ct_trace_backend *be;
   void *state;
+  bool deflate; /* Perfetto: packets in zlib-deflated compressed_packets batches */
   bool oom;
 };
 

@@ -5,6 +5,7 @@
  * engine, a counter track per counter, TYPE_SLICE_BEGIN/END pairs with interned names. */
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "traces/perfetto_trace.pb-c.h"
 #include "traces/trace_backend.h"
@@ -15,6 +16,7 @@
 #define PF_COUNTER_UUID0 100
 #define PF_MAX_COUNTERS 16
 #define PF_MAX_ARGS 16
+#define PF_BATCH (1u << 20) /* bytes of packets deflated into one compressed_packets */
 
 typedef Perfetto__Protos__TracePacket pf_packet;
 typedef Perfetto__Protos__TrackEvent pf_event;
@@ -33,6 +35,8 @@ typedef struct pf_state {
   int n_counters;
   uint8_t *buf;
   size_t cap;
+  uint8_t *raw, *z; /* t->deflate: the batch of packets not yet written, its deflated form */
+  size_t raw_n, raw_cap, z_cap;
   bool first; /* no packet written yet: the next one clears the incremental state */
 } pf_state;
 
@@ -80,6 +84,56 @@ static void put_varint(uint8_t *b, size_t *k, uint64_t v) {
   b[(*k)++] = (uint8_t)v;
 }
 
+/* Writes the batch of packets as one TracePacket whose compressed_packets (field 50) is the
+ * batch deflated by zlib (compress2, level 6): Perfetto's trace processor inflates it and
+ * reads the packets inside as if they stood in the file. */
+static void batch_flush(ct_trace *t) {
+  pf_state *s = t->state;
+  if (!s->raw_n || t->oom) return;
+  uLongf zn = compressBound((uLong)s->raw_n);
+  if (zn > s->z_cap) {
+    uint8_t *z = realloc(s->z, zn);
+    if (!z) {
+      t->oom = true;
+      return;
+    }
+    s->z = z, s->z_cap = zn;
+  }
+  if (compress2(s->z, &zn, s->raw, (uLong)s->raw_n, 6) != Z_OK) {
+    t->oom = true;
+    return;
+  }
+  uint8_t head[24];
+  size_t k = 0, inner = 2, h = 0; /* field 50, wire type 2: tag varint 0x92 0x03 */
+  uint8_t len[10];
+  put_varint(len, &h, zn);
+  inner += h + zn;
+  head[k++] = 0x0a;
+  put_varint(head, &k, inner);
+  head[k++] = 0x92, head[k++] = 0x03;
+  memcpy(head + k, len, h), k += h;
+  fwrite(head, 1, k, t->f);
+  fwrite(s->z, 1, zn, t->f);
+  s->raw_n = 0;
+}
+
+/* Appends one length-delimited packet (k bytes) to the batch; a full batch is written. */
+static void batch_add(ct_trace *t, const uint8_t *b, size_t k) {
+  pf_state *s = t->state;
+  if (s->raw_n + k > s->raw_cap) {
+    size_t cap = s->raw_cap ? 2 * s->raw_cap : PF_BATCH + 4096;
+    while (cap < s->raw_n + k) cap *= 2;
+    uint8_t *r = realloc(s->raw, cap);
+    if (!r) {
+      t->oom = true;
+      return;
+    }
+    s->raw = r, s->raw_cap = cap;
+  }
+  memcpy(s->raw + s->raw_n, b, k), s->raw_n += k;
+  if (s->raw_n >= PF_BATCH) batch_flush(t);
+}
+
 /* Writes p as field 1 of the Trace message (tag 0x0a, varint length, bytes), on sequence
  * PF_SEQ: the first packet clears the incremental state, every later one needs it. */
 static void put_packet(ct_trace *t, pf_packet *p) {
@@ -103,7 +157,8 @@ static void put_packet(ct_trace *t, pf_packet *p) {
   s->buf[k++] = 0x0a;
   put_varint(s->buf, &k, n);
   k += perfetto__protos__trace_packet__pack(p, s->buf + k);
-  fwrite(s->buf, 1, k, t->f);
+  if (t->deflate) batch_add(t, s->buf, k);
+  else fwrite(s->buf, 1, k, t->f);
 }
 
 /* A packet carrying track descriptor td. */
@@ -267,7 +322,7 @@ static void pf_counter(ct_trace *t, const char *name, uint64_t ps, double value)
 }
 
 static void pf_end(ct_trace *t) {
-  (void)t;
+  if (t->deflate) batch_flush(t);
 }
 
 static void pf_free(void *state) {
@@ -275,7 +330,7 @@ static void pf_free(void *state) {
   if (!s) return;
   intern_free(&s->names), intern_free(&s->keys), intern_free(&s->strings);
   for (int i = 0; i < s->n_counters; i++) free(s->counters[i]);
-  free(s->buf);
+  free(s->buf), free(s->raw), free(s->z);
   free(s);
 }
 
