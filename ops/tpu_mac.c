@@ -16,6 +16,7 @@
 #include "ops/nn_util.h"
 #include "ops/ops_util.h"
 #include "ops/tpu_dw.h"
+#include "ops/tpu_igemm.h"
 #include "ops/tpu_util.h"
 #include "common/clones.h"
 
@@ -131,6 +132,36 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   free(wf), free(cf), free(acc), free(acc32), free(wr);
 }
 
+#define IGEMM_COLS 2048 /* output columns per ct_tpu_igemm call: the int32 sums stay small */
+
+/* The integer path of conv_channels (conv_grouped checked ct_tpu_igemm_exact): acc = bias +
+ * (W − zp_w)·col by ct_tpu_igemm over blocks of IGEMM_COLS columns, each block requantized
+ * a row at a time. The sums are exact int32 integers, equal to the dot loop's. */
+static void conv_channels_igemm(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  conv_job *j = arg;
+  int64_t rows = hi - lo, K = j->K, P = j->P, nb = P < IGEMM_COLS ? P : IGEMM_COLS;
+  int16_t *a = malloc(sizeof *a * (size_t)(rows * K + 1));
+  int32_t *bias = malloc(sizeof *bias * (size_t)(rows + 1)), *c = malloc(sizeof *c * (size_t)(rows * nb + 1));
+  bool ok = a && bias && c;
+  for (int64_t r = 0; ok && r < rows; r++) {
+    int64_t oc = j->grp * j->og + lo + r;
+    ct_tq_get_row_i16(j->w, oc * K, K, j->zw ? j->zw[oc] : j->zw0, a + r * K); /* |w − zp_w| ≤ 32767: no wrap */
+    bias[r] = j->b ? ct_tq_get(j->b, oc) : 0;
+  }
+  for (int64_t p0 = 0; ok && p0 < P; p0 += nb) {
+    int64_t n = P - p0 < nb ? P - p0 : nb;
+    if (!(ok = ct_tpu_igemm(rows, n, K, a, K, j->col + p0, P, bias, c, n))) break;
+    for (int64_t r = 0; r < rows; r++) {
+      int64_t oc = j->grp * j->og + lo + r;
+      ct_quant_requant_act_row_i32(c + r * n, n, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
+                                   ct_tq_at(j->y, (j->n * j->oc + oc) * P + p0));
+    }
+  }
+  if (!ok) j->oom = true;
+  free(a), free(bias), free(c);
+}
+
 /* Widens [*lo, *hi] to hold v[0..n). */
 CT_CLONES_V3 static void i32_range(const int32_t *v, int64_t n, int64_t *lo, int64_t *hi) {
   int32_t l = (int32_t)*lo, h = (int32_t)*hi;
@@ -191,13 +222,10 @@ static bool conv_pointwise(const ct_nn_geo *g) {
   return true;
 }
 
-/* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads. */
+/* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
+ * (a pointwise kernel's columns are xs itself: conv_grouped). */
 static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, int16_t *col) {
   int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
-  if (conv_pointwise(g)) {
-    memcpy(col, xs, sizeof *col * (size_t)(cg * P));
-    return;
-  }
   for (int64_t c = 0; c < cg; c++)
     for (int64_t kd = 0; kd < g->k[0]; kd++)
       for (int64_t kh = 0; kh < g->k[1]; kh++)
@@ -232,35 +260,45 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
   return CT_OK;
 }
 
-/* The im2col path of groups of cg input channels: per image and group the int16 columns,
- * then the dot loop (conv_channels) or, from CONV_GEMM_MIN_OC output channels per group,
- * the exact chunked sgemm (conv_channels_gemm). */
+/* The kernel of one group's columns: the dot loop below CONV_GEMM_MIN_OC output channels
+ * (gemm false); else ct_tpu_igemm when its int32 sums are exact (weights within int16 and
+ * ct_tpu_igemm_exact), else the chunked sgemm on the columns as floats (*colf, allocated
+ * on first use). NULL when out of memory. */
+static ct_workpool_fn conv_pick(conv_job *j, bool gemm, int64_t wmax, float **colf) {
+  int64_t KP = j->K * j->P;
+  if (!gemm) return conv_channels;
+  if (wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(j->col, KP), j->bmax)) return conv_channels_igemm;
+  if (!*colf && !(*colf = malloc(sizeof **colf * (size_t)KP))) return NULL;
+  int cmax = col_floats(j->col, KP, *colf);
+  j->colf = *colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
+  j->acc32 = j->small && j->bmax + j->K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
+  return conv_channels_gemm;
+}
+
+/* The im2col path of groups of cg input channels: per image and group the int16 columns
+ * (a pointwise kernel's are the input itself), then the kernel conv_pick chooses. */
 static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, const ct_nn_geo *g, int64_t G, int64_t cg,
                               int32_t zx, const ct_kernel_ctx *ctx, ct_diag *d) {
   int64_t vol = g->in[0] * g->in[1] * g->in[2], KP = j->K * j->P > 0 ? j->K * j->P : 1;
-  bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1;
-  int16_t *col = malloc(sizeof *col * (size_t)KP), *xs = malloc(sizeof *xs * (size_t)(cg * vol > 0 ? cg * vol : 1));
-  float *colf = gemm ? malloc(sizeof *colf * (size_t)KP) : NULL;
+  bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1, pw = conv_pointwise(g);
+  int16_t *col = pw ? NULL : malloc(sizeof *col * (size_t)KP), *xs = malloc(sizeof *xs * (size_t)(cg * vol > 0 ? cg * vol : 1));
+  float *colf = NULL;
   int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
-  ct_status st = !col || !xs || (gemm && !colf) || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
+  ct_status st = (!pw && !col) || !xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   for (int64_t o = 0; gemm && j->b && o < j->oc; o++) {
     int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
     j->bmax = v > j->bmax ? v : j->bmax;
   }
   if (gemm) ct_nn_blas_threads(ctx);
-  j->col = col;
+  j->col = pw ? xs : col;
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
       conv_input(x, g, n, grp * cg, cg, zx, xs);
-      conv_im2col(xs, g, cg, col);
+      if (!pw) conv_im2col(xs, g, cg, col);
       j->n = n, j->grp = grp;
-      if (gemm) {
-        int cmax = col_floats(col, j->K * j->P, colf);
-        j->colf = colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
-        j->acc32 = j->small && j->bmax + j->K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
-      }
-      ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, gemm ? conv_channels_gemm : conv_channels, j);
-      if (j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
+      ct_workpool_fn fn = conv_pick(j, gemm, wmax, &colf);
+      if (fn) ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, fn, j);
+      if (!fn || j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
   free(col), free(colf), free(xs);
   return st;

@@ -1,0 +1,141 @@
+/* tpu_igemm.c: C = bias + A·B on int16 operands with int32 sums (tpu_igemm.h), the GEMM of
+ * the Tpu reference's integer MAC kernels. Blocked as BLIS / GotoBLAS do: K in blocks of
+ * KC_PAIRS pairs; per block A packed in panels of MR rows (each k pair of a row one int32)
+ * and B in panels of NR columns (each k pair of a column two adjacent int16), then an MR×NR
+ * micro-kernel adds the block's products into C. On x86-64 with AVX2 the micro-kernel is
+ * pmaddwd (_mm256_madd_epi16: two int16 products added into an int32 lane, XNNPACK's and
+ * oneDNN's int16 form); the plain C one computes the same integers. Every sum is an integer
+ * below 2^31 in magnitude (the caller's ct_tpu_igemm_exact bound), so any order of addition
+ * gives the exact sum and both paths agree bit for bit with a scalar int64 dot loop. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/tpu_igemm.h"
+#include "common/clones.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define IGEMM_X86 1
+#endif
+
+#define MR 4         /* rows of A per micro-kernel */
+#define NR 16        /* columns of B per micro-kernel (two AVX2 registers of 8 int32) */
+#define KC_PAIRS 256 /* k pairs per block: a B panel is 16 KiB (L1), an A block MR·1 KiB per panel */
+
+static bool use_simd = true;
+
+void ct_tpu_igemm_use_simd(bool on) { use_simd = on; }
+
+/* Packs rows [0, M) of A, k in [k0, k0 + 2·kp), as panels of MR rows: pa[panel][pair][r] =
+ * A[r][k] | A[r][k + 1] << 16 (zeros past M and K). */
+static void pack_a(int64_t M, int64_t K, const int16_t *A, int64_t lda, int64_t k0, int64_t kp, int32_t *pa) {
+  for (int64_t m0 = 0; m0 < M; m0 += MR)
+    for (int64_t p = 0; p < kp; p++)
+      for (int64_t r = 0; r < MR; r++, pa++) {
+        int64_t k = k0 + 2 * p, m = m0 + r;
+        uint16_t lo = m < M && k < K ? (uint16_t)A[m * lda + k] : 0, hi = m < M && k + 1 < K ? (uint16_t)A[m * lda + k + 1] : 0;
+        *pa = (int32_t)((uint32_t)lo | (uint32_t)hi << 16);
+      }
+}
+
+/* Packs columns [n0, n0 + NR) of B, k in [k0, k0 + 2·kp): pb[pair][c][0..1] = B[k][n0 + c],
+ * B[k + 1][n0 + c] (zeros past N and K). */
+static void pack_b(int64_t N, int64_t K, const int16_t *B, int64_t ldb, int64_t k0, int64_t kp, int64_t n0, int16_t *pb) {
+  int64_t nc = N - n0 < NR ? N - n0 : NR;
+  for (int64_t p = 0; p < kp; p++, pb += 2 * NR) {
+    int64_t k = k0 + 2 * p;
+    const int16_t *b0 = B + k * ldb + n0, *b1 = b0 + ldb;
+    bool has0 = k < K, has1 = k + 1 < K;
+    for (int64_t c = 0; c < nc; c++) pb[2 * c] = has0 ? b0[c] : 0, pb[2 * c + 1] = has1 ? b1[c] : 0;
+    for (int64_t c = nc; c < NR; c++) pb[2 * c] = pb[2 * c + 1] = 0;
+  }
+}
+
+/* The micro-kernel in plain C: t[r][c] = Σ_p pairs of pa's row r times pb's column c. */
+static void kern_c(int64_t kp, const int32_t *pa, const int16_t *pb, int32_t t[MR][NR]) {
+  memset(t, 0, sizeof(int32_t) * MR * NR);
+  for (int64_t p = 0; p < kp; p++, pa += MR, pb += 2 * NR)
+    for (int r = 0; r < MR; r++) {
+      int32_t a0 = (int16_t)(uint16_t)((uint32_t)pa[r] & 0xffff), a1 = (int16_t)(uint16_t)((uint32_t)pa[r] >> 16);
+      for (int c = 0; c < NR; c++) t[r][c] += a0 * pb[2 * c] + a1 * pb[2 * c + 1];
+    }
+}
+
+#ifdef IGEMM_X86
+/* The micro-kernel on AVX2: per pair, one broadcast of a row's pair and two pmaddwd. */
+__attribute__((target("avx2"))) static void kern_avx2(int64_t kp, const int32_t *pa, const int16_t *pb, int32_t t[MR][NR]) {
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+  for (int64_t p = 0; p < kp; p++, pa += MR, pb += 2 * NR) {
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)pb), b1 = _mm256_loadu_si256((const __m256i *)(pb + 16));
+    __m256i a = _mm256_set1_epi32(pa[0]);
+    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(a, b0)), c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(pa[1]);
+    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(a, b0)), c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(pa[2]);
+    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(a, b0)), c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(a, b1));
+    a = _mm256_set1_epi32(pa[3]);
+    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(a, b0)), c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(a, b1));
+  }
+  _mm256_storeu_si256((__m256i *)t[0], c00), _mm256_storeu_si256((__m256i *)(t[0] + 8), c01);
+  _mm256_storeu_si256((__m256i *)t[1], c10), _mm256_storeu_si256((__m256i *)(t[1] + 8), c11);
+  _mm256_storeu_si256((__m256i *)t[2], c20), _mm256_storeu_si256((__m256i *)(t[2] + 8), c21);
+  _mm256_storeu_si256((__m256i *)t[3], c30), _mm256_storeu_si256((__m256i *)(t[3] + 8), c31);
+}
+
+static bool have_avx2(void) {
+  static int known = -1; /* a benign race: every thread stores the same value */
+  if (known < 0) known = __builtin_cpu_supports("avx2") ? 1 : 0;
+  return known == 1;
+}
+#endif
+
+/* One micro-kernel's products added into C rows [m0, m0 + MR) ∩ [0, M), columns [n0, n0 + NR) ∩ [0, N). */
+static void add_tile(int64_t M, int64_t N, int64_t m0, int64_t n0, int64_t kp, const int32_t *pa, const int16_t *pb,
+                     int32_t *C, int64_t ldc) {
+  int32_t t[MR][NR];
+#ifdef IGEMM_X86
+  if (use_simd && have_avx2()) kern_avx2(kp, pa, pb, t);
+  else kern_c(kp, pa, pb, t);
+#else
+  kern_c(kp, pa, pb, t);
+#endif
+  int64_t rows = M - m0 < MR ? M - m0 : MR, cols = N - n0 < NR ? N - n0 : NR;
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t *c = C + (m0 + r) * ldc + n0;
+    for (int64_t j = 0; j < cols; j++) c[j] += t[r][j];
+  }
+}
+
+bool ct_tpu_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
+                  const int32_t *bias, int32_t *C, int64_t ldc) {
+  int64_t kpairs = (K + 1) / 2, kc = kpairs < KC_PAIRS ? kpairs : KC_PAIRS, mp = (M + MR - 1) / MR;
+  int32_t *pa = malloc(sizeof *pa * (size_t)(mp * MR * kc + 1));
+  int16_t *pb = malloc(sizeof *pb * (size_t)(2 * NR * kc + 1));
+  if (!pa || !pb) {
+    free(pa), free(pb);
+    return false;
+  }
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) C[m * ldc + n] = bias ? bias[m] : 0;
+  for (int64_t p0 = 0; p0 < kpairs; p0 += kc) {
+    int64_t kp = kpairs - p0 < kc ? kpairs - p0 : kc;
+    pack_a(M, K, A, lda, 2 * p0, kp, pa);
+    for (int64_t n0 = 0; n0 < N; n0 += NR) {
+      pack_b(N, K, B, ldb, 2 * p0, kp, n0, pb);
+      for (int64_t i = 0; i < mp; i++) add_tile(M, N, i * MR, n0, kp, pa + i * MR * kp, pb, C, ldc);
+    }
+  }
+  free(pa), free(pb);
+  return true;
+}
+
+CT_CLONES_V3 static int32_t i16_absmax_clones(const int16_t *v, int64_t n) {
+  int32_t mx = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t a = v[i] < 0 ? -(int32_t)v[i] : v[i];
+    mx = a > mx ? a : mx;
+  }
+  return mx;
+}
+
+int32_t ct_tpu_i16_absmax(const int16_t *v, int64_t n) { return i16_absmax_clones(v, n); }

@@ -1,0 +1,33 @@
+/* tpu_igemm.h: the integer matrix product of the Tpu reference's MAC kernels (ops/tpu_mac.c,
+ * ops/tpu_convt.c): int16 operands, int32 sums, packed and blocked, with an AVX2 path
+ * (pmaddwd) picked at run time on x86-64 and a plain C path elsewhere. Private to ops/. */
+#ifndef CT_OPS_TPU_IGEMM_H
+#define CT_OPS_TPU_IGEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* C[m][n] = bias[m] (0 when bias is NULL) + Σ_{k<K} A[m][k]·B[k][n] for m < M, n < N, with
+ * A row-major [M][lda], B row-major [K][ldb] and C row-major [M][ldc] (int32). The sums are
+ * integers added in int32 in an unspecified order, so C equals the exact (int64) sum whenever
+ * every partial sum fits int32 — callers prove it with ct_tpu_igemm_exact. False (C
+ * untouched) when out of memory. */
+bool ct_tpu_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
+                  const int32_t *bias, int32_t *C, int64_t ldc);
+
+/* Does ct_tpu_igemm compute the exact sums for operands bounded by |A| ≤ amax, |B| ≤ bmax
+ * and |bias| ≤ cmax over K products: cmax + K·amax·bmax ≤ INT32_MAX (a bound on every
+ * partial sum, in any order, and on any two products added at once)? */
+static inline bool ct_tpu_igemm_exact(int64_t K, int64_t amax, int64_t bmax, int64_t cmax) {
+  if (amax < 0 || bmax < 0 || cmax < 0 || amax > 32768 || bmax > 32768 || cmax > INT32_MAX) return false;
+  return K <= 0 || amax * bmax == 0 || (INT32_MAX - cmax) / (amax * bmax) >= K;
+}
+
+/* max |v[i]| over i < n (0 for n = 0), as int32 (|−32768| is 32768). */
+int32_t ct_tpu_i16_absmax(const int16_t *v, int64_t n);
+
+/* Selects the plain C path (false) or the best path the CPU has (true, the default): for
+ * tests that compare the two. */
+void ct_tpu_igemm_use_simd(bool on);
+
+#endif
