@@ -102,6 +102,10 @@ int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt) {
   return (int32_t)ct_quant_saturate((int64_t)v + zp, dt);
 }
 
+void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {
+  for (int64_t i = 0; i < n; i++) y[i] = ct_quant_quantize(x[i], scale, zp, dt);
+}
+
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp) { return ((double)q - zp) * scale; }
 
 int64_t ct_quant_round_even_sat(double x, int64_t zp, ct_dtype dt) {

@@ -109,6 +109,9 @@ int64_t ct_quant_round_sat(double x, ct_dtype dt);
 /* Quantizes a real value: sat_dt(round_half_away(x / scale) + zp), the division in double.
  * scale must be > 0. */
 int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt);
+/* ct_quant_quantize over a row of n float32 values: y[i] = ct_quant_quantize(x[i], scale, zp,
+ * dt) for i < n (the same function, called where the compiler can inline it). */
+void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y);
 /* Dequantizes: (q − zp) · scale in double. */
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp);
 /* sat_dt(round_half_even(x) + zp), the ONNX QLinear* / DynamicQuantizeLinear output

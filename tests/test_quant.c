@@ -417,6 +417,38 @@ START_TEST(test_quantize_onnx_row_matches_scalar) {
 }
 END_TEST
 
+/* The row quantize (CAST f32 → integer) and the row requant (the element-wise kernels'
+ * REQUANT and Concat) equal their scalar functions element by element: half steps (ties),
+ * random floats, NaN, infinities, values beyond every type's range; i8, u8, i16, i32, several
+ * zero points; accumulators at the int32 edges with fused clamps. */
+START_TEST(test_rows_match_scalar) {
+  enum { N = 2051 };
+  static float x[N];
+  static int32_t q[N], acc[N];
+  static int64_t acc64[N];
+  int8_t y8[N];
+  srand(12);
+  for (int i = 0; i < N; i++) x[i] = i < 1601 ? (float)(i - 800) / 2 : (float)(rand() % 2000001 - 1000000) / 7;
+  x[N - 1] = NAN, x[N - 2] = INFINITY, x[N - 3] = -INFINITY, x[N - 4] = 3e38f, x[N - 5] = -3e38f, x[N - 6] = 2.5e9f;
+  const ct_dtype dts[4] = {CT_I8, CT_U8, CT_I16, CT_I32};
+  for (int t = 0; t < 4; t++)
+    for (int z = -3; z <= 3; z += 3) {
+      ct_quant_quantize_row(x, N, 0.37, z + (dts[t] == CT_U8 ? 3 : 0), dts[t], q);
+      for (int i = 0; i < N; i++) ck_assert_int_eq(q[i], ct_quant_quantize(x[i], 0.37, z + (dts[t] == CT_U8 ? 3 : 0), dts[t]));
+    }
+  for (int i = 0; i < N; i++) acc[i] = i < 6 ? (int32_t[]){INT32_MIN, INT32_MAX, 0, -1, 1, 65535}[i] : rand() * (rand() % 2 ? 1 : -1);
+  for (int i = 0; i < N; i++) acc64[i] = acc[i];
+  const ct_quant_act acts[3] = {CT_QUANT_ACT_NONE, CT_QUANT_ACT_RELU, CT_QUANT_ACT_CLAMP};
+  for (int a = 0; a < 3; a++)
+    for (int s = 0; s <= 40; s += 20) {
+      ck_assert(ct_quant_requant_act_row_i32(acc, N, 1518500250, s, -5, acts[a], 100, CT_I8, y8));
+      for (int i = 0; i < N; i++) ck_assert_int_eq(y8[i], ct_quant_requant_act(acc[i], 1518500250, s, -5, acts[a], 100, CT_I8));
+      ck_assert(ct_quant_requant_act_row(acc64, N, -7, s, 3, acts[a], 90, CT_I8, y8));
+      for (int i = 0; i < N; i++) ck_assert_int_eq(y8[i], ct_quant_requant_act(acc64[i], -7, s, 3, acts[a], 90, CT_I8));
+    }
+}
+END_TEST
+
 /* An all-zero tensor (threshold 0) gets scale 1: no division by zero, 0 stays exact. */
 START_TEST(test_zero_threshold_gives_scale_one) {
   ck_assert_double_eq(ct_quant_scale_sym(0.0, CT_I8), 1.0);
@@ -476,6 +508,7 @@ int main(void) {
   tcase_add_test(tc, test_zero_threshold_gives_scale_one);
   tcase_add_test(tc, test_negative_and_large_shifts);
   tcase_add_test(tc, test_quantize_onnx_row_matches_scalar);
+  tcase_add_test(tc, test_rows_match_scalar);
   tcase_add_test(tc, test_resize_linear_taps_and_element);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
