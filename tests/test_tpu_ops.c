@@ -242,6 +242,33 @@ START_TEST(test_convtranspose_kernel_vs_loop) {
 }
 END_TEST
 
+/* The 8-bit LUT on i8 and u8 inputs [2, 3, 5, 7], one table and one per channel: y = T[c][x −
+ * min(type)] (docs/isa.md LUT), every stored byte reached. */
+START_TEST(test_lut_kernel_vs_table) {
+  for (int pc = 0; pc <= 1; pc++)
+    for (int u = 0; u <= 1; u++) {
+      ct_graph *g = ct_graph_new("t", "tpu");
+      int64_t xs[] = {2, 3, 5, 7};
+      ct_dtype xt = u ? CT_U8 : CT_I8;
+      ct_value *x = val(g, "x", xt, 4, xs, 0.1, 0), *y = val(g, "y", CT_I8, 4, xs, 0.1, 0);
+      ct_op *op = ct_graph_add_op(g, CT_OP_LUT, "lut", 1, &x, 1, &y);
+      int64_t tab[3 * 256];
+      for (int i = 0; i < 3 * 256; i++) tab[i] = (i * 37 + 11) % 256;
+      ck_assert(ct_op_set_ints(g, op, "table", pc ? 3 * 256 : 256, tab));
+      ct_tensor *tx = tensor_of(x, 9, u ? 0 : -128, u ? 255 : 127), *ty = ct_tensor_new(CT_I8, 4, xs, "y");
+      ct_kernel_ctx ctx = {.threads = 1};
+      ct_diag d;
+      ck_assert_msg(ct_tpu_exec(op, &tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+      for (int64_t i = 0; i < 2 * 3 * 35; i++) {
+        int64_t v = (int64_t)ct_tensor_get_f64(tx, i) + (u ? 0 : 128), c = pc ? i / 35 % 3 : 0;
+        ck_assert_msg(((uint8_t *)ty->data)[i] == (uint8_t)tab[c * 256 + v], "pc %d u %d at %lld", pc, u, (long long)i);
+      }
+      ct_tensor_free(tx), ct_tensor_free(ty);
+      ct_graph_free(g);
+    }
+}
+END_TEST
+
 /* ReduceMean of u8 [2,3,4] (zp 9) over axis 1 into i8 (zp −3): Σ (x − zp) times the
  * pool multiplier, rounded, plus zp_y; checked against the formula and the real mean. */
 START_TEST(test_reducemean_kernel_vs_loop) {
@@ -347,6 +374,7 @@ int main(void) {
   tcase_add_test(tc, test_dwconv_kernel_vs_loop);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
   tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
+  tcase_add_test(tc, test_lut_kernel_vs_table);
   tcase_add_test(tc, test_reducemean_kernel_vs_loop);
   tcase_add_test(tc, test_requant_clip_vs_loop);
   suite_add_tcase(s, tc);
