@@ -4,7 +4,8 @@
  * and B in panels of NR columns (each k pair of a column two adjacent int16), then an MR×NR
  * micro-kernel adds the block's products into C. On x86-64 with AVX2 the micro-kernel is
  * pmaddwd (_mm256_madd_epi16: two int16 products added into an int32 lane, XNNPACK's and
- * oneDNN's int16 form); the plain C one computes the same integers. Every sum is an integer
+ * oneDNN's int16 form), with AVX-512 VNNI vpdpwssd (the same product pairs and the add in one
+ * instruction); the plain C one computes the same integers. Every sum is an integer
  * below 2^31 in magnitude (the caller's ct_tpu_igemm_exact bound), so any order of addition
  * gives the exact sum and both paths agree bit for bit with a scalar int64 dot loop. */
 #include <stdlib.h>
@@ -22,9 +23,9 @@
 #define NR 16        /* columns of B per micro-kernel (two AVX2 registers of 8 int32) */
 #define KC_PAIRS 256 /* k pairs per block: a B panel is 16 KiB (L1), an A block MR·1 KiB per panel */
 
-static bool use_simd = true;
+static int simd_cap = 2; /* the highest micro-kernel allowed: 0 plain C, 1 AVX2, 2 AVX-512 VNNI */
 
-void ct_tpu_igemm_use_simd(bool on) { use_simd = on; }
+void ct_tpu_igemm_simd(int level) { simd_cap = level; }
 
 /* Packs rows [0, M) of A, k in [k0, k0 + 2·kp), as panels of MR rows: pa[panel][pair][r] =
  * A[r][k] | A[r][k + 1] << 16 (zeros past M and K). */
@@ -40,11 +41,16 @@ static void pack_a(int64_t M, int64_t K, const int16_t *A, int64_t lda, int64_t 
 
 /* Packs columns [n0, n0 + NR) of B, k in [k0, k0 + 2·kp): pb[pair][c][0..1] = B[k][n0 + c],
  * B[k + 1][n0 + c] (zeros past N and K). */
-static void pack_b(int64_t N, int64_t K, const int16_t *B, int64_t ldb, int64_t k0, int64_t kp, int64_t n0, int16_t *pb) {
+CT_CLONES_V3 static void pack_b(int64_t N, int64_t K, const int16_t *B, int64_t ldb, int64_t k0, int64_t kp, int64_t n0,
+                                int16_t *pb) {
   int64_t nc = N - n0 < NR ? N - n0 : NR;
   for (int64_t p = 0; p < kp; p++, pb += 2 * NR) {
     int64_t k = k0 + 2 * p;
     const int16_t *b0 = B + k * ldb + n0, *b1 = b0 + ldb;
+    if (nc == NR && k + 1 < K) { /* a whole panel row pair: a plain interleave */
+      for (int c = 0; c < NR; c++) pb[2 * c] = b0[c], pb[2 * c + 1] = b1[c];
+      continue;
+    }
     bool has0 = k < K, has1 = k + 1 < K;
     for (int64_t c = 0; c < nc; c++) pb[2 * c] = has0 ? b0[c] : 0, pb[2 * c + 1] = has1 ? b1[c] : 0;
     for (int64_t c = nc; c < NR; c++) pb[2 * c] = pb[2 * c + 1] = 0;
@@ -82,27 +88,52 @@ __attribute__((target("avx2"))) static void kern_avx2(int64_t kp, const int32_t 
   _mm256_storeu_si256((__m256i *)t[3], c30), _mm256_storeu_si256((__m256i *)(t[3] + 8), c31);
 }
 
-static bool have_avx2(void) {
+/* The micro-kernel on AVX-512 VNNI: per pair, one 512-bit load of the panel's 16 column
+ * pairs, and per row one broadcast and one vpdpwssd (pmaddwd and the add in one, wrapping as
+ * they do: the same int32 sums). */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void kern_vnni(int64_t kp, const int32_t *pa, const int16_t *pb,
+                                                                          int32_t t[MR][NR]) {
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
+  for (int64_t p = 0; p < kp; p++, pa += MR, pb += 2 * NR) {
+    __m512i b = _mm512_loadu_si512((const void *)pb);
+    c0 = _mm512_dpwssd_epi32(c0, _mm512_set1_epi32(pa[0]), b);
+    c1 = _mm512_dpwssd_epi32(c1, _mm512_set1_epi32(pa[1]), b);
+    c2 = _mm512_dpwssd_epi32(c2, _mm512_set1_epi32(pa[2]), b);
+    c3 = _mm512_dpwssd_epi32(c3, _mm512_set1_epi32(pa[3]), b);
+  }
+  _mm512_storeu_si512((void *)t[0], c0), _mm512_storeu_si512((void *)t[1], c1);
+  _mm512_storeu_si512((void *)t[2], c2), _mm512_storeu_si512((void *)t[3], c3);
+}
+
+/* The best micro-kernel level the CPU has (2 AVX-512 VNNI, 1 AVX2, 0 none). */
+static int cpu_level(void) {
   static int known = -1; /* a benign race: every thread stores the same value */
-  if (known < 0) known = __builtin_cpu_supports("avx2") ? 1 : 0;
-  return known == 1;
+  if (known < 0)
+    known = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+  return known;
 }
 #endif
 
-/* One micro-kernel's products added into C rows [m0, m0 + MR) ∩ [0, M), columns [n0, n0 + NR) ∩ [0, N). */
+/* One micro-kernel's products added into C rows [m0, m0 + MR) ∩ [0, M), columns [n0, n0 +
+ * NR) ∩ [0, N); with first, stored over C with the bias added instead (bias[m], or 0). */
 static void add_tile(int64_t M, int64_t N, int64_t m0, int64_t n0, int64_t kp, const int32_t *pa, const int16_t *pb,
-                     int32_t *C, int64_t ldc) {
+                     int32_t *C, int64_t ldc, bool first, const int32_t *bias) {
   int32_t t[MR][NR];
 #ifdef IGEMM_X86
-  if (use_simd && have_avx2()) kern_avx2(kp, pa, pb, t);
+  int level = cpu_level() < simd_cap ? cpu_level() : simd_cap;
+  if (level == 2) kern_vnni(kp, pa, pb, t);
+  else if (level == 1) kern_avx2(kp, pa, pb, t);
   else kern_c(kp, pa, pb, t);
 #else
   kern_c(kp, pa, pb, t);
 #endif
   int64_t rows = M - m0 < MR ? M - m0 : MR, cols = N - n0 < NR ? N - n0 : NR;
   for (int64_t r = 0; r < rows; r++) {
-    int32_t *c = C + (m0 + r) * ldc + n0;
-    for (int64_t j = 0; j < cols; j++) c[j] += t[r][j];
+    int32_t *c = C + (m0 + r) * ldc + n0, b = bias ? bias[m0 + r] : 0;
+    if (first)
+      for (int64_t j = 0; j < cols; j++) c[j] = b + t[r][j];
+    else
+      for (int64_t j = 0; j < cols; j++) c[j] += t[r][j];
   }
 }
 
@@ -115,14 +146,14 @@ bool ct_tpu_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda
     free(pa), free(pb);
     return false;
   }
-  for (int64_t m = 0; m < M; m++)
+  for (int64_t m = 0; kpairs == 0 && m < M; m++) /* no products: the bias alone */
     for (int64_t n = 0; n < N; n++) C[m * ldc + n] = bias ? bias[m] : 0;
   for (int64_t p0 = 0; p0 < kpairs; p0 += kc) {
     int64_t kp = kpairs - p0 < kc ? kpairs - p0 : kc;
     pack_a(M, K, A, lda, 2 * p0, kp, pa);
     for (int64_t n0 = 0; n0 < N; n0 += NR) {
       pack_b(N, K, B, ldb, 2 * p0, kp, n0, pb);
-      for (int64_t i = 0; i < mp; i++) add_tile(M, N, i * MR, n0, kp, pa + i * MR * kp, pb, C, ldc);
+      for (int64_t i = 0; i < mp; i++) add_tile(M, N, i * MR, n0, kp, pa + i * MR * kp, pb, C, ldc, p0 == 0, bias);
     }
   }
   free(pa), free(pb);

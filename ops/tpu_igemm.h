@@ -1,6 +1,6 @@
 /* tpu_igemm.h: the integer matrix product of the Tpu reference's MAC kernels (ops/tpu_mac.c,
- * ops/tpu_convt.c): int16 operands, int32 sums, packed and blocked, with an AVX2 path
- * (pmaddwd) picked at run time on x86-64 and a plain C path elsewhere. Private to ops/. */
+ * ops/tpu_convt.c): int16 operands, int32 sums, packed and blocked, with AVX-512 VNNI and
+ * AVX2 paths picked at run time on x86-64 and a plain C path elsewhere. Private to ops/. */
 #ifndef CT_OPS_TPU_IGEMM_H
 #define CT_OPS_TPU_IGEMM_H
 
@@ -26,8 +26,9 @@ static inline bool ct_tpu_igemm_exact(int64_t K, int64_t amax, int64_t bmax, int
 /* max |v[i]| over i < n (0 for n = 0), as int32 (|−32768| is 32768). */
 int32_t ct_tpu_i16_absmax(const int16_t *v, int64_t n);
 
-/* Selects the plain C path (false) or the best path the CPU has (true, the default): for
- * tests that compare the two. */
-void ct_tpu_igemm_use_simd(bool on);
+/* The highest micro-kernel ct_tpu_igemm may use: 0 plain C, 1 AVX2, 2 AVX-512 VNNI (the
+ * default; a level the CPU lacks falls to the next it has). For tests that compare them;
+ * not thread-safe (set it while no GEMM runs). */
+void ct_tpu_igemm_simd(int level);
 
 #endif

@@ -14,7 +14,8 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
 
 /* One loop per output type, so that the saturation bounds and the store are constants; each
  * element is ct_quant_requant_act itself (the one definition), s and act loop-invariant.
- * CT_CLONES_V3: only AVX2 has the lanes GCC needs to vectorize their int64 arithmetic. */
+ * CT_CLONES_V4: AVX2 has the lanes GCC needs to vectorize their int64 arithmetic, AVX-512 its
+ * shifts, minima and maxima. */
 #define RQ_ROW(T, DT)                                                                          \
   do {                                                                                         \
     for (int64_t i = 0; i < n; i++) ((T *)y)[i] = (T)ct_quant_requant_act(x[i], m, s, zp, act, hi, DT); \
@@ -30,7 +31,7 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
   default: return false;                    \
   }
 
-CT_CLONES_V3 static bool ct_quant_requant_act_row_clones(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
+CT_CLONES_V4 static bool ct_quant_requant_act_row_clones(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
                                                       int32_t hi, ct_dtype out, void *y) {
   RQ_ROW_TYPES
 }
@@ -40,7 +41,7 @@ bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int
   return ct_quant_requant_act_row_clones(x, n, m, s, zp, act, hi, out, y);
 }
 
-CT_CLONES_V3 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
+CT_CLONES_V4 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
                                                           ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
   RQ_ROW_TYPES
 }

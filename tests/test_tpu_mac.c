@@ -3,7 +3,7 @@
  * sums (narrow) and int64 sums (i16 weights, a bias near the int32 limit), strides 1, 2 and 3,
  * dilations, asymmetric pads, per-channel weight zero points, the sgemm and dot-loop paths,
  * pointwise columns; i8 / u8 / i16 / i32 outputs, ReLU and clamp; 1 and 2 threads; MatMul
- * and Gemm (transB) on sgemm; the int16 GEMM (ops/tpu_igemm.c) itself, both micro-kernels. */
+ * and Gemm (transB) on sgemm; the int16 GEMM (ops/tpu_igemm.c) itself, every micro-kernel. */
 #include <stdlib.h>
 
 #include "common/workpool.h"
@@ -211,7 +211,8 @@ START_TEST(test_matmul_gemm_vs_loop) {
 }
 END_TEST
 
-/* ct_tpu_igemm (both its AVX2 and plain C micro-kernels) against an int64 triple loop:
+/* ct_tpu_igemm (its AVX-512 VNNI, AVX2 and plain C micro-kernels, those the CPU has)
+ * against an int64 triple loop:
  * shapes off the 4×16 tile and the 512-deep K block (odd K, one row, one column, several K
  * blocks), values spread over int16 and at its edges (−32768, 32767) with the largest K and
  * bias ct_tpu_igemm_exact allows; and the bound itself: one more product or unit of bias is
@@ -225,8 +226,8 @@ static void igemm_case(int64_t M, int64_t N, int64_t K, int32_t lo, int32_t hi, 
   for (int64_t m = 0; m < M; m++) bias[m] = (int32_t)(blo + (int64_t)(((double)rand() / RAND_MAX) * ((double)bhi - blo)));
   int64_t amax = lo < -hi ? -(int64_t)lo : hi, bm = blo < -bhi ? -(int64_t)blo : bhi;
   ck_assert_msg(ct_tpu_igemm_exact(K, amax, amax, bm), "M %lld N %lld K %lld", (long long)M, (long long)N, (long long)K);
-  for (int simd = 0; simd <= 1; simd++) {
-    ct_tpu_igemm_use_simd(simd);
+  for (int simd = 0; simd <= 2; simd++) {
+    ct_tpu_igemm_simd(simd);
     ck_assert(ct_tpu_igemm(M, N, K, A, K, B, N, bias, C, N));
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
@@ -236,7 +237,7 @@ static void igemm_case(int64_t M, int64_t N, int64_t K, int32_t lo, int32_t hi, 
                       (long long)N, (long long)K, (long long)m, (long long)n, C[m * N + n], (long long)acc);
       }
   }
-  ct_tpu_igemm_use_simd(true);
+  ct_tpu_igemm_simd(2);
   free(A), free(B), free(bias), free(C);
 }
 
