@@ -10,8 +10,10 @@ void ct_heap_keep_freed(void) {
   /* glibc serves blocks above M_MMAP_THRESHOLD (dynamic, from 128 KiB) with fresh mmap'd pages
    * and returns freed heap tops to the kernel; each sample then page-faults and zeroes its
    * activation buffers again (measured on MobileNetV2 calibration: half the CPU time). Keeping
-   * blocks up to 256 MiB in the heap lets sample n + 1 reuse sample n's memory. */
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+   * blocks up to 32 MiB in the heap lets sample n + 1 reuse sample n's memory. 32 MiB is the
+   * largest threshold glibc accepts on 64-bit (half its 64 MiB arena heap): mallopt refuses a
+   * larger one and leaves the threshold at 128 KiB, fixed once M_TRIM_THRESHOLD is set. */
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
 }
