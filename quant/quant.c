@@ -107,6 +107,10 @@ void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, 
   for (int64_t i = 0; i < n; i++) y[i] = ct_quant_quantize(x[i], scale, zp, dt);
 }
 
+void ct_quant_qdq_row(const float *x, int64_t n, double scale, ct_dtype dt, float *y) {
+  for (int64_t i = 0; i < n; i++) y[i] = (float)ct_quant_dequantize(ct_quant_quantize(x[i], scale, 0, dt), scale, 0);
+}
+
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp) { return ((double)q - zp) * scale; }
 
 int64_t ct_quant_round_even_sat(double x, int64_t zp, ct_dtype dt) {

@@ -112,6 +112,9 @@ int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt);
 /* ct_quant_quantize over a row of n float32 values: y[i] = ct_quant_quantize(x[i], scale, zp,
  * dt) for i < n (the same function, called where the compiler can inline it). */
 void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y);
+/* Fake quantization of a row (symmetric, zero point 0): y[i] = (float)ct_quant_dequantize(
+ * ct_quant_quantize(x[i], scale, 0, dt), scale, 0) for i < n. */
+void ct_quant_qdq_row(const float *x, int64_t n, double scale, ct_dtype dt, float *y);
 /* Dequantizes: (q − zp) · scale in double. */
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp);
 /* sat_dt(round_half_even(x) + zp), the ONNX QLinear* / DynamicQuantizeLinear output
