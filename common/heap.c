@@ -15,5 +15,10 @@ void ct_heap_keep_freed(void) {
    * larger one and leaves the threshold at 128 KiB, fixed once M_TRIM_THRESHOLD is set. */
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  /* One arena for all threads: a worker thread's own arena grows in 64 MiB heaps that glibc
+   * unmaps again as soon as one is free (heap_trim), so each sample of a worker page-faulted
+   * its buffers afresh (MobileNetV2 calibration, 20 images, 2 threads: 7.3 → 5.6 CPU s). The
+   * samples allocate few, large blocks, so the shared arena's lock costs nothing measurable. */
+  mallopt(M_ARENA_MAX, 1);
 #endif
 }

@@ -75,7 +75,6 @@ bool ct_quant_multiplier_shift(double M, int32_t *m, int *s) {
   return ct_quant_multiplier_shift_bits(M, 32, m, s);
 }
 
-double ct_quant_round_half_away(double x) { return round(x); /* C99: halfway cases away from zero */ }
 
 double ct_quant_round_half_even(double x) {
   if (!isfinite(x) || fabs(x) >= 0x1p52) return x; /* already an integer (or NaN / inf) */

@@ -4,6 +4,7 @@
 #ifndef CT_QUANT_H
 #define CT_QUANT_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -101,7 +102,7 @@ bool ct_quant_multiplier_shift_bits(double M, int bits, int32_t *m, int *s);
  * −2.5 → −2, 1.5 → 2): ONNX QuantizeLinear's ("rounding to nearest ties to even", ONNX
  * operator spec), independent of the floating-point environment's rounding mode (unlike
  * rint/nearbyint). Both return NaN and ±inf unchanged. */
-double ct_quant_round_half_away(double x);
+static inline double ct_quant_round_half_away(double x) { return round(x); /* C99: halfway cases away from zero */ }
 double ct_quant_round_half_even(double x);
 
 /* Round half away from zero (2.5 → 3, -2.5 → -3), then saturate to dt. NaN gives 0. */
