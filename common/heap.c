@@ -1,6 +1,8 @@
 /* heap.c: allocator tuning for commands that run the interpreter over many samples (heap.h). */
 #include "common/heap.h"
 
+#include <stdlib.h> /* defines __GLIBC__ (features.h): without a libc header first, the test below is false */
+
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
