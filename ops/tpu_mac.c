@@ -222,6 +222,27 @@ static bool conv_pointwise(const ct_nn_geo *g) {
   return true;
 }
 
+/* The outputs ow in [*lo, *hi) (within [0, OW)) whose input column ow·s + off is in [0, IW). */
+static void im2col_span(int64_t off, int64_t s, int64_t IW, int64_t OW, int64_t *lo, int64_t *hi) {
+  int64_t l = off >= 0 ? 0 : (-off + s - 1) / s, h = IW - 1 - off < 0 ? 0 : (IW - 1 - off) / s + 1;
+  *lo = l < OW ? l : OW, *hi = h < OW ? h : OW;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* One output row of a column: dst[ow] = xr[ow·s] for ow in [lo, hi), 0 elsewhere in [0, OW)
+ * and everywhere when xr is NULL (a pad row). */
+static void im2col_row(const int16_t *xr, int64_t s, int64_t OW, int64_t lo, int64_t hi, int16_t *dst) {
+  if (!xr) {
+    memset(dst, 0, sizeof *dst * (size_t)OW);
+    return;
+  }
+  memset(dst, 0, sizeof *dst * (size_t)lo);
+  if (s == 1) memcpy(dst + lo, xr + lo, sizeof *dst * (size_t)(hi - lo));
+  else
+    for (int64_t ow = lo; ow < hi; ow++) dst[ow] = xr[ow * s];
+  memset(dst + hi, 0, sizeof *dst * (size_t)(OW - hi));
+}
+
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
  * (a pointwise kernel's columns are xs itself: conv_grouped). */
 static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, int16_t *col) {
@@ -232,16 +253,14 @@ static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, int16
         for (int64_t kw = 0; kw < g->k[2]; kw++, r++) {
           int16_t *dst = col + r * P;
           const int16_t *xc = xs + c * g->in[0] * HW;
+          int64_t off = kw * g->dl[2] - g->pb[2], lo, hi; /* iw = ow·s + off is inside for ow in [lo, hi) */
+          im2col_span(off, g->s[2], g->in[2], g->out[2], &lo, &hi);
           for (int64_t od = 0; od < g->out[0]; od++) {
             int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0];
-            for (int64_t oh = 0; oh < g->out[1]; oh++) {
+            for (int64_t oh = 0; oh < g->out[1]; oh++, dst += g->out[2]) {
               int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
               bool rowin = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
-              const int16_t *xr = xc + (id * g->in[1] + ih) * g->in[2];
-              for (int64_t ow = 0; ow < g->out[2]; ow++) {
-                int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
-                *dst++ = rowin && iw >= 0 && iw < g->in[2] ? xr[iw] : 0;
-              }
+              im2col_row(rowin ? xc + (id * g->in[1] + ih) * g->in[2] + off : NULL, g->s[2], g->out[2], lo, hi, dst);
             }
           }
         }
