@@ -253,6 +253,43 @@ ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
  * rounds to the output type (nearest even); integer → integer rescales (Requant's formula).
  * An integer or bool side without parameters holds plain values (a mask, indices, an ONNX
  * Cast of them): the Cast converts values as ONNX does (the Top kernel). */
+/* Values [i, i + c) of a float tensor t as float32: t's own data for f32, else each value
+ * widened into buf (bf16 / f16 exactly; ct_tensor_get_f64's value rounded to float). */
+static const float *float_row(const ct_tensor *t, int64_t i, int64_t c, float *buf) {
+  if (t->dtype == CT_F32) return (const float *)t->data + i;
+  for (int64_t j = 0; j < c; j++) buf[j] = (float)ct_tensor_get_f64(t, i + j);
+  return buf;
+}
+
+/* CAST float → integer (ct_quant_quantize_row) from f32 / bf16 / f16 rows, whose values
+ * float32 holds exactly; other float types value by value. */
+static void cast_quantize(const ct_tensor *x, const ct_value *yv, ct_tensor *y, int64_t n) {
+  int32_t q[ROW_CHUNK];
+  float f[ROW_CHUNK];
+  bool rows = x->dtype == CT_F32 || x->dtype == CT_BF16 || x->dtype == CT_F16;
+  for (int64_t i = 0; rows && i < n; i += ROW_CHUNK) {
+    int64_t c = n - i < ROW_CHUNK ? n - i : ROW_CHUNK;
+    ct_quant_quantize_row(float_row(x, i, c, f), c, yv->scale[0], yv->zero_point[0], y->dtype, q);
+    ct_tq_set_row(y, i, c, q);
+  }
+  for (int64_t i = 0; !rows && i < n; i++)
+    ct_tq_set(y, i, ct_quant_quantize(ct_tensor_get_f64(x, i), yv->scale[0], yv->zero_point[0], y->dtype));
+}
+
+/* CAST integer → float: (q − zp)·scale in double, stored as y's type (f32 directly, bf16 by
+ * rows of the float32 values as ct_tensor_set_f64 rounds them, others value by value). */
+static void cast_dequantize(const ct_tensor *x, const ct_value *xv, ct_tensor *y, int64_t n) {
+  float f[ROW_CHUNK];
+  for (int64_t i = 0; i < n; i += ROW_CHUNK) {
+    int64_t c = n - i < ROW_CHUNK ? n - i : ROW_CHUNK;
+    float *dst = y->dtype == CT_F32 ? (float *)y->data + i : f;
+    for (int64_t j = 0; j < c; j++) dst[j] = (float)ct_quant_dequantize(ct_tq_get(x, i + j), xv->scale[0], xv->zero_point[0]);
+    if (y->dtype == CT_BF16) ct_f32_to_bf16_row(f, (uint16_t *)y->data + i, c);
+    else if (y->dtype != CT_F32)
+      for (int64_t j = 0; j < c; j++) ct_tensor_set_f64(y, i + j, ct_quant_dequantize(ct_tq_get(x, i + j), xv->scale[0], xv->zero_point[0]));
+  }
+}
+
 ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   const ct_value *xv = op->in[0], *yv = op->out[0];
   bool fi = ct_dtype_is_float(in[0]->dtype), fo = ct_dtype_is_float(out[0]->dtype);
@@ -262,23 +299,11 @@ ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   if (fi && !fo) {
     if (yv->n_scale != 1 || !ct_tq_is_storage(out[0]->dtype))
       return ct_ops_err(d, CT_ERR_INPUT, op, "a quantizing cast needs per-tensor parameters on its result");
-    int32_t q[ROW_CHUNK];
-    for (int64_t i = 0; in[0]->dtype == CT_F32 && i < n; i += ROW_CHUNK) {
-      int64_t c = n - i < ROW_CHUNK ? n - i : ROW_CHUNK;
-      ct_quant_quantize_row((const float *)in[0]->data + i, c, yv->scale[0], yv->zero_point[0], out[0]->dtype, q);
-      ct_tq_set_row(out[0], i, c, q);
-    }
-    for (int64_t i = 0; in[0]->dtype != CT_F32 && i < n; i++)
-      ct_tq_set(out[0], i, ct_quant_quantize(ct_tensor_get_f64(in[0], i), yv->scale[0], yv->zero_point[0], out[0]->dtype));
+    cast_quantize(in[0], yv, out[0], n);
   } else if (!fi) {
     if (xv->n_scale != 1 || !ct_tq_is_storage(in[0]->dtype))
       return ct_ops_err(d, CT_ERR_INPUT, op, "a dequantizing cast needs per-tensor parameters on its operand");
-    float *f = out[0]->dtype == CT_F32 ? out[0]->data : NULL;
-    for (int64_t i = 0; i < n; i++) {
-      double v = ct_quant_dequantize(ct_tq_get(in[0], i), xv->scale[0], xv->zero_point[0]);
-      if (f) f[i] = (float)v;
-      else ct_tensor_set_f64(out[0], i, v);
-    }
+    cast_dequantize(in[0], xv, out[0], n);
   } else {
     for (int64_t i = 0; i < n; i++) ct_tensor_set_f64(out[0], i, ct_tensor_get_f64(in[0], i));
   }
