@@ -24,18 +24,6 @@ static void elt_operand(const ct_tensor *t, int64_t off, int64_t stride, int64_t
   }
 }
 
-/* y[i] = ct_quant_eltwise(p, a[i], b[i]) for i < n; the parameters copied to a local that
- * no store through y can alias, so the operation's switch leaves the loop (one loop per
- * operation) and the int64 lanes vectorize (AVX-512 has their shifts, min and max). */
-CT_CLONES_V4 static void elt_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, int32_t *y) {
-  ct_quant_elt q = *p;
-  switch (q.op) {
-  case CT_QUANT_ELT_ADD: for (int64_t i = 0; i < n; i++) y[i] = ct_quant_eltwise(&q, a[i], b[i]); break;
-  case CT_QUANT_ELT_SUB: for (int64_t i = 0; i < n; i++) y[i] = ct_quant_eltwise(&q, a[i], b[i]); break;
-  case CT_QUANT_ELT_MUL: for (int64_t i = 0; i < n; i++) y[i] = ct_quant_eltwise(&q, a[i], b[i]); break;
-  default: for (int64_t i = 0; i < n; i++) y[i] = ct_quant_eltwise(&q, a[i], b[i]); break;
-  }
-}
 
 ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   (void)ctx;
@@ -65,14 +53,14 @@ ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   ct_bcast_iter it;
   if (!ct_bcast_iter_init(&it, out[0]->ndim, out[0]->shape, 2, nd, shp)) return CT_OK;
   int64_t row = 0;
-  int32_t a[ROW_CHUNK], b[ROW_CHUNK], y[ROW_CHUNK];
+  int32_t a[ROW_CHUNK], b[ROW_CHUNK];
   do {
     for (int64_t j = 0; j < it.inner; j += ROW_CHUNK) {
       int64_t n = it.inner - j < ROW_CHUNK ? it.inner - j : ROW_CHUNK;
       elt_operand(in[0], it.off[0] + j * it.istride[0], it.istride[0], n, a);
       elt_operand(in[1], it.off[1] + j * it.istride[1], it.istride[1], n, b);
-      elt_row(&p, a, b, n, y);
-      ct_tq_set_row(out[0], row * it.inner + j, n, y);
+      if (!ct_quant_eltwise_row(&p, a, b, n, ct_tq_at(out[0], row * it.inner + j)))
+        return ct_ops_err(d, CT_ERR_INPUT, op, "result type %s has no integer store", ct_dtype_name(out[0]->dtype));
     }
     row++;
   } while (ct_bcast_iter_next(&it));

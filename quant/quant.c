@@ -53,6 +53,33 @@ bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s,
 #undef RQ_ROW_TYPES
 #undef RQ_ROW
 
+/* r[i] = ct_quant_eltwise_acc of element i, one loop per operation (the parameters in a
+ * local no store through r aliases, so each loop knows its operation and vectorizes). */
+CT_CLONES_V4 static void eltwise_acc_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, int64_t *r) {
+  ct_quant_elt q = *p;
+  switch (q.op) {
+  case CT_QUANT_ELT_ADD: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  case CT_QUANT_ELT_SUB: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  case CT_QUANT_ELT_MUL: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  case CT_QUANT_ELT_MAX: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  default: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  }
+}
+
+#define ELT_CHUNK 512
+
+bool ct_quant_eltwise_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, void *y) {
+  int64_t r[ELT_CHUNK];
+  size_t es = (size_t)ct_dtype_size(p->out);
+  for (int64_t i = 0; i < n; i += ELT_CHUNK) {
+    int64_t c = n - i < ELT_CHUNK ? n - i : ELT_CHUNK;
+    eltwise_acc_row(p, a + i, b + i, c, r);
+    if (!ct_quant_requant_act_row(r, c, 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out, (char *)y + (size_t)i * es)) return false;
+  }
+  return true;
+}
+#undef ELT_CHUNK
+
 bool ct_quant_multiplier_shift_bits(double M, int bits, int32_t *m, int *s) {
   *m = 0;
   *s = 0;

@@ -186,22 +186,31 @@ typedef struct ct_quant_elt {
   ct_dtype out;
 } ct_quant_elt;
 
+/* The combined value r = a' op b' of one ELTWISE element (below), before its requant. */
+static inline int64_t ct_quant_eltwise_acc(const ct_quant_elt *p, int32_t a, int32_t b) {
+  int64_t x = ct_quant_saturate(ct_quant_rshift_round(((int64_t)a - p->zp_a) * p->m_a, p->s_a), CT_I32);
+  int64_t y = ct_quant_saturate(ct_quant_rshift_round(((int64_t)b - p->zp_b) * p->m_b, p->s_b), CT_I32);
+  switch (p->op) {
+    case CT_QUANT_ELT_ADD: return x + y;
+    case CT_QUANT_ELT_SUB: return x - y;
+    case CT_QUANT_ELT_MUL: return x * y;
+    case CT_QUANT_ELT_MAX: return x > y ? x : y;
+    default: return x < y ? x : y;
+  }
+}
+
 /* One ELTWISE output element from stored operands a, b (int32 holding the storage values):
  * the formula above, every rounding rshift_round (half toward +inf), saturated to p->out.
  * Inline: the cmodel calls it once per element. */
 static inline int32_t ct_quant_eltwise(const ct_quant_elt *p, int32_t a, int32_t b) {
-  int64_t x = ct_quant_saturate(ct_quant_rshift_round(((int64_t)a - p->zp_a) * p->m_a, p->s_a), CT_I32);
-  int64_t y = ct_quant_saturate(ct_quant_rshift_round(((int64_t)b - p->zp_b) * p->m_b, p->s_b), CT_I32);
-  int64_t r;
-  switch (p->op) {
-    case CT_QUANT_ELT_ADD: r = x + y; break;
-    case CT_QUANT_ELT_SUB: r = x - y; break;
-    case CT_QUANT_ELT_MUL: r = x * y; break;
-    case CT_QUANT_ELT_MAX: r = x > y ? x : y; break;
-    default: r = x < y ? x : y; break;
-  }
-  return ct_quant_requant_act(r, 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out);
+  return ct_quant_requant_act(ct_quant_eltwise_acc(p, a, b), 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out);
 }
+
+/* ct_quant_eltwise over a row: y[i] = ct_quant_eltwise(p, a[i], b[i]) for i < n, stored as
+ * p->out's C type (as ct_quant_requant_act_row); the combined value r of every element first
+ * (ct_quant_eltwise_acc, one loop per operation), then the requant of the row. False
+ * (nothing written) for an out type ct_quant_requant_act_row does not store. */
+bool ct_quant_eltwise_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, void *y);
 
 /* IEEE half and bfloat16, round to nearest even: thin wrappers of common/tensor.h (one
  * definition). ct_quant_round_float rounds x to the precision of dt (bf16, f16; f32: x). */
