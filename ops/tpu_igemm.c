@@ -44,6 +44,13 @@ static void pack_a(int64_t M, int64_t K, const int16_t *A, int64_t lda, int64_t 
 CT_CLONES_V3 static void pack_b(int64_t N, int64_t K, const int16_t *B, int64_t ldb, int64_t k0, int64_t kp, int64_t n0,
                                 int16_t *pb) {
   int64_t nc = N - n0 < NR ? N - n0 : NR;
+  if (ldb < 0) { /* B paired ([K/2][-ldb][2], ct_tpu_igemm_paired): the panel's pairs, zeros past N */
+    for (int64_t p = 0; p < kp; p++, pb += 2 * NR) {
+      const int16_t *src = B + ((k0 / 2 + p) * -ldb + n0) * 2;
+      for (int64_t c = 0; c < 2 * NR; c++) pb[c] = c < 2 * nc ? src[c] : 0;
+    }
+    return;
+  }
   for (int64_t p = 0; p < kp; p++, pb += 2 * NR) {
     int64_t k = k0 + 2 * p;
     const int16_t *b0 = B + k * ldb + n0, *b1 = b0 + ldb;
@@ -58,9 +65,9 @@ CT_CLONES_V3 static void pack_b(int64_t N, int64_t K, const int16_t *B, int64_t 
 }
 
 /* The micro-kernel in plain C: t[r][c] = Σ_p pairs of pa's row r times pb's column c. */
-static void kern_c(int64_t kp, const int32_t *pa, const int16_t *pb, int32_t t[MR][NR]) {
+static void kern_c(int64_t kp, const int32_t *pa, const int16_t *pb, int64_t bs, int32_t t[MR][NR]) {
   memset(t, 0, sizeof(int32_t) * MR * NR);
-  for (int64_t p = 0; p < kp; p++, pa += MR, pb += 2 * NR)
+  for (int64_t p = 0; p < kp; p++, pa += MR, pb += bs)
     for (int r = 0; r < MR; r++) {
       int32_t a0 = (int16_t)(uint16_t)((uint32_t)pa[r] & 0xffff), a1 = (int16_t)(uint16_t)((uint32_t)pa[r] >> 16);
       for (int c = 0; c < NR; c++) t[r][c] += a0 * pb[2 * c] + a1 * pb[2 * c + 1];
@@ -69,9 +76,10 @@ static void kern_c(int64_t kp, const int32_t *pa, const int16_t *pb, int32_t t[M
 
 #ifdef IGEMM_X86
 /* The micro-kernel on AVX2: per pair, one broadcast of a row's pair and two pmaddwd. */
-__attribute__((target("avx2"))) static void kern_avx2(int64_t kp, const int32_t *pa, const int16_t *pb, int32_t t[MR][NR]) {
+__attribute__((target("avx2"))) static void kern_avx2(int64_t kp, const int32_t *pa, const int16_t *pb, int64_t bs,
+                                                           int32_t t[MR][NR]) {
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
-  for (int64_t p = 0; p < kp; p++, pa += MR, pb += 2 * NR) {
+  for (int64_t p = 0; p < kp; p++, pa += MR, pb += bs) {
     __m256i b0 = _mm256_loadu_si256((const __m256i *)pb), b1 = _mm256_loadu_si256((const __m256i *)(pb + 16));
     __m256i a = _mm256_set1_epi32(pa[0]);
     c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(a, b0)), c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(a, b1));
@@ -92,9 +100,9 @@ __attribute__((target("avx2"))) static void kern_avx2(int64_t kp, const int32_t 
  * pairs, and per row one broadcast and one vpdpwssd (pmaddwd and the add in one, wrapping as
  * they do: the same int32 sums). */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void kern_vnni(int64_t kp, const int32_t *pa, const int16_t *pb,
-                                                                          int32_t t[MR][NR]) {
+                                                                          int64_t bs, int32_t t[MR][NR]) {
   __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
-  for (int64_t p = 0; p < kp; p++, pa += MR, pb += 2 * NR) {
+  for (int64_t p = 0; p < kp; p++, pa += MR, pb += bs) {
     __m512i b = _mm512_loadu_si512((const void *)pb);
     c0 = _mm512_dpwssd_epi32(c0, _mm512_set1_epi32(pa[0]), b);
     c1 = _mm512_dpwssd_epi32(c1, _mm512_set1_epi32(pa[1]), b);
@@ -117,15 +125,15 @@ static int cpu_level(void) {
 /* One micro-kernel's products added into C rows [m0, m0 + MR) ∩ [0, M), columns [n0, n0 +
  * NR) ∩ [0, N); with first, stored over C with the bias added instead (bias[m], or 0). */
 static void add_tile(int64_t M, int64_t N, int64_t m0, int64_t n0, int64_t kp, const int32_t *pa, const int16_t *pb,
-                     int32_t *C, int64_t ldc, bool first, const int32_t *bias) {
+                     int64_t bs, int32_t *C, int64_t ldc, bool first, const int32_t *bias) {
   int32_t t[MR][NR];
 #ifdef IGEMM_X86
   int level = cpu_level() < simd_cap ? cpu_level() : simd_cap;
-  if (level == 2) kern_vnni(kp, pa, pb, t);
-  else if (level == 1) kern_avx2(kp, pa, pb, t);
-  else kern_c(kp, pa, pb, t);
+  if (level == 2) kern_vnni(kp, pa, pb, bs, t);
+  else if (level == 1) kern_avx2(kp, pa, pb, bs, t);
+  else kern_c(kp, pa, pb, bs, t);
 #else
-  kern_c(kp, pa, pb, t);
+  kern_c(kp, pa, pb, bs, t);
 #endif
   int64_t rows = M - m0 < MR ? M - m0 : MR, cols = N - n0 < NR ? N - n0 : NR;
   for (int64_t r = 0; r < rows; r++) {
@@ -137,7 +145,9 @@ static void add_tile(int64_t M, int64_t N, int64_t m0, int64_t n0, int64_t kp, c
   }
 }
 
-bool ct_tpu_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
+/* ct_tpu_igemm with B row-major (ldb > 0) or paired (ldb < 0: [⌈K/2⌉][−ldb][2], whole
+ * panels then read in place, pb_stride 2·(−ldb)). */
+static bool igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
                   const int32_t *bias, int32_t *C, int64_t ldc) {
   int64_t kpairs = (K + 1) / 2, kc = kpairs < KC_PAIRS ? kpairs : KC_PAIRS, mp = (M + MR - 1) / MR;
   int32_t *pa = malloc(sizeof *pa * (size_t)(mp * MR * kc + 1));
@@ -152,12 +162,36 @@ bool ct_tpu_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda
     int64_t kp = kpairs - p0 < kc ? kpairs - p0 : kc;
     pack_a(M, K, A, lda, 2 * p0, kp, pa);
     for (int64_t n0 = 0; n0 < N; n0 += NR) {
-      pack_b(N, K, B, ldb, 2 * p0, kp, n0, pb);
-      for (int64_t i = 0; i < mp; i++) add_tile(M, N, i * MR, n0, kp, pa + i * MR * kp, pb, C, ldc, p0 == 0, bias);
+      bool inplace = ldb < 0 && n0 + NR <= N;
+      const int16_t *b = inplace ? B + (p0 * -ldb + n0) * 2 : pb;
+      if (!inplace) pack_b(N, K, B, ldb, 2 * p0, kp, n0, pb);
+      for (int64_t i = 0; i < mp; i++)
+        add_tile(M, N, i * MR, n0, kp, pa + i * MR * kp, b, inplace ? -2 * ldb : 2 * NR, C, ldc, p0 == 0, bias);
     }
   }
   free(pa), free(pb);
   return true;
+}
+
+bool ct_tpu_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
+                  const int32_t *bias, int32_t *C, int64_t ldc) {
+  return igemm(M, N, K, A, lda, B, ldb, bias, C, ldc);
+}
+
+bool ct_tpu_igemm_paired(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *Bp, int64_t ldb,
+                         const int32_t *bias, int32_t *C, int64_t ldc) {
+  return igemm(M, N, K, A, lda, Bp, -ldb, bias, C, ldc);
+}
+
+void ct_tpu_igemm_pair_rows(const int16_t *B, int64_t K, int64_t N, int16_t *Bp) {
+  for (int64_t p = 0; p < (K + 1) / 2; p++) {
+    const int16_t *b0 = B + 2 * p * N, *b1 = b0 + N;
+    int16_t *d = Bp + 2 * p * N;
+    if (2 * p + 1 < K)
+      for (int64_t n = 0; n < N; n++) d[2 * n] = b0[n], d[2 * n + 1] = b1[n];
+    else
+      for (int64_t n = 0; n < N; n++) d[2 * n] = b0[n], d[2 * n + 1] = 0;
+  }
 }
 
 CT_CLONES_V3 static int32_t i16_absmax_clones(const int16_t *v, int64_t n) {

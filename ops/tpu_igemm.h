@@ -15,6 +15,14 @@
 bool ct_tpu_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
                   const int32_t *bias, int32_t *C, int64_t ldc);
 
+/* ct_tpu_igemm with B given paired: Bp[p][n][j] = B[2p + j][n] (⌈K/2⌉ × ldb × 2 int16,
+ * row 2p + 1 zero when K is odd; ct_tpu_igemm_pair_rows), so that whole panels of 16 columns
+ * are read in place instead of packed per call. Column n of C reads column n of Bp. */
+bool ct_tpu_igemm_paired(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *Bp, int64_t ldb,
+                         const int32_t *bias, int32_t *C, int64_t ldc);
+/* Bp := B [K][N] (row-major, ldb N) paired as ct_tpu_igemm_paired reads it (⌈K/2⌉·N·2 int16). */
+void ct_tpu_igemm_pair_rows(const int16_t *B, int64_t K, int64_t N, int16_t *Bp);
+
 /* Does ct_tpu_igemm compute the exact sums for operands bounded by |A| ≤ amax, |B| ≤ bmax
  * and |bias| ≤ cmax over K products: cmax + K·amax·bmax ≤ INT32_MAX (a bound on every
  * partial sum, in any order, and on any two products added at once)? */

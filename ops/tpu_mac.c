@@ -25,6 +25,7 @@ typedef struct conv_job {
   const ct_tensor *w, *b;
   ct_tensor *y;
   const int16_t *col;     /* [K][P] of the current image/group */
+  const int16_t *colp;    /* the same paired for ct_tpu_igemm_paired (integer GEMM path) */
   int64_t K, P, og, grp, n, oc;
   const int32_t *m;
   const int *s;
@@ -151,7 +152,7 @@ static void conv_channels_igemm(void *arg, int64_t lo, int64_t hi, int slot) {
   }
   for (int64_t p0 = 0; ok && p0 < P; p0 += nb) {
     int64_t n = P - p0 < nb ? P - p0 : nb;
-    if (!(ok = ct_tpu_igemm(rows, n, K, a, K, j->col + p0, P, bias, c, n))) break;
+    if (!(ok = ct_tpu_igemm_paired(rows, n, K, a, K, j->colp + 2 * p0, P, bias, c, n))) break;
     for (int64_t r = 0; r < rows; r++) {
       int64_t oc = j->grp * j->og + lo + r;
       ct_quant_requant_act_row_i32(c + r * n, n, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
@@ -281,12 +282,17 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
 
 /* The kernel of one group's columns: the dot loop below CONV_GEMM_MIN_OC output channels
  * (gemm false); else ct_tpu_igemm when its int32 sums are exact (weights within int16 and
- * ct_tpu_igemm_exact), else the chunked sgemm on the columns as floats (*colf, allocated
- * on first use). NULL when out of memory. */
-static ct_workpool_fn conv_pick(conv_job *j, bool gemm, int64_t wmax, float **colf) {
+ * ct_tpu_igemm_exact), on the columns paired into *colp; else the chunked sgemm on the
+ * columns as floats (*colf). Buffers allocated on first use; NULL when out of memory. */
+static ct_workpool_fn conv_pick(conv_job *j, bool gemm, int64_t wmax, float **colf, int16_t **colp) {
   int64_t KP = j->K * j->P;
   if (!gemm) return conv_channels;
-  if (wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(j->col, KP), j->bmax)) return conv_channels_igemm;
+  if (wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(j->col, KP), j->bmax)) {
+    if (!*colp && !(*colp = malloc(sizeof **colp * (size_t)((j->K + 1) / 2 * 2 * j->P)))) return NULL;
+    ct_tpu_igemm_pair_rows(j->col, j->K, j->P, *colp); /* once per group, shared by the threads */
+    j->colp = *colp;
+    return conv_channels_igemm;
+  }
   if (!*colf && !(*colf = malloc(sizeof **colf * (size_t)KP))) return NULL;
   int cmax = col_floats(j->col, KP, *colf);
   j->colf = *colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
@@ -302,6 +308,7 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
   bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1, pw = conv_pointwise(g);
   int16_t *col = pw ? NULL : malloc(sizeof *col * (size_t)KP), *xs = malloc(sizeof *xs * (size_t)(cg * vol > 0 ? cg * vol : 1));
   float *colf = NULL;
+  int16_t *colp = NULL;
   int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
   ct_status st = (!pw && !col) || !xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   for (int64_t o = 0; gemm && j->b && o < j->oc; o++) {
@@ -315,11 +322,11 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
       conv_input(x, g, n, grp * cg, cg, zx, xs);
       if (!pw) conv_im2col(xs, g, cg, col);
       j->n = n, j->grp = grp;
-      ct_workpool_fn fn = conv_pick(j, gemm, wmax, &colf);
+      ct_workpool_fn fn = conv_pick(j, gemm, wmax, &colf, &colp);
       if (fn) ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, fn, j);
       if (!fn || j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
-  free(col), free(colf), free(xs);
+  free(col), free(colf), free(colp), free(xs);
   return st;
 }
 

@@ -211,8 +211,8 @@ START_TEST(test_matmul_gemm_vs_loop) {
 }
 END_TEST
 
-/* ct_tpu_igemm (its AVX-512 VNNI, AVX2 and plain C micro-kernels, those the CPU has)
- * against an int64 triple loop:
+/* ct_tpu_igemm and ct_tpu_igemm_paired (their AVX-512 VNNI, AVX2 and plain C micro-kernels,
+ * those the CPU has) against an int64 triple loop:
  * shapes off the 4×16 tile and the 512-deep K block (odd K, one row, one column, several K
  * blocks), values spread over int16 and at its edges (−32768, 32767) with the largest K and
  * bias ct_tpu_igemm_exact allows; and the bound itself: one more product or unit of bias is
@@ -226,9 +226,12 @@ static void igemm_case(int64_t M, int64_t N, int64_t K, int32_t lo, int32_t hi, 
   for (int64_t m = 0; m < M; m++) bias[m] = (int32_t)(blo + (int64_t)(((double)rand() / RAND_MAX) * ((double)bhi - blo)));
   int64_t amax = lo < -hi ? -(int64_t)lo : hi, bm = blo < -bhi ? -(int64_t)blo : bhi;
   ck_assert_msg(ct_tpu_igemm_exact(K, amax, amax, bm), "M %lld N %lld K %lld", (long long)M, (long long)N, (long long)K);
-  for (int simd = 0; simd <= 2; simd++) {
-    ct_tpu_igemm_simd(simd);
-    ck_assert(ct_tpu_igemm(M, N, K, A, K, B, N, bias, C, N));
+  int16_t *Bp = malloc(sizeof *Bp * (size_t)((K + 1) / 2 * 2 * N + 1));
+  ct_tpu_igemm_pair_rows(B, K, N, Bp);
+  for (int simd = 0; simd <= 5; simd++) { /* 0..2 B row-major, 3..5 B paired */
+    ct_tpu_igemm_simd(simd % 3);
+    if (simd < 3) ck_assert(ct_tpu_igemm(M, N, K, A, K, B, N, bias, C, N));
+    else ck_assert(ct_tpu_igemm_paired(M, N, K, A, K, Bp, N, bias, C, N));
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
         int64_t acc = bias[m];
@@ -238,7 +241,7 @@ static void igemm_case(int64_t M, int64_t N, int64_t K, int32_t lo, int32_t hi, 
       }
   }
   ct_tpu_igemm_simd(2);
-  free(A), free(B), free(bias), free(C);
+  free(A), free(B), free(Bp), free(bias), free(C);
 }
 
 START_TEST(test_igemm_vs_loop) {
