@@ -129,13 +129,21 @@ int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt) {
   return (int32_t)ct_quant_saturate((int64_t)v + zp, dt);
 }
 
-void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {
+/* The rows' clones: x86-64-v4 converts double lanes to int64 (vcvttpd2qq), which the
+ * quantize's (int64_t) cast needs to vectorize. */
+CT_CLONES_V4 static void quantize_row_clones(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {
   for (int64_t i = 0; i < n; i++) y[i] = ct_quant_quantize(x[i], scale, zp, dt);
 }
 
-void ct_quant_qdq_row(const float *x, int64_t n, double scale, ct_dtype dt, float *y) {
+void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {
+  quantize_row_clones(x, n, scale, zp, dt, y);
+}
+
+CT_CLONES_V4 static void qdq_row_clones(const float *x, int64_t n, double scale, ct_dtype dt, float *y) {
   for (int64_t i = 0; i < n; i++) y[i] = (float)ct_quant_dequantize(ct_quant_quantize(x[i], scale, 0, dt), scale, 0);
 }
+
+void ct_quant_qdq_row(const float *x, int64_t n, double scale, ct_dtype dt, float *y) { qdq_row_clones(x, n, scale, dt, y); }
 
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp) { return ((double)q - zp) * scale; }
 
