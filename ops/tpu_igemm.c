@@ -183,7 +183,7 @@ bool ct_tpu_igemm_paired(int64_t M, int64_t N, int64_t K, const int16_t *A, int6
   return igemm(M, N, K, A, lda, Bp, -ldb, bias, C, ldc);
 }
 
-void ct_tpu_igemm_pair_rows(const int16_t *B, int64_t K, int64_t N, int16_t *Bp) {
+CT_CLONES_V3 static void pair_rows_clones(const int16_t *B, int64_t K, int64_t N, int16_t *Bp) {
   for (int64_t p = 0; p < (K + 1) / 2; p++) {
     const int16_t *b0 = B + 2 * p * N, *b1 = b0 + N;
     int16_t *d = Bp + 2 * p * N;
@@ -193,6 +193,8 @@ void ct_tpu_igemm_pair_rows(const int16_t *B, int64_t K, int64_t N, int16_t *Bp)
       for (int64_t n = 0; n < N; n++) d[2 * n] = b0[n], d[2 * n + 1] = 0;
   }
 }
+
+void ct_tpu_igemm_pair_rows(const int16_t *B, int64_t K, int64_t N, int16_t *Bp) { pair_rows_clones(B, K, N, Bp); }
 
 CT_CLONES_V3 static int32_t i16_absmax_clones(const int16_t *v, int64_t n) {
   int32_t mx = 0;
