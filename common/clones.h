@@ -12,7 +12,9 @@
  *   CT_CLONES_AVX2_FMA  the clones "avx2" and "fma" (the float depthwise Conv of nn_conv.c),
  *                       as separate strings: GCC reads "avx2,fma" the same, Clang warns.
  *   CT_CLONES_V3        x86-64-v3 (AVX2, FMA, BMI): integer loops, exact whichever runs (the
- *                       Tpu reference's row loads, sums and requant rows). */
+ *                       Tpu reference's row loads, sums and requant rows).
+ *   CT_CLONES_V4        x86-64-v4 (AVX-512) and x86-64-v3: integer loops on int64 lanes
+ *                       (the requant rows: AVX2 has no 64-bit arithmetic shift, min or max). */
 #ifndef CT_COMMON_CLONES_H
 #define CT_COMMON_CLONES_H
 
@@ -20,10 +22,12 @@
 #define CT_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
 #define CT_CLONES_AVX2_FMA __attribute__((target_clones("avx2", "fma", "default")))
 #define CT_CLONES_V3 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define CT_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define CT_CLONES_AVX2
 #define CT_CLONES_AVX2_FMA
 #define CT_CLONES_V3
+#define CT_CLONES_V4
 #endif
 
 #endif

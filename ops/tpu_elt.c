@@ -9,6 +9,21 @@
 #include "ops/nn_util.h"
 #include "ops/ops_util.h"
 #include "ops/tpu_util.h"
+#include "common/clones.h"
+
+#define ROW_CHUNK 1024 /* elements per row step of the element-wise kernels (int32 buffers on the stack) */
+
+/* v[i] = element off + i·stride of t (stored values as int32), i < n: a row load for stride
+ * 1, one value repeated for 0. */
+static void elt_operand(const ct_tensor *t, int64_t off, int64_t stride, int64_t n, int32_t *v) {
+  if (stride == 1) {
+    ct_tq_get_row_i32(t, off, n, 0, v);
+  } else {
+    int32_t c = ct_tq_get(t, off);
+    for (int64_t i = 0; i < n; i++) v[i] = stride ? ct_tq_get(t, off + i * stride) : c;
+  }
+}
+
 
 ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   (void)ctx;
@@ -38,13 +53,30 @@ ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   ct_bcast_iter it;
   if (!ct_bcast_iter_init(&it, out[0]->ndim, out[0]->shape, 2, nd, shp)) return CT_OK;
   int64_t row = 0;
+  int32_t a[ROW_CHUNK], b[ROW_CHUNK];
   do {
-    for (int64_t j = 0; j < it.inner; j++)
-      ct_tq_set(out[0], row * it.inner + j,
-                ct_quant_eltwise(&p, ct_tq_get(in[0], it.off[0] + j * it.istride[0]), ct_tq_get(in[1], it.off[1] + j * it.istride[1])));
+    for (int64_t j = 0; j < it.inner; j += ROW_CHUNK) {
+      int64_t n = it.inner - j < ROW_CHUNK ? it.inner - j : ROW_CHUNK;
+      elt_operand(in[0], it.off[0] + j * it.istride[0], it.istride[0], n, a);
+      elt_operand(in[1], it.off[1] + j * it.istride[1], it.istride[1], n, b);
+      if (!ct_quant_eltwise_row(&p, a, b, n, ct_tq_at(out[0], row * it.inner + j)))
+        return ct_ops_err(d, CT_ERR_INPUT, op, "result type %s has no integer store", ct_dtype_name(out[0]->dtype));
+    }
     row++;
   } while (ct_bcast_iter_next(&it));
   return CT_OK;
+}
+
+/* y[yo + i] = ct_quant_requant_act(x[xo + i] − zx, m, s, zy, act, hi, y's type) for i < n
+ * (ct_quant_requant is the act-less form), ROW_CHUNK at a time. */
+static void requant_rows(const ct_tensor *x, int64_t xo, int64_t n, int32_t zx, int32_t m, int s, int32_t zy,
+                         ct_quant_act act, int32_t hi, ct_tensor *y, int64_t yo) {
+  int32_t v[ROW_CHUNK];
+  for (int64_t j = 0; j < n; j += ROW_CHUNK) {
+    int64_t c = n - j < ROW_CHUNK ? n - j : ROW_CHUNK;
+    ct_tq_get_row_i32(x, xo + j, c, zx, v);
+    ct_quant_requant_act_row_i32(v, c, m, s, zy, act, hi, y->dtype, ct_tq_at(y, yo + j));
+  }
 }
 
 ct_status ct_tpu_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
@@ -65,23 +97,22 @@ ct_status ct_tpu_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   for (int64_t o = 0, pos = 0; !st && o < outer; o++)
     for (int i = 0; i < op->n_in; i++) {
       int64_t inner = in[i]->shape[axis] * after;
-      int32_t zx = ct_tq_zp(op->in[i]);
-      for (int64_t j = 0; j < inner; j++, pos++)
-        ct_tq_set(y, pos, ct_quant_requant(ct_tq_get(in[i], o * inner + j) - zx, m[i], s[i], zy, y->dtype));
+      requant_rows(in[i], o * inner, inner, ct_tq_zp(op->in[i]), m[i], s[i], zy, CT_QUANT_ACT_NONE, 0, y, pos);
+      pos += inner;
     }
   free(m), free(s);
   return st;
 }
 
-/* Sum of (x − zp) over one window; pad positions add 0 (they hold the zero point). */
-static int64_t window_sum(const ct_tensor *x, const ct_nn_geo *g, int64_t base, int64_t oh, int64_t ow, int32_t zx) {
+/* Sum of one window of a plane xp of x − zp; pad positions add 0 (they hold the zero point). */
+static int64_t window_sum(const int32_t *xp, const ct_nn_geo *g, int64_t oh, int64_t ow) {
   int64_t acc = 0;
   for (int64_t kh = 0; kh < g->k[1]; kh++) {
     int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
     if (ih < 0 || ih >= g->in[1]) continue;
     for (int64_t kw = 0; kw < g->k[2]; kw++) {
       int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
-      if (iw >= 0 && iw < g->in[2]) acc += ct_tq_get(x, base + ih * g->in[2] + iw) - zx;
+      if (iw >= 0 && iw < g->in[2]) acc += xp[ih * g->in[2] + iw];
     }
   }
   return acc;
@@ -106,13 +137,16 @@ ct_status ct_tpu_avgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   int s;
   if ((st = ct_tq_rq(op, 1, &m, &s, d))) return st;
   int32_t zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
-  int64_t planes = x->shape[0] * x->shape[1], pos = 0;
-  for (int64_t pl = 0; pl < planes; pl++)
+  int64_t planes = x->shape[0] * x->shape[1], pos = 0, HW = g.in[1] * g.in[2];
+  int32_t *xp = malloc(sizeof *xp * (size_t)(HW > 0 ? HW : 1));
+  if (!xp) return ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
+  for (int64_t pl = 0; pl < planes; pl++) {
+    ct_tq_get_row_i32(x, pl * HW, HW, zx, xp);
     for (int64_t oh = 0; oh < g.out[1]; oh++)
-      for (int64_t ow = 0; ow < g.out[2]; ow++, pos++) {
-        int64_t sum = window_sum(x, &g, pl * g.in[1] * g.in[2], oh, ow, zx);
-        ct_tq_set(y, pos, ct_quant_requant_act(sum, m, s, zy, CT_QUANT_ACT_NONE, 0, y->dtype));
-      }
+      for (int64_t ow = 0; ow < g.out[2]; ow++, pos++)
+        ct_tq_set(y, pos, ct_quant_requant_act(window_sum(xp, &g, oh, ow), m, s, zy, CT_QUANT_ACT_NONE, 0, y->dtype));
+  }
+  free(xp);
   return CT_OK;
 }
 
@@ -174,10 +208,16 @@ ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, con
   if ((n != E && !per_channel) || (it != CT_I8 && it != CT_U8 && it != CT_I16) || (ot != CT_I8 && ot != CT_U8))
     return ct_ops_err(d, CT_ERR_INPUT, op, "needs a 256-entry table (or 256 per channel) and 8-bit input and output, or a 257-entry table and i16 input");
   if (it == CT_I16) return lut16(op, tab, n, per_channel, in[0], out[0], d);
-  int64_t plane = per_channel && cnt > 0 ? cnt / in[0]->shape[0] / C : 1;
-  uint8_t *y = out[0]->data;
-  for (int64_t i = 0; i < cnt; i++)
-    y[i] = (uint8_t)tab[(per_channel ? (i / plane) % C * 256 : 0) + ct_quant_lut_index(ct_tq_get(in[0], i), it)];
+  int64_t plane = per_channel && cnt > 0 ? cnt / in[0]->shape[0] / C : cnt;
+  const uint8_t *x = in[0]->data;
+  uint8_t *y = out[0]->data, byte[256];
+  for (int64_t i0 = 0, k = -1; i0 < cnt; i0 += plane) {
+    int64_t t = per_channel ? (i0 / plane) % C * 256 : 0;
+    if (t != k) /* the table by stored byte: entry ct_quant_lut_index of the byte's value */
+      for (int r = 0; r < 256; r++) byte[r] = (uint8_t)tab[t + ct_quant_lut_index(it == CT_I8 ? (int8_t)r : r, it)];
+    k = t;
+    for (int64_t i = i0; i < i0 + plane && i < cnt; i++) y[i] = byte[x[i]];
+  }
   return CT_OK;
 }
 
@@ -192,9 +232,7 @@ ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   ct_quant_act act = CT_QUANT_ACT_NONE;
   int32_t hi = 0, zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
   if (op->kind == CT_OP_REQUANT && (st = ct_tq_act(op, &act, &hi, d))) return st;
-  int64_t n = ct_tensor_numel(in[0]);
-  for (int64_t i = 0; i < n; i++)
-    ct_tq_set(out[0], i, ct_quant_requant_act(ct_tq_get(in[0], i) - zx, m, s, zy, act, hi, out[0]->dtype));
+  requant_rows(in[0], 0, ct_tensor_numel(in[0]), zx, m, s, zy, act, hi, out[0], 0);
   return CT_OK;
 }
 
@@ -203,6 +241,43 @@ ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
  * rounds to the output type (nearest even); integer → integer rescales (Requant's formula).
  * An integer or bool side without parameters holds plain values (a mask, indices, an ONNX
  * Cast of them): the Cast converts values as ONNX does (the Top kernel). */
+/* Values [i, i + c) of a float tensor t as float32: t's own data for f32, else each value
+ * widened into buf (bf16 / f16 exactly; ct_tensor_get_f64's value rounded to float). */
+static const float *float_row(const ct_tensor *t, int64_t i, int64_t c, float *buf) {
+  if (t->dtype == CT_F32) return (const float *)t->data + i;
+  for (int64_t j = 0; j < c; j++) buf[j] = (float)ct_tensor_get_f64(t, i + j);
+  return buf;
+}
+
+/* CAST float → integer (ct_quant_quantize_row) from f32 / bf16 / f16 rows, whose values
+ * float32 holds exactly; other float types value by value. */
+static void cast_quantize(const ct_tensor *x, const ct_value *yv, ct_tensor *y, int64_t n) {
+  int32_t q[ROW_CHUNK];
+  float f[ROW_CHUNK];
+  bool rows = x->dtype == CT_F32 || x->dtype == CT_BF16 || x->dtype == CT_F16;
+  for (int64_t i = 0; rows && i < n; i += ROW_CHUNK) {
+    int64_t c = n - i < ROW_CHUNK ? n - i : ROW_CHUNK;
+    ct_quant_quantize_row(float_row(x, i, c, f), c, yv->scale[0], yv->zero_point[0], y->dtype, q);
+    ct_tq_set_row(y, i, c, q);
+  }
+  for (int64_t i = 0; !rows && i < n; i++)
+    ct_tq_set(y, i, ct_quant_quantize(ct_tensor_get_f64(x, i), yv->scale[0], yv->zero_point[0], y->dtype));
+}
+
+/* CAST integer → float: (q − zp)·scale in double, stored as y's type (f32 directly, bf16 by
+ * rows of the float32 values as ct_tensor_set_f64 rounds them, others value by value). */
+static void cast_dequantize(const ct_tensor *x, const ct_value *xv, ct_tensor *y, int64_t n) {
+  float f[ROW_CHUNK];
+  for (int64_t i = 0; i < n; i += ROW_CHUNK) {
+    int64_t c = n - i < ROW_CHUNK ? n - i : ROW_CHUNK;
+    float *dst = y->dtype == CT_F32 ? (float *)y->data + i : f;
+    for (int64_t j = 0; j < c; j++) dst[j] = (float)ct_quant_dequantize(ct_tq_get(x, i + j), xv->scale[0], xv->zero_point[0]);
+    if (y->dtype == CT_BF16) ct_f32_to_bf16_row(f, (uint16_t *)y->data + i, c);
+    else if (y->dtype != CT_F32)
+      for (int64_t j = 0; j < c; j++) ct_tensor_set_f64(y, i + j, ct_quant_dequantize(ct_tq_get(x, i + j), xv->scale[0], xv->zero_point[0]));
+  }
+}
+
 ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   const ct_value *xv = op->in[0], *yv = op->out[0];
   bool fi = ct_dtype_is_float(in[0]->dtype), fo = ct_dtype_is_float(out[0]->dtype);
@@ -212,13 +287,11 @@ ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   if (fi && !fo) {
     if (yv->n_scale != 1 || !ct_tq_is_storage(out[0]->dtype))
       return ct_ops_err(d, CT_ERR_INPUT, op, "a quantizing cast needs per-tensor parameters on its result");
-    for (int64_t i = 0; i < n; i++)
-      ct_tq_set(out[0], i, ct_quant_quantize(ct_tensor_get_f64(in[0], i), yv->scale[0], yv->zero_point[0], out[0]->dtype));
+    cast_quantize(in[0], yv, out[0], n);
   } else if (!fi) {
     if (xv->n_scale != 1 || !ct_tq_is_storage(in[0]->dtype))
       return ct_ops_err(d, CT_ERR_INPUT, op, "a dequantizing cast needs per-tensor parameters on its operand");
-    for (int64_t i = 0; i < n; i++)
-      ct_tensor_set_f64(out[0], i, ct_quant_dequantize(ct_tq_get(in[0], i), xv->scale[0], xv->zero_point[0]));
+    cast_dequantize(in[0], xv, out[0], n);
   } else {
     for (int64_t i = 0; i < n; i++) ct_tensor_set_f64(out[0], i, ct_tensor_get_f64(in[0], i));
   }

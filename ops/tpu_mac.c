@@ -16,6 +16,7 @@
 #include "ops/nn_util.h"
 #include "ops/ops_util.h"
 #include "ops/tpu_dw.h"
+#include "ops/tpu_igemm.h"
 #include "ops/tpu_util.h"
 #include "common/clones.h"
 
@@ -24,6 +25,7 @@ typedef struct conv_job {
   const ct_tensor *w, *b;
   ct_tensor *y;
   const int16_t *col;     /* [K][P] of the current image/group */
+  const int16_t *colp;    /* the same paired for ct_tpu_igemm_paired (integer GEMM path) */
   int64_t K, P, og, grp, n, oc;
   const int32_t *m;
   const int *s;
@@ -131,6 +133,36 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   free(wf), free(cf), free(acc), free(acc32), free(wr);
 }
 
+#define IGEMM_COLS 2048 /* output columns per ct_tpu_igemm call: the int32 sums stay small */
+
+/* The integer path of conv_channels (conv_grouped checked ct_tpu_igemm_exact): acc = bias +
+ * (W − zp_w)·col by ct_tpu_igemm over blocks of IGEMM_COLS columns, each block requantized
+ * a row at a time. The sums are exact int32 integers, equal to the dot loop's. */
+static void conv_channels_igemm(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  conv_job *j = arg;
+  int64_t rows = hi - lo, K = j->K, P = j->P, nb = P < IGEMM_COLS ? P : IGEMM_COLS;
+  int16_t *a = malloc(sizeof *a * (size_t)(rows * K + 1));
+  int32_t *bias = malloc(sizeof *bias * (size_t)(rows + 1)), *c = malloc(sizeof *c * (size_t)(rows * nb + 1));
+  bool ok = a && bias && c;
+  for (int64_t r = 0; ok && r < rows; r++) {
+    int64_t oc = j->grp * j->og + lo + r;
+    ct_tq_get_row_i16(j->w, oc * K, K, j->zw ? j->zw[oc] : j->zw0, a + r * K); /* |w − zp_w| ≤ 32767: no wrap */
+    bias[r] = j->b ? ct_tq_get(j->b, oc) : 0;
+  }
+  for (int64_t p0 = 0; ok && p0 < P; p0 += nb) {
+    int64_t n = P - p0 < nb ? P - p0 : nb;
+    if (!(ok = ct_tpu_igemm_paired(rows, n, K, a, K, j->colp + 2 * p0, P, bias, c, n))) break;
+    for (int64_t r = 0; r < rows; r++) {
+      int64_t oc = j->grp * j->og + lo + r;
+      ct_quant_requant_act_row_i32(c + r * n, n, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
+                                   ct_tq_at(j->y, (j->n * j->oc + oc) * P + p0));
+    }
+  }
+  if (!ok) j->oom = true;
+  free(a), free(bias), free(c);
+}
+
 /* Widens [*lo, *hi] to hold v[0..n). */
 CT_CLONES_V3 static void i32_range(const int32_t *v, int64_t n, int64_t *lo, int64_t *hi) {
   int32_t l = (int32_t)*lo, h = (int32_t)*hi;
@@ -191,29 +223,45 @@ static bool conv_pointwise(const ct_nn_geo *g) {
   return true;
 }
 
-/* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads. */
-static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, int16_t *col) {
-  int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
-  if (conv_pointwise(g)) {
-    memcpy(col, xs, sizeof *col * (size_t)(cg * P));
+/* The outputs ow in [*lo, *hi) (within [0, OW)) whose input column ow·s + off is in [0, IW). */
+static void im2col_span(int64_t off, int64_t s, int64_t IW, int64_t OW, int64_t *lo, int64_t *hi) {
+  int64_t l = off >= 0 ? 0 : (-off + s - 1) / s, h = IW - 1 - off < 0 ? 0 : (IW - 1 - off) / s + 1;
+  *lo = l < OW ? l : OW, *hi = h < OW ? h : OW;
+  if (*hi < *lo) *hi = *lo;
+}
+
+/* One output row of a column: dst[ow] = xr[ow·s] for ow in [lo, hi), 0 elsewhere in [0, OW)
+ * and everywhere when xr is NULL (a pad row). */
+static void im2col_row(const int16_t *xr, int64_t s, int64_t OW, int64_t lo, int64_t hi, int16_t *dst) {
+  if (!xr) {
+    memset(dst, 0, sizeof *dst * (size_t)OW);
     return;
   }
+  memset(dst, 0, sizeof *dst * (size_t)lo);
+  if (s == 1) memcpy(dst + lo, xr + lo, sizeof *dst * (size_t)(hi - lo));
+  else
+    for (int64_t ow = lo; ow < hi; ow++) dst[ow] = xr[ow * s];
+  memset(dst + hi, 0, sizeof *dst * (size_t)(OW - hi));
+}
+
+/* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
+ * (a pointwise kernel's columns are xs itself: conv_grouped). */
+static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, int16_t *col) {
+  int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
   for (int64_t c = 0; c < cg; c++)
     for (int64_t kd = 0; kd < g->k[0]; kd++)
       for (int64_t kh = 0; kh < g->k[1]; kh++)
         for (int64_t kw = 0; kw < g->k[2]; kw++, r++) {
           int16_t *dst = col + r * P;
           const int16_t *xc = xs + c * g->in[0] * HW;
+          int64_t off = kw * g->dl[2] - g->pb[2], lo, hi; /* iw = ow·s + off is inside for ow in [lo, hi) */
+          im2col_span(off, g->s[2], g->in[2], g->out[2], &lo, &hi);
           for (int64_t od = 0; od < g->out[0]; od++) {
             int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0];
-            for (int64_t oh = 0; oh < g->out[1]; oh++) {
+            for (int64_t oh = 0; oh < g->out[1]; oh++, dst += g->out[2]) {
               int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
               bool rowin = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
-              const int16_t *xr = xc + (id * g->in[1] + ih) * g->in[2];
-              for (int64_t ow = 0; ow < g->out[2]; ow++) {
-                int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->dl[2];
-                *dst++ = rowin && iw >= 0 && iw < g->in[2] ? xr[iw] : 0;
-              }
+              im2col_row(rowin ? xc + (id * g->in[1] + ih) * g->in[2] + off : NULL, g->s[2], g->out[2], lo, hi, dst);
             }
           }
         }
@@ -232,37 +280,53 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
   return CT_OK;
 }
 
-/* The im2col path of groups of cg input channels: per image and group the int16 columns,
- * then the dot loop (conv_channels) or, from CONV_GEMM_MIN_OC output channels per group,
- * the exact chunked sgemm (conv_channels_gemm). */
+/* The kernel of one group's columns: the dot loop below CONV_GEMM_MIN_OC output channels
+ * (gemm false); else ct_tpu_igemm when its int32 sums are exact (weights within int16 and
+ * ct_tpu_igemm_exact), on the columns paired into *colp; else the chunked sgemm on the
+ * columns as floats (*colf). Buffers allocated on first use; NULL when out of memory. */
+static ct_workpool_fn conv_pick(conv_job *j, bool gemm, int64_t wmax, float **colf, int16_t **colp) {
+  int64_t KP = j->K * j->P;
+  if (!gemm) return conv_channels;
+  if (wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(j->col, KP), j->bmax)) {
+    if (!*colp && !(*colp = malloc(sizeof **colp * (size_t)((j->K + 1) / 2 * 2 * j->P)))) return NULL;
+    ct_tpu_igemm_pair_rows(j->col, j->K, j->P, *colp); /* once per group, shared by the threads */
+    j->colp = *colp;
+    return conv_channels_igemm;
+  }
+  if (!*colf && !(*colf = malloc(sizeof **colf * (size_t)KP))) return NULL;
+  int cmax = col_floats(j->col, KP, *colf);
+  j->colf = *colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
+  j->acc32 = j->small && j->bmax + j->K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
+  return conv_channels_gemm;
+}
+
+/* The im2col path of groups of cg input channels: per image and group the int16 columns
+ * (a pointwise kernel's are the input itself), then the kernel conv_pick chooses. */
 static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, const ct_nn_geo *g, int64_t G, int64_t cg,
                               int32_t zx, const ct_kernel_ctx *ctx, ct_diag *d) {
   int64_t vol = g->in[0] * g->in[1] * g->in[2], KP = j->K * j->P > 0 ? j->K * j->P : 1;
-  bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1;
-  int16_t *col = malloc(sizeof *col * (size_t)KP), *xs = malloc(sizeof *xs * (size_t)(cg * vol > 0 ? cg * vol : 1));
-  float *colf = gemm ? malloc(sizeof *colf * (size_t)KP) : NULL;
+  bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1, pw = conv_pointwise(g);
+  int16_t *col = pw ? NULL : malloc(sizeof *col * (size_t)KP), *xs = malloc(sizeof *xs * (size_t)(cg * vol > 0 ? cg * vol : 1));
+  float *colf = NULL;
+  int16_t *colp = NULL;
   int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
-  ct_status st = !col || !xs || (gemm && !colf) || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
+  ct_status st = (!pw && !col) || !xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   for (int64_t o = 0; gemm && j->b && o < j->oc; o++) {
     int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
     j->bmax = v > j->bmax ? v : j->bmax;
   }
   if (gemm) ct_nn_blas_threads(ctx);
-  j->col = col;
+  j->col = pw ? xs : col;
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
       conv_input(x, g, n, grp * cg, cg, zx, xs);
-      conv_im2col(xs, g, cg, col);
+      if (!pw) conv_im2col(xs, g, cg, col);
       j->n = n, j->grp = grp;
-      if (gemm) {
-        int cmax = col_floats(col, j->K * j->P, colf);
-        j->colf = colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
-        j->acc32 = j->small && j->bmax + j->K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
-      }
-      ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, gemm ? conv_channels_gemm : conv_channels, j);
-      if (j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
+      ct_workpool_fn fn = conv_pick(j, gemm, wmax, &colf, &colp);
+      if (fn) ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, fn, j);
+      if (!fn || j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
-  free(col), free(colf), free(xs);
+  free(col), free(colf), free(colp), free(xs);
   return st;
 }
 
@@ -413,52 +477,5 @@ ct_status ct_tpu_matmul(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
     mm_block(&q);
   }
   free(m), free(s), free(zb);
-  return st;
-}
-
-/* ConvTranspose (2-D, groups): acc[oc][o] = bias[oc] + Σ (x − zp_x)·(w − zp_w) over the taps
- * with o = i·stride − pad_begin + k·dilation (the scatter form of the ONNX definition), then
- * requant per output channel. Weights [C, OC/group, kh, kw]. */
-ct_status ct_tpu_convtranspose(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
-                               ct_diag *d) {
-  (void)ctx;
-  const ct_tensor *x = in[0], *w = in[1], *b = op->n_in > 2 ? in[2] : NULL;
-  ct_tensor *y = out[0];
-  ct_status st = ct_tq_need_int(op, in, out, op->n_in, d);
-  ct_nn_geo g;
-  if (st || (st = ct_nn_geo_read(op, x, w, y, &g, d))) return st;
-  int64_t C = x->shape[1], OC = y->shape[1], G = ct_attr_conv_group(op);
-  if (G < 1 || C % G || OC % G || w->shape[0] != C || w->shape[1] != OC / G || g.k[0] != 1 || (b && ct_tensor_numel(b) != OC))
-    return ct_ops_err(d, CT_ERR_INPUT, op, "integer ConvTranspose: inconsistent channels, groups, bias or a 3-D kernel");
-  int64_t cg = C / G, ocg = OC / G, ivol = g.in[1] * g.in[2], ovol = g.out[1] * g.out[2];
-  int32_t *m = malloc((size_t)OC * sizeof *m), zx = ct_tq_zp(op->in[0]), zw = ct_tq_zp(op->in[1]), zy = ct_tq_zp(op->out[0]);
-  int *s = malloc((size_t)OC * sizeof *s);
-  int64_t *acc = malloc((size_t)(OC * ovol > 0 ? OC * ovol : 1) * sizeof *acc);
-  if (!m || !s || !acc) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
-  if (!st) st = ct_tq_rq(op, OC, m, s, d);
-  for (int64_t n = 0; !st && n < x->shape[0]; n++) {
-    for (int64_t oc = 0; oc < OC; oc++)
-      for (int64_t p = 0; p < ovol; p++) acc[oc * ovol + p] = b ? ct_tq_get(b, oc) : 0;
-    for (int64_t c = 0; c < C; c++)
-      for (int64_t ih = 0; ih < g.in[1]; ih++)
-        for (int64_t iw = 0; iw < g.in[2]; iw++) {
-          int32_t xv = ct_tq_get(x, (n * C + c) * ivol + ih * g.in[2] + iw) - zx;
-          for (int64_t o = 0; xv && o < ocg; o++)
-            for (int64_t kh = 0; kh < g.k[1]; kh++) {
-              int64_t oh = ih * g.s[1] - g.pb[1] + kh * g.dl[1];
-              for (int64_t kw = 0; oh >= 0 && oh < g.out[1] && kw < g.k[2]; kw++) {
-                int64_t ow = iw * g.s[2] - g.pb[2] + kw * g.dl[2];
-                if (ow < 0 || ow >= g.out[2]) continue;
-                int32_t wv = ct_tq_get(w, ((c * ocg + o) * g.k[1] + kh) * g.k[2] + kw) - zw;
-                acc[((c / cg) * ocg + o) * ovol + oh * g.out[2] + ow] += (int64_t)xv * wv;
-              }
-            }
-        }
-    for (int64_t oc = 0; oc < OC; oc++)
-      for (int64_t p = 0; p < ovol; p++)
-        ct_tq_set(y, (n * OC + oc) * ovol + p,
-                  ct_quant_requant_act(acc[oc * ovol + p], m[oc], s[oc], zy, CT_QUANT_ACT_NONE, 0, y->dtype));
-  }
-  free(m), free(s), free(acc);
   return st;
 }

@@ -38,6 +38,24 @@ void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, in
 }
 #undef GET_ROW
 
+#define SET_ROW(T)                                                            \
+  for (int64_t i = 0; i < n; i++) ((T *)t->data)[off + i] = (T)src[i];        \
+  break;
+
+CT_CLONES_V3 static void ct_tq_set_row_clones(ct_tensor *t, int64_t off, int64_t n, const int32_t *src) {
+  switch (t->dtype) {
+  case CT_I8: SET_ROW(int8_t)
+  case CT_U8: SET_ROW(uint8_t)
+  case CT_I16: SET_ROW(int16_t)
+  case CT_U16: SET_ROW(uint16_t)
+  case CT_I32: SET_ROW(int32_t)
+  default: break;
+  }
+}
+#undef SET_ROW
+
+void ct_tq_set_row(ct_tensor *t, int64_t off, int64_t n, const int32_t *src) { ct_tq_set_row_clones(t, off, n, src); }
+
 ct_status ct_tq_act(const ct_op *op, ct_quant_act *act, int32_t *hi, ct_diag *d) {
   const char *a = ct_attr_act_act(op); /* act set or rq set: the same names and defaults */
   *hi = (int32_t)ct_attr_act_qact_hi(op);

@@ -41,6 +41,9 @@ static inline void ct_tq_set(ct_tensor *t, int64_t i, int32_t v) {
  * give 0 − z, as ct_tq_get. */
 void ct_tq_get_row_i32(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int32_t *dst);
 void ct_tq_get_row_i16(const ct_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst);
+/* The store of a row: ct_tq_set(t, off + i, src[i]) for i < n (values already in range of
+ * t's type), one dtype switch per row. */
+void ct_tq_set_row(ct_tensor *t, int64_t off, int64_t n, const int32_t *src);
 
 /* Address of element i of integer storage t (the start of a row the row helpers write). */
 static inline void *ct_tq_at(ct_tensor *t, int64_t i) { return (char *)t->data + (size_t)i * ct_dtype_size(t->dtype); }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/clones.h"
 #include "common/workpool.h"
 #include "compiler/lower_policy.h"
 #include "ptq/calibrate_int.h"
@@ -74,12 +75,22 @@ static int64_t count_zeros(const float *x, int64_t n) {
   return z;
 }
 
-/* mx[c] = max(mx[c], |x|) over channel c of an NCHW tensor of shape sh. */
+/* max(0, max |x[i]|) over i < n in float, NaN left out (as fmax leaves it out). */
+CT_CLONES_AVX2 static float row_absmax(const float *x, int64_t n) {
+  float m = 0;
+  for (int64_t i = 0; i < n; i++) {
+    float a = fabsf(x[i]);
+    m = a > m ? a : m;
+  }
+  return m;
+}
+
+/* mx[c] = max(mx[c], |x|) over channel c of an NCHW tensor of shape sh (|x| in float is
+ * |x| in double: the same maximum). */
 static void channel_absmax(const float *x, const int64_t *sh, double *mx) {
   int64_t inner = sh[2] * sh[3];
   for (int64_t n = 0; n < sh[0]; n++)
-    for (int64_t ch = 0; ch < sh[1]; ch++, x += inner)
-      for (int64_t i = 0; i < inner; i++) mx[ch] = fmax(mx[ch], fabs((double)x[i]));
+    for (int64_t ch = 0; ch < sh[1]; ch++, x += inner) mx[ch] = fmax(mx[ch], (double)row_absmax(x, inner));
 }
 
 static ct_status on_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out, ct_diag *d) {
@@ -237,6 +248,31 @@ static ct_status threshold_of(cal_state *c, int s, ct_calib_method m, double *th
   return CT_OK;
 }
 
+/* Thresholds of slots [lo, hi) (a ct_workpool_fn over the slots: each independent). */
+typedef struct th_job {
+  cal_state *c;
+  ct_calib_method m;
+  ct_status *st;
+  ct_diag *diag;
+} th_job;
+
+static void thresholds_of(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  th_job *j = arg;
+  for (int64_t s = lo; s < hi; s++) j->st[s] = threshold_of(j->c, (int)s, j->m, &j->c->th[s], &j->diag[s]);
+}
+
+/* Every slot's threshold, the slots spread over the pool; the first failing slot's error. */
+static ct_status thresholds(cal_state *c, ct_workpool *pool, ct_calib_method m, ct_diag *d) {
+  th_job j = {.c = c, .m = m, .st = calloc((size_t)c->nslots, sizeof *j.st), .diag = calloc((size_t)c->nslots, sizeof *j.diag)};
+  ct_status st = j.st && j.diag ? CT_OK : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  if (st == CT_OK) ct_workpool_for(pool, c->nslots, c->nslots, thresholds_of, &j);
+  for (int s = 0; st == CT_OK && s < c->nslots; s++)
+    if (j.st[s]) *d = j.diag[s], st = j.st[s];
+  free(j.st), free(j.diag);
+  return st;
+}
+
 static double tune_lookup(double threshold, void *ctx) {
   const double *args = ctx; /* th_kld, th_max, steps, then the scores */
   int j = (int)lround((threshold - args[0]) / (args[1] - args[0]) * args[2]);
@@ -306,7 +342,7 @@ static ct_status passes(cal_state *c, ct_workpool *pool, cal_worker *w, int nw, 
     }
   }
   ct_calib_method m = o->tune ? CT_CALIB_KLD : o->method;
-  for (int s = 0; st == CT_OK && s < c->nslots; s++) st = threshold_of(c, s, m, &c->th[s], d);
+  if (st == CT_OK) st = thresholds(c, pool, m, d);
   int64_t nt = n < o->tune_num ? n : o->tune_num;
   if (st == CT_OK && o->tune) {
     c->tune_err = calloc((size_t)nt * (size_t)c->nslots * (size_t)(o->tune_steps + 1), sizeof *c->tune_err);

@@ -45,12 +45,9 @@ static void alpha_scales(const cal_state *c, int s, double alpha, double *delta)
 
 /* y := x fake-quantized per channel (NCHW, steps delta, storage dt, zero point 0). */
 static void fake_quant_channels(const ct_tensor *x, const double *delta, ct_dtype dt, float *y) {
-  int64_t inner = x->shape[2] * x->shape[3], nc = x->shape[1];
+  int64_t inner = x->shape[2] * x->shape[3], nc = x->shape[1], rows = x->shape[0] * nc;
   const float *a = x->data;
-  for (int64_t i = 0; i < ct_tensor_numel(x); i++) {
-    double d = delta[(i / inner) % nc];
-    y[i] = (float)ct_quant_dequantize(ct_quant_quantize(a[i], d, 0, dt), d, 0);
-  }
+  for (int64_t r = 0; r < rows; r++) ct_quant_qdq_row(a + r * inner, inner, delta[r % nc], dt, y + r * inner);
 }
 
 /* w (OC×C×kh×kw) as the lowering stores it for input steps delta, dequantized back: folded

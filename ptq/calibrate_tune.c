@@ -45,7 +45,7 @@ static bool has_f32_output(const ct_op *op) {
 
 void ct_cal_sq_error(const ct_tensor *got, const ct_tensor *ref, double *dd, double *rr) {
   const float *a = ref->data, *b = got->data;
-  for (int64_t i = 0; i < ct_tensor_numel(ref); i++) {
+  for (int64_t i = 0, n = ct_tensor_numel(ref); i < n; i++) {
     double e = (double)b[i] - (double)a[i];
     *dd += e * e;
     *rr += (double)a[i] * (double)a[i];

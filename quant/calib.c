@@ -154,11 +154,12 @@ ct_status ct_calib_percentile_threshold(const int64_t *counts, int nbins, double
   return CT_OK;
 }
 
-/* Σ counts[j]·(c_j − qdq_T(c_j))² for threshold t. */
-static double mse_at(const int64_t *counts, int nbins, double w, int qmax, double t) {
+/* Σ counts[j]·(c_j − qdq_T(c_j))² for threshold t over the nz nonempty bins nzj[] (in
+ * order; the empty ones add nothing), c_j = (j + 0.5)·w. */
+static double mse_at(const int64_t *counts, const int *nzj, int nz, double w, int qmax, double t) {
   double e = 0;
-  for (int j = 0; j < nbins; j++) {
-    if (!counts[j]) continue;
+  for (int i = 0; i < nz; i++) {
+    int j = nzj[i];
     double c = (j + 0.5) * w, q = ct_quant_round_half_away(c * qmax / t);
     q = q > qmax ? qmax : q;
     e += (double)counts[j] * (c - q * t / qmax) * (c - q * t / qmax);
@@ -172,11 +173,16 @@ ct_status ct_calib_mse_threshold(const int64_t *counts, int nbins, double bin_wi
     return ct_diag_set(d, CT_ERR_USAGE, "mse: %d bins, qmax %d, bin width %g (need >= 1, >= 1, > 0)", nbins, qmax,
                        bin_width);
   if (sum_counts(counts, 0, nbins) == 0) return ct_diag_set(d, CT_ERR_USAGE, "mse: empty histogram");
+  int *nzj = malloc(sizeof *nzj * (size_t)nbins), nz = 0;
+  if (!nzj) return ct_diag_set(d, CT_ERR_LIMIT, "mse: out of memory");
+  for (int j = 0; j < nbins; j++)
+    if (counts[j]) nzj[nz++] = j;
   double best = INFINITY;
   for (int k = 1; k <= nbins; k++) {
-    double e = mse_at(counts, nbins, bin_width, qmax, k * bin_width);
+    double e = mse_at(counts, nzj, nz, bin_width, qmax, k * bin_width);
     if (e < best) best = e, *threshold = k * bin_width;
   }
+  free(nzj);
   return CT_OK;
 }
 

@@ -79,7 +79,8 @@ ct_status ct_calib_percentile_threshold(const int64_t *counts, int nbins, double
  * (c_j − qdq_T(c_j))² over bin centres c_j = (j + 0.5)·bin_width, with qdq_T(c) =
  * min(round_half_away(c·qmax/T), qmax)·T/qmax, the symmetric quantize → dequantize of
  * ctpu (qmax 127 for i8; small qmax for hand-checkable cases). First minimum wins.
- * Errors: CT_ERR_USAGE if qmax < 1, nbins < 1, bin_width not > 0, or the counts are all zero. */
+ * Errors: CT_ERR_USAGE if qmax < 1, nbins < 1, bin_width not > 0, or the counts are all zero;
+ * CT_ERR_LIMIT when out of memory (the list of nonempty bins). */
 ct_status ct_calib_mse_threshold(const int64_t *counts, int nbins, double bin_width, int qmax,
                                  double *threshold, ct_diag *d);
 

@@ -14,7 +14,8 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
 
 /* One loop per output type, so that the saturation bounds and the store are constants; each
  * element is ct_quant_requant_act itself (the one definition), s and act loop-invariant.
- * CT_CLONES_V3: only AVX2 has the lanes GCC needs to vectorize their int64 arithmetic. */
+ * CT_CLONES_V4: AVX2 has the lanes GCC needs to vectorize their int64 arithmetic, AVX-512 its
+ * shifts, minima and maxima. */
 #define RQ_ROW(T, DT)                                                                          \
   do {                                                                                         \
     for (int64_t i = 0; i < n; i++) ((T *)y)[i] = (T)ct_quant_requant_act(x[i], m, s, zp, act, hi, DT); \
@@ -30,7 +31,7 @@ int32_t ct_quant_requant(int32_t acc, int32_t m, int s, int32_t zp, ct_dtype out
   default: return false;                    \
   }
 
-CT_CLONES_V3 static bool ct_quant_requant_act_row_clones(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
+CT_CLONES_V4 static bool ct_quant_requant_act_row_clones(const int64_t *x, int64_t n, int32_t m, int s, int32_t zp, ct_quant_act act,
                                                       int32_t hi, ct_dtype out, void *y) {
   RQ_ROW_TYPES
 }
@@ -40,7 +41,7 @@ bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int
   return ct_quant_requant_act_row_clones(x, n, m, s, zp, act, hi, out, y);
 }
 
-CT_CLONES_V3 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
+CT_CLONES_V4 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
                                                           ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
   RQ_ROW_TYPES
 }
@@ -51,6 +52,33 @@ bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s,
 }
 #undef RQ_ROW_TYPES
 #undef RQ_ROW
+
+/* r[i] = ct_quant_eltwise_acc of element i, one loop per operation (the parameters in a
+ * local no store through r aliases, so each loop knows its operation and vectorizes). */
+CT_CLONES_V4 static void eltwise_acc_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, int64_t *r) {
+  ct_quant_elt q = *p;
+  switch (q.op) {
+  case CT_QUANT_ELT_ADD: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  case CT_QUANT_ELT_SUB: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  case CT_QUANT_ELT_MUL: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  case CT_QUANT_ELT_MAX: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  default: for (int64_t i = 0; i < n; i++) r[i] = ct_quant_eltwise_acc(&q, a[i], b[i]); break;
+  }
+}
+
+#define ELT_CHUNK 512
+
+bool ct_quant_eltwise_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, void *y) {
+  int64_t r[ELT_CHUNK];
+  size_t es = (size_t)ct_dtype_size(p->out);
+  for (int64_t i = 0; i < n; i += ELT_CHUNK) {
+    int64_t c = n - i < ELT_CHUNK ? n - i : ELT_CHUNK;
+    eltwise_acc_row(p, a + i, b + i, c, r);
+    if (!ct_quant_requant_act_row(r, c, 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out, (char *)y + (size_t)i * es)) return false;
+  }
+  return true;
+}
+#undef ELT_CHUNK
 
 bool ct_quant_multiplier_shift_bits(double M, int bits, int32_t *m, int *s) {
   *m = 0;
@@ -74,7 +102,6 @@ bool ct_quant_multiplier_shift(double M, int32_t *m, int *s) {
   return ct_quant_multiplier_shift_bits(M, 32, m, s);
 }
 
-double ct_quant_round_half_away(double x) { return round(x); /* C99: halfway cases away from zero */ }
 
 double ct_quant_round_half_even(double x) {
   if (!isfinite(x) || fabs(x) >= 0x1p52) return x; /* already an integer (or NaN / inf) */
@@ -101,6 +128,22 @@ int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt) {
   if (v > hi) v = hi;
   return (int32_t)ct_quant_saturate((int64_t)v + zp, dt);
 }
+
+/* The rows' clones: x86-64-v4 converts double lanes to int64 (vcvttpd2qq), which the
+ * quantize's (int64_t) cast needs to vectorize. */
+CT_CLONES_V4 static void quantize_row_clones(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {
+  for (int64_t i = 0; i < n; i++) y[i] = ct_quant_quantize(x[i], scale, zp, dt);
+}
+
+void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {
+  quantize_row_clones(x, n, scale, zp, dt, y);
+}
+
+CT_CLONES_V4 static void qdq_row_clones(const float *x, int64_t n, double scale, ct_dtype dt, float *y) {
+  for (int64_t i = 0; i < n; i++) y[i] = (float)ct_quant_dequantize(ct_quant_quantize(x[i], scale, 0, dt), scale, 0);
+}
+
+void ct_quant_qdq_row(const float *x, int64_t n, double scale, ct_dtype dt, float *y) { qdq_row_clones(x, n, scale, dt, y); }
 
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp) { return ((double)q - zp) * scale; }
 

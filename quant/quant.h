@@ -4,6 +4,7 @@
 #ifndef CT_QUANT_H
 #define CT_QUANT_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -101,7 +102,7 @@ bool ct_quant_multiplier_shift_bits(double M, int bits, int32_t *m, int *s);
  * −2.5 → −2, 1.5 → 2): ONNX QuantizeLinear's ("rounding to nearest ties to even", ONNX
  * operator spec), independent of the floating-point environment's rounding mode (unlike
  * rint/nearbyint). Both return NaN and ±inf unchanged. */
-double ct_quant_round_half_away(double x);
+static inline double ct_quant_round_half_away(double x) { return round(x); /* C99: halfway cases away from zero */ }
 double ct_quant_round_half_even(double x);
 
 /* Round half away from zero (2.5 → 3, -2.5 → -3), then saturate to dt. NaN gives 0. */
@@ -109,6 +110,12 @@ int64_t ct_quant_round_sat(double x, ct_dtype dt);
 /* Quantizes a real value: sat_dt(round_half_away(x / scale) + zp), the division in double.
  * scale must be > 0. */
 int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt);
+/* ct_quant_quantize over a row of n float32 values: y[i] = ct_quant_quantize(x[i], scale, zp,
+ * dt) for i < n (the same function, called where the compiler can inline it). */
+void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y);
+/* Fake quantization of a row (symmetric, zero point 0): y[i] = (float)ct_quant_dequantize(
+ * ct_quant_quantize(x[i], scale, 0, dt), scale, 0) for i < n. */
+void ct_quant_qdq_row(const float *x, int64_t n, double scale, ct_dtype dt, float *y);
 /* Dequantizes: (q − zp) · scale in double. */
 double ct_quant_dequantize(int32_t q, double scale, int32_t zp);
 /* sat_dt(round_half_even(x) + zp), the ONNX QLinear* / DynamicQuantizeLinear output
@@ -179,22 +186,31 @@ typedef struct ct_quant_elt {
   ct_dtype out;
 } ct_quant_elt;
 
+/* The combined value r = a' op b' of one ELTWISE element (below), before its requant. */
+static inline int64_t ct_quant_eltwise_acc(const ct_quant_elt *p, int32_t a, int32_t b) {
+  int64_t x = ct_quant_saturate(ct_quant_rshift_round(((int64_t)a - p->zp_a) * p->m_a, p->s_a), CT_I32);
+  int64_t y = ct_quant_saturate(ct_quant_rshift_round(((int64_t)b - p->zp_b) * p->m_b, p->s_b), CT_I32);
+  switch (p->op) {
+    case CT_QUANT_ELT_ADD: return x + y;
+    case CT_QUANT_ELT_SUB: return x - y;
+    case CT_QUANT_ELT_MUL: return x * y;
+    case CT_QUANT_ELT_MAX: return x > y ? x : y;
+    default: return x < y ? x : y;
+  }
+}
+
 /* One ELTWISE output element from stored operands a, b (int32 holding the storage values):
  * the formula above, every rounding rshift_round (half toward +inf), saturated to p->out.
  * Inline: the cmodel calls it once per element. */
 static inline int32_t ct_quant_eltwise(const ct_quant_elt *p, int32_t a, int32_t b) {
-  int64_t x = ct_quant_saturate(ct_quant_rshift_round(((int64_t)a - p->zp_a) * p->m_a, p->s_a), CT_I32);
-  int64_t y = ct_quant_saturate(ct_quant_rshift_round(((int64_t)b - p->zp_b) * p->m_b, p->s_b), CT_I32);
-  int64_t r;
-  switch (p->op) {
-    case CT_QUANT_ELT_ADD: r = x + y; break;
-    case CT_QUANT_ELT_SUB: r = x - y; break;
-    case CT_QUANT_ELT_MUL: r = x * y; break;
-    case CT_QUANT_ELT_MAX: r = x > y ? x : y; break;
-    default: r = x < y ? x : y; break;
-  }
-  return ct_quant_requant_act(r, 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out);
+  return ct_quant_requant_act(ct_quant_eltwise_acc(p, a, b), 1, p->s_out, p->zp_out, p->act, p->act_hi, p->out);
 }
+
+/* ct_quant_eltwise over a row: y[i] = ct_quant_eltwise(p, a[i], b[i]) for i < n, stored as
+ * p->out's C type (as ct_quant_requant_act_row); the combined value r of every element first
+ * (ct_quant_eltwise_acc, one loop per operation), then the requant of the row. False
+ * (nothing written) for an out type ct_quant_requant_act_row does not store. */
+bool ct_quant_eltwise_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, void *y);
 
 /* IEEE half and bfloat16, round to nearest even: thin wrappers of common/tensor.h (one
  * definition). ct_quant_round_float rounds x to the precision of dt (bf16, f16; f32: x). */

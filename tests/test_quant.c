@@ -417,6 +417,74 @@ START_TEST(test_quantize_onnx_row_matches_scalar) {
 }
 END_TEST
 
+/* The row quantize (CAST f32 → integer) and the row requant (the element-wise kernels'
+ * REQUANT and Concat) equal their scalar functions element by element: half steps (ties),
+ * random floats, NaN, infinities, values beyond every type's range; i8, u8, i16, i32, several
+ * zero points; accumulators at the int32 edges with fused clamps. */
+START_TEST(test_rows_match_scalar) {
+  enum { N = 2051 };
+  static float x[N];
+  static int32_t q[N], acc[N];
+  static int64_t acc64[N];
+  int8_t y8[N];
+  srand(12);
+  for (int i = 0; i < N; i++) x[i] = i < 1601 ? (float)(i - 800) / 2 : (float)(rand() % 2000001 - 1000000) / 7;
+  x[N - 1] = NAN, x[N - 2] = INFINITY, x[N - 3] = -INFINITY, x[N - 4] = 3e38f, x[N - 5] = -3e38f, x[N - 6] = 2.5e9f;
+  const ct_dtype dts[4] = {CT_I8, CT_U8, CT_I16, CT_I32};
+  for (int t = 0; t < 4; t++)
+    for (int z = -3; z <= 3; z += 3) {
+      ct_quant_quantize_row(x, N, 0.37, z + (dts[t] == CT_U8 ? 3 : 0), dts[t], q);
+      for (int i = 0; i < N; i++) ck_assert_int_eq(q[i], ct_quant_quantize(x[i], 0.37, z + (dts[t] == CT_U8 ? 3 : 0), dts[t]));
+    }
+  for (int i = 0; i < N; i++) acc[i] = i < 6 ? (int32_t[]){INT32_MIN, INT32_MAX, 0, -1, 1, 65535}[i] : rand() * (rand() % 2 ? 1 : -1);
+  for (int i = 0; i < N; i++) acc64[i] = acc[i];
+  const ct_quant_act acts[3] = {CT_QUANT_ACT_NONE, CT_QUANT_ACT_RELU, CT_QUANT_ACT_CLAMP};
+  for (int a = 0; a < 3; a++)
+    for (int s = 0; s <= 40; s += 20) {
+      ck_assert(ct_quant_requant_act_row_i32(acc, N, 1518500250, s, -5, acts[a], 100, CT_I8, y8));
+      for (int i = 0; i < N; i++) ck_assert_int_eq(y8[i], ct_quant_requant_act(acc[i], 1518500250, s, -5, acts[a], 100, CT_I8));
+      ck_assert(ct_quant_requant_act_row(acc64, N, -7, s, 3, acts[a], 90, CT_I8, y8));
+      for (int i = 0; i < N; i++) ck_assert_int_eq(y8[i], ct_quant_requant_act(acc64[i], -7, s, 3, acts[a], 90, CT_I8));
+    }
+}
+END_TEST
+
+/* The ELTWISE row equals ct_quant_eltwise element by element: every operation, output type
+ * and fused activation, operands over the 16-bit range and at its edges, 16-bit multipliers
+ * of both signs at their limits, shifts 0..40, rows longer than one internal chunk. */
+START_TEST(test_eltwise_row_matches_scalar) {
+  enum { N = 1100 };
+  static int32_t a[N], b[N], y32[N];
+  srand(13);
+  for (int i = 0; i < N; i++) {
+    a[i] = i % 7 == 0 ? (i % 2 ? 32767 : -32768) : rand() % 65536 - 32768;
+    b[i] = i % 5 == 0 ? (i % 2 ? -32768 : 32767) : rand() % 65536 - 32768;
+  }
+  const ct_dtype outs[5] = {CT_I8, CT_U8, CT_I16, CT_U16, CT_I32};
+  const int32_t ms[3] = {32767, -32767, 1};
+  for (int op = 0; op <= CT_QUANT_ELT_MIN; op++)
+    for (int o = 0; o < 5; o++)
+      for (int act = 0; act < 3; act++)
+        for (int k = 0; k < 3; k++) {
+          ct_quant_elt p = {.op = (ct_quant_elt_op)op, .m_a = ms[k], .m_b = ms[(k + 1) % 3], .zp_a = 3, .zp_b = -7,
+                            .zp_out = outs[o] == CT_U8 || outs[o] == CT_U16 ? 9 : -2, .s_a = 20 * k, .s_b = 40 - 20 * k,
+                            .s_out = op == CT_QUANT_ELT_MUL ? 30 : 5 * k, .act = (ct_quant_act)act, .act_hi = 100, .out = outs[o]};
+          ck_assert(ct_quant_eltwise_row(&p, a, b, N, y32));
+          for (int i = 0; i < N; i++) {
+            int64_t want = ct_quant_eltwise(&p, a[i], b[i]), got;
+            switch (outs[o]) {
+            case CT_I8: got = ((int8_t *)y32)[i]; break;
+            case CT_U8: got = ((uint8_t *)y32)[i]; break;
+            case CT_I16: got = ((int16_t *)y32)[i]; break;
+            case CT_U16: got = ((uint16_t *)y32)[i]; break;
+            default: got = y32[i]; break;
+            }
+            ck_assert_msg(got == want, "op %d out %d act %d k %d at %d: %lld, want %lld", op, o, act, k, i, (long long)got, (long long)want);
+          }
+        }
+}
+END_TEST
+
 /* An all-zero tensor (threshold 0) gets scale 1: no division by zero, 0 stays exact. */
 START_TEST(test_zero_threshold_gives_scale_one) {
   ck_assert_double_eq(ct_quant_scale_sym(0.0, CT_I8), 1.0);
@@ -476,6 +544,8 @@ int main(void) {
   tcase_add_test(tc, test_zero_threshold_gives_scale_one);
   tcase_add_test(tc, test_negative_and_large_shifts);
   tcase_add_test(tc, test_quantize_onnx_row_matches_scalar);
+  tcase_add_test(tc, test_rows_match_scalar);
+  tcase_add_test(tc, test_eltwise_row_matches_scalar);
   tcase_add_test(tc, test_resize_linear_taps_and_element);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);

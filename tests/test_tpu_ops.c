@@ -172,38 +172,100 @@ START_TEST(test_mac_sgemm_exact) {
 }
 END_TEST
 
-/* ConvTranspose i8 [1,2,3,3] (zp 1), weights [2 in, 3 out, 2, 2], stride 2, pads 1 (begin)
- * / 0 (end), one (m, s): every output gathers the taps with o = 2i − 1 + k. */
-START_TEST(test_convtranspose_kernel_vs_loop) {
+/* One ConvTranspose case: x [2, C, H, W] of type xt (zp 1) in [xlo, xhi], weights [C, OC/G,
+ * k, k] of type xt in [xlo, xhi], i32 bias, stride st, dilation dl, pads pb (begin) / pe (end),
+ * one (m, s), u8 output (zp 7); checked on 1 and 2 threads against the gather form of the
+ * ONNX definition: every output sums the taps with o = st·i − pb + dl·k. */
+typedef struct convt_case {
+  int64_t C, OC, G, H, W, k, st, dl, pb, pe;
+  ct_dtype xt;
+  int xlo, xhi;
+} convt_case;
+
+static int64_t convt_ref(const convt_case *c, const ct_tensor *tx, const ct_tensor *tw, const ct_tensor *tb, int64_t n,
+                         int64_t oc, int64_t oh, int64_t ow) {
+  int64_t cg = c->C / c->G, ocg = c->OC / c->G, acc = ((int32_t *)tb->data)[oc];
+  for (int64_t ci = 0; ci < cg; ci++)
+    for (int64_t ih = 0; ih < c->H; ih++)
+      for (int64_t iw = 0; iw < c->W; iw++)
+        for (int64_t kh = 0; kh < c->k; kh++)
+          for (int64_t kw = 0; kw < c->k; kw++) {
+            int64_t ch = oc / ocg * cg + ci;
+            if (c->st * ih - c->pb + c->dl * kh != oh || c->st * iw - c->pb + c->dl * kw != ow) continue;
+            acc += ((int64_t)ct_tensor_get_f64(tx, ((n * c->C + ch) * c->H + ih) * c->W + iw) - 1) *
+                   (int64_t)ct_tensor_get_f64(tw, ((ch * ocg + oc % ocg) * c->k + kh) * c->k + kw);
+          }
+  return clampi(rsh(acc * 1518500250, 45) + 7, 0, 255);
+}
+
+static void convt_check(const convt_case *c) {
   ct_graph *g = ct_graph_new("t", "tpu");
-  int64_t xs[] = {1, 2, 3, 3}, ws[] = {2, 3, 2, 2}, bs[] = {3}, ys[] = {1, 3, 5, 5};
-  ct_value *x = val(g, "x", CT_I8, 4, xs, 0.1, 1), *w = val(g, "w", CT_I8, 4, ws, 0.01, 0), *b = val(g, "b", CT_I32, 1, bs, 0, 0);
+  int64_t OH = (c->H - 1) * c->st - c->pb - c->pe + c->dl * (c->k - 1) + 1, OW = (c->W - 1) * c->st - c->pb - c->pe + c->dl * (c->k - 1) + 1;
+  int64_t xs[] = {2, c->C, c->H, c->W}, ws[] = {c->C, c->OC / c->G, c->k, c->k}, bs[] = {c->OC}, ys[] = {2, c->OC, OH, OW};
+  ct_value *x = val(g, "x", c->xt, 4, xs, 0.1, 1), *w = val(g, "w", c->xt, 4, ws, 0.01, 0), *b = val(g, "b", CT_I32, 1, bs, 0, 0);
   ct_value *y = val(g, "y", CT_U8, 4, ys, 0.02, 7);
   ct_value *ins[] = {x, w, b};
   ct_op *op = ct_graph_add_op(g, CT_OP_CONVTRANSPOSE, "ct", 3, ins, 1, &y);
-  int64_t k[] = {2, 2}, st[] = {2, 2}, dl[] = {1, 1}, pads[] = {1, 1, 0, 0}, m[] = {1518500250}, s[] = {37};
-  ck_assert(ct_test_window_attrs(g, op, k, st, dl, pads) && rq_attrs(g, op, 1, m, s));
-  ct_tensor *tx = tensor_of(x, 6, -128, 127), *tw = tensor_of(w, 7, -127, 127), *tb = tensor_of(b, 8, -500, 500);
-  ct_tensor *ty = ct_tensor_new(CT_U8, 4, ys, "y");
+  int64_t k[] = {c->k, c->k}, st[] = {c->st, c->st}, dl[] = {c->dl, c->dl}, pads[] = {c->pb, c->pb, c->pe, c->pe};
+  int64_t m[] = {1518500250}, s[] = {45};
+  ck_assert(ct_test_window_attrs(g, op, k, st, dl, pads) && rq_attrs(g, op, 1, m, s) && ct_op_set_int(g, op, "group", c->G));
+  ct_tensor *tx = tensor_of(x, 6, c->xlo, c->xhi), *tw = tensor_of(w, 7, c->xlo, c->xhi), *tb = tensor_of(b, 8, -500, 500);
   ct_tensor *tin[] = {tx, tw, tb};
-  ct_kernel_ctx ctx = {.threads = 1};
-  ct_diag d;
-  ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
-  for (int oc = 0; oc < 3; oc++)
-    for (int oh = 0; oh < 5; oh++)
-      for (int ow = 0; ow < 5; ow++) {
-        int64_t acc = ((int32_t *)tb->data)[oc];
-        for (int c = 0; c < 2; c++)
-          for (int ih = 0; ih < 3; ih++)
-            for (int iw = 0; iw < 3; iw++)
-              for (int kh = 0; kh < 2; kh++)
-                for (int kw = 0; kw < 2; kw++)
-                  if (2 * ih - 1 + kh == oh && 2 * iw - 1 + kw == ow)
-                    acc += (int64_t)(((int8_t *)tx->data)[(c * 3 + ih) * 3 + iw] - 1) * ((int8_t *)tw->data)[((c * 3 + oc) * 2 + kh) * 2 + kw];
-        ck_assert_int_eq(((uint8_t *)ty->data)[(oc * 5 + oh) * 5 + ow], clampi(rsh(acc * m[0], 37) + 7, 0, 255));
-      }
-  ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb), ct_tensor_free(ty);
+  for (int threads = 1; threads <= 2; threads++) {
+    ct_tensor *ty = ct_tensor_new(CT_U8, 4, ys, "y");
+    ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
+    ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
+    ct_diag d;
+    ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+    for (int64_t n = 0; n < 2; n++)
+      for (int64_t oc = 0; oc < c->OC; oc++)
+        for (int64_t oh = 0; oh < OH; oh++)
+          for (int64_t ow = 0; ow < OW; ow++)
+            ck_assert_msg(((uint8_t *)ty->data)[((n * c->OC + oc) * OH + oh) * OW + ow] == convt_ref(c, tx, tw, tb, n, oc, oh, ow),
+                          "threads %d at (%lld, %lld, %lld, %lld)", threads, (long long)n, (long long)oc, (long long)oh, (long long)ow);
+    ct_tensor_free(ty), ct_workpool_free(pool);
+  }
+  ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb);
   ct_graph_free(g);
+}
+
+/* The GEMM path (i8: one group; 2 groups of 20 output channels — more than one block of
+ * channels —, dilation 2, asymmetric pads) and the direct loop (i16 operands of full range,
+ * whose sums leave int32). */
+START_TEST(test_convtranspose_kernel_vs_loop) {
+  convt_case a = {.C = 2, .OC = 3, .G = 1, .H = 3, .W = 3, .k = 2, .st = 2, .dl = 1, .pb = 1, .pe = 0, .xt = CT_I8, .xlo = -128, .xhi = 127};
+  convt_check(&a);
+  convt_case b = {.C = 6, .OC = 40, .G = 2, .H = 5, .W = 7, .k = 3, .st = 2, .dl = 2, .pb = 2, .pe = 1, .xt = CT_I8, .xlo = -128, .xhi = 127};
+  convt_check(&b);
+  convt_case c = {.C = 4, .OC = 2, .G = 1, .H = 4, .W = 3, .k = 3, .st = 1, .dl = 1, .pb = 1, .pe = 1, .xt = CT_I16, .xlo = -32768, .xhi = 32767};
+  convt_check(&c);
+}
+END_TEST
+
+/* The 8-bit LUT on i8 and u8 inputs [2, 3, 5, 7], one table and one per channel: y = T[c][x −
+ * min(type)] (docs/isa.md LUT), every stored byte reached. */
+START_TEST(test_lut_kernel_vs_table) {
+  for (int pc = 0; pc <= 1; pc++)
+    for (int u = 0; u <= 1; u++) {
+      ct_graph *g = ct_graph_new("t", "tpu");
+      int64_t xs[] = {2, 3, 5, 7};
+      ct_dtype xt = u ? CT_U8 : CT_I8;
+      ct_value *x = val(g, "x", xt, 4, xs, 0.1, 0), *y = val(g, "y", CT_I8, 4, xs, 0.1, 0);
+      ct_op *op = ct_graph_add_op(g, CT_OP_LUT, "lut", 1, &x, 1, &y);
+      int64_t tab[3 * 256];
+      for (int i = 0; i < 3 * 256; i++) tab[i] = (i * 37 + 11) % 256;
+      ck_assert(ct_op_set_ints(g, op, "table", pc ? 3 * 256 : 256, tab));
+      ct_tensor *tx = tensor_of(x, 9, u ? 0 : -128, u ? 255 : 127), *ty = ct_tensor_new(CT_I8, 4, xs, "y");
+      ct_kernel_ctx ctx = {.threads = 1};
+      ct_diag d;
+      ck_assert_msg(ct_tpu_exec(op, &tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+      for (int64_t i = 0; i < 2 * 3 * 35; i++) {
+        int64_t v = (int64_t)ct_tensor_get_f64(tx, i) + (u ? 0 : 128), c = pc ? i / 35 % 3 : 0;
+        ck_assert_msg(((uint8_t *)ty->data)[i] == (uint8_t)tab[c * 256 + v], "pc %d u %d at %lld", pc, u, (long long)i);
+      }
+      ct_tensor_free(tx), ct_tensor_free(ty);
+      ct_graph_free(g);
+    }
 }
 END_TEST
 
@@ -312,6 +374,7 @@ int main(void) {
   tcase_add_test(tc, test_dwconv_kernel_vs_loop);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
   tcase_add_test(tc, test_convtranspose_kernel_vs_loop);
+  tcase_add_test(tc, test_lut_kernel_vs_table);
   tcase_add_test(tc, test_reducemean_kernel_vs_loop);
   tcase_add_test(tc, test_requant_clip_vs_loop);
   suite_add_tcase(s, tc);
