@@ -36,6 +36,16 @@ ct_status elt_operand(ct_lower_ctx *c, ct_value *v, bool reciprocal, ct_value **
   return *out ? CT_OK : oom(c);
 }
 
+/* The refusal of a cancelling Add / Sub (see lower_eltwise) whose operand v is an INT8 tensor:
+ * CT_ERR_INPUT naming the op, the operand and the two steps. */
+static ct_status cancel_refused(ct_lower_ctx *c, const ct_op *op, const ct_value *v, double step, ct_quant_param py) {
+  return ct_diag_set(c->d, CT_ERR_INPUT,
+                     "node \"%s\" (%s): its result (range %.3g) lies within one INT8 step (%.3g) of its operand "
+                     "\"%s\", an INT8 tensor: INT8 cannot hold what it computes; keep the ops producing its operands "
+                     "in float (--quantize-table) or lower in BF16 / F16 / F32",
+                     op->loc ? op->loc : "?", ct_op_name(op->kind), py.scale * 127, step, v->name);
+}
+
 /* Add / Sub / Mul, and Div by a constant as Mul by its reciprocal: ELTWISE parameters. */
 ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   bool div = op->kind == CT_OP_DIV;
@@ -54,9 +64,11 @@ ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   ct_value *a = op->in[0], *b = op->in[1], *aq, *bq;
   if ((st = elt_operand(c, a, false, &aq, &pa)) || (st = elt_operand(c, b, div, &bq, &pb))) return st;
   /* an Add / Sub whose whole result range is below one step of an operand (x − f32(f16(x)):
-   * rounding errors) cancels what INT8 operands cannot hold: it stays float */
+   * rounding errors) cancels what INT8 operands cannot hold: it stays float — unless an
+   * operand is already INT8 (its producer lowered so), when float can only give 0 too */
   if ((eo == CT_QUANT_ELT_ADD || eo == CT_QUANT_ELT_SUB) && fmax(pa.scale, pb.scale) > CT_LOWER_ELT_CANCEL * py.scale)
-    return CT_OK;
+    return ct_lower_is_q(a) || ct_lower_is_q(b) ? cancel_refused(c, op, ct_lower_is_q(a) ? a : b, fmax(pa.scale, pb.scale), py)
+                                                : CT_OK;
   ct_quant_elt p;
   if (!ct_quant_eltwise_params(eo, pa, pb, py, &p)) return CT_OK; /* stays float; the casts made die unused */
   int32_t m[2] = {p.m_a, p.m_b};

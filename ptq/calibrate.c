@@ -373,9 +373,25 @@ static ct_status append_rows(cal_state *c, ct_calib_table *table, ct_diag *d) {
   return st;
 }
 
+/* The per-output-channel scales of op's weights w ([OC, ...] f32) into sc, as the INT8
+ * lowering quantizes them: a Gemm's B scaled by its alpha first (each alpha·b rounded to
+ * f32, as gemm-canon folds it). False when out of memory. */
+static bool weight_scales(const ct_op *op, const ct_value *w, int64_t oc, int64_t per, double *sc) {
+  double alpha = op->kind == CT_OP_GEMM ? ct_attr_gemm_alpha(op) : 1;
+  if (alpha == 1) return ct_quant_weight_scales(w->data->data, oc, per, sc), true;
+  float *a = malloc(sizeof *a * (size_t)(oc * per));
+  if (!a) return false;
+  const float *src = w->data->data;
+  for (int64_t i = 0; i < oc * per; i++) a[i] = (float)(alpha * src[i]);
+  ct_quant_weight_scales(a, oc, per, sc);
+  free(a);
+  return true;
+}
+
 /* TPU-MLIR's #weight_scale block: one row "<op name>_weight" per Conv / Gemm (transB = 1)
  * with constant f32 weights, the per-output-channel scales the INT8 lowering uses
- * (ct_quant_weight_scales, channel = axis 0). Ops without a name are skipped. */
+ * (ct_quant_weight_scales, channel = axis 0; a Gemm's alpha folded in). Ops without a name are
+ * skipped. */
 static ct_status append_weight_rows(const ct_graph *g, ct_calib_table *table, ct_diag *d) {
   ct_status st = CT_OK;
   for (int i = 0; st == CT_OK && i < g->n_ops; i++) {
@@ -387,8 +403,7 @@ static ct_status append_weight_rows(const ct_graph *g, ct_calib_table *table, ct
     double *sc = malloc(sizeof *sc * (size_t)oc);
     char name[1024];
     snprintf(name, sizeof name, "%s_weight", op->loc);
-    if (!sc) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-    ct_quant_weight_scales(w->data->data, oc, per, sc);
+    if (!sc || !weight_scales(op, w, oc, per, sc)) return free(sc), ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
     if (!ct_calib_table_find_weight(table, name)) st = ct_calib_table_add_weight(table, name, oc, sc, NULL, 0, d);
     free(sc);
   }
