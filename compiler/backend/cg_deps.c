@@ -43,8 +43,9 @@ static int pair_sem(int p, int c) { return CG_SEM_DEP + 2 * p + (c > p ? c - 1 :
 
 /* dep[c] = max(dep[c], j) unless class c is k's own. */
 static void need(const node *nd, int k, int j, int dep[N_CLS]) {
+  if (j < 0 || j >= k) return; /* none (−1), or not before k */
   int c = nd[j].cls;
-  if (j >= 0 && j < k && c != nd[k].cls && j > dep[c]) dep[c] = j;
+  if (c != nd[k].cls && j > dep[c]) dep[c] = j;
 }
 
 /* The LMEM hulls of one tile's transfers of one phase. */
