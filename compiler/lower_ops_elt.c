@@ -36,14 +36,22 @@ ct_status elt_operand(ct_lower_ctx *c, ct_value *v, bool reciprocal, ct_value **
   return *out ? CT_OK : oom(c);
 }
 
-/* The refusal of a cancelling Add / Sub (see lower_eltwise) whose operand v is an INT8 tensor:
- * CT_ERR_INPUT naming the op, the operand and the two steps. */
+/* The refusal of a cancelling Add / Sub (see lower_eltwise) whose operand v is an INT8 tensor
+ * (v != NULL), or whose float fallback is BF16 (v == NULL): CT_ERR_INPUT naming the op, the
+ * operand, the two steps and the remedy. */
 static ct_status cancel_refused(ct_lower_ctx *c, const ct_op *op, const ct_value *v, double step, ct_quant_param py) {
+  const char *loc = op->loc ? op->loc : "?";
+  if (!v)
+    return ct_diag_set(c->d, CT_ERR_INPUT,
+                       "node \"%s\" (%s): its result (range %.3g) lies within one INT8 step (%.3g) of an operand, and "
+                       "the BF16 float fallback cannot hold it either: lower with --float-fallback-f32 (or keep it and "
+                       "its producers F32 with --quantize-table)",
+                       loc, ct_op_name(op->kind), py.scale * 127, step);
   return ct_diag_set(c->d, CT_ERR_INPUT,
                      "node \"%s\" (%s): its result (range %.3g) lies within one INT8 step (%.3g) of its operand "
                      "\"%s\", an INT8 tensor: INT8 cannot hold what it computes; keep the ops producing its operands "
                      "in float (--quantize-table) or lower in BF16 / F16 / F32",
-                     op->loc ? op->loc : "?", ct_op_name(op->kind), py.scale * 127, step, v->name);
+                     loc, ct_op_name(op->kind), py.scale * 127, step, v->name);
 }
 
 /* Add / Sub / Mul, and Div by a constant as Mul by its reciprocal: ELTWISE parameters. */
@@ -66,9 +74,11 @@ ct_status lower_eltwise(ct_lower_ctx *c, ct_op *op, bool *done) {
   /* an Add / Sub whose whole result range is below one step of an operand (x − f32(f16(x)):
    * rounding errors) cancels what INT8 operands cannot hold: it stays float — unless an
    * operand is already INT8 (its producer lowered so), when float can only give 0 too */
-  if ((eo == CT_QUANT_ELT_ADD || eo == CT_QUANT_ELT_SUB) && fmax(pa.scale, pb.scale) > CT_LOWER_ELT_CANCEL * py.scale)
-    return ct_lower_is_q(a) || ct_lower_is_q(b) ? cancel_refused(c, op, ct_lower_is_q(a) ? a : b, fmax(pa.scale, pb.scale), py)
-                                                : CT_OK;
+  if ((eo == CT_QUANT_ELT_ADD || eo == CT_QUANT_ELT_SUB) && fmax(pa.scale, pb.scale) > CT_LOWER_ELT_CANCEL * py.scale) {
+    double step = fmax(pa.scale, pb.scale);
+    if (ct_lower_is_q(a) || ct_lower_is_q(b)) return cancel_refused(c, op, ct_lower_is_q(a) ? a : b, step, py);
+    return c->ftype == CT_F32 ? CT_OK : cancel_refused(c, op, NULL, step, py);
+  }
   ct_quant_elt p;
   if (!ct_quant_eltwise_params(eo, pa, pb, py, &p)) return CT_OK; /* stays float; the casts made die unused */
   int32_t m[2] = {p.m_a, p.m_b};
