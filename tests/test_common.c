@@ -173,7 +173,13 @@ START_TEST(test_file_read_whole_files_with_a_limit) {
   ck_assert_msg(strstr(d.msg, "ten.txt: larger than the limit of 9 bytes") != NULL, "%s", d.msg);
   /* a stream (no size known in advance) over the limit, and an empty one */
   ck_assert_int_eq(ct_file_read("/dev/zero", 100000, &buf, &n, &d), CT_ERR_LIMIT);
-  ck_assert_int_eq(ct_file_read("/dev/null", 0, &buf, &n, &d), CT_OK);
+  struct stat sn; /* a machine whose /dev/null some process replaced by a file: an empty file instead */
+  const char *empty = stat("/dev/null", &sn) == 0 && S_ISCHR(sn.st_mode) ? "/dev/null" : ct_test_tmp_path("empty.txt");
+  if (strcmp(empty, "/dev/null")) {
+    fprintf(stderr, "test_common: /dev/null is not a character device here; reading an empty file instead\n");
+    ck_assert(ct_test_write_file(empty, "", 0));
+  }
+  ck_assert_int_eq(ct_file_read(empty, 0, &buf, &n, &d), CT_OK);
   ck_assert_uint_eq(n, 0);
   ck_assert_int_eq(buf[0], 0);
   free(buf);
