@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "compiler/backend/lg.h"
 #include "ir/text.h"
 #include "ops/verify.h"
@@ -76,17 +76,16 @@ int ct_cmd_plan(int argc, char **argv) {
   ct_lg_plan *p = NULL;
   ct_status st = ct_chip_load(a.chip, &chip, &d);
   if (!st) st = ct_ir_load_verified(a.model, &g, &d);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  double t0 = ct_clock_seconds();
   if (!st) st = ct_lg_plan_graph(g, &chip, &a.opt, &p, &d);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double planned_s = ct_clock_seconds() - t0;
   if (!st) st = write_plan(p, &a, g, &d);
   if (!st)
     fprintf(stderr, "plan %s (%s, %s): %d layers in %d groups, est. %lld cycles, DDR %lld bytes, LMEM peak %lld bytes, "
                     "GMEM %lld bytes, planned in %.3f s\n",
             a.model, chip.name, ct_lg_strategy_name(a.opt.strategy), p->n_layers, p->n_groups,
             (long long)p->total_cycles, (long long)p->ddr_bytes, (long long)p->lmem_peak, (long long)p->gmem_bytes,
-            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+            planned_s);
   ct_lg_plan_free(p);
   ct_graph_free(g);
   return st ? ct_tool_fail(CMD, &d) : 0;
