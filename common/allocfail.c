@@ -4,10 +4,13 @@
  * (not by libhdf5, cJSON, protobuf-c or libc internally) comes through here:
  *   CTPU_ALLOC_FAIL=N   the N-th allocation (1-based) returns NULL; later ones succeed
  *   CTPU_ALLOC_STATS=1  at exit, prints "ctpu alloc: N allocations from K sites" to stderr
+ *   CTPU_ALLOC_TRACE=1  with CTPU_ALLOC_FAIL, prints the failing allocation's call stack
+ *                       (binary+offset, for addr2line) to stderr
  * Without the option this file is empty. scripts/allocfail.sh sweeps N over real commands. */
 #include <stddef.h>
 
 #ifdef CTPU_ALLOC_FAIL
+#include <execinfo.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +28,7 @@ char *__wrap_strndup(const char *s, size_t n);
 #define SITES 65536 /* open-addressing set of call sites (return addresses); no allocation */
 
 static long alloc_count, fail_at = -1;
-static int inited, stats;
+static int inited, stats, trace;
 static uintptr_t sites[SITES];
 static long n_sites;
 
@@ -37,6 +40,7 @@ static void init(void) {
   inited = 1;
   const char *f = getenv("CTPU_ALLOC_FAIL"), *s = getenv("CTPU_ALLOC_STATS");
   if (f && *f) fail_at = strtol(f, NULL, 10);
+  trace = getenv("CTPU_ALLOC_TRACE") != NULL;
   if (s && *s == '1') {
     stats = 1;
     atexit(report);
@@ -60,7 +64,14 @@ static int hook(void *site) {
   if (!inited) init();
   alloc_count++;
   if (stats) note_site((uintptr_t)site);
-  return alloc_count == fail_at;
+  if (alloc_count != fail_at) return 0;
+  if (trace) { /* backtrace() may allocate once (libgcc loading): count stays consistent */
+    void *frames[16];
+    int n = backtrace(frames, 16);
+    fprintf(stderr, "ctpu alloc: allocation %ld fails here:\n", alloc_count);
+    backtrace_symbols_fd(frames, n, 2);
+  }
+  return 1;
 }
 
 void *__wrap_malloc(size_t n) { return hook(__builtin_return_address(0)) ? NULL : __real_malloc(n); }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # allocfail.sh [--stride N] [--quiet] CTPU: allocation-failure sweep (SQLite's approach; docs/limits.md).
 # CTPU must be built with -DCTPU_ALLOC_FAIL=ON (the sanitizer build is). For each command —
-# transform, opt, lower, infer, compare, asm, disasm, sim — on small real inputs from ../shared, it counts the
+# transform, opt, lower, infer, compare, plan, asm, disasm, sim — on small real inputs from ../shared, it counts the
 # allocations of a normal run (CTPU_ALLOC_STATS=1), then reruns it with CTPU_ALLOC_FAIL=N for
 # N = 1, 1+stride, ... up to that count, and checks every run: exit code 4, a message saying
 # "out of memory", no sanitizer report (leaks included), no output file left behind.
@@ -38,6 +38,7 @@ cmds=(
   "lower|lower m.top --quantize BF16 -o o.tpu|o.tpu o.tpu.h5"
   "infer|infer m.top --input x.pb -o o.h5 --dump-all d.h5|o.h5 d.h5"
   "compare|compare ref.h5 ref.h5|"
+  "plan|plan m.top --layer-group dp -o o.csv|o.csv"
   "asm|asm conv_relu.s -o o.ctpu|o.ctpu"
   "disasm|disasm p.ctpu -o o.s|o.s"
   "sim|sim p.ctpu --input sim-input-ok.h5 -o o.h5 --summary s.json --report r.csv --trace t.json|o.h5 s.json r.csv t.json"

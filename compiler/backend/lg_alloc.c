@@ -48,13 +48,14 @@ static int64_t first_gap(const ct_lg_buffer *bufs, const int *idx, int n, const 
 }
 
 /* First fit (by decreasing size) of the buffers of class cls at offsets from 0; returns
- * the end of the highest one. Buffers get addr relative to the class base. */
+ * the end of the highest one, -1 when out of memory. Buffers get addr relative to the class
+ * base. */
 static int64_t place_class(ct_lg_group *gr, int cls, bool any_cls, int *idx) {
   int n = 0;
   for (int i = 0; i < gr->n_bufs; i++)
     if (any_cls || gr->bufs[i].cls == cls) idx[n++] = i;
   span *key = malloc(sizeof *key * ((size_t)n + 1)); /* largest first, stable: (−bytes, index) */
-  if (!key) return INT64_MAX / 2;
+  if (!key) return -1;
   for (int k = 0; k < n; k++) key[k].lo = -gr->bufs[idx[k]].bytes, key[k].hi = idx[k];
   qsort(key, (size_t)n, sizeof *key, by_lo_hi);
   for (int k = 0; k < n; k++) idx[k] = (int)key[k].hi;
@@ -70,7 +71,7 @@ static int64_t place_class(ct_lg_group *gr, int cls, bool any_cls, int *idx) {
     else b->addr = base, end = base + b->bytes, base += align_up(b->bytes, LG_ALIGN);
   }
   span *sp = malloc(sizeof *sp * ((size_t)m + 1));
-  if (!sp) return INT64_MAX / 2;
+  if (!sp) return -1;
   for (int k = 0; k < m; k++) {
     ct_lg_buffer *b = &gr->bufs[idx[k]];
     b->addr = base + first_gap(gr->bufs, idx, k, b, sp, base);
@@ -87,14 +88,16 @@ bool ct_lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
   memset(gr->bank_lo, 0, sizeof gr->bank_lo), memset(gr->bank_hi, 0, sizeof gr->bank_hi);
   if (!gr->pipelined) {
     int64_t end = place_class(gr, 0, true, idx);
+    free(idx);
+    if (end < 0) return *need = INT64_MAX, false;
     gr->bank_hi[CT_LG_CLS_COMPUTE] = (int)c->lmem_banks;
     gr->lmem_bytes = end, *need = end;
-    free(idx);
     return end <= c->lmem_bytes;
   }
   int64_t nb = 0, end = 0;
   for (int cls = 0; cls < CT_LG_NCLS; cls++) {
     int64_t e = place_class(gr, cls, false, idx);
+    if (e < 0) return free(idx), *need = INT64_MAX, false;
     int64_t k = (e + bank - 1) / bank;
     gr->bank_lo[cls] = (int)(nb < INT32_MAX ? nb : INT32_MAX);
     for (int i = 0; i < gr->n_bufs; i++)
@@ -139,12 +142,13 @@ static int64_t spread_layout(const ct_chip *c, const ct_lg_group *gr, const int 
   return end;
 }
 
-bool ct_lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch) {
+bool ct_lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch, bool *oom) {
   if (gr->pipelined || gr->n_bufs < 2 || c->lmem_banks < 2) return false;
   int *idx = malloc(sizeof *idx * (size_t)gr->n_bufs);
   int64_t *addr = malloc(sizeof *addr * (size_t)gr->n_bufs);
   span *key = malloc(sizeof *key * (size_t)gr->n_bufs);
   bool ok = idx && addr && key;
+  if (!ok) *oom = true;
   if (ok) { /* largest first, stable: (−bytes, index) */
     for (int k = 0; k < gr->n_bufs; k++) key[k].lo = -gr->bufs[k].bytes, key[k].hi = k;
     qsort(key, (size_t)gr->n_bufs, sizeof *key, by_lo_hi);

@@ -377,7 +377,7 @@ static int64_t tile_compute(lg_ctx *x, int first, int n, const gval *gv, int nv,
   if (lcs && io && ct_lg_dep_order(x->chip)) { /* instructions wait for their data only (cg_deps.c) */
     int64_t span[2];
     layer_io(x, first, n, gv, nv, io);
-    ct_lg_overlap(x, first, n, lcs, lcs + n, io, true, &tc->cp, &tc->per2, span);
+    if (!ct_lg_overlap(x, first, n, lcs, lcs + n, io, true, &tc->cp, &tc->per2, span)) x->oom = true;
     tc->hold_in = span[0], tc->hold_out = span[1];
   }
   free(lcs), free(io);
@@ -463,7 +463,7 @@ static bool place_buffers(lg_ctx *x, ct_lg_group *gr, gval *gv, int nv, int64_t 
   if (!gr->bufs || *need == INT64_MAX) x->oom = true; /* ct_lg_alloc_lmem's failure to allocate */
   if (gr->bufs) { /* the codegen's tables and scratch go after the buffers (lg_reserve.c) */
     int64_t tb = ct_lg_group_table_bytes(x, gr->first, gr->n_layers), at[3];
-    if (ok && keep) ct_lg_spread_banks(x->chip, gr, tb, scr);
+    if (ok && keep) ct_lg_spread_banks(x->chip, gr, tb, scr, &x->oom);
     int64_t end = gr->dbl_mid ? ct_lg_reserve_split(x->chip, gr->lmem_bytes, ct_lg_group_table_part(x, gr->first, gr->n_layers, true),
                                                     ct_lg_group_table_part(x, gr->first, gr->n_layers, false), scr, at)
                               : ct_lg_reserve_end(gr->lmem_bytes, tb, scr);

@@ -82,8 +82,8 @@ bool ct_lg_dep_order(const ct_chip *c);
  * every tile (IN, WSLICE), bit 2 when it writes one stored every tile (OUT); span[0] gets
  * tile 0's time from the first such reader's start to the last one's end, span[1] from the
  * first such writer's start to the tile's end (the double buffers' hold, lg_cost.c). Out of
- * memory: all four the sum of lc (no overlap). */
-void ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const int64_t *mv, const uint8_t *io, bool dbl_mid,
+ * memory: all four the sum of lc (no overlap) and false returned; true otherwise. */
+bool ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const int64_t *mv, const uint8_t *io, bool dbl_mid,
                    int64_t *latency, int64_t *period, int64_t span[2]);
 
 /* lg_layers.c */
@@ -233,8 +233,8 @@ int64_t ct_lg_group_table_part(const lg_ctx *x, int first, int n, bool mxu);
  * at least max over banks ceil(bytes in the bank / bank_port_bytes) cycles, docs/cmodel.md;
  * two loads into one bank share its port). Updates addr and lmem_bytes; false (nothing
  * moved) when they do not fit or the group is pipelined (its classes already use separate
- * banks). */
-bool ct_lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch);
+ * banks, *oom set when out of memory). */
+bool ct_lg_spread_banks(const ct_chip *c, ct_lg_group *gr, int64_t tables, int64_t scratch, bool *oom);
 
 /* First fit of n buffers over their lifetimes from offset 0 (decreasing size); returns the
  * end of the highest one, -1 when out of memory. */

@@ -70,7 +70,7 @@ static void io_spans(const int64_t *end0, const int64_t *lc, const uint8_t *io, 
   span[1] = lo[1] < 0 ? 0 : tile_end - lo[1];
 }
 
-void ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const int64_t *mv, const uint8_t *io, bool dbl_mid,
+bool ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const int64_t *mv, const uint8_t *io, bool dbl_mid,
                    int64_t *latency, int64_t *period, int64_t span[2]) {
   int64_t *buf = malloc(sizeof *buf * (size_t)(SIM_TILES * n + 1)), *end[SIM_TILES], tile_end[SIM_TILES] = {0};
   int *aux = malloc(sizeof *aux * (size_t)(3 * n + 1));
@@ -79,7 +79,7 @@ void ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const i
     for (int k = 0; k < n; k++) s += lc[k];
     *latency = *period = span[0] = span[1] = s;
     free(buf), free(aux);
-    return;
+    return false;
   }
   int *eng = aux, *lr = aux + n, *D = aux + 2 * n;
   for (int k = 0; k < n; k++) {
@@ -106,4 +106,5 @@ void ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const i
   *period = tile_end[SIM_TILES - 1] - tile_end[SIM_TILES - 2];
   if (*period > *latency) *period = *latency;
   free(buf), free(aux);
+  return true;
 }
