@@ -1,6 +1,6 @@
 /* tensor_resize.c: ONNX tensor family, Resize-13/19: shape function and kernel, float32 (nearest
  * also integers via f32), N-D: every dim is resampled with nearest/linear/cubic taps from the
- * spec's coordinate transformations; out-of-range taps clamp to the edge (the spec reference
+ * spec's coordinate transformations (nearest of any dtype as a gather of elements); out-of-range taps clamp to the edge (the spec reference
  * pads with "edge"), cubic uses Keys' kernel with coefficient A (cubic_coeff_a) and optional
  * exclude_outside. Output size: floor(input_dimension * scale) or the sizes input. */
 #include <math.h>
@@ -188,28 +188,74 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
   return CT_OK;
 }
 
-/* Resize, f32 (nearest also for dtypes exact in f32): see the file comment. CT_ERR_INPUT for
+/* Nearest Resize of any dtype as a gather of elements (esz bytes): each output element is the
+ * input element at its per-dim nearest taps (p->taps, one tap per dim); rows of the last dim
+ * copy runs of equal source indices element by element. No extrapolation (the caller
+ * excludes tf_crop_and_resize). */
+static void rz_gather(const rz_plan *p, const uint8_t *x, uint8_t *y, size_t esz) {
+  int64_t rowlen = p->out[p->nd - 1], nrows = 1, oi[CT_MAX_DIMS] = {0};
+  for (int i = 0; i < p->nd - 1; i++) nrows *= p->out[i];
+  const rz_tap *tw = p->taps[p->nd - 1];
+  for (int64_t r = 0; r < nrows; r++, y += (size_t)rowlen * esz) {
+    int64_t base = 0;
+    for (int i = 0; i < p->nd - 1; i++) base += p->taps[i][oi[i]].idx[0] * p->stride[i];
+    const uint8_t *xr = x + (size_t)base * esz;
+    if (esz == 1)
+      for (int64_t q = 0; q < rowlen; q++) y[q] = xr[tw[q].idx[0]];
+    else if (esz == 2)
+      for (int64_t q = 0; q < rowlen; q++) memcpy(y + 2 * q, xr + 2 * tw[q].idx[0], 2);
+    else if (esz == 4)
+      for (int64_t q = 0; q < rowlen; q++) memcpy(y + 4 * q, xr + 4 * tw[q].idx[0], 4);
+    else
+      for (int64_t q = 0; q < rowlen; q++) memcpy(y + (size_t)q * esz, xr + (size_t)tw[q].idx[0] * esz, esz);
+    for (int i = p->nd - 2; i >= 0 && ++oi[i] == p->out[i]; i--) oi[i] = 0;
+  }
+}
+
+/* The per-dim taps of p into one buffer (*buf, freed by the caller); false when out of memory. */
+static bool rz_plan_taps(rz_plan *p, rz_tap **buf) {
+  int64_t tot = 0;
+  for (int i = 0; i < p->nd; i++) tot += p->out[i];
+  rz_tap *q = *buf = malloc(sizeof *q * (size_t)(tot + 1));
+  if (!q) return false;
+  for (int i = 0; i < p->nd; i++) {
+    p->taps[i] = q;
+    for (int64_t o = 0; o < p->out[i]; o++) rz_taps(p, i, o, &q[o]);
+    q += p->out[i];
+  }
+  return true;
+}
+
+/* Nearest Resize (not tf_crop_and_resize) with the input's dtype out: the gather, any dtype. */
+static ct_status rz_nearest(const ct_op *op, ct_tensor *const *in, ct_tensor **out, ct_diag *d) {
+  rz_plan p;
+  memset(&p, 0, sizeof p);
+  ct_status st = rz_setup(op, in, out[0], &p, d);
+  if (st) return st;
+  rz_tap *buf;
+  if (!rz_plan_taps(&p, &buf)) return ct_shape_nn_oom(d, op);
+  if (ct_tensor_numel(out[0]) > 0) rz_gather(&p, in[0]->data, out[0]->data, ct_dtype_size(in[0]->dtype));
+  free(buf);
+  return CT_OK;
+}
+
+/* Resize, f32 (nearest: any dtype, as a gather): see the file comment. CT_ERR_INPUT for
  * unsupported attributes or malformed roi/scales. */
 ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
-  if (in[0] && in[0]->dtype != CT_F32 && strcmp(ct_attr_resize_mode(op), "nearest") == 0)
-    return ct_nn_via_f32(ct_kern_resize, op, in, out, ctx, d);
+  bool nearest = strcmp(ct_attr_resize_mode(op), "nearest") == 0;
+  if (nearest && in[0] && out[0] && in[0]->dtype == out[0]->dtype &&
+      strcmp(ct_attr_resize_coordinate_transformation_mode(op), "tf_crop_and_resize") != 0)
+    return rz_nearest(op, in, out, d);
+  if (in[0] && in[0]->dtype != CT_F32 && nearest) return ct_nn_via_f32(ct_kern_resize, op, in, out, ctx, d);
   ct_status st;
   if ((st = ct_nn_need(op, in[0], CT_F32, "input X", d)) || (st = ct_nn_need(op, out[0], CT_F32, "output Y", d)))
     return st;
   rz_plan p;
   memset(&p, 0, sizeof p);
   if ((st = rz_setup(op, in, out[0], &p, d))) return st;
-  int64_t tot = 0;
-  for (int i = 0; i < p.nd; i++) tot += p.out[i];
-  rz_tap *buf = malloc(sizeof *buf * (size_t)(tot + 1));
-  if (!buf) return ct_shape_nn_oom(d, op);
-  rz_tap *q = buf;
-  for (int i = 0; i < p.nd; i++) {
-    p.taps[i] = q;
-    for (int64_t o = 0; o < p.out[i]; o++) rz_taps(&p, i, o, &q[o]);
-    q += p.out[i];
-  }
+  rz_tap *buf;
+  if (!rz_plan_taps(&p, &buf)) return ct_shape_nn_oom(d, op);
   enum { CAP = 4096 }; /* 4^6: cubic on six leading dims */
   int64_t rowlen = p.out[p.nd - 1], nrows = rowlen ? ct_tensor_numel(out[0]) / rowlen : 0, oi[CT_MAX_DIMS] = {0};
   int64_t *off = malloc(sizeof *off * CAP);

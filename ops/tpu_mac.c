@@ -244,27 +244,40 @@ static void im2col_row(const int16_t *xr, int64_t s, int64_t OW, int64_t lo, int
   memset(dst + hi, 0, sizeof *dst * (size_t)(OW - hi));
 }
 
+/* im2col_row into the paired layout (ct_tpu_igemm_pair_rows): dst[2·ow] for each ow. */
+static void im2col_row2(const int16_t *xr, int64_t s, int64_t OW, int64_t lo, int64_t hi, int16_t *dst) {
+  int64_t a = xr ? lo : OW, b = xr ? hi : OW;
+  for (int64_t ow = 0; ow < a; ow++) dst[2 * ow] = 0;
+  for (int64_t ow = a; ow < b; ow++) dst[2 * ow] = xr[ow * s];
+  for (int64_t ow = b; ow < OW; ow++) dst[2 * ow] = 0;
+}
+
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
- * (a pointwise kernel's columns are xs itself: conv_grouped). */
-static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, int16_t *col) {
-  int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2];
+ * (a pointwise kernel's columns are xs itself: conv_grouped). paired: in the layout of
+ * ct_tpu_igemm_pair_rows instead (rows 2p and 2p + 1 interleaved; an odd K's last row paired
+ * with zeros). */
+static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, bool paired, int16_t *col) {
+  int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2], step = paired ? 2 : 1;
+  void (*row)(const int16_t *, int64_t, int64_t, int64_t, int64_t, int16_t *) = paired ? im2col_row2 : im2col_row;
   for (int64_t c = 0; c < cg; c++)
     for (int64_t kd = 0; kd < g->k[0]; kd++)
       for (int64_t kh = 0; kh < g->k[1]; kh++)
         for (int64_t kw = 0; kw < g->k[2]; kw++, r++) {
-          int16_t *dst = col + r * P;
+          int16_t *dst = paired ? col + (r / 2) * 2 * P + (r & 1) : col + r * P;
           const int16_t *xc = xs + c * g->in[0] * HW;
           int64_t off = kw * g->dl[2] - g->pb[2], lo, hi; /* iw = ow·s + off is inside for ow in [lo, hi) */
           im2col_span(off, g->s[2], g->in[2], g->out[2], &lo, &hi);
           for (int64_t od = 0; od < g->out[0]; od++) {
             int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0];
-            for (int64_t oh = 0; oh < g->out[1]; oh++, dst += g->out[2]) {
+            for (int64_t oh = 0; oh < g->out[1]; oh++, dst += step * g->out[2]) {
               int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
               bool rowin = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
-              im2col_row(rowin ? xc + (id * g->in[1] + ih) * g->in[2] + off : NULL, g->s[2], g->out[2], lo, hi, dst);
+              row(rowin ? xc + (id * g->in[1] + ih) * g->in[2] + off : NULL, g->s[2], g->out[2], lo, hi, dst);
             }
           }
         }
+  if (paired && (r & 1))
+    for (int64_t p = 0; p < P; p++) col[(r / 2) * 2 * P + 2 * p + 1] = 0;
 }
 
 /* The depthwise path (every group one input and one output channel): ops/tpu_dw.c. */
@@ -280,19 +293,35 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
   return CT_OK;
 }
 
-/* The kernel of one group's columns: the dot loop below CONV_GEMM_MIN_OC output channels
- * (gemm false); else ct_tpu_igemm when its int32 sums are exact (weights within int16 and
- * ct_tpu_igemm_exact), on the columns paired into *colp; else the chunked sgemm on the
+/* One group's inputs for conv_pick: xs (conv_input, xn values), the unpaired column buffer,
+ * the geometry and group width, whether the kernel is pointwise (the columns are xs) and
+ * whether a GEMM path applies. */
+typedef struct conv_cols {
+  const int16_t *xs;
+  int64_t xn, cg;
+  int16_t *col;
+  const ct_nn_geo *g;
+  bool pw, gemm;
+} conv_cols;
+
+/* The kernel of one group's columns, with their inputs built: the dot loop below
+ * CONV_GEMM_MIN_OC output channels (gemm false) on the columns j->col (im2col into col unless
+ * pointwise); else ct_tpu_igemm when its int32 sums are exact (weights within int16 and
+ * ct_tpu_igemm_exact, with xmax = max |xs| bounding every column value), on the columns built
+ * paired into *colp (straight from xs: no unpaired copy); else the chunked sgemm on the
  * columns as floats (*colf). Buffers allocated on first use; NULL when out of memory. */
-static ct_workpool_fn conv_pick(conv_job *j, bool gemm, int64_t wmax, float **colf, int16_t **colp) {
+static ct_workpool_fn conv_pick(conv_job *j, const conv_cols *cc, int64_t wmax, float **colf, int16_t **colp) {
   int64_t KP = j->K * j->P;
-  if (!gemm) return conv_channels;
-  if (wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(j->col, KP), j->bmax)) {
+  bool igemm = cc->gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax);
+  if (igemm) {
     if (!*colp && !(*colp = malloc(sizeof **colp * (size_t)((j->K + 1) / 2 * 2 * j->P)))) return NULL;
-    ct_tpu_igemm_pair_rows(j->col, j->K, j->P, *colp); /* once per group, shared by the threads */
+    if (cc->pw) ct_tpu_igemm_pair_rows(cc->xs, j->K, j->P, *colp); /* once per group, shared by the threads */
+    else conv_im2col(cc->xs, cc->g, cc->cg, true, *colp);
     j->colp = *colp;
     return conv_channels_igemm;
   }
+  if (!cc->pw) conv_im2col(cc->xs, cc->g, cc->cg, false, cc->col);
+  if (!cc->gemm) return conv_channels;
   if (!*colf && !(*colf = malloc(sizeof **colf * (size_t)KP))) return NULL;
   int cmax = col_floats(j->col, KP, *colf);
   j->colf = *colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
@@ -320,9 +349,9 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
       conv_input(x, g, n, grp * cg, cg, zx, xs);
-      if (!pw) conv_im2col(xs, g, cg, col);
       j->n = n, j->grp = grp;
-      ct_workpool_fn fn = conv_pick(j, gemm, wmax, &colf, &colp);
+      conv_cols cc = {.xs = xs, .xn = cg * vol, .col = col, .g = g, .cg = cg, .pw = pw, .gemm = gemm};
+      ct_workpool_fn fn = conv_pick(j, &cc, wmax, &colf, &colp);
       if (fn) ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, fn, j);
       if (!fn || j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
