@@ -1,6 +1,6 @@
 /* tensor_resize.c: ONNX tensor family, Resize-13/19: shape function and kernel, float32 (nearest
- * also integers via f32), N-D: every dim is resampled with nearest/linear/cubic taps from the
- * spec's coordinate transformations (nearest of any dtype as a gather of elements); out-of-range taps clamp to the edge (the spec reference
+ * of any dtype, as a gather of elements), N-D: every dim is resampled with nearest/linear/cubic
+ * taps from the spec's coordinate transformations; out-of-range taps clamp to the edge (the spec reference
  * pads with "edge"), cubic uses Keys' kernel with coefficient A (cubic_coeff_a) and optional
  * exclude_outside. Output size: floor(input_dimension * scale) or the sizes input. */
 #include <math.h>
@@ -189,9 +189,9 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
 }
 
 /* Nearest Resize of any dtype as a gather of elements (esz bytes): each output element is the
- * input element at its per-dim nearest taps (p->taps, one tap per dim); rows of the last dim
- * copy runs of equal source indices element by element. No extrapolation (the caller
- * excludes tf_crop_and_resize). */
+ * input element at its per-dim nearest taps (p->taps, one tap per dim), copied with a
+ * constant size for 1-, 2- and 4-byte elements. No extrapolation (the caller excludes
+ * tf_crop_and_resize). */
 static void rz_gather(const rz_plan *p, const uint8_t *x, uint8_t *y, size_t esz) {
   int64_t rowlen = p->out[p->nd - 1], nrows = 1, oi[CT_MAX_DIMS] = {0};
   for (int i = 0; i < p->nd - 1; i++) nrows *= p->out[i];

@@ -293,38 +293,45 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
   return CT_OK;
 }
 
-/* One group's inputs for conv_pick: xs (conv_input, xn values), the unpaired column buffer,
- * the geometry and group width, whether the kernel is pointwise (the columns are xs) and
- * whether a GEMM path applies. */
+/* One group's inputs for conv_pick: xs (conv_input, xn values), the geometry and group width,
+ * whether the kernel is pointwise (its columns are xs) and whether a GEMM path applies; and
+ * the column buffers, each allocated on first use and kept for the next groups: col (int16,
+ * K·P), colp (the paired layout of ct_tpu_igemm_pair_rows), colf (col as floats). */
 typedef struct conv_cols {
-  const int16_t *xs;
+  int16_t *xs, *col, *colp;
+  float *colf;
   int64_t xn, cg;
-  int16_t *col;
   const ct_nn_geo *g;
   bool pw, gemm;
 } conv_cols;
 
-/* The kernel of one group's columns, with their inputs built: the dot loop below
- * CONV_GEMM_MIN_OC output channels (gemm false) on the columns j->col (im2col into col unless
- * pointwise); else ct_tpu_igemm when its int32 sums are exact (weights within int16 and
- * ct_tpu_igemm_exact, with xmax = max |xs| bounding every column value), on the columns built
- * paired into *colp (straight from xs: no unpaired copy); else the chunked sgemm on the
- * columns as floats (*colf). Buffers allocated on first use; NULL when out of memory. */
-static ct_workpool_fn conv_pick(conv_job *j, const conv_cols *cc, int64_t wmax, float **colf, int16_t **colp) {
+/* *buf, or a new buffer of n elements of size esz when it is NULL; NULL when out of memory. */
+static void *conv_buf(void *buf, int64_t n, size_t esz) { return buf ? buf : malloc(esz * (size_t)(n > 0 ? n : 1)); }
+
+/* Builds one group's columns and picks their kernel: the dot loop below CONV_GEMM_MIN_OC
+ * output channels (gemm false) on the int16 columns (im2col into cc->col unless pointwise);
+ * else ct_tpu_igemm when its int32 sums are exact (weights within int16 and ct_tpu_igemm_exact
+ * with max |xs|, which bounds every column value), on columns built straight into the paired
+ * layout cc->colp; else the chunked sgemm on the columns as floats (cc->colf). NULL when out of
+ * memory. */
+static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   int64_t KP = j->K * j->P;
-  bool igemm = cc->gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax);
-  if (igemm) {
-    if (!*colp && !(*colp = malloc(sizeof **colp * (size_t)((j->K + 1) / 2 * 2 * j->P)))) return NULL;
-    if (cc->pw) ct_tpu_igemm_pair_rows(cc->xs, j->K, j->P, *colp); /* once per group, shared by the threads */
-    else conv_im2col(cc->xs, cc->g, cc->cg, true, *colp);
-    j->colp = *colp;
+  if (cc->gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax)) {
+    if (!(cc->colp = conv_buf(cc->colp, (j->K + 1) / 2 * 2 * j->P, sizeof *cc->colp))) return NULL;
+    if (cc->pw) ct_tpu_igemm_pair_rows(cc->xs, j->K, j->P, cc->colp); /* once per group, shared by the threads */
+    else conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp);
+    j->colp = cc->colp;
     return conv_channels_igemm;
   }
-  if (!cc->pw) conv_im2col(cc->xs, cc->g, cc->cg, false, cc->col);
+  if (!cc->pw) {
+    if (!(cc->col = conv_buf(cc->col, KP, sizeof *cc->col))) return NULL;
+    conv_im2col(cc->xs, cc->g, cc->cg, false, cc->col);
+  }
+  j->col = cc->pw ? cc->xs : cc->col;
   if (!cc->gemm) return conv_channels;
-  if (!*colf && !(*colf = malloc(sizeof **colf * (size_t)KP))) return NULL;
-  int cmax = col_floats(j->col, KP, *colf);
-  j->colf = *colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
+  if (!(cc->colf = conv_buf(cc->colf, KP, sizeof *cc->colf))) return NULL;
+  int cmax = col_floats(j->col, KP, cc->colf);
+  j->colf = cc->colf, j->kc = exact_chunk(wmax, cmax), j->small = exact_small(wmax, cmax);
   j->acc32 = j->small && j->bmax + j->K * wmax * cmax <= INT32_MAX; /* bounds every partial sum */
   return conv_channels_gemm;
 }
@@ -333,29 +340,26 @@ static ct_workpool_fn conv_pick(conv_job *j, const conv_cols *cc, int64_t wmax, 
  * (a pointwise kernel's are the input itself), then the kernel conv_pick chooses. */
 static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, const ct_nn_geo *g, int64_t G, int64_t cg,
                               int32_t zx, const ct_kernel_ctx *ctx, ct_diag *d) {
-  int64_t vol = g->in[0] * g->in[1] * g->in[2], KP = j->K * j->P > 0 ? j->K * j->P : 1;
-  bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1, pw = conv_pointwise(g);
-  int16_t *col = pw ? NULL : malloc(sizeof *col * (size_t)KP), *xs = malloc(sizeof *xs * (size_t)(cg * vol > 0 ? cg * vol : 1));
-  float *colf = NULL;
-  int16_t *colp = NULL;
+  int64_t vol = g->in[0] * g->in[1] * g->in[2];
+  bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1;
+  conv_cols cc = {.xs = conv_buf(NULL, cg * vol, sizeof(int16_t)), .xn = cg * vol, .cg = cg, .g = g,
+                  .pw = conv_pointwise(g), .gemm = gemm};
   int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
-  ct_status st = (!pw && !col) || !xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
+  ct_status st = !cc.xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   for (int64_t o = 0; gemm && j->b && o < j->oc; o++) {
     int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
     j->bmax = v > j->bmax ? v : j->bmax;
   }
   if (gemm) ct_nn_blas_threads(ctx);
-  j->col = pw ? xs : col;
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
-      conv_input(x, g, n, grp * cg, cg, zx, xs);
+      conv_input(x, g, n, grp * cg, cg, zx, cc.xs);
       j->n = n, j->grp = grp;
-      conv_cols cc = {.xs = xs, .xn = cg * vol, .col = col, .g = g, .cg = cg, .pw = pw, .gemm = gemm};
-      ct_workpool_fn fn = conv_pick(j, &cc, wmax, &colf, &colp);
+      ct_workpool_fn fn = conv_pick(j, &cc, wmax);
       if (fn) ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, fn, j);
       if (!fn || j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
-  free(col), free(colf), free(colp), free(xs);
+  free(cc.col), free(cc.colf), free(cc.colp), free(cc.xs);
   return st;
 }
 
