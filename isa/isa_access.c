@@ -6,26 +6,41 @@
 
 static uint32_t esz(int64_t t) { return (uint32_t)ct_dtype_size((ct_dtype)t); }
 
-/* Hull of a strided 4-D region in bytes: (Σ (dim − 1)·stride + 1) elements; 0 when a dim is ≤ 0. */
+/* Saturation value of footprints and dense strides: far beyond any memory a chip can have, so a
+ * region whose arithmetic would overflow is reported as exceeding LMEM/GMEM instead of wrapping
+ * to a small footprint that passes the bounds check. */
+#define SAT ((uint64_t)1 << 62)
+
+/* a·b + c saturated at SAT (a, b, c ≤ SAT). */
+static uint64_t sat_madd(uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t p;
+  if (__builtin_mul_overflow(a, b, &p) || p > SAT || c > SAT - p) return SAT;
+  return p + c;
+}
+
+/* Hull of a strided 4-D region in bytes: (Σ (dim − 1)·stride + 1) elements, saturated at SAT;
+ * 0 when a dim is ≤ 0. Negative strides count as SAT (the checks refuse them). */
 static uint64_t hull(uint32_t eb, const int64_t dim[4], const int64_t stride[4]) {
   uint64_t last = 0;
   for (int k = 0; k < 4; k++) {
     if (dim[k] <= 0) return 0;
-    last += (uint64_t)(dim[k] - 1) * (uint64_t)stride[k];
+    uint64_t s = stride[k] < 0 ? SAT : (uint64_t)stride[k];
+    last = sat_madd((uint64_t)(dim[k] - 1), s > SAT ? SAT : s, last);
   }
-  return (last + 1) * eb;
+  return sat_madd(last + (last < SAT), eb, 0);
 }
 
-/* Appends the region of a (n, c, h, w) view with element strides st (NULL: dense row-major). */
+/* Appends the region of a (n, c, h, w) view with element strides st (NULL: dense row-major,
+ * strides saturated at SAT). */
 static int add(ct_isa_access *a, int n, ct_mem mem, int64_t addr, const int64_t dim[4], const int64_t *st, uint32_t eb,
                bool write) {
   ct_isa_access *r = &a[n];
   r->mem = mem, r->addr = (uint64_t)addr, r->write = write, r->elem_bytes = eb;
-  int64_t inner = 1;
+  uint64_t inner = 1;
   for (int k = 3; k >= 0; k--) {
     r->shape[k] = dim[k];
-    r->stride[k] = st ? st[k] : inner;
-    inner *= dim[k] > 0 ? dim[k] : 1;
+    r->stride[k] = st ? st[k] : (int64_t)inner;
+    inner = sat_madd(inner, dim[k] > 0 ? (uint64_t)dim[k] : 1, 0);
   }
   r->bytes = hull(eb, r->shape, r->stride);
   return n + 1;
@@ -140,12 +155,13 @@ static int access_reduce(const ct_insn *i, ct_isa_access *a) {
 /* NORM: gamma / beta are f32 over the dims from `axis` on. */
 static int access_norm(const ct_insn *i, ct_isa_access *a) {
   const struct ct_insn_norm *c = &i->norm;
-  int64_t d[4] = {c->n, c->c, c->h, c->w}, inner = 1;
-  for (int k = (int)(c->axis & 3); k < 4; k++) inner *= d[k];
+  int64_t d[4] = {c->n, c->c, c->h, c->w};
+  uint64_t inner = 1;
+  for (int k = (int)(c->axis & 3); k < 4; k++) inner = sat_madd(inner, d[k] > 0 ? (uint64_t)d[k] : 0, 0);
   int n = lm(a, 0, c->in, c->n, c->c, c->h, c->w, esz(c->dt_in), false);
   if (c->affine) {
-    n = lm(a, n, c->gamma, 1, 1, 1, inner, 4, false);
-    n = lm(a, n, c->beta, 1, 1, 1, inner, 4, false);
+    n = lm(a, n, c->gamma, 1, 1, 1, (int64_t)inner, 4, false);
+    n = lm(a, n, c->beta, 1, 1, 1, (int64_t)inner, 4, false);
   }
   return lm(a, n, c->out, c->n, c->c, c->h, c->w, esz(c->dt_out), true);
 }
@@ -167,14 +183,23 @@ int ct_isa_accesses(const ct_insn *insn, ct_isa_access acc[CT_ISA_MAX_ACCESS]) {
   return accessors[insn->op](insn, acc);
 }
 
+/* Product of the non-negative values v[0..n-1], saturated at SAT (0 when one is ≤ 0). */
+static uint64_t sat_prod(const int64_t *v, int n) {
+  uint64_t p = 1;
+  for (int k = 0; k < n; k++) p = sat_madd(p, v[k] > 0 ? (uint64_t)v[k] : 0, 0);
+  return p;
+}
+
 uint64_t ct_isa_macs(const ct_insn *insn) {
   if (insn->op == CT_ISA_CONV || insn->op == CT_ISA_DWCONV) {
     const struct ct_insn_conv *c = &insn->conv;
     if (c->groups <= 0) return 0;
-    return (uint64_t)(c->n * c->oc * c->oh * c->ow) * (uint64_t)(c->ic / c->groups) * (uint64_t)(c->kh * c->kw);
+    int64_t f[7] = {c->n, c->oc, c->oh, c->ow, c->ic / c->groups, c->kh, c->kw};
+    return sat_prod(f, 7);
   }
-  if (insn->op == CT_ISA_MATMUL)
-    return (uint64_t)insn->matmul.batch * (uint64_t)insn->matmul.m * (uint64_t)insn->matmul.n *
-           (uint64_t)insn->matmul.k;
+  if (insn->op == CT_ISA_MATMUL) {
+    int64_t f[4] = {insn->matmul.batch, insn->matmul.m, insn->matmul.n, insn->matmul.k};
+    return sat_prod(f, 4);
+  }
   return 0;
 }

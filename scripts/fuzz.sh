@@ -70,7 +70,7 @@ for h in "${harnesses[@]}"; do
     -artifact_prefix=$b/artifacts/$h- $b/corpus/$h >"$log" 2>&1; rc=$?
   rm -f "$bin"
   execs=$(grep -a -m1 -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
-  found=$(grep -a -cE '^==[0-9]+==ERROR|^SUMMARY: (Address|Undefined|Leak)Sanitizer|deadly signal|ERROR: libFuzzer' "$log")
+  found=$(grep -a -cE '^==[0-9]+==ERROR|^SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer|runtime error:|deadly signal|ERROR: libFuzzer' "$log")
   printf "fuzz_%-6s %10s executions in %ss, corpus %5d files, rc %d%s\n" "$h" "${execs:-?}" "$secs" \
     "$(ls $b/corpus/$h | wc -l)" $rc "$( [ "$found" -gt 0 ] && echo ", PROBLEM: see $log")"
   [ $rc -eq 0 ] && [ "$found" -eq 0 ] || bad=1

@@ -466,6 +466,39 @@ START_TEST(test_fuzz_isa_f32_field_nan) {
 }
 END_TEST
 
+/* Found by fuzz_ctpu (UBSan): a program whose shape fields are huge overflowed the dense strides
+ * of the operand regions (int64 n·c·h·w) and could wrap a footprint to a small size that passes
+ * the LMEM bounds check. Every opcode with every unsigned field at its largest encodable value
+ * (dtypes int8) must be refused by ct_isa_check, with no arithmetic overflow on the way. */
+START_TEST(test_fuzz_isa_huge_shapes) {
+  ct_chip chip;
+  ct_chip_default(&chip);
+  int checked = 0;
+  for (int op = 0; op < CT_ISA_OP_COUNT; op++) {
+    const ct_isa_field *f;
+    int nf = ct_isa_fields((ct_isa_op)op, &f), big = 0;
+    ct_insn insn;
+    memset(&insn, 0, sizeof insn);
+    insn.op = (ct_isa_op)op;
+    for (int i = 0; i < nf; i++) {
+      if (f[i].kind == CT_ISA_K_DT) ct_isa_field_set_bits(&insn, &f[i], CT_I8);
+      if (f[i].kind != CT_ISA_K_U) continue;
+      ct_isa_field_set_bits(&insn, &f[i], ~UINT64_C(0));
+      big++;
+    }
+    ct_isa_access acc[CT_ISA_MAX_ACCESS];
+    int na = ct_isa_accesses(&insn, acc), huge = 0;
+    if (!big || na == 0) continue; /* NOP, SYNC, END touch no memory */
+    for (int k = 0; k < na; k++) huge += acc[k].bytes > (uint64_t)chip.gmem_bytes;
+    ck_assert_msg(huge > 0, "%s: no footprint beyond GMEM", ct_isa_op_name((ct_isa_op)op));
+    ct_diag d;
+    ck_assert_msg(ct_isa_check(&insn, &chip, &d) != CT_OK, "%s accepted", ct_isa_op_name((ct_isa_op)op));
+    checked++;
+  }
+  ck_assert_int_gt(checked, 5);
+}
+END_TEST
+
 Suite *harden_suite(void);
 Suite *harden_suite(void) {
   Suite *s = suite_create("harden");
@@ -485,6 +518,7 @@ Suite *harden_suite(void) {
   tcase_add_test(tc, test_msg_chip_json);
   tcase_add_test(tc, test_msg_compare_odd_datasets);
   tcase_add_test(tc, test_fuzz_isa_f32_field_nan);
+  tcase_add_test(tc, test_fuzz_isa_huge_shapes);
   suite_add_tcase(s, tc);
   return s;
 }
