@@ -88,14 +88,21 @@ static void dw_scratch_free(dw_scratch *sc) {
 
 #define DW_BLOCK 512 /* flat outputs summed per block: the block's int32 sums stay in L1 */
 
-/* acc[q] = b + Σ_t w[t]·x[q + off[t]] in int32 (dw_narrow holds) for q < L. */
+/* acc[q] = b + Σ_t w[t]·x[q + off[t]] in int32 (dw_narrow holds) for q < L; dw_narrow's
+ * bound holds for every partial sum in any order, so the grouping of the taps is exact. */
 CT_CLONES_V3 static void dw_flat_i32(const int16_t *x, const int64_t *off, const int16_t *w, int64_t taps, int64_t L,
                                     int32_t b, int32_t *acc) {
   for (int64_t q0 = 0; q0 < L; q0 += DW_BLOCK) {
     int64_t n = L - q0 < DW_BLOCK ? L - q0 : DW_BLOCK;
     int32_t *a = acc + q0;
     for (int64_t q = 0; q < n; q++) a[q] = b;
-    for (int64_t t = 0; t < taps; t++) {
+    int64_t t = 0;
+    for (; t + 3 <= taps; t += 3) { /* three taps per pass over the block: a third of the acc traffic */
+      const int16_t *p0 = x + q0 + off[t], *p1 = x + q0 + off[t + 1], *p2 = x + q0 + off[t + 2];
+      int32_t w0 = w[t], w1 = w[t + 1], w2 = w[t + 2];
+      for (int64_t q = 0; q < n; q++) a[q] += w0 * p0[q] + w1 * p1[q] + w2 * p2[q];
+    }
+    for (; t < taps; t++) {
       const int16_t *p = x + q0 + off[t];
       int16_t wv = w[t];
       for (int64_t q = 0; q < n; q++) a[q] += wv * p[q];

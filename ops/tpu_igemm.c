@@ -113,6 +113,33 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void kern_vnni(int
   _mm512_storeu_si512((void *)t[2], c2), _mm512_storeu_si512((void *)t[3], c3);
 }
 
+/* The wide AVX-512 VNNI micro-kernel for whole tiles of MR rows and 2·NR columns of a paired
+ * B read in place: eight accumulators (two column halves per row, enough independent
+ * vpdpwssd chains to hide their latency), added straight into C (or stored over C with the
+ * rows' bias when first). The same per-lane sums, in the same order, as two kern_vnni calls. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void kern_vnni_wide(int64_t kp, const int32_t *pa,
+                                                                               const int16_t *pb, int64_t bs, int32_t *C,
+                                                                               int64_t ldc, bool first,
+                                                                               const int32_t *bias) {
+  __m512i c[MR][2];
+  for (int r = 0; r < MR; r++) c[r][0] = c[r][1] = _mm512_setzero_si512();
+  for (int64_t p = 0; p < kp; p++, pa += MR, pb += bs) {
+    __m512i b0 = _mm512_loadu_si512((const void *)pb), b1 = _mm512_loadu_si512((const void *)(pb + 2 * NR));
+    for (int r = 0; r < MR; r++) {
+      __m512i a = _mm512_set1_epi32(pa[r]);
+      c[r][0] = _mm512_dpwssd_epi32(c[r][0], a, b0);
+      c[r][1] = _mm512_dpwssd_epi32(c[r][1], a, b1);
+    }
+  }
+  for (int r = 0; r < MR; r++) {
+    int32_t *row = C + r * ldc;
+    for (int h = 0; h < 2; h++) {
+      __m512i base = first ? _mm512_set1_epi32(bias ? bias[r] : 0) : _mm512_loadu_si512((const void *)(row + h * NR));
+      _mm512_storeu_si512((void *)(row + h * NR), _mm512_add_epi32(base, c[r][h]));
+    }
+  }
+}
+
 /* The best micro-kernel level the CPU has (2 AVX-512 VNNI, 1 AVX2, 0 none). */
 static int cpu_level(void) {
   static int known = -1; /* a benign race: every thread stores the same value */
@@ -162,6 +189,15 @@ static bool igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda
     int64_t kp = kpairs - p0 < kc ? kpairs - p0 : kc;
     pack_a(M, K, A, lda, 2 * p0, kp, pa);
     for (int64_t n0 = 0; n0 < N; n0 += NR) {
+#ifdef IGEMM_X86
+      if (ldb < 0 && n0 + 2 * NR <= N && M % MR == 0 && cpu_level() >= 2 && simd_cap >= 2) { /* two panels at once */
+        for (int64_t i = 0; i < mp; i++)
+          kern_vnni_wide(kp, pa + i * MR * kp, B + (p0 * -ldb + n0) * 2, -2 * ldb, C + i * MR * ldc + n0, ldc, p0 == 0,
+                         bias ? bias + i * MR : NULL);
+        n0 += NR;
+        continue;
+      }
+#endif
       bool inplace = ldb < 0 && n0 + NR <= N;
       const int16_t *b = inplace ? B + (p0 * -ldb + n0) * 2 : pb;
       if (!inplace) pack_b(N, K, B, ldb, 2 * p0, kp, n0, pb);

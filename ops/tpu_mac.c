@@ -40,7 +40,7 @@ typedef struct conv_job {
   int64_t bmax;           /* max |bias| */
 } conv_job;
 
-#define CONV_GEMM_MIN_OC 8 /* output channels per group from which a Conv runs on sgemm */
+#define CONV_GEMM_MIN_OC 1 /* output channels per group from which a Conv runs on sgemm */
 
 /* Output channels [lo, hi) of one group: acc = bias + Σ_k (w − zp_w)·col, requantized. */
 static void conv_channels(void *arg, int64_t lo, int64_t hi, int slot) {

@@ -41,10 +41,40 @@ bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int
   return ct_quant_requant_act_row_clones(x, n, m, s, zp, act, hi, out, y);
 }
 
+/* The int32 row in a shorter form: for an int32 x and m the product p is below 2^62 in
+ * magnitude, at most 2^62, so rshift_round(p, s) = (p + 2^(s−1)) >> s without overflow for
+ * s ≤ 62 (s ≥ 63 takes the generic form); and the activation with the saturation is one clamp
+ * to [lo, hi] = the tail of ct_quant_requant_act applied to the most negative and the most
+ * positive shifted value (a monotone map that is the identity between its two limits). Equal
+ * element by element to ct_quant_requant_act (test_quant). */
+#define RQ32_ROW(T)                                                                             \
+  do {                                                                                          \
+    for (int64_t i = 0; i < n; i++) {                                                           \
+      int64_t v = (((int64_t)x[i] * m + rnd) >> s) + zp;                                       \
+      v = v < lo ? lo : v;                                                                      \
+      ((T *)y)[i] = (T)(v > hi_ ? hi_ : v);                                                     \
+    }                                                                                           \
+    return true;                                                                                \
+  } while (0)
+
 CT_CLONES_V4 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
                                                           ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
-  RQ_ROW_TYPES
+  if (s >= 63) RQ_ROW_TYPES /* p + 2^62 may reach 2^63: the generic form */
+  if (s < 0) s = 0;
+  const int64_t rnd = s > 0 ? INT64_C(1) << (s - 1) : 0;
+  /* multiplier 1 and shift 0 pass the extreme values straight to the activation and saturation */
+  const int64_t lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, zp, act, hi, out);
+  const int64_t hi_ = ct_quant_requant_act(INT64_MAX / 2, 1, 0, zp, act, hi, out);
+  switch (out) {
+  case CT_I8: RQ32_ROW(int8_t);
+  case CT_U8: RQ32_ROW(uint8_t);
+  case CT_I16: RQ32_ROW(int16_t);
+  case CT_U16: RQ32_ROW(uint16_t);
+  case CT_I32: RQ32_ROW(int32_t);
+  default: return false;
+  }
 }
+#undef RQ32_ROW
 
 bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
                                   ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
@@ -129,10 +159,24 @@ int32_t ct_quant_quantize(double x, double scale, int32_t zp, ct_dtype dt) {
   return (int32_t)ct_quant_saturate((int64_t)v + zp, dt);
 }
 
+/* ct_quant_quantize of one element in a form compilers vectorize (no libm call, no branch):
+ * the quotient clamped to [lo, hi] = the type's range minus zp first (the same result as
+ * clamping after the rounding, since lo and hi are integers), NaN as 0, then round half away
+ * from zero as trunc(v + copysign(0.5 − 2^-54, v)), exact for |v| < 2^52 (the largest double
+ * below 0.5 keeps v + 0.5 from rounding up when frac(v) is just under 0.5). */
+static inline int32_t quantize_lane(float x, double scale, double lo, double hi, int32_t zp) {
+  double v = (double)x / scale;
+  v = v == v ? v : 0.0;
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  return (int32_t)((int64_t)trunc(v + copysign(0x1.fffffffffffffp-2, v)) + zp);
+}
+
 /* The rows' clones: x86-64-v4 converts double lanes to int64 (vcvttpd2qq), which the
- * quantize's (int64_t) cast needs to vectorize. */
+ * int64 cast needs to vectorize. Equal element by element to ct_quant_quantize (test_quant). */
 CT_CLONES_V4 static void quantize_row_clones(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {
-  for (int64_t i = 0; i < n; i++) y[i] = ct_quant_quantize(x[i], scale, zp, dt);
+  double lo = (double)ct_quant_min(dt) - zp, hi = (double)ct_quant_max(dt) - zp;
+  for (int64_t i = 0; i < n; i++) y[i] = quantize_lane(x[i], scale, lo, hi, zp);
 }
 
 void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {

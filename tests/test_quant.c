@@ -417,6 +417,33 @@ START_TEST(test_quantize_onnx_row_matches_scalar) {
 }
 END_TEST
 
+/* The row quantize rounds like the scalar one next to every tie: float32 values within two
+ * ulps of (k + ½)·scale for |k| up to 40 000, several scales (exact binary ones, thirds, tiny
+ * and large), i16 and i32 (no saturation in range), zero points −7 and 5. */
+START_TEST(test_quantize_row_ties) {
+  enum { K = 40000, W = 5, N = (2 * K + 1) * W };
+  static float x[N];
+  static int32_t q[N];
+  const double scales[5] = {0.37, 1.0 / 3.0, 0.0078125, 1.7e-3, 913.25};
+  const ct_dtype dts[2] = {CT_I16, CT_I32};
+  for (int si = 0; si < 5; si++) {
+    int n = 0;
+    for (int k = -K; k <= K; k++) {
+      float c = (float)(((double)k + 0.5) * scales[si]);
+      float lo2 = nextafterf(nextafterf(c, -INFINITY), -INFINITY);
+      for (int w = 0; w < W; w++, lo2 = nextafterf(lo2, INFINITY)) x[n++] = lo2;
+    }
+    for (int t = 0; t < 2; t++)
+      for (int z = -7; z <= 5; z += 12) {
+        ct_quant_quantize_row(x, n, scales[si], z, dts[t], q);
+        for (int i = 0; i < n; i++)
+          ck_assert_msg(q[i] == ct_quant_quantize(x[i], scales[si], z, dts[t]), "x %.9g scale %g: %d vs %d", x[i],
+                        scales[si], q[i], ct_quant_quantize(x[i], scales[si], z, dts[t]));
+      }
+  }
+}
+END_TEST
+
 /* The row quantize (CAST f32 → integer) and the row requant (the element-wise kernels'
  * REQUANT and Concat) equal their scalar functions element by element: half steps (ties),
  * random floats, NaN, infinities, values beyond every type's range; i8, u8, i16, i32, several
@@ -545,6 +572,7 @@ int main(void) {
   tcase_add_test(tc, test_negative_and_large_shifts);
   tcase_add_test(tc, test_quantize_onnx_row_matches_scalar);
   tcase_add_test(tc, test_rows_match_scalar);
+  tcase_add_test(tc, test_quantize_row_ties);
   tcase_add_test(tc, test_eltwise_row_matches_scalar);
   tcase_add_test(tc, test_resize_linear_taps_and_element);
   suite_add_tcase(s, tc);
