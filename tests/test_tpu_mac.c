@@ -245,8 +245,11 @@ static void igemm_case(int64_t M, int64_t N, int64_t K, int32_t lo, int32_t hi, 
 }
 
 START_TEST(test_igemm_vs_loop) {
-  int64_t shapes[][3] = {{1, 1, 1}, {4, 16, 2}, {5, 17, 3}, {3, 40, 27}, {13, 33, 513}, {9, 7, 1200}, {1, 100, 64}, {64, 1, 9}};
-  for (int i = 0; i < 8; i++) igemm_case(shapes[i][0], shapes[i][1], shapes[i][2], -255, 255, -100000, 100000, 31 + (unsigned)i);
+  /* the last three take the wide VNNI kernel (rows a multiple of 4, 32 paired columns and a
+   * partial panel after them; K beyond one block of pairs so later blocks add into C) */
+  int64_t shapes[][3] = {{1, 1, 1}, {4, 16, 2}, {5, 17, 3}, {3, 40, 27}, {13, 33, 513}, {9, 7, 1200}, {1, 100, 64}, {64, 1, 9},
+                         {8, 70, 37}, {4, 64, 1100}, {12, 33, 5}};
+  for (int i = 0; i < 11; i++) igemm_case(shapes[i][0], shapes[i][1], shapes[i][2], -255, 255, -100000, 100000, 31 + (unsigned)i);
   igemm_case(6, 20, 1, -32768, 32767, -(1 << 30) + 1, (1 << 30) - 1, 41); /* one product of 2^30 */
   igemm_case(6, 20, 2, -32767, 32767, -131069, 131069, 42); /* 2·32767² + 131069 = INT32_MAX */
   igemm_case(7, 19, 33025, -1, 1, -(INT32_MAX - 33025), INT32_MAX - 33025, 43);
