@@ -37,8 +37,8 @@ static void im2col(const conv_job *j, const float *x, float *col, int64_t c0, in
     /* valid ow range [lo, hi): 0 <= ow*s - pb + kw*dl < in */
     int64_t off = kw * g->dl[2] - g->pb[2];
     int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s, hi = g->in[2] - off <= 0 ? 0 : (g->in[2] - off + s - 1) / s;
-    for (int64_t p = c0; p < c0 + nb;) {
-      int64_t od = p / OHW, oh = p / OW % g->out[1], a = p % OW;
+    int64_t od = c0 / OHW, oh = c0 / OW % g->out[1], a = c0 % OW; /* then stepped: no division per run */
+    for (int64_t p = c0; p < c0 + nb; a = 0, oh = oh + 1 < g->out[1] ? oh + 1 : 0, od += oh == 0) {
       int64_t e = a + (OW - a < c0 + nb - p ? OW - a : c0 + nb - p); /* this run: ow in [a, e) */
       float *dd = col + r * nb + (p - c0) - a;
       int64_t id = in_pos(g, 0, od, kd), ih = in_pos(g, 1, oh, kh);
