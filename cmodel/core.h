@@ -40,6 +40,7 @@ typedef struct ct_sim_op {
   uint64_t dma_moved;     /* bytes moved (burst-rounded for DDR) */
   uint64_t cycles;        /* compute cycles (MXU/VPU/NOP), ≥ 1 for compute ops */
   uint64_t macs;          /* useful MXU MACs */
+  double mxu_ideal;       /* MXU ops: macs / (rows · cols · rate of the operand type), cycles */
   uint64_t ddr_read, ddr_written; /* DDR bytes (burst-rounded) */
   int n_bank_spans;       /* LMEM banks held while moving data: bank_lo[i] .. bank_hi[i] */
   uint16_t bank_lo[CT_SIM_MAX_REGIONS], bank_hi[CT_SIM_MAX_REGIONS];

@@ -260,6 +260,7 @@ static ct_status finish_op(sim *s, int k, uint32_t i) {
   s->res->end[i] = s->t;
   s->res->counters.instructions++;
   s->res->counters.macs += op->macs;
+  s->res->counters.mxu_ideal_cycles += op->mxu_ideal;
   s->res->counters.ddr_bytes_read += op->ddr_read;
   s->res->counters.ddr_bytes_written += op->ddr_written;
   if (k < s->ne) s->res->counters.engines[k].insns++;

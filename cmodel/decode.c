@@ -64,6 +64,8 @@ static ct_status mxu_timing(dctx *x, const ct_mxu_job *job) {
   ct_mxu_cost_of(x->chip, job, &cost);
   x->op->cycles = cost.cycles;
   x->op->macs = ct_isa_macs(x->in);
+  double peak = (double)x->chip->mxu_rows * (double)x->chip->mxu_cols * ct_mxu_rate(x->chip, job->dtype);
+  if (x->op->unit == CT_SIM_MXU && peak > 0) x->op->mxu_ideal = (double)x->op->macs / peak;
   return CT_OK;
 }
 

@@ -390,6 +390,21 @@ static void teardown(run_ctx *x) {
   ct_gmem_free(&x->gmem);
 }
 
+/* Bytes every schedule of p moves over DDR: its constants read once, its inputs read once and
+ * its outputs written once (the stored layer tensors of --dump-all are not compulsory). */
+static uint64_t compulsory_bytes(const ct_program *p) {
+  uint64_t b = 0;
+  for (size_t i = 0; i < p->n_consts; i++) b += p->consts[i].bytes;
+  for (size_t i = 0; i < p->n_io; i++) {
+    const ct_prog_io *io = &p->io[i];
+    if (io->is_tensor) continue;
+    uint64_t n = ct_dtype_size(io->dtype);
+    for (int k = 0; k < io->ndim; k++) n *= (uint64_t)(io->shape[k] > 0 ? io->shape[k] : 0);
+    b += n;
+  }
+  return b;
+}
+
 ct_status ct_sim_run(const ct_chip *chip, const ct_program *p, const ct_tensor_list *inputs,
                      const ct_sim_run_options *opt, ct_sim_run_output *out, ct_diag *d) {
   memset(out, 0, sizeof *out);
@@ -408,6 +423,8 @@ ct_status ct_sim_run(const ct_chip *chip, const ct_program *p, const ct_tensor_l
     st = ct_sim_core_run(&x.m, x.ops, (uint32_t)p->n_insns, &hooks, &o, &out->res, d);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->res.counters.wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    out->res.counters.ddr_compulsory_bytes = compulsory_bytes(p);
+    out->res.counters.ddr_bytes_per_cycle = (uint64_t)chip->gmem_bytes_per_cycle;
   }
   if (!st) st = read_outputs(&x, &out->outputs, d);
   if (!st && x.shadows) st = collect_dumps(&x, &out->dumps, d);

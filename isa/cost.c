@@ -11,6 +11,12 @@ uint64_t ct_mxu_fold_cycles(uint64_t rows, uint64_t cols, uint64_t t) {
   return 2 * rows + cols + t - 2;
 }
 
+double ct_mxu_rate(const ct_chip *chip, ct_dtype dt) {
+  if (dt == CT_BF16 || dt == CT_F16) return chip->mxu_fp_rate;
+  if (dt == CT_F32) return chip->mxu_fp_rate / 2;
+  return 1.0;
+}
+
 void ct_mxu_cost_of(const ct_chip *chip, const ct_mxu_job *job, ct_mxu_cost *c) {
   uint64_t r = (uint64_t)chip->mxu_rows, k = (uint64_t)chip->mxu_cols;
   bool os = chip->mxu_dataflow == CT_DATAFLOW_OS;
@@ -20,9 +26,7 @@ void ct_mxu_cost_of(const ct_chip *chip, const ct_mxu_job *job, ct_mxu_cost *c) 
   c->folds = job->reps * ceil_div(c->sr, r) * ceil_div(c->sc, k);
   c->fold_cycles = ct_mxu_fold_cycles(r, k, c->t);
   uint64_t cyc = c->folds * c->fold_cycles;
-  double rate = 1.0;
-  if (job->dtype == CT_BF16 || job->dtype == CT_F16) rate = chip->mxu_fp_rate;
-  if (job->dtype == CT_F32) rate = chip->mxu_fp_rate / 2;
+  double rate = ct_mxu_rate(chip, job->dtype);
   if (rate < 1.0) cyc = (uint64_t)ceil((double)cyc / rate - 1e-9);
   c->cycles = cyc;
 }

@@ -33,6 +33,10 @@ typedef struct ct_mxu_cost {
  * SCALE-Sim paper convention; the scale-sim-v2 code overlaps that drain, R + C + T − 2). */
 uint64_t ct_mxu_fold_cycles(uint64_t rows, uint64_t cols, uint64_t t);
 
+/* The MXU's MAC rate for operands of type dt relative to int8: 1 for i8/u8 (and any other
+ * integer), mxu.fp_rate for bf16/f16, mxu.fp_rate / 2 for f32. */
+double ct_mxu_rate(const ct_chip *chip, ct_dtype dt);
+
 /* Maps job onto chip's MXU (rows, cols, dataflow, fp_rate) and fills *cost. */
 void ct_mxu_cost_of(const ct_chip *chip, const ct_mxu_job *job, ct_mxu_cost *cost);
 

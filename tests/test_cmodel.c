@@ -472,6 +472,17 @@ START_TEST(test_cli_outputs_and_corrupt_file) {
   }
   ck_assert_double_eq(cJSON_GetObjectItem(js, "macs")->valuedouble, M * K * N);
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(js, "mxu_utilization"));
+  /* the roofline bound: MACs over the default 32 x 32 array, the constants + the output as
+   * compulsory DDR bytes, and the schedule no faster than it */
+  cJSON *lb = cJSON_GetObjectItem(js, "lower_bound");
+  ck_assert_ptr_nonnull(lb);
+  ck_assert_double_eq_tol(cJSON_GetObjectItem(lb, "mxu_cycles")->valuedouble, (double)(M * K * N) / (32 * 32), 1e-9);
+  ck_assert_double_eq(cJSON_GetObjectItem(lb, "ddr_compulsory_bytes")->valuedouble, (double)(sizeof a + sizeof b + sizeof rq + M * N));
+  double bound = cJSON_GetObjectItem(lb, "cycles")->valuedouble;
+  ck_assert(bound > 0 && bound <= total);
+  ck_assert_double_eq_tol(cJSON_GetObjectItem(lb, "total_over_bound")->valuedouble, total / bound, 1e-9);
+  double eff = cJSON_GetObjectItem(lb, "schedule_efficiency")->valuedouble;
+  ck_assert(eff > 0 && eff <= 1);
   cJSON_Delete(js);
   free(sum);
   char *csv = ct_test_read_file(ct_test_tmp_path("r.csv"), NULL);

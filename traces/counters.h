@@ -39,6 +39,11 @@ typedef struct ct_sim_counters {
   uint64_t bank_conflict_cycles;  /* Σ over engines of stall[CT_STALL_BANK] */
   uint64_t instructions;          /* instructions executed */
   uint64_t mxu_vpu_overlap;       /* cycles the MXU and the VPU are both busy */
+  double mxu_ideal_cycles;        /* Σ over MXU instructions of macs / (rows · cols · rate) */
+  uint64_t ddr_compulsory_bytes;  /* bytes every schedule moves over DDR: the program's constants
+                                   * (weights, tables) read once, its inputs read once and its
+                                   * outputs written once */
+  uint64_t ddr_bytes_per_cycle;   /* gmem.bytes_per_cycle of the chip */
   double wall_seconds;            /* host time of the run */
   double freq_mhz;
   int functional;                 /* 1 when run with --functional (no timing) */

@@ -42,6 +42,37 @@ static cJSON *engine_json(const ct_engine_counters *e) {
   return o;
 }
 
+/* Busy cycles of the engine named name (0 when there is none). */
+static uint64_t engine_busy(const ct_sim_counters *c, const char *name) {
+  for (int i = 0; i < c->n_engines; i++)
+    if (!strcmp(c->engines[i].name, name)) return c->engines[i].busy;
+  return 0;
+}
+
+/* The run's lower bound (roofline: no schedule finishes before its busiest resource does):
+ * MXU = Σ MACs / (rows · cols · rate), VPU = the VPU's busy cycles (its work at full lanes),
+ * DDR = compulsory bytes / bytes per cycle; and how the schedule compares with it:
+ * schedule_efficiency = busiest engine's busy cycles / total, total_over_bound. */
+static cJSON *bound_json(const ct_sim_counters *c) {
+  double mxu = c->mxu_ideal_cycles, vpu = (double)engine_busy(c, "vpu");
+  double ddr = c->ddr_bytes_per_cycle ? (double)c->ddr_compulsory_bytes / (double)c->ddr_bytes_per_cycle : 0;
+  double bound = mxu > vpu ? mxu : vpu;
+  bound = ddr > bound ? ddr : bound;
+  uint64_t busiest = 0;
+  for (int i = 0; i < c->n_engines; i++) busiest = c->engines[i].busy > busiest ? c->engines[i].busy : busiest;
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddNumberToObject(o, "mxu_cycles", mxu);
+  cJSON_AddNumberToObject(o, "vpu_cycles", vpu);
+  cJSON_AddNumberToObject(o, "ddr_cycles", ddr);
+  cJSON_AddNumberToObject(o, "ddr_compulsory_bytes", (double)c->ddr_compulsory_bytes);
+  cJSON_AddNumberToObject(o, "cycles", bound);
+  cJSON_AddStringToObject(o, "limit", bound == 0 ? "none" : bound == vpu ? "vpu" : bound == mxu ? "mxu" : "ddr");
+  cJSON_AddNumberToObject(o, "total_over_bound", bound > 0 ? (double)c->total_cycles / bound : 0);
+  cJSON_AddNumberToObject(o, "schedule_efficiency", c->total_cycles ? (double)busiest / (double)c->total_cycles : 0);
+  return o;
+}
+
 char *ct_report_summary_text(const ct_sim_counters *c) {
   cJSON *root = cJSON_CreateObject(), *engines = cJSON_CreateObject();
   if (!root || !engines) {
@@ -75,6 +106,12 @@ char *ct_report_summary_text(const ct_sim_counters *c) {
     cJSON_AddItemToObject(engines, c->engines[i].name, e);
   }
   cJSON_AddItemToObject(root, "engines", engines);
+  cJSON *lb = bound_json(c);
+  if (!lb) {
+    cJSON_Delete(root);
+    return NULL;
+  }
+  cJSON_AddItemToObject(root, "lower_bound", lb);
   char *s = cJSON_Print(root);
   cJSON_Delete(root);
   return s;

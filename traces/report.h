@@ -10,7 +10,10 @@
 /* Writes the summary JSON: total_cycles, freq_mhz, time_us, instructions, macs,
  * mxu_utilization = macs / (mxu_rows · mxu_cols · total_cycles), ddr_bytes_read,
  * ddr_bytes_written, bank_conflict_cycles, wall_seconds, sim_cycles_per_second, functional,
- * engines.{name}.{busy, idle, stall.{bank_conflict, ddr, semaphore, queue_full}, instructions}.
+ * engines.{name}.{busy, idle, stall.{bank_conflict, ddr, semaphore, queue_full}, instructions},
+ * lower_bound.{mxu_cycles, vpu_cycles, ddr_cycles, ddr_compulsory_bytes, cycles, limit,
+ * total_over_bound, schedule_efficiency} (the roofline bound of the run and the schedule's
+ * distance from it: docs/traces.md).
  * Errors: CT_ERR_INPUT (cannot write path), CT_ERR_LIMIT (no memory). */
 ct_status ct_report_summary(const char *path, const ct_sim_counters *c, ct_diag *d);
 
