@@ -63,6 +63,12 @@ void ct_deploy_summary_print(FILE *f, const ct_deploy_summary_info *info, const 
   if (c)
     fprintf(f, ", simulated %llu cycles, MXU utilization %.4f, DDR %llu bytes", (unsigned long long)c->total_cycles,
             mxu_util(c), (unsigned long long)(c->ddr_bytes_read + c->ddr_bytes_written));
+  if (c) {
+    ct_report_bound b;
+    ct_report_bound_of(c, &b);
+    fprintf(f, "\ndeploy: lower bound %.0f cycles (%s); total / bound %.2f; schedule efficiency %.3f (%s busy %.0f%% of the run)",
+            b.cycles, b.limit, b.total_over_bound, b.efficiency, b.busiest ? b.busiest : "none", 100 * b.efficiency);
+  }
   fprintf(f, "\ndeploy: compiled (plan + codegen) in %.3f s", info->compile_s); /* all attempts */
   if (c) {
     double w = c->wall_seconds;

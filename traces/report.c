@@ -49,27 +49,34 @@ static uint64_t engine_busy(const ct_sim_counters *c, const char *name) {
   return 0;
 }
 
-/* The run's lower bound (roofline: no schedule finishes before its busiest resource does):
- * MXU = Σ MACs / (rows · cols · rate), VPU = the VPU's busy cycles (its work at full lanes),
- * DDR = compulsory bytes / bytes per cycle; and how the schedule compares with it:
- * schedule_efficiency = busiest engine's busy cycles / total, total_over_bound. */
-static cJSON *bound_json(const ct_sim_counters *c) {
-  double mxu = c->mxu_ideal_cycles, vpu = (double)engine_busy(c, "vpu");
-  double ddr = c->ddr_bytes_per_cycle ? (double)c->ddr_compulsory_bytes / (double)c->ddr_bytes_per_cycle : 0;
-  double bound = mxu > vpu ? mxu : vpu;
-  bound = ddr > bound ? ddr : bound;
+void ct_report_bound_of(const ct_sim_counters *c, ct_report_bound *b) {
+  memset(b, 0, sizeof *b);
+  b->mxu = c->mxu_ideal_cycles, b->vpu = (double)engine_busy(c, "vpu");
+  b->ddr = c->ddr_bytes_per_cycle ? (double)c->ddr_compulsory_bytes / (double)c->ddr_bytes_per_cycle : 0;
+  b->cycles = b->mxu > b->vpu ? b->mxu : b->vpu;
+  b->cycles = b->ddr > b->cycles ? b->ddr : b->cycles;
+  b->limit = b->cycles == 0 ? "none" : b->cycles == b->vpu ? "vpu" : b->cycles == b->mxu ? "mxu" : "ddr";
   uint64_t busiest = 0;
-  for (int i = 0; i < c->n_engines; i++) busiest = c->engines[i].busy > busiest ? c->engines[i].busy : busiest;
+  for (int i = 0; i < c->n_engines; i++)
+    if (c->engines[i].busy > busiest) busiest = c->engines[i].busy, b->busiest = c->engines[i].name;
+  b->total_over_bound = b->cycles > 0 ? (double)c->total_cycles / b->cycles : 0;
+  b->efficiency = c->total_cycles ? (double)busiest / (double)c->total_cycles : 0;
+}
+
+static cJSON *bound_json(const ct_sim_counters *c) {
+  ct_report_bound b;
+  ct_report_bound_of(c, &b);
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
-  cJSON_AddNumberToObject(o, "mxu_cycles", mxu);
-  cJSON_AddNumberToObject(o, "vpu_cycles", vpu);
-  cJSON_AddNumberToObject(o, "ddr_cycles", ddr);
+  cJSON_AddNumberToObject(o, "mxu_cycles", b.mxu);
+  cJSON_AddNumberToObject(o, "vpu_cycles", b.vpu);
+  cJSON_AddNumberToObject(o, "ddr_cycles", b.ddr);
   cJSON_AddNumberToObject(o, "ddr_compulsory_bytes", (double)c->ddr_compulsory_bytes);
-  cJSON_AddNumberToObject(o, "cycles", bound);
-  cJSON_AddStringToObject(o, "limit", bound == 0 ? "none" : bound == vpu ? "vpu" : bound == mxu ? "mxu" : "ddr");
-  cJSON_AddNumberToObject(o, "total_over_bound", bound > 0 ? (double)c->total_cycles / bound : 0);
-  cJSON_AddNumberToObject(o, "schedule_efficiency", c->total_cycles ? (double)busiest / (double)c->total_cycles : 0);
+  cJSON_AddNumberToObject(o, "cycles", b.cycles);
+  cJSON_AddStringToObject(o, "limit", b.limit);
+  cJSON_AddNumberToObject(o, "total_over_bound", b.total_over_bound);
+  cJSON_AddNumberToObject(o, "schedule_efficiency", b.efficiency);
+  cJSON_AddStringToObject(o, "busiest_engine", b.busiest ? b.busiest : "none");
   return o;
 }
 

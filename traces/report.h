@@ -12,10 +12,23 @@
  * ddr_bytes_written, bank_conflict_cycles, wall_seconds, sim_cycles_per_second, functional,
  * engines.{name}.{busy, idle, stall.{bank_conflict, ddr, semaphore, queue_full}, instructions},
  * lower_bound.{mxu_cycles, vpu_cycles, ddr_cycles, ddr_compulsory_bytes, cycles, limit,
- * total_over_bound, schedule_efficiency} (the roofline bound of the run and the schedule's
+ * total_over_bound, schedule_efficiency, busiest_engine} (the roofline bound of the run and the schedule's
  * distance from it: docs/traces.md).
  * Errors: CT_ERR_INPUT (cannot write path), CT_ERR_LIMIT (no memory). */
 ct_status ct_report_summary(const char *path, const ct_sim_counters *c, ct_diag *d);
+
+/* The roofline lower bound of a run and the schedule's distance from it (docs/traces.md):
+ * mxu = Σ MACs / (rows · cols · rate), vpu = the VPU's busy cycles, ddr = compulsory DDR
+ * bytes / bytes per cycle (all in cycles); cycles = the largest, limit its name ("mxu",
+ * "vpu", "ddr", "none"); total_over_bound = total_cycles / cycles; efficiency = busy cycles
+ * of the busiest engine (busiest, its name; NULL with no engines) / total_cycles. */
+typedef struct ct_report_bound {
+  double mxu, vpu, ddr, cycles, total_over_bound, efficiency;
+  const char *limit, *busiest;
+} ct_report_bound;
+
+/* Fills *b from the counters of a run. */
+void ct_report_bound_of(const ct_sim_counters *c, ct_report_bound *b);
 
 /* Builds the summary as a cJSON-printed string (malloc'd; NULL on out of memory). */
 char *ct_report_summary_text(const ct_sim_counters *c);
