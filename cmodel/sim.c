@@ -350,6 +350,7 @@ static ct_status layer_counters(run_ctx *x, ct_sim_run_output *out, ct_diag *d) 
     if (r->engine[i] >= 0) l->busy[r->engine[i]] += r->busy[i];
     for (int s = 0; s < CT_STALL_COUNT; s++) l->stall[s] += r->stall[(size_t)i * CT_STALL_COUNT + (size_t)s];
     l->macs += x->ops[i].macs;
+    l->mxu_ideal += x->ops[i].mxu_ideal;
     l->ddr_bytes_read += x->ops[i].ddr_read;
     l->ddr_bytes_written += x->ops[i].ddr_written;
     l->insns++;

@@ -98,8 +98,16 @@ static void group_figures(const ct_program *prog, int n_groups, ct_deploy_run *r
   for (int k = 0; k < r->so.n_layers; k++) {
     const ct_layer_counters *l = &r->so.layers[k];
     if (l->group < 0 || l->group >= n_groups) continue;
-    r->gs[l->group].ddr += l->ddr_bytes_read + l->ddr_bytes_written;
-    r->gs[l->group].macs += l->macs;
+    ct_deploy_group_sim *gs = &r->gs[l->group];
+    gs->ddr += l->ddr_bytes_read + l->ddr_bytes_written;
+    gs->macs += l->macs;
+    gs->mxu_ideal += l->mxu_ideal;
+    gs->stall_sem += l->stall[CT_STALL_SEM];
+    for (int e = 0; e < r->so.res.counters.n_engines; e++) {
+      const char *n = r->so.res.counters.engines[e].name;
+      uint64_t *to = !strcmp(n, "mxu") ? &gs->busy_mxu : !strcmp(n, "vpu") ? &gs->busy_vpu : &gs->busy_dma;
+      *to += l->busy[e];
+    }
   }
 }
 

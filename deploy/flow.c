@@ -32,9 +32,22 @@ ct_status ct_deploy_compile(const ct_graph *g, const ct_chip *chip, const ct_lg_
   return st;
 }
 
+/* A group's busy cycles per engine kind, semaphore stalls, its bound (the larger of its MXU
+ * ideal cycles and its VPU work; DMA time is not bounded per group: the bytes a group moves
+ * depend on the grouping) and its efficiency (the busiest kind's busy cycles / its span; a
+ * kind whose instructions overlap can exceed 1 only for the DMA column, which sums engines). */
+static void group_bound_csv(FILE *f, const ct_deploy_group_sim *s, uint64_t cyc) {
+  double bound = s->mxu_ideal > (double)s->busy_vpu ? s->mxu_ideal : (double)s->busy_vpu;
+  uint64_t busiest = s->busy_mxu > s->busy_vpu ? s->busy_mxu : s->busy_vpu;
+  fprintf(f, "%llu,%llu,%llu,%llu,%.0f,%s,%.4f\n", (unsigned long long)s->busy_mxu, (unsigned long long)s->busy_vpu,
+          (unsigned long long)s->busy_dma, (unsigned long long)s->stall_sem, bound,
+          bound == 0 ? "none" : bound == (double)s->busy_vpu ? "vpu" : "mxu", cyc ? (double)busiest / (double)cyc : 0.0);
+}
+
 bool ct_deploy_groups_csv(const ct_lg_plan *p, const ct_deploy_run *r, FILE *f) {
   fprintf(f, "group,layers,first_layer,last_layer,tile_shape,tiles,lmem_bytes,est_cycles,sim_cycles,est_over_sim,"
-             "mxu_util,ddr_bytes\n");
+             "mxu_util,ddr_bytes,busy_mxu,busy_vpu,busy_dma,stall_semaphore,bound_cycles,bound_limit,"
+             "schedule_efficiency\n");
   double rc = (double)p->chip.mxu_rows * (double)p->chip.mxu_cols;
   for (int gi = 0; gi < p->n_groups; gi++) {
     const ct_lg_group *gr = &p->groups[gi];
@@ -47,10 +60,11 @@ bool ct_deploy_groups_csv(const ct_lg_plan *p, const ct_deploy_run *r, FILE *f) 
     const ct_deploy_group_sim *s = r && r->simulated ? &r->gs[gi] : NULL;
     if (s && s->ran) {
       uint64_t cyc = s->end - s->start;
-      fprintf(f, "%llu,%.4f,%.4f,%llu\n", (unsigned long long)cyc, cyc ? (double)gr->cycles / (double)cyc : 0.0,
+      fprintf(f, "%llu,%.4f,%.4f,%llu,", (unsigned long long)cyc, cyc ? (double)gr->cycles / (double)cyc : 0.0,
               cyc ? (double)s->macs / ((double)cyc * rc) : 0.0, (unsigned long long)s->ddr);
+      group_bound_csv(f, s, cyc);
     } else {
-      fprintf(f, ",,,\n");
+      fprintf(f, ",,,,,,,,,,\n");
     }
   }
   return !ferror(f);

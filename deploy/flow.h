@@ -32,6 +32,9 @@ typedef struct ct_deploy_group_sim {
   uint64_t start, end; /* cycles: the group's first instruction start, last instruction end */
   uint64_t macs;       /* MXU MACs of its layers (the summary's macs) */
   uint64_t ddr;        /* DDR bytes read and written by its layers */
+  uint64_t busy_mxu, busy_vpu, busy_dma; /* busy cycles of its instructions (dma: every DMA engine) */
+  uint64_t stall_sem;  /* cycles its instructions waited on semaphores, Σ over engines */
+  double mxu_ideal;    /* Σ MACs / (rows · cols · rate) of its MXU instructions */
   bool ran;            /* some instruction of the group ran */
 } ct_deploy_group_sim;
 

@@ -51,7 +51,7 @@ static int set_strategy(void *args, const char *cmd, const ct_opt *o, const char
 static const ct_opt opts[] = {
     CT_OPT_NEED_("-o", "OUT.ctpu", deploy_args, out, "output", "the program, and OUT.ctpu.groups.csv (per group: layers, "
                  "tile shape, tiles, LMEM bytes, estimated cycles and, after simulation, simulated cycles, MXU "
-                 "utilization, DDR bytes)"),
+                 "utilization, DDR bytes, busy cycles per engine kind, bound, schedule efficiency)"),
     CT_OPT_STR_("--quantize", "M", deploy_args, quantize,
                 "lower an ONNX model or Top module first (INT8, BF16, F16, F32), as ctpu transform + ctpu lower do "
                 "(ONNX: no image preprocessing)"),

@@ -58,6 +58,7 @@ typedef struct ct_layer_counters {
   uint64_t stall[CT_STALL_COUNT]; /* cycles engines stalled on this layer's instructions, by
                                    * reason, Σ over engines (queue_full: always 0, no instruction) */
   uint64_t macs;
+  double mxu_ideal;               /* Σ macs / (rows · cols · rate) of its MXU instructions */
   uint64_t ddr_bytes_read, ddr_bytes_written;
   uint64_t insns;
 } ct_layer_counters;
