@@ -3,7 +3,8 @@
  * WARM_MS after start-up: OpenBLAS's pthread workers spin-wait for ~0.1 s after the library
  * loads, taking a core from ctpu's pool — fmnist-rescnn at 2 threads measured 1.64 ms instead
  * of 0.71 ms inside that window; onnxruntime's numbers are steady-state too), then RUNS timed
- * runs per thread count; prints "THREADS MEDIAN_MS" lines (CLOCK_MONOTONIC wall time; with the
+ * runs per thread count on one worker pool (kept across the runs, as onnxruntime keeps its
+ * session's); prints "THREADS MEDIAN_MS" lines (CLOCK_MONOTONIC wall time; with the
  * environment variable BENCH_CPU set, the process's CPU time instead).
  * usage: bench_infer MODEL.top RUNS THREADS[,THREADS...] INPUT... */
 #include <stdio.h>
@@ -45,11 +46,11 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* One inference; its wall time in ms into *ms. */
-static ct_status run_once(const ct_graph *g, int threads, const ct_tensor_list *in, double *ms, ct_diag *d) {
+/* One inference on pool (NULL: one thread); its wall time in ms into *ms. */
+static ct_status run_once(const ct_graph *g, ct_workpool *pool, const ct_tensor_list *in, double *ms, ct_diag *d) {
   ct_tensor_list out;
   ct_tensor_list_init(&out);
-  ct_ref_options opt = {.threads = threads};
+  ct_ref_options opt = {.threads = 1, .pool = pool};
   double t0 = run_ms();
   ct_status st = ct_ref_run(g, &opt, in, &out, d);
   *ms = run_ms() - t0;
@@ -61,9 +62,12 @@ static ct_status run_once(const ct_graph *g, int threads, const ct_tensor_list *
 static ct_status median_ms(const ct_graph *g, int threads, int runs, const ct_tensor_list *in, double *med,
                            ct_diag *d) {
   double t[MAX_RUNS];
-  ct_status st = run_once(g, threads, in, &t[0], d);
-  while (st == CT_OK && now_ms() - t_start_ms < WARM_MS) st = run_once(g, threads, in, &t[0], d);
-  for (int i = 0; st == CT_OK && i < runs; i++) st = run_once(g, threads, in, &t[i], d);
+  ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL; /* one per thread count, as a session's */
+  if (threads > 1 && !pool) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  ct_status st = run_once(g, pool, in, &t[0], d);
+  while (st == CT_OK && now_ms() - t_start_ms < WARM_MS) st = run_once(g, pool, in, &t[0], d);
+  for (int i = 0; st == CT_OK && i < runs; i++) st = run_once(g, pool, in, &t[i], d);
+  ct_workpool_free(pool);
   if (st) return st;
   qsort(t, (size_t)runs, sizeof t[0], cmp_double);
   *med = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;

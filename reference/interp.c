@@ -316,7 +316,9 @@ ct_status ct_ref_run(const ct_graph *g, const ct_ref_options *opt, const ct_tens
   ct_tensor_list_init(&none);
   run_state s = {.g = g, .opt = opt, .inputs = inputs ? inputs : &none};
   s.ctx.threads = opt && opt->threads > 1 ? opt->threads : 1;
-  s.ctx.pool = s.ctx.threads > 1 ? ct_workpool_new(s.ctx.threads) : NULL; /* NULL: kernels run serially */
+  bool own_pool = !(opt && opt->pool);
+  if (!own_pool) s.ctx.pool = opt->pool, s.ctx.threads = ct_workpool_threads(opt->pool);
+  else s.ctx.pool = s.ctx.threads > 1 ? ct_workpool_new(s.ctx.threads) : NULL; /* NULL: kernels run serially */
   size_t nv = (size_t)g->n_values + 1;
   s.vals = calloc(nv, sizeof *s.vals);
   s.owned = calloc(nv, sizeof *s.owned);
@@ -336,6 +338,6 @@ ct_status ct_ref_run(const ct_graph *g, const ct_ref_options *opt, const ct_tens
   free(s.cap);
   free(s.pool);
   free(s.pool_cap);
-  ct_workpool_free(s.ctx.pool);
+  if (own_pool) ct_workpool_free(s.ctx.pool);
   return st;
 }

@@ -6,6 +6,7 @@
 
 #include "common/h5io.h"
 #include "common/status.h"
+#include "common/workpool.h"
 #include "ir/ir.h"
 
 /* Progress callback: called after op number `done` (1-based, counting live ops) of `total`
@@ -40,6 +41,10 @@ typedef struct ct_ref_options {
   void *on_op_user;
   ct_ref_rewrite_fn rewrite;    /* optional: see ct_ref_rewrite_fn */
   void *rewrite_user;
+  ct_workpool *pool;            /* optional: a caller-owned pool the kernels share instead of a
+                                 * pool started for the run (threads is then ignored): callers
+                                 * that run many inferences keep one, as onnxruntime keeps its
+                                 * thread pool per session; results do not depend on it */
 } ct_ref_options;
 
 /* Runs g (ops in topological order; every value shape-inferred) on `inputs` and appends the
