@@ -252,6 +252,21 @@ START_TEST(test_run_fuses_conv_activation_same_bits) {
     ck_assert_int_eq(out[0].items[i]->nbytes, out[1].items[i]->nbytes);
     ck_assert(memcmp(out[0].items[i]->data, out[1].items[i]->data, out[0].items[i]->nbytes) == 0);
   }
+  /* a caller-owned pool, kept across runs, gives the same bits and outlives them */
+  ct_workpool *pool = ct_workpool_new(3);
+  ck_assert_ptr_nonnull(pool);
+  for (int r = 0; r < 2; r++) {
+    ct_tensor_list po;
+    ct_tensor_list_init(&po);
+    ct_diag d;
+    ck_assert_msg(ct_ref_run(g, &(ct_ref_options){.threads = 1, .pool = pool}, &in, &po, &d) == CT_OK, "%s", d.msg);
+    for (int i = 0; i < 4; i++)
+      ck_assert(po.items[i]->nbytes == out[0].items[i]->nbytes &&
+                memcmp(po.items[i]->data, out[0].items[i]->data, po.items[i]->nbytes) == 0);
+    ct_tensor_list_free(&po);
+  }
+  ck_assert_int_eq(ct_workpool_threads(pool), 3);
+  ct_workpool_free(pool);
   const float *h2 = out[0].items[0]->data, *c2 = out[0].items[1]->data; /* h2 = hardswish(c2) */
   for (int64_t i = 0; i < ct_tensor_numel(out[0].items[0]); i++) {
     double t = c2[i] / 6.0 + 0.5;
