@@ -138,6 +138,26 @@ int64_t ct_lg_move_cycles(const lg_ctx *x, int li) {
   return move_cycles(x, bytes);
 }
 
+/* The LMEM port floor of a VPU layer's tile: the cmodel times a VPU instruction at least at
+ * its busiest bank's bytes / lmem.bank_port_bytes (ct_lmem_port_cycles). The planner does not
+ * know the banks yet; the busiest bank carries at least the largest operand (operands placed
+ * in separate banks; an operand holds at most a bank's bytes of any one bank) and at least the
+ * operands' total over the banks. */
+static int64_t vpu_port_floor(const lg_ctx *x, const ct_op *op) {
+  int64_t most = 0, total = 0;
+  for (int i = 0; i < op->n_in + op->n_out; i++) {
+    const ct_value *v = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+    if (!v) continue;
+    int64_t b = tile_elems(x, v) * ct_lg_elem_bytes(x->opt, v), bank = x->chip->lmem_bytes / x->chip->lmem_banks;
+    total += b, b = b < bank ? b : bank;
+    most = b > most ? b : most;
+  }
+  int64_t spread = cdiv(total, x->chip->lmem_banks > 0 ? x->chip->lmem_banks : 1);
+  return cdiv(most > spread ? most : spread, x->chip->lmem_bank_port_bytes);
+}
+
+static int64_t vpu_layer(const lg_ctx *x, int li, const int64_t *oe, int64_t out);
+
 int64_t ct_lg_layer_cycles(const lg_ctx *x, int li) {
   const ct_lg_layer *l = &x->layers[li];
   const ct_op *op = l->op;
@@ -146,6 +166,16 @@ int64_t ct_lg_layer_cycles(const lg_ctx *x, int li) {
   int64_t out = ct_lg_tile_extents(op->out[0], &x->rng[op->out[0]->id], oe);
   for (int j = 1; j < op->n_out; j++) out += tile_elems(x, op->out[j]);
   if (l->unit == CT_LG_UNIT_MXU) return mxu_layer(x, op, oe) + ct_lg_move_cycles(x, li);
+  int64_t v = vpu_layer(x, li, oe, out);
+  if (moved_in_lmem(op)) return v; /* MOVEs (DMA, timed by their bytes) and per-block VPU ops */
+  int64_t floor = vpu_port_floor(x, op);
+  return v > floor ? v : floor;
+}
+
+/* The VPU layers' cycles from the lane model (isa/cost.h), with their MOVEs. */
+static int64_t vpu_layer(const lg_ctx *x, int li, const int64_t *oe, int64_t out) {
+  const ct_op *op = x->layers[li].op;
+  const ct_lg_layer *l = &x->layers[li];
   int64_t w = widest(x, op), in = op->n_in && op->in[0] ? tile_elems(x, op->in[0]) : out;
   int64_t win = 1;
   if (op->kind == CT_OP_CONV && op->in[1]->ndim == 4) win = op->in[1]->shape[2] * op->in[1]->shape[3];
