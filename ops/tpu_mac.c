@@ -38,6 +38,8 @@ typedef struct conv_job {
   bool small;
   bool acc32;             /* small, and max|b| + K·max|w − zp_w|·max|col| ≤ INT32_MAX: int32 sums */
   int64_t bmax;           /* max |bias| */
+  const int16_t *a16;     /* column split (conv_cols_igemm): the group's weights − zp_w, [og][K] */
+  const int32_t *bias32;  /* ... and its biases, [og] */
 } conv_job;
 
 #define CONV_GEMM_MIN_OC 1 /* output channels per group from which a Conv runs on sgemm */
@@ -135,12 +137,16 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
 
 #define IGEMM_COLS 2048 /* output columns per ct_tpu_igemm call: the int32 sums stay small */
 
-/* The integer path of conv_channels (conv_grouped checked ct_tpu_igemm_exact): acc = bias +
- * (W − zp_w)·col by ct_tpu_igemm over blocks of IGEMM_COLS columns, each block requantized
- * a row at a time. The sums are exact int32 integers, equal to the dot loop's. */
-static void conv_channels_igemm(void *arg, int64_t lo, int64_t hi, int slot) {
+#define IGEMM_QUAD 4 /* output channels per task of the row split: whole rows of the 4-row micro-kernels */
+
+/* The integer path of conv_channels (conv_grouped checked ct_tpu_igemm_exact) for quads [lo,
+ * hi) of IGEMM_QUAD output channels: acc = bias + (W − zp_w)·col by ct_tpu_igemm over blocks
+ * of IGEMM_COLS columns, each block requantized a row at a time. The sums are exact int32
+ * integers, equal to the dot loop's. */
+static void conv_channels_igemm(void *arg, int64_t qlo, int64_t qhi, int slot) {
   (void)slot;
   conv_job *j = arg;
+  int64_t lo = qlo * IGEMM_QUAD, hi = qhi * IGEMM_QUAD < j->og ? qhi * IGEMM_QUAD : j->og;
   int64_t rows = hi - lo, K = j->K, P = j->P, nb = P < IGEMM_COLS ? P : IGEMM_COLS;
   int16_t *a = malloc(sizeof *a * (size_t)(rows * K + 1));
   int32_t *bias = malloc(sizeof *bias * (size_t)(rows + 1)), *c = malloc(sizeof *c * (size_t)(rows * nb + 1));
@@ -161,6 +167,31 @@ static void conv_channels_igemm(void *arg, int64_t lo, int64_t hi, int slot) {
   }
   if (!ok) j->oom = true;
   free(a), free(bias), free(c);
+}
+
+#define IGEMM_BLOCK 512 /* output columns per task of the column split */
+
+/* Column blocks [lo, hi) (IGEMM_BLOCK each) of one group, every output channel: acc = bias +
+ * (W − zp_w)·col by ct_tpu_igemm on the shared paired columns, requantized a row at a time.
+ * The split of a conv with many output columns: each task reads only its columns (the row
+ * split has every task stream all of them). The same exact int32 sums as the row split. */
+static void conv_cols_igemm(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  conv_job *j = arg;
+  int64_t og = j->og, K = j->K, P = j->P;
+  int32_t *c = malloc(sizeof *c * (size_t)(og * IGEMM_BLOCK + 1));
+  bool ok = c != NULL;
+  for (int64_t b = lo; ok && b < hi; b++) {
+    int64_t p0 = b * IGEMM_BLOCK, n = P - p0 < IGEMM_BLOCK ? P - p0 : IGEMM_BLOCK;
+    if (!(ok = ct_tpu_igemm_paired(og, n, K, j->a16, K, j->colp + 2 * p0, P, j->bias32, c, n))) break;
+    for (int64_t r = 0; r < og; r++) {
+      int64_t oc = j->grp * og + r;
+      ct_quant_requant_act_row_i32(c + r * n, n, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
+                                   ct_tq_at(j->y, (j->n * j->oc + oc) * P + p0));
+    }
+  }
+  if (!ok) j->oom = true;
+  free(c);
 }
 
 /* Widens [*lo, *hi] to hold v[0..n). */
@@ -298,7 +329,8 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
  * the column buffers, each allocated on first use and kept for the next groups: col (int16,
  * K·P), colp (the paired layout of ct_tpu_igemm_pair_rows), colf (col as floats). */
 typedef struct conv_cols {
-  int16_t *xs, *col, *colp;
+  int16_t *xs, *col, *colp, *a16;
+  int32_t *bias32;
   float *colf;
   int64_t xn, cg;
   const ct_nn_geo *g;
@@ -312,7 +344,8 @@ static void *conv_buf(void *buf, int64_t n, size_t esz) { return buf ? buf : mal
  * output channels (gemm false) on the int16 columns (im2col into cc->col unless pointwise);
  * else ct_tpu_igemm when its int32 sums are exact (weights within int16 and ct_tpu_igemm_exact
  * with max |xs|, which bounds every column value), on columns built straight into the paired
- * layout cc->colp; else the chunked sgemm on the columns as floats (cc->colf). NULL when out of
+ * layout cc->colp — split by output channels, or with at least 2·IGEMM_BLOCK columns by
+ * column blocks (conv_cols_igemm, the weights converted once into cc->a16); else the chunked sgemm on the columns as floats (cc->colf). NULL when out of
  * memory. */
 static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   int64_t KP = j->K * j->P;
@@ -321,7 +354,18 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
     if (cc->pw) ct_tpu_igemm_pair_rows(cc->xs, j->K, j->P, cc->colp); /* once per group, shared by the threads */
     else conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp);
     j->colp = cc->colp;
-    return conv_channels_igemm;
+    if (j->P < 2 * IGEMM_BLOCK) return conv_channels_igemm;
+    /* many columns: split them, with the group's weights and biases converted once */
+    if (!(cc->a16 = conv_buf(cc->a16, j->og * j->K, sizeof *cc->a16)) ||
+        !(cc->bias32 = conv_buf(cc->bias32, j->og, sizeof *cc->bias32)))
+      return NULL;
+    for (int64_t r = 0; r < j->og; r++) {
+      int64_t oc = j->grp * j->og + r;
+      ct_tq_get_row_i16(j->w, oc * j->K, j->K, j->zw ? j->zw[oc] : j->zw0, cc->a16 + r * j->K);
+      cc->bias32[r] = j->b ? ct_tq_get(j->b, oc) : 0;
+    }
+    j->a16 = cc->a16, j->bias32 = cc->bias32;
+    return conv_cols_igemm;
   }
   if (!cc->pw) {
     if (!(cc->col = conv_buf(cc->col, KP, sizeof *cc->col))) return NULL;
@@ -356,10 +400,13 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
       conv_input(x, g, n, grp * cg, cg, zx, cc.xs);
       j->n = n, j->grp = grp;
       ct_workpool_fn fn = conv_pick(j, &cc, wmax);
-      if (fn) ct_nn_parallel(ctx, j->og, j->og * j->K * j->P, fn, j);
+      int64_t tasks = fn == conv_cols_igemm       ? (j->P + IGEMM_BLOCK - 1) / IGEMM_BLOCK
+                      : fn == conv_channels_igemm ? (j->og + IGEMM_QUAD - 1) / IGEMM_QUAD
+                                                  : j->og;
+      if (fn) ct_nn_parallel(ctx, tasks, j->og * j->K * j->P, fn, j);
       if (!fn || j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
-  free(cc.col), free(cc.colf), free(cc.colp), free(cc.xs);
+  free(cc.col), free(cc.colf), free(cc.colp), free(cc.xs), free(cc.a16), free(cc.bias32);
   return st;
 }
 

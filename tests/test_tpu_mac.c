@@ -168,6 +168,12 @@ START_TEST(test_conv_paths_vs_loop) {
   check_case(&c);
   c.OC = 3;
   check_case(&c);
+  /* many output columns (40 × 50): the column split, a partial last block, two groups of
+   * 6 output channels (not a multiple of the 4-row micro-kernel) */
+  conv_case f = {.C = 4, .H = 40, .W = 50, .OC = 12, .G = 2, .k = {3, 3}, .st = {1, 1}, .dl = {1, 1}, .pads = {1, 1, 1, 1},
+                 .xt = CT_U8, .wt = CT_I8, .yt = CT_I8, .zx = 9, .zy = -4, .xlo = 0, .xhi = 255, .wlo = -127, .whi = 127,
+                 .blo = -20000, .bhi = 20000, .pc = true, .act = 1, .m0 = 1900000000, .s = 37};
+  check_case(&f);
 }
 END_TEST
 
