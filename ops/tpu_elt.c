@@ -198,8 +198,67 @@ static ct_status lut16(const ct_op *op, const int64_t *tab, int n, bool per_chan
   return CT_OK;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+/* y[i] = byte[x[i]] with AVX-512 VBMI: the 256-byte map in four registers, two 128-entry
+ * permutes (vpermi2b) per 64 bytes and the top bit of x choosing between them. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void map_bytes_vbmi(const uint8_t byte[256],
+                                                                                 const uint8_t *x, uint8_t *y,
+                                                                                 int64_t n) {
+  __m512i t0 = _mm512_loadu_si512((const void *)byte), t1 = _mm512_loadu_si512((const void *)(byte + 64));
+  __m512i t2 = _mm512_loadu_si512((const void *)(byte + 128)), t3 = _mm512_loadu_si512((const void *)(byte + 192));
+  for (int64_t i = 0; i < n; i += 64) {
+    __mmask64 m = n - i >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (n - i)) - 1);
+    __m512i v = _mm512_maskz_loadu_epi8(m, x + i);
+    __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+    _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+  }
+}
+#define LUT_VBMI 1
+#endif
+
+/* y[i] = byte[x[i]] for i < n (the 8-bit LUT by stored byte). */
+static void map_bytes(const uint8_t byte[256], const uint8_t *x, uint8_t *y, int64_t n) {
+#ifdef LUT_VBMI
+  static int vbmi = -1; /* a benign race: every thread stores the same value */
+  if (vbmi < 0) vbmi = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+  if (vbmi) {
+    map_bytes_vbmi(byte, x, y, n);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; i++) y[i] = byte[x[i]];
+}
+
+/* One 8-bit LUT over blocks of `plane` elements (a channel's plane with per-channel tables). */
+typedef struct lut_job {
+  const int64_t *tab;
+  ct_dtype it;
+  const uint8_t *x;
+  uint8_t *y;
+  int64_t cnt, plane, C;
+  bool per_channel;
+} lut_job;
+
+/* Blocks [lo, hi) of a lut_job: each block's byte map (per channel: its channel's table),
+ * then the gather. */
+static void lut_blocks(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const lut_job *j = arg;
+  uint8_t byte[256];
+  int64_t k = -1;
+  for (int64_t b = lo; b < hi; b++) {
+    int64_t i0 = b * j->plane, t = j->per_channel ? b % j->C * 256 : 0;
+    if (t != k) /* the table by stored byte: entry ct_quant_lut_index of the byte's value */
+      for (int r = 0; r < 256; r++) byte[r] = (uint8_t)j->tab[t + ct_quant_lut_index(j->it == CT_I8 ? (int8_t)r : r, j->it)];
+    k = t;
+    map_bytes(byte, j->x + i0, j->y + i0, j->cnt - i0 < j->plane ? j->cnt - i0 : j->plane);
+  }
+}
+
+#define LUT_BLOCK ((int64_t)1 << 16) /* elements per block of a per-tensor table */
+
 ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
-  (void)ctx;
   int n = 0;
   const int64_t *tab = ct_attr_lut_table(op, &n);
   ct_dtype it = in[0]->dtype, ot = out[0]->dtype;
@@ -208,16 +267,10 @@ ct_status ct_tpu_lut(const ct_op *op, ct_tensor *const *in, ct_tensor **out, con
   if ((n != E && !per_channel) || (it != CT_I8 && it != CT_U8 && it != CT_I16) || (ot != CT_I8 && ot != CT_U8))
     return ct_ops_err(d, CT_ERR_INPUT, op, "needs a 256-entry table (or 256 per channel) and 8-bit input and output, or a 257-entry table and i16 input");
   if (it == CT_I16) return lut16(op, tab, n, per_channel, in[0], out[0], d);
-  int64_t plane = per_channel && cnt > 0 ? cnt / in[0]->shape[0] / C : cnt;
-  const uint8_t *x = in[0]->data;
-  uint8_t *y = out[0]->data, byte[256];
-  for (int64_t i0 = 0, k = -1; i0 < cnt; i0 += plane) {
-    int64_t t = per_channel ? (i0 / plane) % C * 256 : 0;
-    if (t != k) /* the table by stored byte: entry ct_quant_lut_index of the byte's value */
-      for (int r = 0; r < 256; r++) byte[r] = (uint8_t)tab[t + ct_quant_lut_index(it == CT_I8 ? (int8_t)r : r, it)];
-    k = t;
-    for (int64_t i = i0; i < i0 + plane && i < cnt; i++) y[i] = byte[x[i]];
-  }
+  int64_t plane = per_channel && cnt > 0 ? cnt / in[0]->shape[0] / C : LUT_BLOCK;
+  if (cnt <= 0 || plane <= 0) return CT_OK;
+  lut_job j = {tab, it, in[0]->data, out[0]->data, cnt, plane, C, per_channel};
+  ct_nn_parallel(ctx, (cnt + plane - 1) / plane, cnt, lut_blocks, &j);
   return CT_OK;
 }
 
