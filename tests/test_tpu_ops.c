@@ -242,30 +242,38 @@ START_TEST(test_convtranspose_kernel_vs_loop) {
 }
 END_TEST
 
-/* The 8-bit LUT on i8 and u8 inputs [2, 3, 5, 7], one table and one per channel: y = T[c][x −
- * min(type)] (docs/isa.md LUT), every stored byte reached. */
+/* The 8-bit LUT on i8 and u8 inputs [2, 3, 5, 7] and [1, 3, 300, 301] (planes that are not
+ * whole 64-byte vectors; a per-tensor table over several 64 Ki blocks), one table and one per
+ * channel, 1 and 2 threads: y = T[c][x − min(type)] (docs/isa.md LUT), every stored byte
+ * reached. */
 START_TEST(test_lut_kernel_vs_table) {
-  for (int pc = 0; pc <= 1; pc++)
-    for (int u = 0; u <= 1; u++) {
-      ct_graph *g = ct_graph_new("t", "tpu");
-      int64_t xs[] = {2, 3, 5, 7};
-      ct_dtype xt = u ? CT_U8 : CT_I8;
-      ct_value *x = val(g, "x", xt, 4, xs, 0.1, 0), *y = val(g, "y", CT_I8, 4, xs, 0.1, 0);
-      ct_op *op = ct_graph_add_op(g, CT_OP_LUT, "lut", 1, &x, 1, &y);
-      int64_t tab[3 * 256];
-      for (int i = 0; i < 3 * 256; i++) tab[i] = (i * 37 + 11) % 256;
-      ck_assert(ct_op_set_ints(g, op, "table", pc ? 3 * 256 : 256, tab));
-      ct_tensor *tx = tensor_of(x, 9, u ? 0 : -128, u ? 255 : 127), *ty = ct_tensor_new(CT_I8, 4, xs, "y");
-      ct_kernel_ctx ctx = {.threads = 1};
-      ct_diag d;
-      ck_assert_msg(ct_tpu_exec(op, &tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
-      for (int64_t i = 0; i < 2 * 3 * 35; i++) {
-        int64_t v = (int64_t)ct_tensor_get_f64(tx, i) + (u ? 0 : 128), c = pc ? i / 35 % 3 : 0;
-        ck_assert_msg(((uint8_t *)ty->data)[i] == (uint8_t)tab[c * 256 + v], "pc %d u %d at %lld", pc, u, (long long)i);
-      }
-      ct_tensor_free(tx), ct_tensor_free(ty);
-      ct_graph_free(g);
-    }
+  const int64_t shapes[2][4] = {{2, 3, 5, 7}, {1, 3, 300, 301}};
+  for (int sh = 0; sh < 2; sh++)
+    for (int pc = 0; pc <= 1; pc++)
+      for (int u = 0; u <= 1; u++)
+        for (int threads = 1; threads <= 2; threads++) {
+          ct_graph *g = ct_graph_new("t", "tpu");
+          const int64_t *xs = shapes[sh];
+          int64_t plane = xs[2] * xs[3], cnt = xs[0] * xs[1] * plane;
+          ct_dtype xt = u ? CT_U8 : CT_I8;
+          ct_value *x = val(g, "x", xt, 4, xs, 0.1, 0), *y = val(g, "y", CT_I8, 4, xs, 0.1, 0);
+          ct_op *op = ct_graph_add_op(g, CT_OP_LUT, "lut", 1, &x, 1, &y);
+          int64_t tab[3 * 256];
+          for (int i = 0; i < 3 * 256; i++) tab[i] = (i * 37 + 11) % 256;
+          ck_assert(ct_op_set_ints(g, op, "table", pc ? 3 * 256 : 256, tab));
+          ct_tensor *tx = tensor_of(x, 9, u ? 0 : -128, u ? 255 : 127), *ty = ct_tensor_new(CT_I8, 4, xs, "y");
+          ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
+          ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
+          ct_diag d;
+          ck_assert_msg(ct_tpu_exec(op, &tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+          for (int64_t i = 0; i < cnt; i++) {
+            int64_t v = (int64_t)ct_tensor_get_f64(tx, i) + (u ? 0 : 128), c = pc ? i / plane % 3 : 0;
+            ck_assert_msg(((uint8_t *)ty->data)[i] == (uint8_t)tab[c * 256 + v], "shape %d pc %d u %d threads %d at %lld", sh,
+                          pc, u, threads, (long long)i);
+          }
+          ct_tensor_free(tx), ct_tensor_free(ty), ct_workpool_free(pool);
+          ct_graph_free(g);
+        }
 }
 END_TEST
 
