@@ -286,27 +286,51 @@ static void im2col_row2(const int16_t *xr, int64_t s, int64_t OW, int64_t lo, in
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
  * (a pointwise kernel's columns are xs itself: conv_grouped). paired: in the layout of
  * ct_tpu_igemm_pair_rows instead (rows 2p and 2p + 1 interleaved; an odd K's last row paired
- * with zeros). */
-static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, bool paired, int16_t *col) {
-  int64_t P = g->out[0] * g->out[1] * g->out[2], r = 0, HW = g->in[1] * g->in[2], step = paired ? 2 : 1;
+ * with zeros). im2col_channels builds the rows of input channels [lo, hi) (rows c·kvol ..
+ * (c + 1)·kvol − 1; in the paired layout two channels may share a pair row, each writing its
+ * own half). */
+typedef struct im2col_job {
+  const int16_t *xs;
+  const ct_nn_geo *g;
+  bool paired;
+  int16_t *col;
+} im2col_job;
+
+static void im2col_channels(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const im2col_job *j = arg;
+  const ct_nn_geo *g = j->g;
+  bool paired = j->paired;
+  int64_t P = g->out[0] * g->out[1] * g->out[2], HW = g->in[1] * g->in[2], step = paired ? 2 : 1;
+  int64_t r = lo * g->k[0] * g->k[1] * g->k[2];
   void (*row)(const int16_t *, int64_t, int64_t, int64_t, int64_t, int16_t *) = paired ? im2col_row2 : im2col_row;
-  for (int64_t c = 0; c < cg; c++)
+  for (int64_t c = lo; c < hi; c++)
     for (int64_t kd = 0; kd < g->k[0]; kd++)
       for (int64_t kh = 0; kh < g->k[1]; kh++)
         for (int64_t kw = 0; kw < g->k[2]; kw++, r++) {
-          int16_t *dst = paired ? col + (r / 2) * 2 * P + (r & 1) : col + r * P;
-          const int16_t *xc = xs + c * g->in[0] * HW;
-          int64_t off = kw * g->dl[2] - g->pb[2], lo, hi; /* iw = ow·s + off is inside for ow in [lo, hi) */
-          im2col_span(off, g->s[2], g->in[2], g->out[2], &lo, &hi);
+          int16_t *dst = paired ? j->col + (r / 2) * 2 * P + (r & 1) : j->col + r * P;
+          const int16_t *xc = j->xs + c * g->in[0] * HW;
+          int64_t off = kw * g->dl[2] - g->pb[2], lo2, hi2; /* iw = ow·s + off is inside for ow in [lo2, hi2) */
+          im2col_span(off, g->s[2], g->in[2], g->out[2], &lo2, &hi2);
           for (int64_t od = 0; od < g->out[0]; od++) {
             int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0];
             for (int64_t oh = 0; oh < g->out[1]; oh++, dst += step * g->out[2]) {
               int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
               bool rowin = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
-              row(rowin ? xc + (id * g->in[1] + ih) * g->in[2] + off : NULL, g->s[2], g->out[2], lo, hi, dst);
+              row(rowin ? xc + (id * g->in[1] + ih) * g->in[2] + off : NULL, g->s[2], g->out[2], lo2, hi2, dst);
             }
           }
         }
+}
+
+/* The int16 columns of cg input channels (row (c, kd, kh, kw), P = output positions; paired:
+ * the layout of ct_tpu_igemm_pair_rows, an odd last row paired with zeros), the channels
+ * shared by ctx's threads. */
+static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, bool paired, int16_t *col,
+                        const ct_kernel_ctx *ctx) {
+  int64_t P = g->out[0] * g->out[1] * g->out[2], r = cg * g->k[0] * g->k[1] * g->k[2];
+  im2col_job j = {xs, g, paired, col};
+  ct_nn_parallel(ctx, cg, r * P, im2col_channels, &j);
   if (paired && (r & 1))
     for (int64_t p = 0; p < P; p++) col[(r / 2) * 2 * P + 2 * p + 1] = 0;
 }
@@ -334,6 +358,7 @@ typedef struct conv_cols {
   float *colf;
   int64_t xn, cg;
   const ct_nn_geo *g;
+  const ct_kernel_ctx *ctx; /* the threads the column building shares */
   bool pw, gemm;
 } conv_cols;
 
@@ -352,7 +377,7 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   if (cc->gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax)) {
     if (!(cc->colp = conv_buf(cc->colp, (j->K + 1) / 2 * 2 * j->P, sizeof *cc->colp))) return NULL;
     if (cc->pw) ct_tpu_igemm_pair_rows(cc->xs, j->K, j->P, cc->colp); /* once per group, shared by the threads */
-    else conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp);
+    else conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx);
     j->colp = cc->colp;
     if (j->P < 2 * IGEMM_BLOCK) return conv_channels_igemm;
     /* many columns: split them, with the group's weights and biases converted once */
@@ -369,7 +394,7 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   }
   if (!cc->pw) {
     if (!(cc->col = conv_buf(cc->col, KP, sizeof *cc->col))) return NULL;
-    conv_im2col(cc->xs, cc->g, cc->cg, false, cc->col);
+    conv_im2col(cc->xs, cc->g, cc->cg, false, cc->col, cc->ctx);
   }
   j->col = cc->pw ? cc->xs : cc->col;
   if (!cc->gemm) return conv_channels;
@@ -386,7 +411,7 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
                               int32_t zx, const ct_kernel_ctx *ctx, ct_diag *d) {
   int64_t vol = g->in[0] * g->in[1] * g->in[2];
   bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1;
-  conv_cols cc = {.xs = conv_buf(NULL, cg * vol, sizeof(int16_t)), .xn = cg * vol, .cg = cg, .g = g,
+  conv_cols cc = {.xs = conv_buf(NULL, cg * vol, sizeof(int16_t)), .xn = cg * vol, .cg = cg, .g = g, .ctx = ctx,
                   .pw = conv_pointwise(g), .gemm = gemm};
   int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
   ct_status st = !cc.xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
