@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "compiler/backend/codegen.h"
+#include "traces/report.h"
 
 ct_status ct_deploy_compile(const ct_graph *g, const ct_chip *chip, const ct_lg_options *o, ct_lg_plan **plan,
                             ct_program *prog, int *held, ct_diag *d) {
@@ -32,16 +33,17 @@ ct_status ct_deploy_compile(const ct_graph *g, const ct_chip *chip, const ct_lg_
   return st;
 }
 
-/* A group's busy cycles per engine kind, semaphore stalls, its bound (the larger of its MXU
- * ideal cycles and its VPU work; DMA time is not bounded per group: the bytes a group moves
- * depend on the grouping) and its efficiency (the busiest kind's busy cycles / its span; a
- * kind whose instructions overlap can exceed 1 only for the DMA column, which sums engines). */
+/* A group's busy cycles per engine kind, semaphore stalls, its bound (ct_report_limit of its
+ * MXU ideal cycles and its VPU work; DMA is not bounded per group: the bytes a group moves
+ * depend on the grouping) and its efficiency (the busier compute engine's busy cycles / the
+ * group's span). */
 static void group_bound_csv(FILE *f, const ct_deploy_group_sim *s, uint64_t cyc) {
-  double bound = s->mxu_ideal > (double)s->busy_vpu ? s->mxu_ideal : (double)s->busy_vpu;
+  double bound;
+  const char *limit = ct_report_limit(s->mxu_ideal, (double)s->busy_vpu, 0, &bound);
   uint64_t busiest = s->busy_mxu > s->busy_vpu ? s->busy_mxu : s->busy_vpu;
   fprintf(f, "%llu,%llu,%llu,%llu,%.0f,%s,%.4f\n", (unsigned long long)s->busy_mxu, (unsigned long long)s->busy_vpu,
-          (unsigned long long)s->busy_dma, (unsigned long long)s->stall_sem, bound,
-          bound == 0 ? "none" : bound == (double)s->busy_vpu ? "vpu" : "mxu", cyc ? (double)busiest / (double)cyc : 0.0);
+          (unsigned long long)s->busy_dma, (unsigned long long)s->stall_sem, bound, limit,
+          cyc ? (double)busiest / (double)cyc : 0.0);
 }
 
 bool ct_deploy_groups_csv(const ct_lg_plan *p, const ct_deploy_run *r, FILE *f) {

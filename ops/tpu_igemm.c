@@ -147,6 +147,9 @@ static int cpu_level(void) {
     known = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
   return known;
 }
+
+/* The micro-kernel level in use: the CPU's, at most simd_cap. */
+static int kernel_level(void) { return cpu_level() < simd_cap ? cpu_level() : simd_cap; }
 #endif
 
 /* One micro-kernel's products added into C rows [m0, m0 + MR) ∩ [0, M), columns [n0, n0 +
@@ -155,7 +158,7 @@ static void add_tile(int64_t M, int64_t N, int64_t m0, int64_t n0, int64_t kp, c
                      int64_t bs, int32_t *C, int64_t ldc, bool first, const int32_t *bias) {
   int32_t t[MR][NR];
 #ifdef IGEMM_X86
-  int level = cpu_level() < simd_cap ? cpu_level() : simd_cap;
+  int level = kernel_level();
   if (level == 2) kern_vnni(kp, pa, pb, bs, t);
   else if (level == 1) kern_avx2(kp, pa, pb, bs, t);
   else kern_c(kp, pa, pb, bs, t);
@@ -190,7 +193,7 @@ static bool igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda
     pack_a(M, K, A, lda, 2 * p0, kp, pa);
     for (int64_t n0 = 0; n0 < N; n0 += NR) {
 #ifdef IGEMM_X86
-      if (ldb < 0 && n0 + 2 * NR <= N && M % MR == 0 && cpu_level() >= 2 && simd_cap >= 2) { /* two panels at once */
+      if (ldb < 0 && n0 + 2 * NR <= N && M % MR == 0 && kernel_level() == 2) { /* two panels at once */
         for (int64_t i = 0; i < mp; i++)
           kern_vnni_wide(kp, pa + i * MR * kp, B + (p0 * -ldb + n0) * 2, -2 * ldb, C + i * MR * ldc + n0, ldc, p0 == 0,
                          bias ? bias + i * MR : NULL);

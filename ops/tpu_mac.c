@@ -38,7 +38,7 @@ typedef struct conv_job {
   bool small;
   bool acc32;             /* small, and max|b| + K·max|w − zp_w|·max|col| ≤ INT32_MAX: int32 sums */
   int64_t bmax;           /* max |bias| */
-  const int16_t *a16;     /* column split (conv_cols_igemm): the group's weights − zp_w, [og][K] */
+  const int16_t *a16;     /* integer GEMM path: the group's weights − zp_w, [og][K] */
   const int32_t *bias32;  /* ... and its biases, [og] */
 } conv_job;
 
@@ -135,60 +135,51 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   free(wf), free(cf), free(acc), free(acc32), free(wr);
 }
 
-#define IGEMM_COLS 2048 /* output columns per ct_tpu_igemm call: the int32 sums stay small */
+#define IGEMM_COLS 2048 /* output columns per ct_tpu_igemm call of the row split */
+#define IGEMM_QUAD 4     /* output channels per task of the row split: whole rows of the 4-row micro-kernels */
+#define IGEMM_BLOCK 512  /* output columns per task of the column split */
 
-#define IGEMM_QUAD 4 /* output channels per task of the row split: whole rows of the 4-row micro-kernels */
+/* Output channels [r0, r0 + rows) × columns [p0, p0 + n) of one group on the integer path
+ * (conv_grouped checked ct_tpu_igemm_exact): acc = bias + (W − zp_w)·col by ct_tpu_igemm on
+ * the group's converted weights (j->a16, j->bias32) and the shared paired columns, into the
+ * scratch c (rows·n int32), then requantized a row at a time. The sums are exact int32
+ * integers, equal to the dot loop's, whatever the split. False when out of memory. */
+static bool igemm_block(const conv_job *j, int64_t r0, int64_t rows, int64_t p0, int64_t n, int32_t *c) {
+  if (!ct_tpu_igemm_paired(rows, n, j->K, j->a16 + r0 * j->K, j->K, j->colp + 2 * p0, j->P, j->bias32 + r0, c, n))
+    return false;
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t oc = j->grp * j->og + r0 + r;
+    ct_quant_requant_act_row_i32(c + r * n, n, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
+                                 ct_tq_at(j->y, (j->n * j->oc + oc) * j->P + p0));
+  }
+  return true;
+}
 
-/* The integer path of conv_channels (conv_grouped checked ct_tpu_igemm_exact) for quads [lo,
- * hi) of IGEMM_QUAD output channels: acc = bias + (W − zp_w)·col by ct_tpu_igemm over blocks
- * of IGEMM_COLS columns, each block requantized a row at a time. The sums are exact int32
- * integers, equal to the dot loop's. */
+/* The row split: quads [qlo, qhi) of IGEMM_QUAD output channels, every column (blocks of
+ * IGEMM_COLS). */
 static void conv_channels_igemm(void *arg, int64_t qlo, int64_t qhi, int slot) {
   (void)slot;
   conv_job *j = arg;
   int64_t lo = qlo * IGEMM_QUAD, hi = qhi * IGEMM_QUAD < j->og ? qhi * IGEMM_QUAD : j->og;
-  int64_t rows = hi - lo, K = j->K, P = j->P, nb = P < IGEMM_COLS ? P : IGEMM_COLS;
-  int16_t *a = malloc(sizeof *a * (size_t)(rows * K + 1));
-  int32_t *bias = malloc(sizeof *bias * (size_t)(rows + 1)), *c = malloc(sizeof *c * (size_t)(rows * nb + 1));
-  bool ok = a && bias && c;
-  for (int64_t r = 0; ok && r < rows; r++) {
-    int64_t oc = j->grp * j->og + lo + r;
-    ct_tq_get_row_i16(j->w, oc * K, K, j->zw ? j->zw[oc] : j->zw0, a + r * K); /* |w − zp_w| ≤ 32767: no wrap */
-    bias[r] = j->b ? ct_tq_get(j->b, oc) : 0;
-  }
-  for (int64_t p0 = 0; ok && p0 < P; p0 += nb) {
-    int64_t n = P - p0 < nb ? P - p0 : nb;
-    if (!(ok = ct_tpu_igemm_paired(rows, n, K, a, K, j->colp + 2 * p0, P, bias, c, n))) break;
-    for (int64_t r = 0; r < rows; r++) {
-      int64_t oc = j->grp * j->og + lo + r;
-      ct_quant_requant_act_row_i32(c + r * n, n, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
-                                   ct_tq_at(j->y, (j->n * j->oc + oc) * P + p0));
-    }
-  }
+  int64_t nb = j->P < IGEMM_COLS ? j->P : IGEMM_COLS;
+  int32_t *c = malloc(sizeof *c * (size_t)((hi - lo) * nb + 1));
+  bool ok = c != NULL;
+  for (int64_t p0 = 0; ok && p0 < j->P; p0 += nb) ok = igemm_block(j, lo, hi - lo, p0, j->P - p0 < nb ? j->P - p0 : nb, c);
   if (!ok) j->oom = true;
-  free(a), free(bias), free(c);
+  free(c);
 }
 
-#define IGEMM_BLOCK 512 /* output columns per task of the column split */
-
-/* Column blocks [lo, hi) (IGEMM_BLOCK each) of one group, every output channel: acc = bias +
- * (W − zp_w)·col by ct_tpu_igemm on the shared paired columns, requantized a row at a time.
- * The split of a conv with many output columns: each task reads only its columns (the row
- * split has every task stream all of them). The same exact int32 sums as the row split. */
+/* The column split, for a conv with many output columns: blocks [lo, hi) of IGEMM_BLOCK
+ * columns, every output channel; each task reads only its columns (the row split has every
+ * task stream all of them). */
 static void conv_cols_igemm(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   conv_job *j = arg;
-  int64_t og = j->og, K = j->K, P = j->P;
-  int32_t *c = malloc(sizeof *c * (size_t)(og * IGEMM_BLOCK + 1));
+  int32_t *c = malloc(sizeof *c * (size_t)(j->og * IGEMM_BLOCK + 1));
   bool ok = c != NULL;
   for (int64_t b = lo; ok && b < hi; b++) {
-    int64_t p0 = b * IGEMM_BLOCK, n = P - p0 < IGEMM_BLOCK ? P - p0 : IGEMM_BLOCK;
-    if (!(ok = ct_tpu_igemm_paired(og, n, K, j->a16, K, j->colp + 2 * p0, P, j->bias32, c, n))) break;
-    for (int64_t r = 0; r < og; r++) {
-      int64_t oc = j->grp * og + r;
-      ct_quant_requant_act_row_i32(c + r * n, n, j->m[oc], j->s[oc], j->zy, j->act, j->hi, j->y->dtype,
-                                   ct_tq_at(j->y, (j->n * j->oc + oc) * P + p0));
-    }
+    int64_t p0 = b * IGEMM_BLOCK;
+    ok = igemm_block(j, 0, j->og, p0, j->P - p0 < IGEMM_BLOCK ? j->P - p0 : IGEMM_BLOCK, c);
   }
   if (!ok) j->oom = true;
   free(c);
@@ -369,9 +360,9 @@ static void *conv_buf(void *buf, int64_t n, size_t esz) { return buf ? buf : mal
  * output channels (gemm false) on the int16 columns (im2col into cc->col unless pointwise);
  * else ct_tpu_igemm when its int32 sums are exact (weights within int16 and ct_tpu_igemm_exact
  * with max |xs|, which bounds every column value), on columns built straight into the paired
- * layout cc->colp — split by output channels, or with at least 2·IGEMM_BLOCK columns by
- * column blocks (conv_cols_igemm, the weights converted once into cc->a16); else the chunked sgemm on the columns as floats (cc->colf). NULL when out of
- * memory. */
+ * layout cc->colp and the weights converted once into cc->a16 — split by output channels, or
+ * with at least 2·IGEMM_BLOCK columns by column blocks; else the chunked sgemm on the columns
+ * as floats (cc->colf). NULL when out of memory. */
 static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   int64_t KP = j->K * j->P;
   if (cc->gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax)) {
@@ -379,8 +370,7 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
     if (cc->pw) ct_tpu_igemm_pair_rows(cc->xs, j->K, j->P, cc->colp); /* once per group, shared by the threads */
     else conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx);
     j->colp = cc->colp;
-    if (j->P < 2 * IGEMM_BLOCK) return conv_channels_igemm;
-    /* many columns: split them, with the group's weights and biases converted once */
+    /* the group's weights − zp_w (|w − zp_w| ≤ 32767: no wrap) and biases, once for every task */
     if (!(cc->a16 = conv_buf(cc->a16, j->og * j->K, sizeof *cc->a16)) ||
         !(cc->bias32 = conv_buf(cc->bias32, j->og, sizeof *cc->bias32)))
       return NULL;
@@ -390,7 +380,7 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
       cc->bias32[r] = j->b ? ct_tq_get(j->b, oc) : 0;
     }
     j->a16 = cc->a16, j->bias32 = cc->bias32;
-    return conv_cols_igemm;
+    return j->P < 2 * IGEMM_BLOCK ? conv_channels_igemm : conv_cols_igemm;
   }
   if (!cc->pw) {
     if (!(cc->col = conv_buf(cc->col, KP, sizeof *cc->col))) return NULL;

@@ -41,18 +41,18 @@ bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int
   return ct_quant_requant_act_row_clones(x, n, m, s, zp, act, hi, out, y);
 }
 
-/* The int32 row in a shorter form: for an int32 x and m the product p is below 2^62 in
- * magnitude, at most 2^62, so rshift_round(p, s) = (p + 2^(s−1)) >> s without overflow for
+/* The int32 row in a shorter form: for an int32 x and m the product p is at most 2^62 in
+ * magnitude, so rshift_round(p, s) = (p + 2^(s−1)) >> s without overflow for
  * s ≤ 62 (s ≥ 63 takes the generic form); and the activation with the saturation is one clamp
- * to [lo, hi] = the tail of ct_quant_requant_act applied to the most negative and the most
+ * to [lim_lo, lim_hi] = the tail of ct_quant_requant_act applied to the most negative and the most
  * positive shifted value (a monotone map that is the identity between its two limits). Equal
  * element by element to ct_quant_requant_act (test_quant). */
 #define RQ32_ROW(T)                                                                             \
   do {                                                                                          \
     for (int64_t i = 0; i < n; i++) {                                                           \
       int64_t v = (((int64_t)x[i] * m + rnd) >> s) + zp;                                       \
-      v = v < lo ? lo : v;                                                                      \
-      ((T *)y)[i] = (T)(v > hi_ ? hi_ : v);                                                     \
+      v = v < lim_lo ? lim_lo : v;                                                              \
+      ((T *)y)[i] = (T)(v > lim_hi ? lim_hi : v);                                               \
     }                                                                                           \
     return true;                                                                                \
   } while (0)
@@ -63,8 +63,8 @@ CT_CLONES_V4 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, i
   if (s < 0) s = 0;
   const int64_t rnd = s > 0 ? INT64_C(1) << (s - 1) : 0;
   /* multiplier 1 and shift 0 pass the extreme values straight to the activation and saturation */
-  const int64_t lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, zp, act, hi, out);
-  const int64_t hi_ = ct_quant_requant_act(INT64_MAX / 2, 1, 0, zp, act, hi, out);
+  const int64_t lim_lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, zp, act, hi, out);
+  const int64_t lim_hi = ct_quant_requant_act(INT64_MAX / 2, 1, 0, zp, act, hi, out);
   switch (out) {
   case CT_I8: RQ32_ROW(int8_t);
   case CT_U8: RQ32_ROW(uint8_t);

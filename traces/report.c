@@ -49,13 +49,17 @@ static uint64_t engine_busy(const ct_sim_counters *c, const char *name) {
   return 0;
 }
 
+const char *ct_report_limit(double mxu, double vpu, double ddr, double *bound) {
+  double m = mxu > vpu ? mxu : vpu;
+  *bound = ddr > m ? ddr : m;
+  return *bound == 0 ? "none" : *bound == vpu ? "vpu" : *bound == mxu ? "mxu" : "ddr";
+}
+
 void ct_report_bound_of(const ct_sim_counters *c, ct_report_bound *b) {
   memset(b, 0, sizeof *b);
   b->mxu = c->mxu_ideal_cycles, b->vpu = (double)engine_busy(c, "vpu");
   b->ddr = c->ddr_bytes_per_cycle ? (double)c->ddr_compulsory_bytes / (double)c->ddr_bytes_per_cycle : 0;
-  b->cycles = b->mxu > b->vpu ? b->mxu : b->vpu;
-  b->cycles = b->ddr > b->cycles ? b->ddr : b->cycles;
-  b->limit = b->cycles == 0 ? "none" : b->cycles == b->vpu ? "vpu" : b->cycles == b->mxu ? "mxu" : "ddr";
+  b->limit = ct_report_limit(b->mxu, b->vpu, b->ddr, &b->cycles);
   uint64_t busiest = 0;
   for (int i = 0; i < c->n_engines; i++)
     if (c->engines[i].busy > busiest) busiest = c->engines[i].busy, b->busiest = c->engines[i].name;

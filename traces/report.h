@@ -27,6 +27,10 @@ typedef struct ct_report_bound {
   const char *limit, *busiest;
 } ct_report_bound;
 
+/* The bound of three resource times (cycles): *bound = the largest; returns its name ("mxu",
+ * "vpu", "ddr"; ties name the VPU, then the MXU; "none" when all are 0). */
+const char *ct_report_limit(double mxu, double vpu, double ddr, double *bound);
+
 /* Fills *b from the counters of a run. */
 void ct_report_bound_of(const ct_sim_counters *c, ct_report_bound *b);
 

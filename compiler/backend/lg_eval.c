@@ -144,15 +144,15 @@ int64_t ct_lg_move_cycles(const lg_ctx *x, int li) {
  * in separate banks; an operand holds at most a bank's bytes of any one bank) and at least the
  * operands' total over the banks. */
 static int64_t vpu_port_floor(const lg_ctx *x, const ct_op *op) {
-  int64_t most = 0, total = 0;
+  int64_t most = 0, total = 0, banks = x->chip->lmem_banks, bank = x->chip->lmem_bytes / banks;
   for (int i = 0; i < op->n_in + op->n_out; i++) {
     const ct_value *v = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
     if (!v) continue;
-    int64_t b = tile_elems(x, v) * ct_lg_elem_bytes(x->opt, v), bank = x->chip->lmem_bytes / x->chip->lmem_banks;
+    int64_t b = tile_elems(x, v) * ct_lg_elem_bytes(x->opt, v);
     total += b, b = b < bank ? b : bank;
     most = b > most ? b : most;
   }
-  int64_t spread = cdiv(total, x->chip->lmem_banks > 0 ? x->chip->lmem_banks : 1);
+  int64_t spread = cdiv(total, banks);
   return cdiv(most > spread ? most : spread, x->chip->lmem_bank_port_bytes);
 }
 
