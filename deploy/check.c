@@ -83,9 +83,11 @@ static ct_status check_ref_file(const char *path, const ct_graph *g0, const ct_c
   return st;
 }
 
-/* Per-group figures of a finished run: first start, last end; MACs and DDR bytes summed over
- * the group's layers from the cmodel's per-layer counters, so that they count what the
- * summary counts (MXU MACs: a DWCONV runs on the VPU and has none). */
+/* Per-group figures of a finished run: its span — from its first instruction's start, or
+ * from the end of the groups before it when it starts earlier (its prefetched LOADs run
+ * during the previous group: ct_lg_group.prefetched), to its last instruction's end; MACs and
+ * DDR bytes summed over the group's layers from the cmodel's per-layer counters, so that they
+ * count what the summary counts (MXU MACs: a DWCONV runs on the VPU and has none). */
 static void group_figures(const ct_program *prog, int n_groups, ct_deploy_run *r) {
   for (uint32_t i = 0; i < r->so.res.n_ops && i < prog->n_insns; i++) {
     const ct_prog_debug *e = ct_program_debug_of(prog, &prog->insns[i]);
@@ -94,6 +96,13 @@ static void group_figures(const ct_program *prog, int n_groups, ct_deploy_run *r
     if (!gs->ran || r->so.res.start[i] < gs->start) gs->start = r->so.res.start[i];
     if (!gs->ran || r->so.res.end[i] > gs->end) gs->end = r->so.res.end[i];
     gs->ran = true;
+  }
+  uint64_t before = 0; /* the end of the groups so far */
+  for (int gi = 0; gi < n_groups; gi++) {
+    ct_deploy_group_sim *gs = &r->gs[gi];
+    if (!gs->ran) continue;
+    if (gs->start < before && before < gs->end) gs->start = before;
+    if (gs->end > before) before = gs->end;
   }
   for (int k = 0; k < r->so.n_layers; k++) {
     const ct_layer_counters *l = &r->so.layers[k];

@@ -243,6 +243,15 @@ static const spec chains[][7] = {
      {'c', 4, 5, 1, 1, 2}},
 };
 
+/* What the partition strategies minimize: the groups' estimates before the cross-group
+ * prefetch (lg_prefetch.c) takes the hidden resident loads off. */
+static int64_t partition_cycles(const ct_lg_plan *p) {
+  int64_t s = 0, hidden = 0;
+  for (int k = 0; k < p->n_groups; k++) s += p->groups[k].cycles + p->groups[k].prefetch_cycles, hidden += p->groups[k].prefetch_cycles;
+  ck_assert_int_eq(p->total_cycles, s - hidden);
+  return s;
+}
+
 START_TEST(test_dp_vs_brute_force) {
   static const int64_t lmems[] = {64 << 10, 256 << 10, 1 << 20}, banks[] = {4, 16, 8};
   for (int ci = 0; ci < 3; ci++)
@@ -252,10 +261,10 @@ START_TEST(test_dp_vs_brute_force) {
       int64_t bf = brute_force(g, &c);
       ct_lg_plan *dp = plan_or_fail(g, &c, CT_LG_DP), *none = plan_or_fail(g, &c, CT_LG_NONE),
                  *gr = plan_or_fail(g, &c, CT_LG_GREEDY);
-      ck_assert_int_eq(dp->total_cycles, bf);
-      ck_assert_int_le(dp->total_cycles, none->total_cycles);
-      ck_assert_int_le(dp->total_cycles, gr->total_cycles);
-      ck_assert_int_le(gr->total_cycles, none->total_cycles); /* greedy only takes groups that save */
+      ck_assert_int_eq(partition_cycles(dp), bf);
+      ck_assert_int_le(partition_cycles(dp), partition_cycles(none));
+      ck_assert_int_le(partition_cycles(dp), partition_cycles(gr));
+      ck_assert_int_le(partition_cycles(gr), partition_cycles(none)); /* greedy only takes groups that save */
       ct_lg_plan_free(plan_or_fail(g, &c, CT_LG_LONGEST));
       ct_lg_plan_free(dp), ct_lg_plan_free(none), ct_lg_plan_free(gr);
       ct_graph_free(g);

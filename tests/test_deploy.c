@@ -260,6 +260,38 @@ START_TEST(test_sim_image_input) {
 }
 END_TEST
 
+/* The prefetched LOADs of program `ctpu` (debug step -1, docs/pipeline.md "Prefetch across
+ * the barrier"): each follows the previous group's instructions and precedes the SYNC before
+ * the rest of its own group. Returns how many there are. */
+static int check_prefetch(const char *ctpu) {
+  char out[4096], s[600];
+  snprintf(s, sizeof s, "%s.s", ctpu);
+  int rc = ct_test_run_ctpu(out, sizeof out, "disasm '%s' -o '%s'", ctpu, s);
+  ck_assert_msg(rc == 0, "disasm: %s", out);
+  size_t n = 0;
+  char *text = ct_test_read_file(s, &n);
+  ck_assert(text);
+  int found = 0, prev = -1, pending = -1; /* group of the last instruction; a prefetched group awaiting its SYNC */
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    const char *hash = strchr(line, '#'), *c = hash ? strstr(hash, " g") : NULL;
+    int g = -1, t = 0, st = 0;
+    if (!strncmp(line, "SYNC", 4)) {
+      pending = -1;
+      continue;
+    }
+    if (!c || sscanf(c, " g%d t%d s%d", &g, &t, &st) != 3) continue;
+    if (st == -1 && !strncmp(line, "LOAD", 4)) {
+      ck_assert_msg(g == prev + 1 || (pending == g && prev == g), "prefetched LOAD of group %d after group %d: %s", g, prev, line);
+      found++, pending = g, prev = g;
+      continue;
+    }
+    ck_assert_msg(pending < 0 || g != pending, "group %d runs before the SYNC after its prefetch: %s", g, line);
+    prev = g;
+  }
+  free(text);
+  return found;
+}
+
 /* MobileNetV2 QDQ-INT8 (its own scales) on the default chip and three sweep chips (tight LMEM:
  * 256 KiB, 4 banks; 64×64 OS; 16×64). */
 START_TEST(test_mnv2) {
@@ -293,6 +325,8 @@ START_TEST(test_mnv2) {
     char csv[800];
     snprintf(csv, sizeof csv, "%s.groups.csv", ct_test_tmp_path(tag));
     check_agreement(csv, tag);
+    int pf = check_prefetch(ct_test_tmp_path(tag));
+    if (k < 0) ck_assert_msg(pf > 0, "mobilenetv2, default chip: no group's resident LOADs prefetched");
   }
   /* `ctpu sim` takes the same ONNX TensorProto input as deploy */
   rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --input '%s' -o '%s'", ct_test_tmp_path("mq-1.ctpu"), in,

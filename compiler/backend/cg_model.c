@@ -96,6 +96,7 @@ static ct_status group_tile(mg *c, int64_t t, bool first_tile, ct_diag *d) {
       c->seen[v->id] = 1;
       if (resident && !first_tile) continue;
       st = load_value(c, op, v, t, d);
+      if (!st && resident) c->stage.v[c->stage.n - 1].early = true;
     }
   }
   for (int k = 0; k < gr->n_layers && !st; k++) st = ct_cg_emit_layer(c, gr->first + k, t, d);
@@ -123,11 +124,13 @@ static ct_status load_tables(mg *c, ct_diag *d) {
     box b = {{0, 0, 0, 0}, {1, 1, rows, 64}, {1, 1, rows, 64}};
     ct_cg_dma_box(&in, true, CT_U8, c->tab_lm, c->tab_gm, &b);
     st = ct_cg_put(c, &in, name, -1, d);
+    if (!st) c->stage.v[c->stage.n - 1].early = true;
   }
   if (!st && tail) {
     box b = {{0, 0, 0, 0}, {1, 1, 1, tail}, {1, 1, 1, tail}};
     ct_cg_dma_box(&in, true, CT_U8, c->tab_lm + rows * 64, c->tab_gm + rows * 64, &b);
     st = ct_cg_put(c, &in, name, -1, d);
+    if (!st) c->stage.v[c->stage.n - 1].early = true;
   }
   return st;
 }
@@ -151,19 +154,11 @@ static ct_status split_tables(mg *c, ct_diag *d) {
   return st;
 }
 
-static bool group_is_border(const mg *c) {
-  for (int k = 0; k < c->gr->n_layers; k++) {
-    const ct_op *op = c->p->layers[c->gr->first + k].op;
-    if (!ct_lg_border_cast(c->p->g, op) && c->p->layers[c->gr->first + k].trait != CT_LG_ALIAS) return false;
-  }
-  return true;
-}
-
-/* Stages and schedules group gi. */
-static ct_status model_group(mg *c, int gi, ct_diag *d) {
+/* Stages group gi into c->stage. */
+static ct_status stage_group(mg *c, int gi, ct_diag *d) {
   const ct_lg_group *gr = &c->p->groups[gi];
   c->gr = gr, c->gi = gi, c->lm_extra = gr->lmem_bytes, c->stage.n = 0;
-  if (group_is_border(c)) return CT_OK;
+  if (!ct_lg_group_emits(c->p->g, c->p->layers, gr)) return CT_OK;
   if (gr->nsecs > 1 && gr->axis >= 0) return ct_cg_no_cg(c->p->layers[gr->first].op, "tiles along N and another axis at once", d);
   free(c->view_bufs);
   c->view_bufs = malloc(sizeof *c->view_bufs * ((size_t)gr->n_bufs + 1));
@@ -176,7 +171,6 @@ static ct_status model_group(mg *c, int gi, ct_diag *d) {
     st = group_tile(c, t, t == 0, d);
   }
   c->gr = gr;
-  if (!st) st = ct_cg_sched_group(&c->sch, gi, &c->stage, gr->n_tiles, gr->pipelined, gr->loads_first, d);
   return st;
 }
 
@@ -236,6 +230,32 @@ static ct_status model_io(mg *c, ct_diag *d) {
   return st;
 }
 
+static void stage_swap(cg_stage *a, cg_stage *b) {
+  cg_stage t = *a;
+  *a = *b, *b = t;
+}
+
+/* Stages group gi + 1 before group gi is emitted, so that the LOADs of gi + 1's tables and
+ * resident operands that gi does not conflict with are emitted after gi's instructions and
+ * before the barrier (ct_cg_prefetch_select). */
+static ct_status model_groups(mg *c, ct_diag *d) {
+  const ct_lg_plan *p = c->p;
+  cg_stage cur = {0}, pre = {0};
+  ct_status st = p->n_groups ? stage_group(c, 0, d) : CT_OK;
+  if (!st) stage_swap(&cur, &c->stage);
+  for (int gi = 0; gi < p->n_groups && !st; gi++) {
+    const ct_lg_group *gr = &p->groups[gi];
+    bool more = gi + 1 < p->n_groups;
+    if (more) st = stage_group(c, gi + 1, d);
+    if (!st && more && p->groups[gi + 1].prefetched) st = ct_cg_prefetch_select(gi, &cur, &c->stage, &pre, d);
+    if (!st) st = ct_cg_sched_group(&c->sch, gi, &cur, gr->n_tiles, gr->pipelined, gr->loads_first, d);
+    if (!st && more && p->groups[gi + 1].prefetched) st = ct_cg_prefetch_emit(&c->sch, gi + 1, &pre, d);
+    stage_swap(&cur, &c->stage);
+  }
+  ct_cg_stage_free(&cur), ct_cg_stage_free(&pre);
+  return st;
+}
+
 ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d) {
   mg *c = calloc(1, sizeof *c);
   if (!c) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
@@ -244,7 +264,7 @@ ct_status ct_cg_model(const ct_lg_plan *p, ct_program *prog, ct_diag *d) {
   c->lm_attr = calloc((size_t)(p->n_layers ? p->n_layers : 1), sizeof *c->lm_attr);
   c->seen = calloc((size_t)(p->g->n_values ? p->g->n_values : 1), 1);
   ct_status st = c->lm_attr && c->seen ? ct_lg_ctx_init(&c->x, p->g, &p->chip, &p->opt, d) : ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  for (int gi = 0; gi < p->n_groups && !st; gi++) st = model_group(c, gi, d);
+  if (!st) st = model_groups(c, d);
   if (!st) st = model_io(c, d); /* after the layers: an op without codegen is reported first */
   if (!st) st = ct_cg_sched_end(&c->sch, d);
   if (!st && c->gm_extra > p->chip.gmem_bytes)

@@ -13,7 +13,7 @@ ct_status ct_cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int
     s->v = v, s->cap = cap;
   }
   cg_staged *e = &s->v[s->n++];
-  e->in = *in, e->layer = layer, e->tile = tile, e->role = 0;
+  e->in = *in, e->layer = layer, e->tile = tile, e->role = 0, e->early = false;
   return CT_OK;
 }
 
@@ -263,4 +263,22 @@ ct_status ct_cg_sched_end(cg_sched *s, ct_diag *d) {
   memset(&end, 0, sizeof end);
   end.op = CT_ISA_END;
   return emit(s, &end, "end", -1, -1, -1, d);
+}
+
+ct_status ct_cg_prefetch_emit(cg_sched *s, int gi, cg_stage *pre, ct_diag *d) {
+  /* the load engine of the group's last LOAD: the prefetch queues behind it, so it starts when
+   * the group's loads are done, as the planner's tail assumes (ct_lg_pipeline_tail) */
+  uint8_t eng = 0;
+  for (size_t i = s->prog->n_insns; i-- > 0 && s->prog->insns[i].op != CT_ISA_SYNC;)
+    if (s->prog->insns[i].op == CT_ISA_LOAD) {
+      eng = s->prog->insns[i].load.eng;
+      break;
+    }
+  ct_status rc = CT_OK;
+  for (int i = 0; i < pre->n && !rc; i++) {
+    cg_staged *v = &pre->v[i];
+    v->in.load.eng = eng, v->in.wait = 0, v->in.signal = 0;
+    rc = emit(s, &v->in, v->layer, gi, -1, -1, d);
+  }
+  return rc;
 }

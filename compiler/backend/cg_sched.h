@@ -22,6 +22,8 @@ typedef struct cg_staged {
   const char *layer;   /* debug-map layer name (borrowed: must outlive the emission) */
   int64_t tile;        /* tile index; -1 = group tables (loaded with tile 0) */
   uint8_t role;        /* compute: CG_ROLE_* bits, set by the scheduler */
+  bool early;          /* a LOAD of the group's tables or resident operands: the previous
+                        * group may issue it (ct_cg_prefetch) */
 } cg_staged;
 
 /* The compute instruction of a tile that waits LD (its loads done) / OUTFREE (tile t − 2's
@@ -115,6 +117,21 @@ void ct_cg_stage_free(cg_stage *s);
  * memory). */
 ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
                          ct_diag *d);
+
+/* Cross-group prefetch (cg_prefetch.c): moves the LOADs of group gi + 1's tables and resident
+ * operands (cg_staged.early) out of `next` into `out` (next keeps its other entries, in
+ * order), for a group the planner marked ct_lg_group.prefetched. They are emitted after group
+ * gi's instructions (`cur`) and before the barrier of gi + 1 (ct_cg_prefetch_emit), so they
+ * run during gi's tail; the barrier orders them before gi + 1's compute. Errors: CT_ERR_LIMIT
+ * (out of memory); CT_ERR_INTERNAL when such a LOAD writes LMEM an instruction of cur touches
+ * or reads GMEM one of its STOREs writes (ct_isa_accesses hulls): the planner's check
+ * (lg_prefetch.c) rules that out. */
+ct_status ct_cg_prefetch_select(int gi, const cg_stage *cur, cg_stage *next, cg_stage *out, ct_diag *d);
+
+/* Emits the prefetched LOADs of `pre` (group gi's) without semaphores, on the load engine of
+ * the last LOAD emitted since the last barrier (engine 0 when there is none), so they start
+ * after it. Errors: CT_ERR_LIMIT. */
+ct_status ct_cg_prefetch_emit(cg_sched *s, int gi, cg_stage *pre, ct_diag *d);
 
 /* Appends END (after the chain). */
 ct_status ct_cg_sched_end(cg_sched *s, ct_diag *d);

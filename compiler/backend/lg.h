@@ -107,7 +107,13 @@ typedef struct ct_lg_group {
   int64_t n_steps;      /* time steps: tiles + 2 when pipelined, else 3 · tiles */
   int64_t lmem_bytes;   /* end of the highest buffer */
   int64_t reserved_bytes; /* LMEM after the buffers kept for the codegen's tables and scratch */
-  int64_t cycles;       /* estimated cycles (pipeline cost model) */
+  int64_t cycles;       /* estimated cycles (pipeline cost model; less prefetch_cycles) */
+  int64_t pre_cycles;   /* what the resident LOADs (tables, weights loaded once) add to tile 0's */
+  int64_t tail_cycles;  /* DDR-free cycles after the last LOAD phase (ct_lg_pipeline_tail) */
+  bool prefetched;      /* the resident LOADs run before the barrier, during the previous
+                         * group's tail: their LMEM and the previous group's are disjoint
+                         * (lg_prefetch.c; codegen: cg_prefetch.c) */
+  int64_t prefetch_cycles; /* cycles of pre_cycles the previous group's tail hides */
   int64_t compute_cycles, load_cycles, store_cycles; /* sums over tiles, without overlap between
                                                       * phases (compute: overlapping tiles count
                                                       * their period, lg_overlap.c) */
@@ -143,6 +149,10 @@ typedef struct ct_lg_plan {
   int64_t gmem_bytes;   /* end of the activation region */
   int64_t total_cycles, ddr_bytes, lmem_peak;
 } ct_lg_plan;
+
+/* Does group gr emit instructions: a layer other than a border Cast (the cmodel converts the
+ * program input as it loads it) or a GMEM view (Reshape, Flatten, ...)? */
+bool ct_lg_group_emits(const ct_graph *g, const ct_lg_layer *layers, const ct_lg_group *gr);
 
 /* Parses "none" | "greedy" | "dp" | "longest"; false when unknown. */
 bool ct_lg_strategy_parse(const char *s, ct_lg_strategy *out);

@@ -129,3 +129,18 @@ int64_t ct_lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, co
   if (n_tiles > 0 && last->per && last->per < last->cp) total += last->cp - last->per;
   return total;
 }
+
+int64_t ct_lg_pipeline_tail(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], bool pipelined,
+                            bool loads_first) {
+  if (n_tiles <= 0) return 0;
+  const lg_tilecost *last = &tc[tile_type(n_tiles - 1, secs)];
+  int64_t tail = last->cp + last->st, stm = last->stm;
+  if (pipelined && n_tiles >= 2) {
+    const lg_tilecost *prev = &tc[tile_type(n_tiles - 2, secs)];
+    tail = step_time(c, NULL, last, prev, loads_first) + step_time(c, NULL, NULL, last, loads_first);
+    if (last->per && last->per < last->cp) tail += last->cp - last->per;
+    stm += prev->stm;
+  }
+  int64_t w = tail - cdiv(stm, c->gmem_bytes_per_cycle); /* the stores' share of the DDR */
+  return w > 0 ? w : 0;
+}

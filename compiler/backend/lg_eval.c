@@ -479,11 +479,13 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
   free(buf);
   gr->load_cycles += pre;
   gr->loads_first = false;
+  gr->pre_cycles = pre, gr->prefetched = false, gr->prefetch_cycles = 0;
   gr->cycles = ct_lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, gr->pipelined, false);
   if (gr->pipelined && (mv[0] || mv[1] || mv[2])) {
     int64_t lf = ct_lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, true, true);
     if (lf < gr->cycles) gr->cycles = lf, gr->loads_first = true;
   }
+  gr->tail_cycles = ct_lg_pipeline_tail(c, gr->n_tiles, tl->secs, tc, gr->pipelined, gr->loads_first);
 }
 
 /* The group's LMEM buffers, their addresses, and the tables and scratch after them

@@ -37,6 +37,14 @@ typedef struct lg_tilecost {
 int64_t ct_lg_pipeline_typed(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], int64_t pre,
                           bool pipelined, bool loads_first);
 
+/* The cycles of a group after its last LOAD phase during which the DDR is free for other
+ * transfers: a pipelined group's last two time steps (the last tile's compute beside tile
+ * T − 2's STOREs, then its own STOREs) or a serial group's last compute and STOREs, less the
+ * DDR time of those STOREs (≥ 0). The next group's resident LOADs run in it
+ * (ct_lg_group.prefetched). */
+int64_t ct_lg_pipeline_tail(const ct_chip *c, int64_t n_tiles, int64_t secs, const lg_tilecost tc[3], bool pipelined,
+                            bool loads_first);
+
 /* The range of one value in one tile: along axis ax (-1 = whole) rows [lo, hi), along N
  * (nax 0, or -1 = whole) [nlo, nhi). st_lo: first row this tile stores (escaping values). */
 typedef struct lg_rng {
@@ -108,6 +116,16 @@ int ct_lg_weight_dim(const ct_op *op, const ct_value *w, int a);
  * other layers read too, other Casts included, stays the program input and its Casts are
  * CAST instructions (a program has one input of a name). */
 bool ct_lg_border_cast(const ct_graph *g, const ct_op *op);
+/* lg_prefetch.c: marks the groups whose resident LOADs (tables, weights loaded once) may run
+ * during the previous group's tail (ct_lg_group.prefetched: LMEM disjoint from the previous
+ * group's buffers, tables and scratch; no operand the previous group writes) and takes the
+ * cycles that tail hides (min(pre_cycles, the previous tail_cycles)) off their estimate. */
+void ct_lg_prefetch(const lg_ctx *x, ct_lg_plan *p);
+/* The LMEM byte ranges [lo[k], hi[k]) of group gr's tables (empty: lo = hi), as the codegen
+ * lays them out (cg_model.c): one block after the buffers, or with double MIDs the MXU
+ * layers' and the others' each from a bank of their own (ct_lg_reserve_split). */
+void ct_lg_group_tables_at(const lg_ctx *x, const ct_lg_group *gr, int64_t lo[2], int64_t hi[2]);
+
 /* Whole-tensor helper: elements. */
 int64_t ct_lg_numel(const ct_value *v);
 

@@ -125,11 +125,12 @@ static ct_status build_groups(lg_ctx *x, ct_lg_plan *p, const int *len, int ng, 
     if (!ct_lg_best_tiling(x, first, len[k], &p->groups[k], true, &need)) return no_fit(x, first, need, d);
     p->n_groups = k + 1;
     ct_lg_group *g = &p->groups[k];
-    p->total_cycles += g->cycles;
     p->ddr_bytes += g->ddr_load_bytes + g->ddr_store_bytes;
     if (g->lmem_bytes > p->lmem_peak) p->lmem_peak = g->lmem_bytes;
     first += len[k];
   }
+  ct_lg_prefetch(x, p);
+  for (int k = 0; k < ng; k++) p->total_cycles += p->groups[k].cycles;
   return CT_OK;
 }
 
