@@ -59,6 +59,7 @@ typedef struct dnode {
 static bool dma_node(const cg_stage *st, const int *off, const int *idx, int64_t t, dnode *x) {
   x->n = 0;
   for (int k = off[t]; k < off[t + 1]; k++) {
+    if (st->v[idx[k]].stream) continue; /* ordered by their own tokens (stream_tokens) */
     ct_isa_access a[CT_ISA_MAX_ACCESS];
     int n = ct_isa_accesses(&st->v[idx[k]].in, a);
     for (int j = 0; j < n; j++) {
@@ -100,6 +101,50 @@ static int find(const uint8_t *tb, int lo, int hi, int b, bool last, int dflt) {
   return dflt;
 }
 
+/* The LMEM hull of one staged LOAD. */
+static void load_node(const cg_staged *v, dnode *x) {
+  ct_isa_access a[CT_ISA_MAX_ACCESS];
+  int n = ct_isa_accesses(&v->in, a);
+  x->n = 0;
+  for (int j = 0; j < n && x->n < MAX_DMA_REG; j++)
+    if (a[j].mem == CT_MEM_LMEM && a[j].bytes) x->lo[x->n] = a[j].addr, x->hi[x->n++] = a[j].addr + a[j].bytes;
+}
+
+/* Tokens of tile 0's stream LOADs (cg_staged.stream): each one's first reader f (the first
+ * compute instruction of tile 0 touching its LMEM; the tile's last when none) becomes its key;
+ * per key the last of its LOADs in staging order signals CG_SEM_STREAM and f waits for it
+ * (stream_phase emits them by key, on one engine, so the k-th signal is the k-th waiter's).
+ * sdep[k][c] gets the latest class-c instruction k must follow: the first reader of every
+ * stream LOAD whose region k touches, and for a first reader the previous one (waiters take
+ * the tokens in order). */
+static void stream_tokens(cg_stage *st, const int *loff, const int *lidx, int clo, int chi, const int *cidx,
+                          const node *nd, int (*sdep)[N_CLS]) {
+  for (int i = loff[0]; i < loff[1]; i++) { /* first readers */
+    cg_staged *v = &st->v[lidx[i]];
+    if (!v->stream) continue;
+    dnode h;
+    load_node(v, &h);
+    int f = -1;
+    for (int k = clo; k < chi; k++) {
+      if (!touches(&nd[k], &h, true, false)) continue;
+      if (f < 0) f = k; /* the first reader */
+      else if (f > sdep[k][nd[f].cls]) sdep[k][nd[f].cls] = f; /* the others follow it */
+    }
+    v->skey = f < 0 ? chi - 1 : f;
+  }
+  int prev = -1;
+  for (int k = clo; k < chi; k++) { /* per first reader: its LOADs' last signals, it waits */
+    int last = -1;
+    for (int i = loff[0]; i < loff[1]; i++)
+      if (st->v[lidx[i]].stream && st->v[lidx[i]].skey == k) last = i;
+    if (last < 0) continue;
+    st->v[lidx[last]].in.signal |= 1u << CG_SEM_STREAM;
+    st->v[cidx[k]].in.wait |= 1u << CG_SEM_STREAM;
+    if (prev >= 0 && prev > sdep[k][nd[prev].cls]) sdep[k][nd[prev].cls] = prev;
+    prev = k;
+  }
+}
+
 /* The latest instruction per other class that k must follow (indices into the compute order):
  * its data, an MXU / VPU instruction tile t − 2's last MXU and VPU instructions (back2: the
  * tile with the same buffer copies, whose banks the cmodel would grant one engine at a time
@@ -108,7 +153,7 @@ static int find(const uint8_t *tb, int lo, int hi, int b, bool last, int dflt) {
  * loads' (write the stores') regions follow it, the INFREE (DONE) signaller follows those
  * before it, everything follows tile 0's LD waiter. */
 static void deps_of(const node *nd, const uint8_t *tb, int k, int lo, const int r[4], int ldw0, const int back2[N_CLS],
-                    const int sig[N_CLS][N_CLS], int dep[N_CLS]) {
+                    const int sig[N_CLS][N_CLS], const int sdep[N_CLS], int dep[N_CLS]) {
   int e = nd[k].cls, open = 0;
   for (int c = 0; c < N_CLS; c++) dep[c] = -1, open += c != e;
   bool done[N_CLS] = {false};
@@ -120,6 +165,7 @@ static void deps_of(const node *nd, const uint8_t *tb, int k, int lo, const int 
     if (conflict(&nd[j], &nd[k])) dep[c] = j, done[c] = true, open--;
   }
   need(nd, k, ldw0, dep); /* tile 0's loads hold the tables and resident weights */
+  for (int c = 0; c < N_CLS; c++) need(nd, k, sdep[c], dep); /* stream LOADs' first readers */
   for (int c = 1; c < N_CLS && nd[k].cls > 0; c++) /* MXU / VPU: tile t − 2 used the same copies and banks */
     need(nd, k, back2[c], dep);
   if (tb[k] & 1) need(nd, k, r[0], dep);
@@ -140,6 +186,11 @@ bool ct_cg_dep_tokens(cg_stage *st, const int *const off[3], const int *const id
     node_of(&st->v[cidx[k]].in, &nd[k]);
     if (nd[k].cls < 0) return free(nd), free(tb), false;
   }
+  int (*sdep)[N_CLS] = malloc(sizeof *sdep * (size_t)(n ? n : 1));
+  if (!sdep) return free(nd), free(tb), *oom = true, false;
+  for (int k = 0; k < n; k++)
+    for (int c = 0; c < N_CLS; c++) sdep[k][c] = -1;
+  if (T > 0) stream_tokens(st, off[0], idx[0], coff[0], coff[1], cidx, nd, sdep);
   dma_touch(st, off, idx, T, nd, tb);
   int sig[N_CLS][N_CLS]; /* sig[p][c]: the latest class-p instruction signalling class c */
   for (int p = 0; p < N_CLS; p++)
@@ -157,7 +208,7 @@ bool ct_cg_dep_tokens(cg_stage *st, const int *const off[3], const int *const id
     st->v[cidx[r[2]]].role |= CG_ROLE_INFREE, st->v[cidx[r[3]]].role |= CG_ROLE_DONE;
     for (int k = lo; k < hi; k++) {
       int dep[N_CLS], e = nd[k].cls;
-      deps_of(nd, tb, k, lo, r, ldw0, back2, sig, dep);
+      deps_of(nd, tb, k, lo, r, ldw0, back2, sig, sdep[k], dep);
       for (int c = 0; c < N_CLS; c++) {
         if (dep[c] < 0 || dep[c] <= sig[c][e]) continue;
         st->v[cidx[dep[c]]].in.signal |= 1u << pair_sem(c, e);
@@ -166,6 +217,6 @@ bool ct_cg_dep_tokens(cg_stage *st, const int *const off[3], const int *const id
       }
     }
   }
-  free(nd), free(tb);
+  free(nd), free(tb), free(sdep);
   return true;
 }

@@ -248,7 +248,7 @@ static ct_status model_groups(mg *c, ct_diag *d) {
     bool more = gi + 1 < p->n_groups;
     if (more) st = stage_group(c, gi + 1, d);
     if (!st && more && p->groups[gi + 1].prefetched) st = ct_cg_prefetch_select(gi, &cur, &c->stage, &pre, d);
-    if (!st) st = ct_cg_sched_group(&c->sch, gi, &cur, gr->n_tiles, gr->pipelined, gr->loads_first, d);
+    if (!st) st = ct_cg_sched_group(&c->sch, gi, &cur, gr->n_tiles, gr->pipelined, gr->loads_first, gr->stream, d);
     if (!st && more && p->groups[gi + 1].prefetched) st = ct_cg_prefetch_emit(&c->sch, gi + 1, &pre, d);
     stage_swap(&cur, &c->stage);
   }

@@ -13,7 +13,7 @@ ct_status ct_cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int
     s->v = v, s->cap = cap;
   }
   cg_staged *e = &s->v[s->n++];
-  e->in = *in, e->layer = layer, e->tile = tile, e->role = 0, e->early = false;
+  e->in = *in, e->layer = layer, e->tile = tile, e->role = 0, e->early = false, e->stream = false, e->skey = 0;
   return CT_OK;
 }
 
@@ -132,7 +132,8 @@ static bool make_plan(const cg_sched *s, cg_stage *st, int64_t T, bool pipelined
     p->idx[ph][fill[ph][t] + pos[3 * t + ph]++] = i;
     int64_t *b = ph == PH_LOAD ? lb : sb;
     int n = ph == PH_LOAD ? nl : ns, e = n > 1 && b[1] < b[0] ? 1 : 0;
-    if (ph == PH_LOAD) v->in.load.eng = p->lbase + e, p->lmask[t] |= bit(e), lb[e] += dma_cost(s->chip, &v->in);
+    if (ph == PH_LOAD && v->stream) v->in.load.eng = p->lbase, lb[0] += dma_cost(s->chip, &v->in); /* one engine: FIFO */
+    else if (ph == PH_LOAD) v->in.load.eng = p->lbase + e, p->lmask[t] |= bit(e), lb[e] += dma_cost(s->chip, &v->in);
     else if (ph == PH_STORE) v->in.store.eng = e, p->smask[t] |= bit(e), sb[e] += dma_cost(s->chip, &v->in);
     else if (v->in.op == CT_ISA_MOVE) v->in.move.eng = 0; /* the compute chain's load-engine link */
   }
@@ -158,10 +159,11 @@ static ct_status dma_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int
   ct_status rc = CT_OK;
   for (int k = lo; k < hi && !rc; k++) {
     cg_staged *v = &st->v[p->idx[ph][k]];
+    if (v->stream) continue; /* stream_phase */
     int e = slot_of(p, &v->in);
     bool first = true, last = true;
-    for (int j = lo; j < k; j++) first = first && slot_of(p, &st->v[p->idx[ph][j]].in) != e;
-    for (int j = k + 1; j < hi; j++) last = last && slot_of(p, &st->v[p->idx[ph][j]].in) != e;
+    for (int j = lo; j < k; j++) first = first && (st->v[p->idx[ph][j]].stream || slot_of(p, &st->v[p->idx[ph][j]].in) != e);
+    for (int j = k + 1; j < hi; j++) last = last && (st->v[p->idx[ph][j]].stream || slot_of(p, &st->v[p->idx[ph][j]].in) != e);
     if (first && wait_on) v->in.wait |= bit(sem(wait_base, t % 2, e));
     if (last && sig_on) v->in.signal |= bit(sem(sig_base, t % 2, e));
     if (first && t > 0 && (mask[t - 1] & bit(1 - e))) v->in.wait |= bit(seq + (1 - e)); /* (1 − e) → e */
@@ -217,6 +219,28 @@ static ct_status sync_all(cg_sched *s, int gi, ct_diag *d) {
   return emit(s, &sync, NULL, gi, -1, -1, d);
 }
 
+/* The stream LOADs of tile t, after its other LOADs, in the order of their first readers
+ * (cg_staged.skey; ties in staging order); their semaphores are set (ct_cg_dep_tokens). */
+static ct_status stream_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int64_t t, int64_t step, ct_diag *d) {
+  int lo = p->off[PH_LOAD][t], hi = p->off[PH_LOAD][t + 1];
+  ct_status rc = CT_OK;
+  for (int32_t done = INT32_MIN; !rc;) { /* smallest key above `done`, then its LOADs in order */
+    int32_t key = INT32_MAX;
+    bool any = false;
+    for (int k = lo; k < hi; k++) {
+      const cg_staged *v = &st->v[p->idx[PH_LOAD][k]];
+      if (v->stream && v->skey > done && v->skey <= key) key = v->skey, any = true;
+    }
+    if (!any) break;
+    for (int k = lo; k < hi && !rc; k++) {
+      cg_staged *v = &st->v[p->idx[PH_LOAD][k]];
+      if (v->stream && v->skey == key) rc = emit(s, &v->in, v->layer, gi, v->tile, step, d);
+    }
+    done = key;
+  }
+  return rc;
+}
+
 /* One tile after the other, each with its transfers spread over the DMA engines: LOADs of
  * tile t (the last on engine e signals LD(b, e), b = t mod 2), its compute (a chain; the
  * first waits LD, the last signals DONE(b, e)), its STOREs (the first on e waits DONE(b, e)),
@@ -228,14 +252,20 @@ static ct_status tiles_serial(cg_sched *s, int gi, cg_stage *st, plan *p, ct_dia
   for (int64_t t = 0; t < p->T && !rc; t++) {
     if (t > 0) rc = sync_all(s, gi, d), s->have_last = false;
     if (!rc) rc = dma_phase(s, gi, st, p, PH_LOAD, t, 3 * t, 0, false, CG_SEM_LD, true, d);
+    if (!rc) rc = stream_phase(s, gi, st, p, t, 3 * t, d);
     if (!rc) rc = compute_phase(s, gi, st, p, t, 3 * t + 1, &last, d);
     if (!rc) rc = dma_phase(s, gi, st, p, PH_STORE, t, 3 * t + 2, CG_SEM_DONE, true, 0, false, d);
   }
   return rc;
 }
 
+/* Marks the early LOADs of a single-tile group as stream LOADs (on = true), or none. */
+static void mark_stream(cg_stage *st, bool on) {
+  for (int i = 0; i < st->n; i++) st->v[i].stream = on && st->v[i].early && st->v[i].in.op == CT_ISA_LOAD;
+}
+
 ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
-                         ct_diag *d) {
+                         bool stream, ct_diag *d) {
   if (!st->n) return CT_OK;
   ct_status rc = CT_OK;
   if (s->any) rc = sync_all(s, gi, d); /* the previous group drains before this one touches memory */
@@ -244,11 +274,18 @@ ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, 
   bool oom = false;
   plan p;
   memset(&p, 0, sizeof p);
+  stream = stream && n_tiles == 1 && s->chip->sem_count > CG_SEM_STREAM && s->chip->sem_count >= CG_SEM_DEPS_END;
+  mark_stream(st, stream);
   bool ok = s->chip->sem_count >= CG_SEM_PIPELINE && make_plan(s, st, n_tiles, pipelined && n_tiles >= 2, &p, &oom);
   if (ok && s->chip->sem_count >= CG_SEM_DEPS_END) {
     _Static_assert(PH_LOAD == 0 && PH_COMPUTE == 1 && PH_STORE == 2, "ct_cg_dep_tokens' phase order");
     p.deps = ct_cg_dep_tokens(st, (const int *const *)p.off, (const int *const *)p.idx, p.T, &oom);
   }
+  if (ok && stream && !p.deps && !oom) { /* the chain: every LOAD before the tile's compute */
+    mark_stream(st, false), plan_free(&p), memset(&p, 0, sizeof p);
+    ok = make_plan(s, st, n_tiles, false, &p, &oom);
+  }
+  if (!ok) mark_stream(st, false); /* serial: program order */
   if (oom) rc = ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
   else if (ok && pipelined && n_tiles >= 2) rc = pipeline(s, gi, st, &p, loads_first, d), s->pipelined_groups++;
   else if (ok) rc = tiles_serial(s, gi, st, &p, d), s->serial_groups++;

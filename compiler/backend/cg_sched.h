@@ -24,6 +24,9 @@ typedef struct cg_staged {
   uint8_t role;        /* compute: CG_ROLE_* bits, set by the scheduler */
   bool early;          /* a LOAD of the group's tables or resident operands: the previous
                         * group may issue it (ct_cg_prefetch) */
+  bool stream;         /* an early LOAD of a single-tile group that streams: its first reader
+                        * waits for it alone (CG_SEM_STREAM), not for the tile's LD */
+  int32_t skey;        /* stream LOADs: their first reader's position in the compute order */
 } cg_staged;
 
 /* The compute instruction of a tile that waits LD (its loads done) / OUTFREE (tile t − 2's
@@ -51,7 +54,7 @@ typedef struct cg_sched {
  * before tile t + 1's on e' start (LSEQ for loads, SSEQ for stores: the time steps' order,
  * so a later tile's transfer never takes DDR bandwidth from an earlier one's). */
 enum { CG_SEM_LD = 4, CG_SEM_INFREE = 8, CG_SEM_DONE = 12, CG_SEM_OUTFREE = 16, CG_SEM_LSEQ = 20, CG_SEM_SSEQ = 22,
-       CG_SEM_PIPELINE = 24, CG_SEM_DEP = 24, CG_SEM_DEPS_END = 30 };
+       CG_SEM_PIPELINE = 24, CG_SEM_DEP = 24, CG_SEM_DEPS_END = 30, CG_SEM_STREAM = 30 };
 
 /* DMA engine slots of one phase (loads or stores) of a tile: the semaphores above name two per
  * kind and copy, so a tile's LOADs (STOREs) use at most two engines. Slot k is engine
@@ -113,10 +116,16 @@ void ct_cg_stage_free(cg_stage *s);
  * OUTFREE(b, e) when tile s has compute). Every wait's signaller precedes it in program order
  * and every signal has exactly one waiter, so no deadlock for any queue depth and every
  * semaphore is 0 when the group ends. Otherwise serial: program order, one chain token at
- * every engine change. Debug entries: (layer, gi, tile, step). Errors: CT_ERR_LIMIT (out of
+ * every engine change. With `stream` (a single tile ordered by dependency tokens, a chip with
+ * more than CG_SEM_STREAM semaphores; the planner's ct_lg_group.stream), the tile's early
+ * LOADs (tables, resident operands) come after its other LOADs on load engine 0, in the order
+ * of their first readers; the last LOAD for each first reader signals CG_SEM_STREAM and that
+ * reader waits for it, so the layers start while later layers' operands still load (every
+ * other reader of such a LOAD follows its first reader; first readers follow each other).
+ * Debug entries: (layer, gi, tile, step). Errors: CT_ERR_LIMIT (out of
  * memory). */
 ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
-                         ct_diag *d);
+                         bool stream, ct_diag *d);
 
 /* Cross-group prefetch (cg_prefetch.c): moves the LOADs of group gi + 1's tables and resident
  * operands (cg_staged.early) out of `next` into `out` (next keeps its other entries, in

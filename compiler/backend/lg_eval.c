@@ -414,6 +414,48 @@ static int64_t tile_compute(lg_ctx *x, int first, int n, const gval *gv, int nv,
   return mv;
 }
 
+/* First layer (index in the plan) of [first, first + n) that reads v; first + n − 1 when none. */
+static int first_reader(const lg_ctx *x, int first, int n, const ct_value *v) {
+  int f = first + n - 1;
+  for (int k = x->cons_off[v->id]; k < x->cons_off[v->id + 1]; k++)
+    if (x->cons[k] >= first && x->cons[k] < f) f = x->cons[k];
+  return f;
+}
+
+/* A single-tile group whose resident LOADs stream (cg_sched.h ct_cg_sched_group `stream`):
+ * the LOADs run on one engine after the tile's other LOADs (ldd cycles), in the order of their
+ * first readers, and each layer starts when the previous one ends and its own operands have
+ * arrived. Returns the end of the tile's compute from the start of its LOADs, or -1 when the group cannot stream (more than one tile,
+ * MOVEs on the load engine, a chip without the semaphores). */
+static int64_t stream_compute(lg_ctx *x, const ct_lg_group *gr, const gval *gv, int nv, int64_t moves, int64_t ldd) {
+  const ct_chip *c = x->chip;
+  if (gr->n_tiles != 1 || gr->pipelined || moves || x->no_stream || !ct_lg_dep_order(c) || c->sem_count <= CG_SEM_STREAM)
+    return -1;
+  int first = gr->first, n = gr->n_layers;
+  int64_t *arrive = calloc((size_t)n + 1, sizeof *arrive);
+  if (!arrive) return x->oom = true, -1;
+  for (int i = 0; i < nv; i++) /* transfer cycles per first reader */
+    if (gv[i].kind == CT_LG_BUF_RES && gv[i].moved[0])
+      arrive[first_reader(x, first, n, gv[i].v) - first] += (int64_t)ct_dma_cycles(c, (uint64_t)gv[i].moved[0], true);
+  int64_t tb = ct_lg_group_table_bytes(x, first, n);
+  for (int k = 0; k < n && tb; k++) { /* the tables: one block, for the first layer with one */
+    lg_table t;
+    ct_lg_layer_table(x->layers[first + k].op, &t);
+    if (!t.bytes) continue;
+    int64_t moved, cyc;
+    ct_lg_dma_cost(c, 1, &tb, &tb, 1, &moved, &cyc);
+    arrive[k] += cyc;
+    break;
+  }
+  int64_t at = ldd, end = ldd;
+  for (int k = 0; k < n; k++) {
+    at += arrive[k];
+    end = (end > at ? end : at) + ct_lg_layer_cycles(x, first + k);
+  }
+  free(arrive);
+  return end;
+}
+
 /* Estimated cycles, load/compute/store sums and DDR bytes of the group from its values and
  * the per-tile-type compute in tc (cp, mva, mvb) and MOVE cycles mv; chooses the order
  * within a step (gr->loads_first) that the model prefers. */
@@ -477,6 +519,10 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
   int64_t pre = ct_lg_dma_batch_cycles(c, first, nfirst, le) - tc[0].ldd;
   if (pre < 0) pre = 0;
   free(buf);
+  /* a single tile whose resident LOADs stream instead: what they add to its compute */
+  int64_t sc = stream_compute(x, gr, gv, nv, mv[0], tc[0].ldd);
+  gr->stream = sc >= 0 && sc - tc[0].cp < pre + tc[0].ldd;
+  if (gr->stream) pre = sc - tc[0].cp - tc[0].ldd;
   gr->load_cycles += pre;
   gr->loads_first = false;
   gr->pre_cycles = pre, gr->prefetched = false, gr->prefetch_cycles = 0;
@@ -504,6 +550,57 @@ static bool place_buffers(lg_ctx *x, ct_lg_group *gr, gval *gv, int nv, int64_t 
     if (end > x->chip->lmem_bytes) ok = false;
   }
   return ok;
+}
+
+/* Banks [lo, hi) of LMEM bytes [a, a + bytes). */
+static void banks_of(const ct_chip *c, int64_t a, int64_t bytes, int64_t *lo, int64_t *hi) {
+  int64_t bank = c->lmem_bytes / c->lmem_banks;
+  *lo = a / bank, *hi = bytes > 0 ? (a + bytes - 1) / bank + 1 : *lo;
+}
+
+/* Does a buffer of value v (any copy) share a bank with [lo, hi)? */
+static bool value_in_banks(const ct_lg_group *gr, const ct_chip *c, const ct_value *v, int64_t lo, int64_t hi) {
+  for (int i = 0; v && i < gr->n_bufs; i++) {
+    int64_t a, b;
+    banks_of(c, gr->bufs[i].addr, gr->bufs[i].bytes, &a, &b);
+    if (gr->bufs[i].value == v->id && a < hi && lo < b) return true;
+  }
+  return false;
+}
+
+/* May the streamed group's LOADs run beside its compute: no resident buffer (and not the
+ * table block) shares a bank with an operand of a layer that runs before its first reader?
+ * (The cmodel grants a bank port to one engine at a time: a slow transfer into a bank a layer
+ * reads would hold that layer up for its whole length.) */
+static bool stream_banks_ok(const lg_ctx *x, const ct_lg_group *gr) {
+  const ct_chip *c = x->chip;
+  int first = gr->first, n = gr->n_layers;
+  for (int i = -1; i < gr->n_bufs; i++) {
+    int64_t lo, hi, tl[2], th[2];
+    int f = first;
+    if (i < 0) { /* the tables, read first by the first layer with one */
+      ct_lg_group_tables_at(x, gr, tl, th);
+      if (th[0] <= tl[0]) continue;
+      banks_of(c, tl[0], th[0] - tl[0], &lo, &hi);
+      for (; f < first + n; f++) {
+        lg_table t;
+        ct_lg_layer_table(x->layers[f].op, &t);
+        if (t.bytes) break;
+      }
+    } else {
+      if (gr->bufs[i].kind != CT_LG_BUF_RES) continue;
+      banks_of(c, gr->bufs[i].addr, gr->bufs[i].bytes, &lo, &hi);
+      f = first_reader(x, first, n, x->g->values[gr->bufs[i].value]);
+    }
+    for (int j = first; j < f; j++) {
+      const ct_op *op = x->layers[j].op;
+      for (int k = 0; k < op->n_in; k++)
+        if (value_in_banks(gr, c, op->in[k], lo, hi)) return false;
+      for (int k = 0; k < op->n_out; k++)
+        if (value_in_banks(gr, c, op->out[k], lo, hi)) return false;
+    }
+  }
+  return true;
 }
 
 bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need) {
@@ -547,6 +644,11 @@ bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_g
     free(gr->bufs), gr->bufs = NULL, gr->n_bufs = 0, gr->dbl_mid = false;
     group_costs(x, gr, tl, gv, nv, tc, mv);
     ok = place_buffers(x, gr, gv, nv, scr, keep, need);
+  }
+  if (ok && gr->stream && !stream_banks_ok(x, gr)) { /* its buffers' banks: load everything first */
+    x->no_stream = true;
+    group_costs(x, gr, tl, gv, nv, tc, mv);
+    x->no_stream = false;
   }
   free(gv);
   if (!keep || !ok) free(gr->bufs), gr->bufs = NULL, gr->n_bufs = keep ? 0 : gr->n_bufs;
