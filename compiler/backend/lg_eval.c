@@ -414,6 +414,22 @@ static int64_t tile_compute(lg_ctx *x, int first, int n, const gval *gv, int nv,
   return mv;
 }
 
+/* Banks [lo, hi) of LMEM bytes [a, a + bytes). */
+static void banks_of(const ct_chip *c, int64_t a, int64_t bytes, int64_t *lo, int64_t *hi) {
+  int64_t bank = c->lmem_bytes / c->lmem_banks;
+  *lo = a / bank, *hi = bytes > 0 ? (a + bytes - 1) / bank + 1 : *lo;
+}
+
+/* Does a buffer of value v (any copy) share a bank with [lo, hi)? */
+static bool value_in_banks(const ct_lg_group *gr, const ct_chip *c, const ct_value *v, int64_t lo, int64_t hi) {
+  for (int i = 0; v && i < gr->n_bufs; i++) {
+    int64_t a, b;
+    banks_of(c, gr->bufs[i].addr, gr->bufs[i].bytes, &a, &b);
+    if (gr->bufs[i].value == v->id && a < hi && lo < b) return true;
+  }
+  return false;
+}
+
 /* First layer (index in the plan) of [first, first + n) that reads v; first + n − 1 when none. */
 static int first_reader(const lg_ctx *x, int first, int n, const ct_value *v) {
   int f = first + n - 1;
@@ -422,38 +438,104 @@ static int first_reader(const lg_ctx *x, int first, int n, const ct_value *v) {
   return f;
 }
 
+/* One streamed LOAD: its first reader (layer index in the group), DDR latency and transfer
+ * cycles, the banks [blo, bhi) it writes (when the buffers are placed), and when it holds them. */
+typedef struct sload {
+  int f;
+  int64_t lat, xfer, blo, bhi, hs, he;
+} sload;
+
+static int by_reader(const void *a, const void *b) {
+  const sload *x = a, *y = b;
+  return x->f != y->f ? (x->f > y->f) - (x->f < y->f) : (x->blo > y->blo) - (x->blo < y->blo);
+}
+
+/* Does layer li of the placed group read or write a buffer in banks [lo, hi)? */
+static bool layer_in_banks(const lg_ctx *x, const ct_lg_group *gr, int li, int64_t lo, int64_t hi) {
+  const ct_op *op = x->layers[li].op;
+  for (int k = 0; k < op->n_in + op->n_out; k++)
+    if (value_in_banks(gr, x->chip, k < op->n_in ? op->in[k] : op->out[k - op->n_in], lo, hi)) return true;
+  return false;
+}
+
+/* The streamed LOADs of the group (resident values and the table block) into v; their count. */
+static int stream_loads(const lg_ctx *x, const ct_lg_group *gr, const gval *gv, int nv, sload *v) {
+  const ct_chip *c = x->chip;
+  int first = gr->first, n = gr->n_layers, m = 0;
+  for (int i = -1; i < nv; i++) {
+    int64_t moved, cyc, addr = -1, bytes = 0, tl[2], th[2];
+    int f = first;
+    if (i < 0) { /* the tables: one block, read first by the first layer with one */
+      int64_t tb = ct_lg_group_table_bytes(x, first, n);
+      if (!tb) continue;
+      ct_lg_dma_cost(c, 1, &tb, &tb, 1, &moved, &cyc);
+      for (lg_table t; f < first + n - 1; f++)
+        if (ct_lg_layer_table(x->layers[f].op, &t), t.bytes) break;
+      ct_lg_group_tables_at(x, gr, tl, th);
+      addr = tl[0], bytes = th[0] - tl[0];
+    } else {
+      if (gv[i].kind != CT_LG_BUF_RES || !gv[i].moved[0]) continue;
+      moved = gv[i].moved[0], cyc = (int64_t)ct_dma_cycles(c, (uint64_t)moved, true);
+      f = first_reader(x, first, n, gv[i].v);
+      for (int b = 0; b < gr->n_bufs; b++)
+        if (gr->bufs[b].value == gv[i].v->id) addr = gr->bufs[b].addr, bytes = gr->bufs[b].bytes;
+    }
+    sload *l = &v[m++];
+    l->f = f - first, l->lat = c->gmem_latency_cycles < cyc ? c->gmem_latency_cycles : cyc, l->xfer = cyc - l->lat;
+    l->blo = l->bhi = 0;
+    if (gr->bufs && addr >= 0) banks_of(c, addr, bytes, &l->blo, &l->bhi);
+  }
+  qsort(v, (size_t)m, sizeof *v, by_reader);
+  return m;
+}
+
+/* Layer k starts at s: the start after every streamed LOAD holding a bank it uses then (the
+ * cmodel grants a bank port to whoever started first); the LOADs it holds up move later. */
+static int64_t layer_start(const lg_ctx *x, const ct_lg_group *gr, int li, int64_t s, int64_t lc, sload *v, int issued,
+                           int64_t *tl) {
+  for (int j = 0; j < issued; j++)
+    if (v[j].hs <= s && s < v[j].he && layer_in_banks(x, gr, li, v[j].blo, v[j].bhi)) s = v[j].he;
+  for (int j = 0; j < issued; j++)
+    if (s < v[j].hs && v[j].hs < s + lc && layer_in_banks(x, gr, li, v[j].blo, v[j].bhi)) {
+      int64_t d = s + lc - v[j].hs; /* this LOAD and the ones after it on the engine wait */
+      for (int q = j; q < issued; q++) v[q].hs += d, v[q].he += d;
+      *tl += d;
+    }
+  return s;
+}
+
 /* A single-tile group whose resident LOADs stream (cg_sched.h ct_cg_sched_group `stream`):
  * the LOADs run on one engine after the tile's other LOADs (ldd cycles), in the order of their
- * first readers, and each layer starts when the previous one ends and its own operands have
- * arrived. Returns the end of the tile's compute from the start of its LOADs, or -1 when the group cannot stream (more than one tile,
- * MOVEs on the load engine, a chip without the semaphores). */
+ * first readers; each layer starts when the previous one has ended and its own operands have
+ * arrived, and — once the buffers are placed (gr->bufs) — a LOAD and a layer using a common
+ * bank run one after the other, the one that started first going on. Returns the end of the
+ * tile's compute from the start of its LOADs, or -1 when the group cannot stream (more than
+ * one tile, MOVEs on the load engine, a chip without the semaphores). */
 static int64_t stream_compute(lg_ctx *x, const ct_lg_group *gr, const gval *gv, int nv, int64_t moves, int64_t ldd) {
   const ct_chip *c = x->chip;
-  if (gr->n_tiles != 1 || gr->pipelined || moves || x->no_stream || !ct_lg_dep_order(c) || c->sem_count <= CG_SEM_STREAM)
-    return -1;
-  int first = gr->first, n = gr->n_layers;
-  int64_t *arrive = calloc((size_t)n + 1, sizeof *arrive);
-  if (!arrive) return x->oom = true, -1;
-  for (int i = 0; i < nv; i++) /* transfer cycles per first reader */
-    if (gv[i].kind == CT_LG_BUF_RES && gv[i].moved[0])
-      arrive[first_reader(x, first, n, gv[i].v) - first] += (int64_t)ct_dma_cycles(c, (uint64_t)gv[i].moved[0], true);
-  int64_t tb = ct_lg_group_table_bytes(x, first, n);
-  for (int k = 0; k < n && tb; k++) { /* the tables: one block, for the first layer with one */
-    lg_table t;
-    ct_lg_layer_table(x->layers[first + k].op, &t);
-    if (!t.bytes) continue;
-    int64_t moved, cyc;
-    ct_lg_dma_cost(c, 1, &tb, &tb, 1, &moved, &cyc);
-    arrive[k] += cyc;
-    break;
+  if (gr->n_tiles != 1 || gr->pipelined || moves || !ct_lg_dep_order(c) || c->sem_count <= CG_SEM_STREAM) return -1;
+  int n = gr->n_layers;
+  sload *v = malloc(sizeof *v * (size_t)(nv + 2));
+  if (!v) return x->oom = true, -1;
+  int m = stream_loads(x, gr, gv, nv, v), li = 0;
+  int64_t tl = ldd, tc = ldd, ready = ldd, le = -1, ls = -1; /* load engine free; compute free; last layer [ls, le) */
+  for (int k = 0; k < n;) {
+    int64_t lc = ct_lg_layer_cycles(x, gr->first + k), sc = tc > ready ? tc : ready;
+    if (li < m && (v[li].f <= k || tl + v[li].lat < sc)) { /* the next LOAD, when it comes first */
+      int64_t h = tl + v[li].lat;
+      if (ls <= h && h < le && layer_in_banks(x, gr, gr->first + k - 1, v[li].blo, v[li].bhi)) h = le;
+      v[li].hs = h, v[li].he = h + v[li].xfer, tl = v[li].he;
+      if (v[li].f <= k) ready = tl;
+      li++;
+      continue;
+    }
+    ls = layer_start(x, gr, gr->first + k, sc, lc, v, li, &tl), le = tc = ls + lc;
+    for (int j = 0; j < li; j++) /* held-up LOADs this layer's successors wait for */
+      if (v[j].f <= k + 1 && v[j].he > ready) ready = v[j].he;
+    k++;
   }
-  int64_t at = ldd, end = ldd;
-  for (int k = 0; k < n; k++) {
-    at += arrive[k];
-    end = (end > at ? end : at) + ct_lg_layer_cycles(x, first + k);
-  }
-  free(arrive);
-  return end;
+  free(v);
+  return tc;
 }
 
 /* Estimated cycles, load/compute/store sums and DDR bytes of the group from its values and
@@ -552,57 +634,6 @@ static bool place_buffers(lg_ctx *x, ct_lg_group *gr, gval *gv, int nv, int64_t 
   return ok;
 }
 
-/* Banks [lo, hi) of LMEM bytes [a, a + bytes). */
-static void banks_of(const ct_chip *c, int64_t a, int64_t bytes, int64_t *lo, int64_t *hi) {
-  int64_t bank = c->lmem_bytes / c->lmem_banks;
-  *lo = a / bank, *hi = bytes > 0 ? (a + bytes - 1) / bank + 1 : *lo;
-}
-
-/* Does a buffer of value v (any copy) share a bank with [lo, hi)? */
-static bool value_in_banks(const ct_lg_group *gr, const ct_chip *c, const ct_value *v, int64_t lo, int64_t hi) {
-  for (int i = 0; v && i < gr->n_bufs; i++) {
-    int64_t a, b;
-    banks_of(c, gr->bufs[i].addr, gr->bufs[i].bytes, &a, &b);
-    if (gr->bufs[i].value == v->id && a < hi && lo < b) return true;
-  }
-  return false;
-}
-
-/* May the streamed group's LOADs run beside its compute: no resident buffer (and not the
- * table block) shares a bank with an operand of a layer that runs before its first reader?
- * (The cmodel grants a bank port to one engine at a time: a slow transfer into a bank a layer
- * reads would hold that layer up for its whole length.) */
-static bool stream_banks_ok(const lg_ctx *x, const ct_lg_group *gr) {
-  const ct_chip *c = x->chip;
-  int first = gr->first, n = gr->n_layers;
-  for (int i = -1; i < gr->n_bufs; i++) {
-    int64_t lo, hi, tl[2], th[2];
-    int f = first;
-    if (i < 0) { /* the tables, read first by the first layer with one */
-      ct_lg_group_tables_at(x, gr, tl, th);
-      if (th[0] <= tl[0]) continue;
-      banks_of(c, tl[0], th[0] - tl[0], &lo, &hi);
-      for (; f < first + n; f++) {
-        lg_table t;
-        ct_lg_layer_table(x->layers[f].op, &t);
-        if (t.bytes) break;
-      }
-    } else {
-      if (gr->bufs[i].kind != CT_LG_BUF_RES) continue;
-      banks_of(c, gr->bufs[i].addr, gr->bufs[i].bytes, &lo, &hi);
-      f = first_reader(x, first, n, x->g->values[gr->bufs[i].value]);
-    }
-    for (int j = first; j < f; j++) {
-      const ct_op *op = x->layers[j].op;
-      for (int k = 0; k < op->n_in; k++)
-        if (value_in_banks(gr, c, op->in[k], lo, hi)) return false;
-      for (int k = 0; k < op->n_out; k++)
-        if (value_in_banks(gr, c, op->out[k], lo, hi)) return false;
-    }
-  }
-  return true;
-}
-
 bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_group *gr, bool keep, int64_t *need) {
   memset(gr, 0, sizeof *gr);
   gr->first = first, gr->n_layers = n, gr->axis = tl->axis, gr->nsecs = tl->nsecs, gr->secs = tl->secs;
@@ -645,11 +676,7 @@ bool ct_lg_eval_tiling(lg_ctx *x, int first, int n, const lg_tiling *tl, ct_lg_g
     group_costs(x, gr, tl, gv, nv, tc, mv);
     ok = place_buffers(x, gr, gv, nv, scr, keep, need);
   }
-  if (ok && gr->stream && !stream_banks_ok(x, gr)) { /* its buffers' banks: load everything first */
-    x->no_stream = true;
-    group_costs(x, gr, tl, gv, nv, tc, mv);
-    x->no_stream = false;
-  }
+  if (ok && gr->stream) group_costs(x, gr, tl, gv, nv, tc, mv); /* the stream against the placed buffers' banks */
   free(gv);
   if (!keep || !ok) free(gr->bufs), gr->bufs = NULL, gr->n_bufs = keep ? 0 : gr->n_bufs;
   return ok;

@@ -71,7 +71,6 @@ typedef struct lg_ctx {
   int *vbuf;           /* scratch, value id → buffer index in the group being evaluated */
   int stamp;
   bool exact;          /* size buffers over every tile, not a sample */
-  bool no_stream;      /* cost single tiles with their resident LOADs first (lg_eval.c) */
   bool oom;            /* an evaluation ran out of memory (the plan fails with CT_ERR_LIMIT
                         * "out of memory", not "does not fit") */
 } lg_ctx;
