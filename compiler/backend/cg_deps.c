@@ -113,7 +113,7 @@ static void load_node(const cg_staged *v, dnode *x) {
 /* Tokens of tile 0's stream LOADs (cg_staged.stream): each one's first reader f (the first
  * compute instruction of tile 0 touching its LMEM; the tile's last when none) becomes its key;
  * per key the last of its LOADs in staging order signals CG_SEM_STREAM and f waits for it
- * (stream_phase emits them by key, on one engine, so the k-th signal is the k-th waiter's).
+ * (compute_phase emits them by key, on one engine, so the k-th signal is the k-th waiter's).
  * sdep[k][c] gets the latest class-c instruction k must follow: the first reader of every
  * stream LOAD whose region k touches, and for a first reader the previous one (waiters take
  * the tokens in order). */

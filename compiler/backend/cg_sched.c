@@ -159,7 +159,7 @@ static ct_status dma_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int
   ct_status rc = CT_OK;
   for (int k = lo; k < hi && !rc; k++) {
     cg_staged *v = &st->v[p->idx[ph][k]];
-    if (v->stream) continue; /* stream_phase */
+    if (v->stream) continue; /* emitted with the compute (compute_phase) */
     int e = slot_of(p, &v->in);
     bool first = true, last = true;
     for (int j = lo; j < k; j++) first = first && (st->v[p->idx[ph][j]].stream || slot_of(p, &st->v[p->idx[ph][j]].in) != e);
@@ -173,13 +173,42 @@ static ct_status dma_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int
   return rc;
 }
 
+/* The smallest first-reader key above `after` among tile t's stream LOADs; INT32_MAX when none. */
+static int32_t next_key(const cg_stage *st, const plan *p, int64_t t, int32_t after) {
+  int32_t key = INT32_MAX;
+  for (int k = p->off[PH_LOAD][t]; k < p->off[PH_LOAD][t + 1]; k++) {
+    const cg_staged *v = &st->v[p->idx[PH_LOAD][k]];
+    if (v->stream && v->skey > after && v->skey < key) key = v->skey;
+  }
+  return key;
+}
+
+/* Tile t's stream LOADs of first reader `key`, in staging order (their semaphores are set:
+ * ct_cg_dep_tokens). */
+static ct_status stream_loads(cg_sched *s, int gi, cg_stage *st, const plan *p, int64_t t, int32_t key, int64_t step,
+                              ct_diag *d) {
+  ct_status rc = CT_OK;
+  for (int k = p->off[PH_LOAD][t]; k < p->off[PH_LOAD][t + 1] && !rc && key != INT32_MAX; k++) {
+    cg_staged *v = &st->v[p->idx[PH_LOAD][k]];
+    if (v->stream && v->skey == key) rc = emit(s, &v->in, v->layer, gi, v->tile, step, d);
+  }
+  return rc;
+}
+
+/* The compute of tile t. Stream LOADs (cg_staged.stream) are interleaved one first reader
+ * ahead: those of the first key come before the compute, those of key k_{i+1} just before the
+ * instruction k_i — each signaller precedes its waiter, and the in-order dispatcher of a chip
+ * with short queues still reaches the next layer's operands while the current layer runs. */
 static ct_status compute_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int64_t t, int64_t step, size_t *last,
                                ct_diag *d) {
   int lo = p->off[PH_COMPUTE][t], hi = p->off[PH_COMPUTE][t + 1];
   int64_t b = t % 2;
-  ct_status rc = CT_OK;
+  int32_t key = next_key(st, p, t, INT32_MIN);
+  ct_status rc = stream_loads(s, gi, st, p, t, key, step - 1, d);
   for (int k = lo; k < hi && !rc; k++) {
     cg_staged *v = &st->v[p->idx[PH_COMPUTE][k]];
+    if (k == key) key = next_key(st, p, t, key), rc = stream_loads(s, gi, st, p, t, key, step - 1, d);
+    if (rc) break;
     if (!p->deps) v->role = (uint8_t)((k == lo ? CG_ROLE_LD | CG_ROLE_OUTFREE : 0) | (k == hi - 1 ? CG_ROLE_INFREE | CG_ROLE_DONE : 0));
     for (int e = 0; e < 2; e++) {
       if ((v->role & CG_ROLE_LD) && (p->lmask[t] & bit(e))) v->in.wait |= bit(sem(CG_SEM_LD, b, e));
@@ -219,28 +248,6 @@ static ct_status sync_all(cg_sched *s, int gi, ct_diag *d) {
   return emit(s, &sync, NULL, gi, -1, -1, d);
 }
 
-/* The stream LOADs of tile t, after its other LOADs, in the order of their first readers
- * (cg_staged.skey; ties in staging order); their semaphores are set (ct_cg_dep_tokens). */
-static ct_status stream_phase(cg_sched *s, int gi, cg_stage *st, const plan *p, int64_t t, int64_t step, ct_diag *d) {
-  int lo = p->off[PH_LOAD][t], hi = p->off[PH_LOAD][t + 1];
-  ct_status rc = CT_OK;
-  for (int32_t done = INT32_MIN; !rc;) { /* smallest key above `done`, then its LOADs in order */
-    int32_t key = INT32_MAX;
-    bool any = false;
-    for (int k = lo; k < hi; k++) {
-      const cg_staged *v = &st->v[p->idx[PH_LOAD][k]];
-      if (v->stream && v->skey > done && v->skey <= key) key = v->skey, any = true;
-    }
-    if (!any) break;
-    for (int k = lo; k < hi && !rc; k++) {
-      cg_staged *v = &st->v[p->idx[PH_LOAD][k]];
-      if (v->stream && v->skey == key) rc = emit(s, &v->in, v->layer, gi, v->tile, step, d);
-    }
-    done = key;
-  }
-  return rc;
-}
-
 /* One tile after the other, each with its transfers spread over the DMA engines: LOADs of
  * tile t (the last on engine e signals LD(b, e), b = t mod 2), its compute (a chain; the
  * first waits LD, the last signals DONE(b, e)), its STOREs (the first on e waits DONE(b, e)),
@@ -252,7 +259,6 @@ static ct_status tiles_serial(cg_sched *s, int gi, cg_stage *st, plan *p, ct_dia
   for (int64_t t = 0; t < p->T && !rc; t++) {
     if (t > 0) rc = sync_all(s, gi, d), s->have_last = false;
     if (!rc) rc = dma_phase(s, gi, st, p, PH_LOAD, t, 3 * t, 0, false, CG_SEM_LD, true, d);
-    if (!rc) rc = stream_phase(s, gi, st, p, t, 3 * t, d);
     if (!rc) rc = compute_phase(s, gi, st, p, t, 3 * t + 1, &last, d);
     if (!rc) rc = dma_phase(s, gi, st, p, PH_STORE, t, 3 * t + 2, CG_SEM_DONE, true, 0, false, d);
   }

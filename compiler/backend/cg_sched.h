@@ -119,9 +119,10 @@ void ct_cg_stage_free(cg_stage *s);
  * every engine change. With `stream` (a single tile ordered by dependency tokens, a chip with
  * more than CG_SEM_STREAM semaphores; the planner's ct_lg_group.stream), the tile's early
  * LOADs (tables, resident operands) come after its other LOADs on load engine 0, in the order
- * of their first readers; the last LOAD for each first reader signals CG_SEM_STREAM and that
- * reader waits for it, so the layers start while later layers' operands still load (every
- * other reader of such a LOAD follows its first reader; first readers follow each other).
+ * of their first readers, interleaved with the compute one first reader ahead (program order);
+ * the last LOAD for each first reader signals CG_SEM_STREAM and that reader waits for it, so
+ * the layers start while later layers' operands still load (every other reader of such a LOAD
+ * follows its first reader; first readers follow each other).
  * Debug entries: (layer, gi, tile, step). Errors: CT_ERR_LIMIT (out of
  * memory). */
 ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, bool pipelined, bool loads_first,
