@@ -292,6 +292,45 @@ static int check_prefetch(const char *ctpu) {
   return found;
 }
 
+/* Does the comma list after `key=` in line hold semaphore n? */
+static bool sem_in(const char *line, const char *key, int n) {
+  const char *p = strstr(line, key);
+  if (!p) return false;
+  p += strlen(key);
+  for (;;) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p) return false;
+    if (v == n) return true;
+    if (*end != ',') return false;
+    p = end + 1;
+  }
+}
+
+/* The streamed LOADs of program `ctpu` (semaphore 30, docs/pipeline.md "Streaming resident
+ * LOADs"): as many signals as waits, each wait after its signal, and LOADs interleaved with the
+ * compute (some signalling LOAD after a compute instruction of its group). Returns the signals. */
+static int check_stream(const char *ctpu) {
+  char s[600];
+  snprintf(s, sizeof s, "%s.s", ctpu); /* written by check_prefetch */
+  size_t n = 0;
+  char *text = ct_test_read_file(s, &n);
+  ck_assert(text);
+  int sig = 0, wait = 0, interleaved = 0;
+  bool compute_seen = false;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    bool load = !strncmp(line, "LOAD", 4), dma = load || !strncmp(line, "STORE", 5);
+    if (!strncmp(line, "SYNC", 4)) compute_seen = false;
+    if (load && sem_in(line, "signal=", 30)) sig++, interleaved += compute_seen;
+    if (sem_in(line, "wait=", 30)) wait++, ck_assert_msg(wait <= sig, "a wait on semaphore 30 before its signal: %s", line);
+    if (!dma && strchr(line, '#')) compute_seen = true;
+  }
+  free(text);
+  ck_assert_int_eq(sig, wait);
+  if (sig > 1) ck_assert_msg(interleaved > 0, "streamed LOADs are not interleaved with the compute");
+  return sig;
+}
+
 /* MobileNetV2 QDQ-INT8 (its own scales) on the default chip and three sweep chips (tight LMEM:
  * 256 KiB, 4 banks; 64×64 OS; 16×64). */
 START_TEST(test_mnv2) {
@@ -325,8 +364,8 @@ START_TEST(test_mnv2) {
     char csv[800];
     snprintf(csv, sizeof csv, "%s.groups.csv", ct_test_tmp_path(tag));
     check_agreement(csv, tag);
-    int pf = check_prefetch(ct_test_tmp_path(tag));
-    if (k < 0) ck_assert_msg(pf > 0, "mobilenetv2, default chip: no group's resident LOADs prefetched");
+    int pf = check_prefetch(ct_test_tmp_path(tag)), sm = check_stream(ct_test_tmp_path(tag));
+    if (k < 0) ck_assert_msg(pf > 0 && sm > 1, "mobilenetv2, default chip: %d prefetched LOADs, %d streams", pf, sm);
   }
   /* `ctpu sim` takes the same ONNX TensorProto input as deploy */
   rc = ct_test_run_ctpu(out, sizeof out, "sim '%s' --input '%s' -o '%s'", ct_test_tmp_path("mq-1.ctpu"), in,
