@@ -103,7 +103,8 @@ typedef struct ct_lg_group {
                          * its compute overlaps tile t − 1's (docs/pipeline.md) */
   bool loads_first;     /* pipelined: each step issues the next tile's LOADs before the
                          * compute (whose MOVEs then queue behind them on load engine 0);
-                         * else the compute first (docs/pipeline.md "Order within a step") */
+                         * else the compute first (docs/pipeline.md "Order within a step");
+                         * also without MOVEs when queue.depth < the group's layers */
   int64_t n_steps;      /* time steps: tiles + 2 when pipelined, else 3 · tiles */
   int64_t lmem_bytes;   /* end of the highest buffer */
   int64_t reserved_bytes; /* LMEM after the buffers kept for the codegen's tables and scratch */
