@@ -280,7 +280,7 @@ ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, 
   bool oom = false;
   plan p;
   memset(&p, 0, sizeof p);
-  stream = stream && n_tiles == 1 && s->chip->sem_count > CG_SEM_STREAM && s->chip->sem_count >= CG_SEM_DEPS_END;
+  stream = stream && n_tiles == 1 && ct_cg_can_stream(s->chip);
   mark_stream(st, stream);
   bool ok = s->chip->sem_count >= CG_SEM_PIPELINE && make_plan(s, st, n_tiles, pipelined && n_tiles >= 2, &p, &oom);
   if (ok && s->chip->sem_count >= CG_SEM_DEPS_END) {

@@ -68,6 +68,11 @@ static inline int ct_cg_dma_slots(int64_t engines, int base) {
   return n < 1 ? 1 : n > CG_DMA_SLOTS ? CG_DMA_SLOTS : (int)n;
 }
 
+/* Can a single tile stream its resident LOADs on this chip: the dependency tokens
+ * (CG_SEM_DEPS_END semaphores) and semaphore CG_SEM_STREAM besides them. One rule for the
+ * planner (lg_eval.c stream_compute) and the schedule (ct_cg_sched_group). */
+static inline bool ct_cg_can_stream(const ct_chip *c) { return c->sem_count > CG_SEM_STREAM; }
+
 /* Semaphores CG_SEM_DEP .. CG_SEM_DEPS_END − 1 order the compute instructions of a group by
  * their data (cg_deps.c) instead of the chain 0..3: one counting semaphore per ordered pair
  * (producer engine → consumer engine) of the compute engines (load engine 0 for MOVEs, MXU,

@@ -114,9 +114,9 @@ typedef struct ct_lg_group {
   bool prefetched;      /* the resident LOADs run before the barrier, during the previous
                          * group's tail: their LMEM and the previous group's are disjoint
                          * (lg_prefetch.c; codegen: cg_prefetch.c) */
-  int64_t prefetch_cycles; /* cycles of pre_cycles the previous group's tail hides */
+  int64_t prefetch_cycles; /* pre_cycles, hidden by the previous group's tail when prefetched */
   bool stream;          /* a single tile whose resident LOADs stream: each layer waits for its
-                         * own operands only (lg_eval.c stream_cycles; codegen: cg_sched.h) */
+                         * own operands only (lg_eval.c stream_compute; codegen: cg_sched.h) */
   int64_t compute_cycles, load_cycles, store_cycles; /* sums over tiles, without overlap between
                                                       * phases (compute: overlapping tiles count
                                                       * their period, lg_overlap.c) */

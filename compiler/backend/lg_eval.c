@@ -445,6 +445,8 @@ typedef struct sload {
   int64_t lat, xfer, blo, bhi, hs, he;
 } sload;
 
+/* By first reader, then by bank (a fixed order for LOADs of one reader, whose order does not
+ * change their common arrival). */
 static int by_reader(const void *a, const void *b) {
   const sload *x = a, *y = b;
   return x->f != y->f ? (x->f > y->f) - (x->f < y->f) : (x->blo > y->blo) - (x->blo < y->blo);
@@ -513,7 +515,7 @@ static int64_t layer_start(const lg_ctx *x, const ct_lg_group *gr, int li, int64
  * one tile, MOVEs on the load engine, a chip without the semaphores). */
 static int64_t stream_compute(lg_ctx *x, const ct_lg_group *gr, const gval *gv, int nv, int64_t moves, int64_t ldd) {
   const ct_chip *c = x->chip;
-  if (gr->n_tiles != 1 || gr->pipelined || moves || !ct_lg_dep_order(c) || c->sem_count <= CG_SEM_STREAM) return -1;
+  if (gr->n_tiles != 1 || gr->pipelined || moves || !ct_cg_can_stream(c)) return -1;
   int n = gr->n_layers;
   sload *v = malloc(sizeof *v * (size_t)(nv + 2));
   if (!v) return x->oom = true, -1;

@@ -118,8 +118,9 @@ int ct_lg_weight_dim(const ct_op *op, const ct_value *w, int a);
 bool ct_lg_border_cast(const ct_graph *g, const ct_op *op);
 /* lg_prefetch.c: marks the groups whose resident LOADs (tables, weights loaded once) may run
  * during the previous group's tail (ct_lg_group.prefetched: LMEM disjoint from the previous
- * group's buffers, tables and scratch; no operand the previous group writes) and takes the
- * cycles that tail hides (min(pre_cycles, the previous tail_cycles)) off their estimate. */
+ * group's buffers, tables and scratch; no operand the previous group writes; pre_cycles no
+ * more than the previous group's tail_cycles, so the tail hides them whole) and takes their
+ * pre_cycles off their estimate (prefetch_cycles). */
 void ct_lg_prefetch(const lg_ctx *x, ct_lg_plan *p);
 /* The LMEM byte ranges [lo[k], hi[k]) of group gr's tables (empty: lo = hi), as the codegen
  * lays them out (cg_model.c): one block after the buffers, or with double MIDs the MXU
@@ -181,6 +182,10 @@ void ct_lg_layer_table(const ct_op *op, lg_table *t);
 int64_t ct_lg_lut_stride(const ct_op *op);
 /* Does a Lut have one table per channel (its table attribute holds C tables)? */
 bool ct_lg_lut_per_channel(const ct_op *op);
+/* The end of the LMEM group gr may touch: its buffers, tables and scratch (lmem_bytes +
+ * reserved_bytes), or the end of LMEM when it has a ConvTranspose, whose codegen takes every
+ * free byte after its reserved plane for its channel chunks (cg_convt.c). Bytes. */
+int64_t ct_lg_group_lmem_end(const lg_ctx *x, const ct_lg_group *gr);
 /* Bytes of the tables of group [first, first+n) as the codegen lays them out after the
  * group's buffers: each LG_ALIGN-aligned, one transfer. */
 int64_t ct_lg_group_table_bytes(const lg_ctx *x, int first, int n);

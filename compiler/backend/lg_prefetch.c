@@ -11,13 +11,9 @@ bool ct_lg_group_emits(const ct_graph *g, const ct_lg_layer *layers, const ct_lg
 }
 
 /* Does [lo, hi) overlap any LMEM group g may touch: its buffers, and its tables and scratch
- * after them (lg_reserve.c) — up to the end of LMEM when it has a ConvTranspose, whose
- * codegen takes every free byte for its channel chunks (cg_convt.c)? */
+ * after them (ct_lg_group_lmem_end)? */
 static bool touches(const lg_ctx *x, const ct_lg_group *g, int64_t lo, int64_t hi) {
-  int64_t end = g->lmem_bytes + g->reserved_bytes;
-  for (int li = g->first; li < g->first + g->n_layers; li++)
-    if (x->layers[li].op->kind == CT_OP_CONVTRANSPOSE) end = x->chip->lmem_bytes;
-  if (lo < end && g->lmem_bytes < hi) return true;
+  if (lo < ct_lg_group_lmem_end(x, g) && g->lmem_bytes < hi) return true;
   for (int i = 0; i < g->n_bufs; i++)
     if (lo < g->bufs[i].addr + g->bufs[i].bytes && g->bufs[i].addr < hi) return true;
   return false;
@@ -26,9 +22,9 @@ static bool touches(const lg_ctx *x, const ct_lg_group *g, int64_t lo, int64_t h
 void ct_lg_group_tables_at(const lg_ctx *x, const ct_lg_group *gr, int64_t lo[2], int64_t hi[2]) {
   if (gr->dbl_mid) { /* the MXU layers' tables and the others' in banks of their own */
     int64_t at[3], tm = ct_lg_group_table_part(x, gr->first, gr->n_layers, true);
-    ct_lg_reserve_split(x->chip, gr->lmem_bytes, tm, ct_lg_group_table_part(x, gr->first, gr->n_layers, false), 0, at);
-    lo[0] = at[0], hi[0] = at[0] + tm, lo[1] = at[1];
-    hi[1] = at[1] + ct_lg_group_table_part(x, gr->first, gr->n_layers, false);
+    int64_t tv = ct_lg_group_table_part(x, gr->first, gr->n_layers, false);
+    ct_lg_reserve_split(x->chip, gr->lmem_bytes, tm, tv, 0, at);
+    lo[0] = at[0], hi[0] = at[0] + tm, lo[1] = at[1], hi[1] = at[1] + tv;
     return;
   }
   lo[0] = (gr->lmem_bytes + LG_ALIGN - 1) / LG_ALIGN * LG_ALIGN;
@@ -38,13 +34,8 @@ void ct_lg_group_tables_at(const lg_ctx *x, const ct_lg_group *gr, int64_t lo[2]
 
 /* Is value v written by a layer of group g? */
 static bool written_by(const lg_ctx *x, const ct_lg_group *g, const ct_value *v) {
-  if (!v->def) return false;
-  for (int oi = 0; oi < x->g->n_ops; oi++)
-    if (x->g->ops[oi] == v->def) {
-      int li = x->layer_of_op[oi];
-      return li >= g->first && li < g->first + g->n_layers;
-    }
-  return false;
+  int li = x->prod[v->id];
+  return li >= g->first && li < g->first + g->n_layers;
 }
 
 /* May group h's resident LOADs run while group g (the one before it) does: every LMEM byte

@@ -51,6 +51,12 @@ void ct_lg_layer_table(const ct_op *op, lg_table *t) {
   }
 }
 
+int64_t ct_lg_group_lmem_end(const lg_ctx *x, const ct_lg_group *gr) {
+  for (int li = gr->first; li < gr->first + gr->n_layers; li++)
+    if (x->layers[li].op->kind == CT_OP_CONVTRANSPOSE) return x->chip->lmem_bytes; /* cg_convt.c: free LMEM */
+  return gr->lmem_bytes + gr->reserved_bytes;
+}
+
 int64_t ct_lg_lut_stride(const ct_op *op) {
   return op->in[0] && op->in[0]->dtype == CT_I16 ? CT_ISA_LUT16_BYTES : 256;
 }
