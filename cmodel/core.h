@@ -38,6 +38,7 @@ typedef struct ct_sim_op {
   bool is_dma;            /* a DMA transfer (LOAD/STORE/MOVE) */
   bool dma_ddr;           /* it moves bytes over DDR (LOAD/STORE) */
   uint64_t dma_moved;     /* bytes moved (burst-rounded for DDR) */
+  uint64_t dma_port_cycles; /* cycles its LMEM side needs through the bank ports (striped) */
   uint64_t cycles;        /* compute cycles (MXU/VPU/NOP), ≥ 1 for compute ops */
   uint64_t macs;          /* useful MXU MACs */
   double mxu_ideal;       /* MXU ops: macs / (rows · cols · rate of the operand type), cycles */

@@ -141,7 +141,7 @@ static ct_status engine_start(sim *s, int k, uint32_t i) {
   s->res->start[i] = s->t;
   e->dma = op->is_dma && !s->o->functional;
   e->left = s->o->functional ? 1 : (op->cycles ? op->cycles : 1);
-  if (e->dma) ct_dma_xfer_start(&s->m->ddr, &e->x, op->dma_moved, op->dma_ddr);
+  if (e->dma) ct_dma_xfer_start(&s->m->ddr, &e->x, op->dma_moved, op->dma_port_cycles, op->dma_ddr);
   return CT_OK;
 }
 

@@ -196,6 +196,23 @@ static const char *region_name(const ct_insn *in, int k) {
   return "operand";
 }
 
+/* Cycles a DMA's LMEM side needs through the bank ports: the slowest of its LMEM regions
+ * (a MOVE reads one and writes the other at once), each striped over the banks it spans. */
+static uint64_t dma_port_cycles(const dctx *x) {
+  uint64_t worst = 0;
+  for (int k = 0; k < x->op->n_regions; k++) {
+    const ct_mem_region *r = &x->op->regions[k];
+    if (r->space != CT_SPACE_LMEM) continue;
+    uint64_t per_bank[CT_LMEM_MAX_BANKS], busiest = 0;
+    memset(per_bank, 0, sizeof *per_bank * x->lmem->banks);
+    ct_lmem_bank_bytes(x->lmem, r, per_bank);
+    for (uint32_t b = 0; b < x->lmem->banks; b++) busiest = per_bank[b] > busiest ? per_bank[b] : busiest;
+    uint64_t c = ct_dma_port_cycles(x->chip, (uint64_t)ct_mem_region_numel(r) * r->elem_bytes, busiest);
+    worst = c > worst ? c : worst;
+  }
+  return worst;
+}
+
 /* Bounds of every region, bank mask, LMEM footprint, VPU port limit. */
 static ct_status finish(dctx *x, uint32_t index, ct_diag *d) {
   ct_sim_op *op = x->op;
@@ -214,6 +231,7 @@ static ct_status finish(dctx *x, uint32_t index, ct_diag *d) {
       op->bank_lo[op->n_bank_spans] = (uint16_t)b0, op->bank_hi[op->n_bank_spans++] = (uint16_t)b1;
     op->lmem_bytes += hi - lo;
   }
+  if (op->is_dma) op->dma_port_cycles = dma_port_cycles(x);
   if (op->unit == CT_SIM_VPU) {
     uint64_t port = ct_lmem_port_cycles(x->lmem, op->regions, op->n_regions);
     if (port > op->cycles) op->cycles = port;

@@ -37,14 +37,17 @@ uint64_t ct_dma_moved_bytes(const ct_ddr *ddr, const ct_mem_region *g) {
   return ct_mem_region_burst_bytes(g, ddr->burst_bytes);
 }
 
-void ct_dma_xfer_start(const ct_ddr *ddr, ct_dma_xfer *x, uint64_t moved, bool uses_ddr) {
+void ct_dma_xfer_start(const ct_ddr *ddr, ct_dma_xfer *x, uint64_t moved, uint64_t port_cycles, bool uses_ddr) {
   x->uses_ddr = uses_ddr;
   x->latency_left = uses_ddr ? ddr->latency_cycles : 0;
   x->units_left = moved * ddr->unit;
+  x->cap = ddr->port_bytes * ddr->unit;
+  uint64_t striped = port_cycles ? x->units_left / port_cycles : 0;
+  if (striped > x->cap) x->cap = striped;
 }
 
 uint64_t ct_dma_rate(const ct_ddr *ddr, const ct_dma_xfer *x, int n_ddr) {
-  uint64_t port = ddr->port_bytes * ddr->unit;
+  uint64_t port = x->cap;
   if (!x->uses_ddr) return port;
   if (n_ddr < 1) n_ddr = 1;
   uint64_t share = ddr->bytes_per_cycle * ddr->unit / (uint64_t)n_ddr;

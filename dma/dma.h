@@ -26,6 +26,7 @@ typedef struct ct_ddr {
 typedef struct ct_dma_xfer {
   uint64_t latency_left;  /* cycles before the first byte moves */
   uint64_t units_left;    /* remaining moved bytes × unit */
+  uint64_t cap;           /* units per cycle the LMEM bank ports allow it */
   bool uses_ddr;          /* false for LMEM→LMEM moves (no DDR latency or sharing) */
 } ct_dma_xfer;
 
@@ -37,12 +38,14 @@ ct_status ct_ddr_init(ct_ddr *ddr, uint64_t bytes_per_cycle, uint64_t latency_cy
 /* Bytes a DMA moves over DDR for the GMEM side region g: Σ runs rounded up to bursts. */
 uint64_t ct_dma_moved_bytes(const ct_ddr *ddr, const ct_mem_region *g);
 
-/* Starts a transfer of `moved` bytes. */
-void ct_dma_xfer_start(const ct_ddr *ddr, ct_dma_xfer *x, uint64_t moved, bool uses_ddr);
+/* Starts a transfer of `moved` bytes whose LMEM side needs `port_cycles` cycles through the
+ * bank ports (isa/cost.h ct_dma_port_cycles; 0: one port, moved / port_bytes): its rate is
+ * capped at max(port_bytes, moved / port_cycles) bytes per cycle. */
+void ct_dma_xfer_start(const ct_ddr *ddr, ct_dma_xfer *x, uint64_t moved, uint64_t port_cycles, bool uses_ddr);
 
 /* Units per cycle a transfer in its data phase gets when n_ddr DDR transfers move data in
- * the same cycle: min(bytes_per_cycle·L / n_ddr, port_bytes·L) for DDR transfers,
- * port_bytes·L for moves. n_ddr ≥ 1 and ≤ max_engines. */
+ * the same cycle: min(bytes_per_cycle·L / n_ddr, its port cap) for DDR transfers, its port
+ * cap for moves (ct_dma_xfer_start). n_ddr ≥ 1 and ≤ max_engines. */
 uint64_t ct_dma_rate(const ct_ddr *ddr, const ct_dma_xfer *x, int n_ddr);
 
 /* Cycles until x's next state change at `rate` units/cycle: the rest of its latency, else

@@ -32,6 +32,7 @@ static const chip_key keys[] = {
     {"dma", "store_engines", 3, {"2", "3", "4"}},
     {"queue", "depth", 5, {"1", "2", "4", "8", "64"}},
     {"sem", "count", 5, {"4", "5", "8", "16", "2"}},
+    {"dma", "stripe_banks", 3, {"1", "2", "4"}},
 };
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
 

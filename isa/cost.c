@@ -45,8 +45,17 @@ uint64_t ct_vpu_cycles(const ct_chip *chip, ct_vpu_kind k, uint64_t elems, uint3
   return cost[k].passes * ceil_div(elems, lanes) * cost[k].slow + cost[k].latency;
 }
 
+uint64_t ct_dma_port_cycles(const ct_chip *chip, uint64_t bytes, uint64_t busiest_bank_bytes) {
+  uint64_t port = (uint64_t)chip->lmem_bank_port_bytes, stripe = (uint64_t)chip->dma_stripe_banks;
+  if (stripe > (uint64_t)chip->lmem_banks) stripe = (uint64_t)chip->lmem_banks;
+  uint64_t bank = ceil_div(busiest_bank_bytes, port), all = ceil_div(bytes, port * stripe);
+  return bank > all ? bank : all;
+}
+
 uint64_t ct_dma_cycles(const ct_chip *chip, uint64_t moved, bool uses_ddr) {
-  uint64_t port = (uint64_t)chip->lmem_bank_port_bytes, bpc = (uint64_t)chip->gmem_bytes_per_cycle;
-  if (!uses_ddr) return ceil_div(moved, port);
-  return (uint64_t)chip->gmem_latency_cycles + ceil_div(moved, bpc < port ? bpc : port);
+  uint64_t bank = (uint64_t)(chip->lmem_bytes / chip->lmem_banks);
+  uint64_t port = ct_dma_port_cycles(chip, moved, moved < bank ? moved : bank);
+  if (!uses_ddr) return port;
+  uint64_t ddr = ceil_div(moved, (uint64_t)chip->gmem_bytes_per_cycle);
+  return (uint64_t)chip->gmem_latency_cycles + (ddr > port ? ddr : port);
 }

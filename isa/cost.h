@@ -54,11 +54,19 @@ typedef enum ct_vpu_kind {
  * (0 counts as 1). */
 uint64_t ct_vpu_cycles(const ct_chip *chip, ct_vpu_kind k, uint64_t elems, uint32_t width_bytes);
 
+/* Cycles the LMEM side of one DMA transfer needs through the bank ports (docs/cmodel.md
+ * "DMA"): a transfer stripes its `bytes` over the banks its LMEM region spans, so it takes
+ * max(ceil(busiest_bank_bytes / lmem.bank_port_bytes), ceil(bytes / (lmem.bank_port_bytes ·
+ * min(dma.stripe_banks, lmem.banks)))) cycles; with dma.stripe_banks = 1 that is
+ * ceil(bytes / lmem.bank_port_bytes), one port per transfer. */
+uint64_t ct_dma_port_cycles(const ct_chip *chip, uint64_t bytes, uint64_t busiest_bank_bytes);
+
 /* Cycles of one DMA transfer of `moved` bytes (burst-rounded: memory/region.h) with nothing
- * else moving: a LOAD / STORE (uses_ddr) gmem.latency_cycles + ceil(moved / min(
- * gmem.bytes_per_cycle, lmem.bank_port_bytes)), an LMEM → LMEM MOVE ceil(moved /
- * lmem.bank_port_bytes) — what the cmodel's DMA engine (dma/dma.c) takes for it alone
- * (docs/cmodel.md "DMA"); the planner adds the sharing of the DDR between engines. */
+ * else moving, its LMEM side assumed to fill min(moved, one bank) of its busiest bank (the
+ * planner's view before buffers have addresses): a LOAD / STORE (uses_ddr)
+ * gmem.latency_cycles + max(ceil(moved / gmem.bytes_per_cycle), ct_dma_port_cycles), an
+ * LMEM → LMEM MOVE ct_dma_port_cycles — what the cmodel's DMA engine (dma/dma.c) takes for
+ * it alone (docs/cmodel.md "DMA"); the planner adds the sharing of the DDR between engines. */
 uint64_t ct_dma_cycles(const ct_chip *chip, uint64_t moved, bool uses_ddr);
 
 #endif

@@ -125,6 +125,38 @@ START_TEST(test_isolated_load_is_latency_plus_bursts) {
 }
 END_TEST
 
+/* Striping (docs/cmodel.md "DMA"): at 256 B/cycle a 64 KiB LOAD into one 64 KiB bank is held
+ * to its one 64-byte port: 100 + 65536 / 64 = 1124 cycles; into the halves of banks 0 and 1
+ * it drives both ports: 100 + 32768 / 64 = 612; with dma.stripe_banks = 1 both take 1124. The
+ * MOVE of 64 KiB from bank 2 to the halves of banks 4 and 5: 1024 cycles (its source's bank). */
+START_TEST(test_dma_stripes_over_banks) {
+  for (int stripe = 0; stripe < 2; stripe++) {
+    ct_chip c;
+    ct_chip_default(&c);
+    c.gmem_bytes_per_cycle = 256;
+    c.dma_stripe_banks = stripe ? 1024 : 1;
+    ct_program p;
+    ct_program_init(&p, 0);
+    add(&p, load(0, 0, 1, 1, 64, 1024, CT_I8), 0, 0);
+    add(&p, load(0x18000, 0, 1, 1, 64, 1024, CT_I8), 0, 0);
+    ct_insn mv = ctrl(CT_ISA_MOVE);
+    mv.move.src = 0x20000, mv.move.dst = 0x48000, mv.move.dtype = CT_I8;
+    mv.move.n = mv.move.c = 1, mv.move.h = 64, mv.move.w = 1024;
+    mv.move.src_sw = mv.move.dst_sw = 1, mv.move.src_sh = mv.move.dst_sh = 1024;
+    mv.move.src_sc = mv.move.dst_sc = mv.move.src_sn = mv.move.dst_sn = 65536;
+    add(&p, mv, 0, 0);
+    ct_sim_run_output o;
+    ct_diag d;
+    ck_assert_int_eq(run(&c, &p, false, &o, &d), CT_OK);
+    ck_assert_uint_eq(o.res.end[0] - o.res.start[0], 1124);
+    ck_assert_uint_eq(o.res.end[1] - o.res.start[1], stripe ? 612 : 1124);
+    ck_assert_uint_eq(o.res.end[2] - o.res.start[2], 1024);
+    ct_sim_run_output_free(&o);
+    ct_program_free(&p);
+  }
+}
+END_TEST
+
 START_TEST(test_matmul_fold_cycles_ws_and_os) {
   ct_program p;
   ct_program_init(&p, 0);
@@ -524,6 +556,7 @@ int main(void) {
   TCase *t = tcase_create("core");
   tcase_set_timeout(t, 60);
   tcase_add_test(t, test_isolated_load_is_latency_plus_bursts);
+  tcase_add_test(t, test_dma_stripes_over_banks);
   tcase_add_test(t, test_matmul_fold_cycles_ws_and_os);
   tcase_add_test(t, test_two_engines_on_one_bank_stall);
   tcase_add_test(t, test_mxu_vpu_overlap_counter);

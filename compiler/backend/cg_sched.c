@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isa/cost.h"
+
 ct_status ct_cg_stage_add(cg_stage *s, const ct_insn *in, const char *layer, int64_t tile, ct_diag *d) {
   if (s->n == s->cap) {
     int cap = s->cap ? 2 * s->cap : 64;
@@ -31,14 +33,13 @@ static int phase_of(const ct_insn *in) {
 static uint32_t bit(int k) { return 1u << k; }
 
 /* Cycles a LOAD or STORE takes alone (for spreading transfers over the engines): the DDR
- * latency + bytes / min(DDR rate, bank port), as dma/ times it (bursts aside) — small
+ * latency + its bytes through the DDR and the bank ports (isa/cost.h, bursts aside) — small
  * transfers cost mostly latency, so spreading by bytes alone would queue them on one engine. */
 static int64_t dma_cost(const ct_chip *c, const ct_insn *in) {
   int64_t bytes = in->op == CT_ISA_LOAD
                       ? in->load.n * in->load.c * in->load.h * in->load.w * (int64_t)ct_dtype_size(in->load.dtype)
                       : in->store.n * in->store.c * in->store.h * in->store.w * (int64_t)ct_dtype_size(in->store.dtype);
-  int64_t rate = c->gmem_bytes_per_cycle < c->lmem_bank_port_bytes ? c->gmem_bytes_per_cycle : c->lmem_bank_port_bytes;
-  return c->gmem_latency_cycles + (rate > 0 ? (bytes + rate - 1) / rate : bytes);
+  return (int64_t)ct_dma_cycles(c, (uint64_t)bytes, true);
 }
 
 static ct_status emit(cg_sched *s, ct_insn *in, const char *layer, int gi, int64_t tile, int64_t step, ct_diag *d) {

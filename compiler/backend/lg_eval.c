@@ -22,6 +22,17 @@ static int64_t move_cycles(const lg_ctx *x, int64_t bytes) {
   return (int64_t)ct_dma_cycles(x->chip, (uint64_t)(bytes > 0 ? bytes : 0), false);
 }
 
+/* Cycles of a MOVE of `bytes` that reads a source of `src` bytes (src < bytes: some source
+ * bytes are read more than once — a nearest upsample, a patchify): the cmodel counts every
+ * read at its bank (ct_dma_port_cycles), so the source's busiest bank carries min(src, one
+ * bank) · bytes / src; the destination's, min(bytes, one bank). */
+static int64_t move_cycles_from(const lg_ctx *x, int64_t bytes, int64_t src) {
+  if (src <= 0 || src >= bytes) return move_cycles(x, bytes);
+  int64_t bank = x->chip->lmem_bytes / x->chip->lmem_banks, dst = bytes < bank ? bytes : bank;
+  int64_t busiest = (src < bank ? src : bank) * (bytes / src);
+  return (int64_t)ct_dma_port_cycles(x->chip, (uint64_t)bytes, (uint64_t)(busiest > dst ? busiest : dst));
+}
+
 /* MXU cycles of reps products of pixels × red × filters whose operand a is read as the MXU
  * reads it (isa/cost.h ct_mxu_cost_of): at its float type's rate, or at the full (int8) rate
  * when it is an integer or --assume-dtype sets the element size. */
@@ -135,7 +146,8 @@ int64_t ct_lg_move_cycles(const lg_ctx *x, int li) {
     if (op->out[j]) bytes += tile_elems(x, op->out[j]) * ct_lg_elem_bytes(x->opt, v);
   if (ct_lg_patchify(op)) /* the output tile's patches: C·k·k input elements per output pixel of one channel */
     bytes = bytes / op->out[0]->shape[1] * op->in[1]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[3];
-  return move_cycles(x, bytes);
+  if (op->kind == CT_OP_CONVTRANSPOSE) return move_cycles(x, bytes);
+  return move_cycles_from(x, bytes, tile_elems(x, op->in[0]) * ct_lg_elem_bytes(x->opt, op->in[0]));
 }
 
 /* The LMEM port floor of a VPU layer's tile: the cmodel times a VPU instruction at least at
