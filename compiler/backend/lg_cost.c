@@ -47,8 +47,8 @@ int64_t ct_lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engi
     busy[e] += (int64_t)ct_dma_cycles(c, (uint64_t)moved[i], true), total += moved[i];
     if (busy[e] > end) end = busy[e];
   }
-  int64_t stripe = c->dma_stripe_banks < c->lmem_banks ? c->dma_stripe_banks : c->lmem_banks;
-  int64_t port = c->lmem_bank_port_bytes * stripe * engines;
+  int64_t ports = c->dma_stripe_banks * engines; /* ports the engines drive at once: no more than the banks */
+  int64_t port = c->lmem_bank_port_bytes * (ports < c->lmem_banks ? ports : c->lmem_banks);
   int64_t rate = c->gmem_bytes_per_cycle < port ? c->gmem_bytes_per_cycle : port;
   int64_t shared = c->gmem_latency_cycles + cdiv(total, rate);
   return shared > end ? shared : end;

@@ -627,9 +627,10 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
     int64_t lf = ct_lg_pipeline_typed(c, gr->n_tiles, tl->secs, tc, pre, true, true);
     if (lf < gr->cycles) gr->cycles = lf, gr->loads_first = true;
   }
-  /* without MOVEs both orders cost the same here, but the in-order dispatcher does not: with
-   * queues shorter than the group's compute it holds the next tile's LOADs behind that compute */
-  if (gr->pipelined && !(mv[0] || mv[1] || mv[2]) && c->queue_depth < gr->n_layers) gr->loads_first = true;
+  /* without MOVEs, or with MOVEs on a load engine of their own, both orders cost the same
+   * here, but the in-order dispatcher does not: with queues shorter than the group's compute
+   * it holds the next tile's LOADs behind that compute */
+  if (gr->pipelined && (own0 || !(mv[0] || mv[1] || mv[2])) && c->queue_depth < gr->n_layers) gr->loads_first = true;
   gr->tail_cycles = ct_lg_pipeline_tail(c, gr->n_tiles, tl->secs, tc, gr->pipelined, gr->loads_first);
 }
 

@@ -10,10 +10,10 @@
 #define LG_ALIGN 64
 
 /* Cycles of n DMA transfers moving moved[0..n) bytes (burst-rounded) over `engines` engines:
- * each alone takes latency + moved / min(DDR rate, port) on one engine (one bank port); the
- * transfers go largest first to the engine free soonest (LPT list scheduling, as cg_sched.c
- * spreads them by time); at least latency + Σ moved / min(DDR rate, engines · port) (the
- * engines share the DDR). Sorts moved in place. */
+ * each alone takes ct_dma_cycles on one engine; the transfers go largest first to the engine
+ * free soonest (LPT list scheduling, as cg_sched.c spreads them by time); at least latency +
+ * Σ moved / min(DDR rate, port · min(engines · dma.stripe_banks, lmem.banks)) (the engines
+ * share the DDR and the banks' ports). Sorts moved in place. */
 int64_t ct_lg_dma_batch_cycles(const ct_chip *c, int64_t *moved, int n, int engines);
 
 /* Per-tile costs: load / compute / store cycles, load / store bytes moved. The compute's

@@ -16,10 +16,40 @@ bool ct_lg_dep_order(const ct_chip *c) {
   return c->sem_count >= CG_SEM_DEPS_END;
 }
 
-/* Engine of layer k: load engine 0 when its MOVEs are most of it, else its unit's. */
-static int engine_of(const lg_ctx *x, int li, int64_t lc, int64_t mv) {
-  if (mv * 2 >= lc) return 0;
+/* Engine of layer li's compute (its MOVEs run on load engine 0): the MXU's or the VPU's. */
+static int engine_of(const lg_ctx *x, int li) {
   return x->layers[li].unit == CT_LG_UNIT_MXU ? 1 : 2;
+}
+
+/* The engines as the in-order dispatcher feeds them: a job enters its engine's queue after
+ * the job before it in program order did, and once the job queue.depth places ahead of it on
+ * the same engine has started (its queue has room); it starts after that, with its engine
+ * free. */
+typedef struct engines {
+  int64_t free_at[3];   /* load engine 0 (MOVEs), MXU, VPU */
+  int64_t dispatched;   /* when the last job entered its queue */
+  int64_t *started[3];  /* start of every job so far, per engine */
+  int n[3];
+  int64_t depth;
+} engines;
+
+/* Start of a job ready at s on engine e; records it. */
+static int64_t job_start(engines *g, int e, int64_t s) {
+  if (g->n[e] >= g->depth && g->started[e][g->n[e] - g->depth] > g->dispatched)
+    g->dispatched = g->started[e][g->n[e] - g->depth];
+  if (g->dispatched > s) s = g->dispatched;
+  if (g->free_at[e] > s) s = g->free_at[e];
+  g->started[e][g->n[e]++] = s;
+  return s;
+}
+
+/* End of a layer's two jobs from s: its MOVEs (mv cycles) on load engine 0, then the rest of
+ * its lc cycles on engine e (a Concat places its inputs, then requantizes them). */
+static int64_t run_jobs(engines *g, int64_t s, int64_t lc, int64_t mv, int e) {
+  int64_t m = mv < lc ? mv : lc, rest = lc - m;
+  if (m) s = job_start(g, 0, s) + m, g->free_at[0] = s;
+  if (rest) s = job_start(g, e, s) + rest, g->free_at[e] = s;
+  return s;
 }
 
 /* Layer (index in the group) of the last reader in the group of layer li's results, -1 none. */
@@ -43,11 +73,11 @@ static bool is_mid(const lg_ctx *x, int first, int n, int li) {
   return true;
 }
 
-/* Start of layer k of tile t: its engine free, its producers in the tile done, and the last
- * reader of its result buffer in tile t − D done (D: the buffer's copies). */
-static int64_t start_of(const lg_ctx *x, int first, int k, int64_t *const *end, int t, int64_t free_at, int lr, int D) {
+/* Earliest start of layer k of tile t: its producers in the tile done, and the last reader of
+ * its result buffer in tile t − D done (D: the buffer's copies); its engines come after. */
+static int64_t start_of(const lg_ctx *x, int first, int k, int64_t *const *end, int t, int lr, int D) {
   const ct_op *op = x->layers[first + k].op;
-  int64_t s = free_at;
+  int64_t s = 0;
   for (int i = 0; i < op->n_in; i++) {
     int p = op->in[i] ? x->prod[op->in[i]->id] : -1;
     if (p >= first && p < first + k && end[t][p - first] > s) s = end[t][p - first];
@@ -72,7 +102,7 @@ static void io_spans(const int64_t *end0, const int64_t *lc, const uint8_t *io, 
 
 bool ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const int64_t *mv, const uint8_t *io, bool dbl_mid,
                    int64_t *latency, int64_t *period, int64_t span[2]) {
-  int64_t *buf = malloc(sizeof *buf * (size_t)(SIM_TILES * n + 1)), *end[SIM_TILES], tile_end[SIM_TILES] = {0};
+  int64_t *buf = malloc(sizeof *buf * (size_t)(4 * SIM_TILES * n + 3)), *end[SIM_TILES], tile_end[SIM_TILES] = {0};
   int *aux = malloc(sizeof *aux * (size_t)(3 * n + 1));
   if (!buf || !aux) {
     int64_t s = 0;
@@ -83,20 +113,20 @@ bool ct_lg_overlap(const lg_ctx *x, int first, int n, const int64_t *lc, const i
   }
   int *eng = aux, *lr = aux + n, *D = aux + 2 * n;
   for (int k = 0; k < n; k++) {
-    eng[k] = engine_of(x, first + k, lc[k], mv[k]), lr[k] = last_reader(x, first, n, first + k);
+    eng[k] = engine_of(x, first + k), lr[k] = last_reader(x, first, n, first + k);
     D[k] = is_mid(x, first, n, first + k) && !dbl_mid ? 1 : 2;
   }
-  int64_t free_at[3] = {0, 0, 0};
+  engines g = {.depth = x->chip->queue_depth};
+  for (int e = 0; e < 3; e++) g.started[e] = buf + SIM_TILES * n + e * (SIM_TILES * n + 1);
   for (int t = 0; t < SIM_TILES; t++) {
     end[t] = buf + t * n;
     for (int k = 0; k < n; k++) {
       /* the layers of one tile run one after the other: their buffers share banks (one class
        * per MID copy), which the cmodel grants one engine at a time */
-      int64_t s = start_of(x, first, k, end, t, lc[k] ? free_at[eng[k]] : 0, lr[k], D[k]);
+      int64_t s = start_of(x, first, k, end, t, lr[k], D[k]);
       if (k > 0 && end[t][k - 1] > s) s = end[t][k - 1];
       if (t >= 2 && tile_end[t - 2] > s) s = tile_end[t - 2]; /* tile t − 2: the same copies, the same banks */
-      end[t][k] = s + lc[k];
-      if (lc[k]) free_at[eng[k]] = end[t][k];
+      end[t][k] = run_jobs(&g, s, lc[k], mv[k], eng[k]);
       if (end[t][k] > tile_end[t]) tile_end[t] = end[t][k];
     }
     if (t > 0 && tile_end[t] < tile_end[t - 1]) tile_end[t] = tile_end[t - 1];
