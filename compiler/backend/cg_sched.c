@@ -309,20 +309,47 @@ ct_status ct_cg_sched_end(cg_sched *s, ct_diag *d) {
   return emit(s, &end, "end", -1, -1, -1, d);
 }
 
-ct_status ct_cg_prefetch_emit(cg_sched *s, int gi, cg_stage *pre, ct_diag *d) {
-  /* the load engine of the group's last LOAD: the prefetch queues behind it, so it starts when
-   * the group's loads are done, as the planner's tail assumes (ct_lg_pipeline_tail) */
+/* Where the prefetch of the group just emitted goes: the load engine of its last LOAD, so it
+ * starts when the group's loads are done, as the planner's tail assumes (ct_lg_pipeline_tail)
+ * — unless the group's MOVEs run there and another engine with LOADs of the group has none:
+ * there it does not wait for the compute the MOVEs follow. *at: right after that last LOAD in
+ * program order (the in-order dispatcher then issues the prefetch before the group's later
+ * compute), or the program's end when MOVEs follow on the engine (they must not wait for it). */
+static uint8_t prefetch_place(const ct_program *prog, size_t *at) {
   uint8_t eng = 0;
-  for (size_t i = s->prog->n_insns; i-- > 0 && s->prog->insns[i].op != CT_ISA_SYNC;)
-    if (s->prog->insns[i].op == CT_ISA_LOAD) {
-      eng = s->prog->insns[i].load.eng;
-      break;
-    }
+  size_t last = 0;
+  uint32_t moves = 0, loads = 0, later = 0; /* load engines with MOVEs, LOADs, MOVEs after the last LOAD */
+  for (size_t i = prog->n_insns; i-- > 0 && prog->insns[i].op != CT_ISA_SYNC;) {
+    const ct_insn *in = &prog->insns[i];
+    if (in->op == CT_ISA_MOVE) moves |= 1u << in->move.eng, later |= last ? 0 : 1u << in->move.eng;
+    if (in->op == CT_ISA_LOAD) loads |= 1u << in->load.eng;
+    if (in->op == CT_ISA_LOAD && !last) eng = in->load.eng, last = i + 1;
+  }
+  for (uint8_t e = 0; (moves >> eng & 1) && e < 16; e++)
+    if ((loads & ~moves) >> e & 1) eng = e;
+  *at = last && !(later >> eng & 1) ? last : prog->n_insns;
+  return eng;
+}
+
+/* Moves the last k instructions of the program to position at (a rotation of [at, n)). */
+static void rotate_in(ct_program *prog, size_t at, size_t k) {
+  size_t n = prog->n_insns;
+  for (size_t r = 0; r < k; r++) { /* k is a handful of LOADs: one step at a time */
+    ct_insn t = prog->insns[n - 1];
+    memmove(&prog->insns[at + 1], &prog->insns[at], sizeof t * (n - 1 - at));
+    prog->insns[at] = t;
+  }
+}
+
+ct_status ct_cg_prefetch_emit(cg_sched *s, int gi, cg_stage *pre, ct_diag *d) {
+  size_t at;
+  uint8_t eng = prefetch_place(s->prog, &at);
   ct_status rc = CT_OK;
   for (int i = 0; i < pre->n && !rc; i++) {
     cg_staged *v = &pre->v[i];
     v->in.load.eng = eng, v->in.wait = 0, v->in.signal = 0;
     rc = emit(s, &v->in, v->layer, gi, -1, -1, d);
   }
+  if (!rc && at < s->prog->n_insns - (size_t)pre->n) rotate_in(s->prog, at, (size_t)pre->n);
   return rc;
 }

@@ -144,8 +144,10 @@ ct_status ct_cg_sched_group(cg_sched *s, int gi, cg_stage *st, int64_t n_tiles, 
 ct_status ct_cg_prefetch_select(int gi, const cg_stage *cur, cg_stage *next, cg_stage *out, ct_diag *d);
 
 /* Emits the prefetched LOADs of `pre` (group gi's) without semaphores, on the load engine of
- * the last LOAD emitted since the last barrier (engine 0 when there is none), so they start
- * after it. Errors: CT_ERR_LIMIT. */
+ * the last LOAD emitted since the last barrier (engine 0 when there is none; another engine
+ * with LOADs of that group when MOVEs of it run there), so they start after it, and places
+ * them right after that LOAD in program order unless MOVEs follow it on their engine.
+ * Errors: CT_ERR_LIMIT. */
 ct_status ct_cg_prefetch_emit(cg_sched *s, int gi, cg_stage *pre, ct_diag *d);
 
 /* Appends END (after the chain). */

@@ -632,6 +632,9 @@ static void group_costs(lg_ctx *x, ct_lg_group *gr, const lg_tiling *tl, gval *g
    * it holds the next tile's LOADs behind that compute */
   if (gr->pipelined && (own0 || !(mv[0] || mv[1] || mv[2])) && c->queue_depth < gr->n_layers) gr->loads_first = true;
   gr->tail_cycles = ct_lg_pipeline_tail(c, gr->n_tiles, tl->secs, tc, gr->pipelined, gr->loads_first);
+  /* one load engine: a prefetch queues behind the last tile's MOVEs too (cg_sched.c) */
+  int64_t mv_last = mv[tl->secs == 1 ? 0 : 2];
+  if (c->dma_load_engines == 1) gr->tail_cycles = gr->tail_cycles > mv_last ? gr->tail_cycles - mv_last : 0;
 }
 
 /* The group's LMEM buffers, their addresses, and the tables and scratch after them
