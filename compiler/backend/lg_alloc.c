@@ -81,6 +81,50 @@ static int64_t place_class(ct_lg_group *gr, int cls, bool any_cls, int *idx) {
   return end;
 }
 
+/* Does class cls hold the transfers of one tile that several DMA engines move at once (the
+ * IN copies with two load engines or more, the OUT copies with two store engines or more)? */
+static bool dma_class(const ct_chip *c, int cls) {
+  if (cls == CT_LG_CLS_IN0 || cls == CT_LG_CLS_IN1) return c->dma_load_engines >= 2;
+  return (cls == CT_LG_CLS_OUT0 || cls == CT_LG_CLS_OUT1) && c->dma_store_engines >= 2;
+}
+
+/* Each buffer of class cls (placed by place_class) moved to a bank range of its own, in
+ * address order: transfers on different engines then drive different bank ports (the cmodel
+ * grants one engine a bank at a time). Returns the class's end. */
+static int64_t spread_class(ct_lg_group *gr, int cls, int64_t bank) {
+  int64_t end = 0;
+  for (int done = 0; done < gr->n_bufs;) { /* next lowest address not yet moved: at most n passes */
+    int pick = -1;
+    for (int i = 0; i < gr->n_bufs; i++)
+      if (gr->bufs[i].cls == cls && gr->bufs[i].addr >= 0 && (pick < 0 || gr->bufs[i].addr < gr->bufs[pick].addr)) pick = i;
+    if (pick < 0) break;
+    gr->bufs[pick].addr = -1 - align_up(end, bank), end = align_up(end, bank) + gr->bufs[pick].bytes, done++;
+  }
+  for (int i = 0; i < gr->n_bufs; i++)
+    if (gr->bufs[i].cls == cls) gr->bufs[i].addr = -1 - gr->bufs[i].addr;
+  return end;
+}
+
+/* Class ends of a pipelined group: place_class's, and spread_class's for the DMA classes when
+ * spreading them all still fits the chip's banks. Buffers get class-relative addresses. */
+static bool place_classes(const ct_chip *c, ct_lg_group *gr, int *idx, int64_t e[CT_LG_NCLS]) {
+  int64_t bank = c->lmem_bytes / c->lmem_banks, packed = 0, spread = 0;
+  for (int cls = 0; cls < CT_LG_NCLS; cls++) {
+    if ((e[cls] = place_class(gr, cls, false, idx)) < 0) return false;
+    packed += (e[cls] + bank - 1) / bank;
+  }
+  for (int cls = 0; cls < CT_LG_NCLS; cls++) {
+    int64_t k = 0;
+    for (int i = 0; i < gr->n_bufs && dma_class(c, cls); i++)
+      if (gr->bufs[i].cls == cls) k += (gr->bufs[i].bytes + bank - 1) / bank;
+    spread += dma_class(c, cls) ? k : (e[cls] + bank - 1) / bank;
+  }
+  if (spread == packed || spread > c->lmem_banks) return true;
+  for (int cls = 0; cls < CT_LG_NCLS; cls++)
+    if (dma_class(c, cls)) e[cls] = spread_class(gr, cls, bank);
+  return true;
+}
+
 bool ct_lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
   int *idx = malloc(sizeof *idx * ((size_t)gr->n_bufs + 1));
   if (!idx) return *need = INT64_MAX, false;
@@ -94,11 +138,10 @@ bool ct_lg_alloc_lmem(const ct_chip *c, ct_lg_group *gr, int64_t *need) {
     gr->lmem_bytes = end, *need = end;
     return end <= c->lmem_bytes;
   }
-  int64_t nb = 0, end = 0;
+  int64_t nb = 0, end = 0, ends[CT_LG_NCLS];
+  if (!place_classes(c, gr, idx, ends)) return free(idx), *need = INT64_MAX, false;
   for (int cls = 0; cls < CT_LG_NCLS; cls++) {
-    int64_t e = place_class(gr, cls, false, idx);
-    if (e < 0) return free(idx), *need = INT64_MAX, false;
-    int64_t k = (e + bank - 1) / bank;
+    int64_t k = (ends[cls] + bank - 1) / bank;
     gr->bank_lo[cls] = (int)(nb < INT32_MAX ? nb : INT32_MAX);
     for (int i = 0; i < gr->n_bufs; i++)
       if (gr->bufs[i].cls == cls) {

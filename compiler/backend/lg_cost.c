@@ -85,19 +85,20 @@ static int64_t step_time(const ct_chip *c, const lg_tilecost *l, const lg_tileco
   int64_t t = l ? l->ldd : 0, mv = p ? p->mv : 0;
   if (c->dma_load_engines == 1) t += mv;
   else if (mv > t) t = mv;
-  int64_t pc = p ? (p->per ? p->per : p->cp) : 0; /* compute overlapping the previous tile's (lg_overlap.c) */
-  if (p && pc < p->cp) { /* a tile's compute outlasts its step: two steps hold a double
-      * buffer's copy for its LOAD and the compute reading it, or for the compute writing it
-      * and its STORE (tile t + 2 reuses the copy) */
-    if (l && cdiv(l->ldd + p->hold_in, 2) > pc) pc = cdiv(l->ldd + p->hold_in, 2);
-    if (s && cdiv(p->hold_out + s->st, 2) > pc) pc = cdiv(p->hold_out + s->st, 2);
-  }
-  if (pc > t) t = pc;
-  if (s && s->st > t) t = s->st;
   /* load and store engines share the DDR bandwidth: transfers starting together each wait
    * the latency, then move their bytes at a share of the rate (dma/dma.h) */
   int64_t both = (l ? l->ldm : 0) + (s ? s->stm : 0);
   int64_t ddr = both ? c->gmem_latency_cycles + cdiv(both, c->gmem_bytes_per_cycle) : 0;
+  int64_t pc = p ? (p->per ? p->per : p->cp) : 0; /* compute overlapping the previous tile's (lg_overlap.c) */
+  if (p && pc < p->cp) { /* a tile's compute outlasts its step: two steps hold a double
+      * buffer's copy for its LOAD (slowed by the step's STOREs on the DDR) and the compute
+      * reading it, or for the compute writing it and its STORE (tile t + 2 reuses the copy) */
+    int64_t ld = l ? (l->ldd > ddr ? l->ldd : ddr) : 0;
+    if (l && cdiv(ld + p->hold_in, 2) > pc) pc = cdiv(ld + p->hold_in, 2);
+    if (s && cdiv(p->hold_out + s->st, 2) > pc) pc = cdiv(p->hold_out + s->st, 2);
+  }
+  if (pc > t) t = pc;
+  if (s && s->st > t) t = s->st;
   if (ddr > t) t = ddr;
   if (l && p && p->mv && c->dma_load_engines == 1) { /* the load engine: the next tile's LOADs and this
       * tile's MOVEs, one after the other in program order (with two engines the MOVEs have

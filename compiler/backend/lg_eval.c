@@ -142,12 +142,14 @@ int64_t ct_lg_move_cycles(const lg_ctx *x, int li) {
   }
   const ct_value *v = op->kind == CT_OP_CONVTRANSPOSE ? op->out[0] : op->in[0];
   int64_t bytes = tile_elems(x, op->out[0]) * ct_lg_elem_bytes(x->opt, v);
+  if (op->kind == CT_OP_CONVTRANSPOSE) /* the scatter: MOVEs of a few rows each, one bank port at a time */
+    return cdiv(bytes, x->chip->lmem_bank_port_bytes);
+  int64_t cy = 0;
   for (int j = 1; op->kind == CT_OP_SPLIT && j < op->n_out; j++) /* one MOVE per output */
-    if (op->out[j]) bytes += tile_elems(x, op->out[j]) * ct_lg_elem_bytes(x->opt, v);
+    if (op->out[j]) cy += move_cycles(x, tile_elems(x, op->out[j]) * ct_lg_elem_bytes(x->opt, v));
   if (ct_lg_patchify(op)) /* the output tile's patches: C·k·k input elements per output pixel of one channel */
     bytes = bytes / op->out[0]->shape[1] * op->in[1]->shape[1] * op->in[1]->shape[2] * op->in[1]->shape[3];
-  if (op->kind == CT_OP_CONVTRANSPOSE) return move_cycles(x, bytes);
-  return move_cycles_from(x, bytes, tile_elems(x, op->in[0]) * ct_lg_elem_bytes(x->opt, op->in[0]));
+  return cy + move_cycles_from(x, bytes, tile_elems(x, op->in[0]) * ct_lg_elem_bytes(x->opt, op->in[0]));
 }
 
 /* The LMEM port floor of a VPU layer's tile: the cmodel times a VPU instruction at least at
