@@ -1,0 +1,16 @@
+/* math_sigm.h: Sigmoid and SiLU rows on AVX-512 (math_sigm.c): the formulas of
+ * quant/float_fn.h (ct_quant_fn_sigmoid, ct_quant_fn_silu) in 16 lanes, the same IEEE
+ * operations in the same order, so every result has the bits of the scalar formula. Private
+ * to ops/. */
+#ifndef CT_OPS_MATH_SIGM_H
+#define CT_OPS_MATH_SIGM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* y[i] = silu ? ct_quant_fn_silu(x[i]) : ct_quant_fn_sigmoid(x[i]) for i < n (y == x allowed,
+ * otherwise apart). Returns false, y untouched, when the CPU lacks AVX-512F (callers then
+ * run their own loops). */
+bool ct_unary_sigm_row(const float *x, float *y, int64_t n, bool silu);
+
+#endif
