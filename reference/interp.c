@@ -50,7 +50,7 @@ static void release_to_pool(run_state *s, int id) {
 
 /* A tensor for value v: the pooled one with the smallest buffer that fits (its header reset
  * to v's dtype, shape and name; data zeroed unless `zero` is false), else a fresh
- * ct_tensor_new. *cap receives the buffer's bytes. NULL when out of memory. */
+ * ct_tensor_new (ct_tensor_new_uninit without `zero`). *cap receives the buffer's bytes. NULL when out of memory. */
 static ct_tensor *acquire(run_state *s, const ct_value *v, bool zero, size_t *cap) {
   int64_t n = ct_shape_numel(v->ndim, v->shape);
   size_t need = n >= 0 ? (size_t)n * ct_dtype_size(v->dtype) : 0;
@@ -58,7 +58,7 @@ static ct_tensor *acquire(run_state *s, const ct_value *v, bool zero, size_t *ca
   for (int i = 0; n >= 0 && i < s->n_pool; i++)
     if (s->pool_cap[i] >= need && (best < 0 || s->pool_cap[i] < s->pool_cap[best])) best = i;
   if (best < 0 || need == 0) {
-    ct_tensor *t = ct_tensor_new(v->dtype, v->ndim, v->shape, v->name);
+    ct_tensor *t = (zero ? ct_tensor_new : ct_tensor_new_uninit)(v->dtype, v->ndim, v->shape, v->name);
     *cap = t ? t->nbytes : 0;
     return t;
   }
