@@ -14,7 +14,7 @@
 #include "ops/broadcast.h"
 #include "common/clones.h"
 #include "quant/float_fn.h"
-#include "ops/math_sigm.h"
+#include "ops/math_act.h"
 
 /* Attributes of the parameterized activations, defaults from the ONNX spec. */
 typedef struct up {
@@ -133,12 +133,18 @@ typedef void (*un_row32)(const float *x, float *y, int64_t n, const up *p);
 UN_ROW(relu)
 UN_ROW(leaky)
 UN_ROW(hsigm)
-UN_ROW(hswish)
+UN_ROW_AS(hswish_c, hswish)
 UN_ROW_AS(sigmoid_c, sigmoid)
 UN_ROW_AS(silu_c, silu)
 #undef UN_ROW
 #undef UN_ROW_AS
-/* Sigmoid and SiLU: the same bits in 16 AVX-512 lanes where the CPU has them (math_sigm.c). */
+/* HardSwish, Sigmoid and SiLU: the same bits in AVX-512 where the CPU has it (math_act.c). */
+static void r_hswish(const float *restrict x, float *restrict y, int64_t n, const up *p) {
+  if (!ct_unary_hswish_row(x, y, n)) r_hswish_c(x, y, n, p);
+}
+static void i_hswish(float *y, int64_t n, const ct_kernel_post *p) {
+  if (!ct_unary_hswish_row(y, y, n)) i_hswish_c(y, n, p);
+}
 static void r_sigmoid(const float *restrict x, float *restrict y, int64_t n, const up *p) {
   if (!ct_unary_sigm_row(x, y, n, false)) r_sigmoid_c(x, y, n, p);
 }
