@@ -4,6 +4,7 @@
  * 1x1 stride-1 = plain GEMM on the input in place, depthwise = direct loop; ConvTranspose =
  * GEMM + col2im. Their shape functions are in nn_shape.c. */
 #include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,8 +66,10 @@ static void im2col(const conv_job *j, const float *x, float *col, int64_t c0, in
  * tile), or OpenBLAS (beta = 1 on the bias spares its zeroing pass). */
 static void gemm_chunk(const conv_job *j, const float *w, const float *bias, const float *src, float *y,
                        int64_t rows, int64_t n, int64_t kk, int64_t ldb, int64_t ldy) {
-  if (ct_nn_sgemm(rows, n, kk, w, kk, src, ldb, bias, y, ldy)) {
-    for (int64_t r = 0; !j->act.none && r < rows; r++) ct_nn_act_apply(&j->act, y + r * ldy, n);
+  bool clamp = !j->act.none && !j->act.leaky; /* done in ct_nn_sgemm's registers */
+  if (ct_nn_sgemm(rows, n, kk, w, kk, src, ldb, bias, clamp ? j->act.lo : -INFINITY, clamp ? j->act.hi : INFINITY,
+                  y, ldy)) {
+    for (int64_t r = 0; !j->act.none && !clamp && r < rows; r++) ct_nn_act_apply(&j->act, y + r * ldy, n);
     for (int64_t r = 0; j->post && r < rows; r++) j->post->row(y + r * ldy, n, j->post);
     return;
   }

@@ -5,8 +5,9 @@
  * and add, per k, a broadcast weight times the panel's row (MLAS's and oneDNN's AVX-512
  * SGEMM form). The panel (KC rows of 128 bytes) stays in L1/L2 across the row blocks; W and B
  * are read where they lie (a Conv's weights OIHW are W, its input or im2col columns are B),
- * so a call copies nothing. Each output's sum starts at its bias and adds k = 0, 1, … in
- * turn (a K block resumes from the stored partial sum, exact in f32), whatever the tiling. */
+ * so a call copies nothing. Each output's sum adds k = 0, 1, … in turn (a K block resumes
+ * from the stored partial sum, exact in f32), then its bias and a clamp (a fused ReLU / ReLU6
+ * / Clip) in the last block's registers, whatever the tiling. */
 #include "ops/nn_sgemm.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -30,8 +31,9 @@ bool ct_nn_sgemm_ok(void) {
 }
 
 /* One tile: rows [0, mr) of y (row stride ldy), columns [0, 16·halves) masked by m0/m1,
- * = (first) or += Σ_{k<kc} a[r][k]·b[k][·], then + bias[r] when bias is not NULL (the last
- * K block). mr and halves are constants at
+ * = (first) or += Σ_{k<kc} a[r][k]·b[k][·]; in the last K block then + bias[r] (when not
+ * NULL) and clamped to [lo, hi] as ct_nn_act_apply clamps (v < lo ? lo : v, then v > hi ? hi
+ * : v: maxps / minps with the value second, so NaN stays). mr and halves are constants at
  * every call (tile_fn); the accumulators are named variables (GCC keeps an array of vectors
  * in memory), those of rows >= mr dead code. */
 #define ACC_INIT(r)                                                                            \
@@ -52,6 +54,10 @@ bool ct_nn_sgemm_ok(void) {
       __m512 bv = _mm512_set1_ps(bias[r]);                                                     \
       c0_##r = _mm512_add_ps(c0_##r, bv), c1_##r = _mm512_add_ps(c1_##r, bv);                  \
     }                                                                                          \
+    if (last) {                                                                                \
+      c0_##r = _mm512_min_ps(hv, _mm512_max_ps(lv, c0_##r));                                   \
+      c1_##r = _mm512_min_ps(hv, _mm512_max_ps(lv, c1_##r));                                   \
+    }                                                                                          \
     _mm512_mask_storeu_ps(y + r * ldy, m0, c0_##r);                                            \
     if (halves == 2) _mm512_mask_storeu_ps(y + r * ldy + 16, m1, c1_##r);                      \
   }
@@ -60,7 +66,9 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile(const 
                                                                          const float *a, int64_t lda, const float *b,
                                                                          int64_t ldb, __mmask16 m0, __mmask16 m1,
                                                                          float *y, int64_t ldy, bool first,
-                                                                         const float *bias) {
+                                                                         bool last, const float *bias, float lo,
+                                                                         float hi) {
+  const __m512 lv = _mm512_set1_ps(lo), hv = _mm512_set1_ps(hi);
   ACC_ALL(ACC_INIT)
   for (int64_t k = 0; k < kc; k++, b += ldb) {
     __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = halves == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
@@ -74,13 +82,14 @@ __attribute__((target("avx512f"), always_inline)) static inline void tile(const 
 #undef ACC_INIT
 
 typedef void (*tile_fn)(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, __mmask16 m0,
-                        __mmask16 m1, float *y, int64_t ldy, bool first, const float *bias);
+                        __mmask16 m1, float *y, int64_t ldy, bool first, bool last, const float *bias, float lo,
+                        float hi);
 #define TILE(R, H)                                                                                                   \
   __attribute__((target("avx512f"))) static void tile_##R##_##H(int64_t kc, const float *a, int64_t lda,          \
                                                                 const float *b, int64_t ldb, __mmask16 m0,        \
                                                                 __mmask16 m1, float *y, int64_t ldy, bool first,  \
-                                                                const float *bias) {                              \
-    tile(R, H, kc, a, lda, b, ldb, m0, m1, y, ldy, first, bias);                                                     \
+                                                                bool last, const float *bias, float lo, float hi) { \
+    tile(R, H, kc, a, lda, b, ldb, m0, m1, y, ldy, first, last, bias, lo, hi);                                       \
   }
 #define TILES(R) TILE(R, 1) TILE(R, 2)
 TILES(1) TILES(2) TILES(3) TILES(4) TILES(5) TILES(6) TILES(7) TILES(8) TILES(9) TILES(10) TILES(11) TILES(12)
@@ -93,7 +102,8 @@ static const tile_fn tiles[MR][2] = {TILES(1), TILES(2), TILES(3), TILES(4),  TI
 
 /* Rows [0, M) of one panel (columns [n0, n0 + nr), nr <= NR) for k in [k0, k0 + kc). */
 static void panel(int64_t M, int64_t n0, int64_t nr, int64_t k0, int64_t kc, bool last, const float *W,
-                  int64_t ldw, const float *B, int64_t ldb, const float *bias, float *Y, int64_t ldy) {
+                  int64_t ldw, const float *B, int64_t ldb, const float *bias, float lo, float hi, float *Y,
+                  int64_t ldy) {
   __mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
   __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
   int h = nr > 16 ? 2 : 1;
@@ -102,24 +112,28 @@ static void panel(int64_t M, int64_t n0, int64_t nr, int64_t k0, int64_t kc, boo
   for (int64_t i = 0; i < nblk; i++) {
     int64_t mr = base + (i < extra);
     tiles[mr - 1][h - 1](kc, W + m * ldw + k0, ldw, B + k0 * ldb + n0, ldb, m0, m1, Y + m * ldy + n0, ldy, k0 == 0,
-                         bias && last ? bias + m : NULL);
+                         last, bias && last ? bias + m : NULL, lo, hi);
     m += mr;
   }
 }
 
 bool ct_nn_sgemm(int64_t M, int64_t N, int64_t K, const float *W, int64_t ldw, const float *B, int64_t ldb,
-                 const float *bias, float *Y, int64_t ldy) {
+                 const float *bias, float lo, float hi, float *Y, int64_t ldy) {
   if (!ct_nn_sgemm_ok()) return false;
   if (M <= 0 || N <= 0) return true;
   if (K <= 0) {
     for (int64_t m = 0; m < M; m++)
-      for (int64_t n = 0; n < N; n++) Y[m * ldy + n] = bias ? bias[m] : 0.0f;
+      for (int64_t n = 0; n < N; n++) {
+        float v = bias ? bias[m] : 0.0f;
+        v = v < lo ? lo : v;
+        Y[m * ldy + n] = v > hi ? hi : v;
+      }
     return true;
   }
   for (int64_t k0 = 0; k0 < K; k0 += KC) {
     int64_t kc = K - k0 < KC ? K - k0 : KC;
     for (int64_t n0 = 0; n0 < N; n0 += NR)
-      panel(M, n0, N - n0 < NR ? N - n0 : NR, k0, kc, k0 + kc == K, W, ldw, B, ldb, bias, Y, ldy);
+      panel(M, n0, N - n0 < NR ? N - n0 : NR, k0, kc, k0 + kc == K, W, ldw, B, ldb, bias, lo, hi, Y, ldy);
   }
   return true;
 }
@@ -127,8 +141,9 @@ bool ct_nn_sgemm(int64_t M, int64_t N, int64_t K, const float *W, int64_t ldw, c
 bool ct_nn_sgemm_ok(void) { return false; }
 
 bool ct_nn_sgemm(int64_t M, int64_t N, int64_t K, const float *W, int64_t ldw, const float *B, int64_t ldb,
-                 const float *bias, float *Y, int64_t ldy) {
-  (void)M, (void)N, (void)K, (void)W, (void)ldw, (void)B, (void)ldb, (void)bias, (void)Y, (void)ldy;
+                 const float *bias, float lo, float hi, float *Y, int64_t ldy) {
+  (void)M, (void)N, (void)K, (void)W, (void)ldw, (void)B, (void)ldb, (void)bias, (void)lo, (void)hi, (void)Y,
+      (void)ldy;
   return false;
 }
 #endif

@@ -1,6 +1,6 @@
 /* nn_sgemm.h: the float matrix product of the Top Conv kernel (ops/nn_conv.c) on CPUs with
- * AVX-512: Y = bias + W·B read in place (no packing), each output's products added in k
- * order with one FMA rounding each, so results never depend on how a caller slices M or N
+ * AVX-512: Y = clamp(W·B + bias) read in place (no packing), each output's products added in
+ * k order with one FMA rounding each, so results never depend on how a caller slices M or N
  * (thread counts). Private to ops/. */
 #ifndef CT_OPS_NN_SGEMM_H
 #define CT_OPS_NN_SGEMM_H
@@ -13,11 +13,13 @@
 bool ct_nn_sgemm_ok(void);
 /* Allows (true, the default) or forbids ct_nn_sgemm (tests and benchmarks compare both). */
 void ct_nn_sgemm_enable(bool on);
-/* Y[m][n] = bias[m] (0 when bias is NULL) + Σ_{k<K} W[m][k]·B[k][n] for m < M, n < N, with W
+/* Y[m][n] = clamp(Σ_{k<K} W[m][k]·B[k][n] + bias[m], lo, hi) for m < M, n < N, with W
  * row-major [M][ldw], B row-major [K][ldb] and Y row-major [M][ldy] (f32; Y apart from W and
- * B). The sum starts at the bias and adds the products in k order, each by one fused
- * multiply-add (one rounding). Returns false, Y untouched, when !ct_nn_sgemm_ok(). */
+ * B). The sum starts at 0 and adds the products in k order, each by one fused multiply-add
+ * (one rounding), then the bias (none when bias is NULL), then the clamp v < lo ? lo : v,
+ * v > hi ? hi : v (ct_nn_act_apply's; ±inf for none). Returns false, Y untouched, when
+ * !ct_nn_sgemm_ok(). */
 bool ct_nn_sgemm(int64_t M, int64_t N, int64_t K, const float *W, int64_t ldw, const float *B, int64_t ldb,
-                 const float *bias, float *Y, int64_t ldy);
+                 const float *bias, float lo, float hi, float *Y, int64_t ldy);
 
 #endif

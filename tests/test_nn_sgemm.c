@@ -1,7 +1,7 @@
 /* test_nn_sgemm.c: the AVX-512 float GEMM of the Top Conv kernel (ops/nn_sgemm.c) against a
  * scalar loop written here from its contract: per output, acc = 0, then acc = fmaf(W[m][k],
- * B[k][n], acc) for k = 0, 1, … (C99's fmaf: one rounding per product-add), then acc + bias —
- * bit for bit, on shapes that reach every micro-kernel (1 to 12 rows, one or two column
+ * B[k][n], acc) for k = 0, 1, … (C99's fmaf: one rounding per product-add), then acc + bias,
+ * then the clamp to [lo, hi] (none, ReLU-like, ReLU6-like; a NaN in B stays NaN) — bit for bit, on shapes that reach every micro-kernel (1 to 12 rows, one or two column
  * halves, masked right edges), several K blocks (K > 256), K = 0, and strides wider than the
  * matrices; and that slicing the call by rows and columns (as the thread split does) gives
  * the same bits. Skipped where the CPU lacks AVX-512 (the kernel then declines). */
@@ -19,17 +19,19 @@ static float frand(unsigned *s) {
 
 /* The contract's loop. */
 static void ref_gemm(int64_t M, int64_t N, int64_t K, const float *W, int64_t ldw, const float *B, int64_t ldb,
-                     const float *bias, float *Y, int64_t ldy) {
+                     const float *bias, float lo, float hi, float *Y, int64_t ldy) {
   for (int64_t m = 0; m < M; m++)
     for (int64_t n = 0; n < N; n++) {
       float acc = 0.0f;
       for (int64_t k = 0; k < K; k++) acc = fmaf(W[m * ldw + k], B[k * ldb + n], acc);
-      Y[m * ldy + n] = bias ? acc + bias[m] : acc;
+      acc = bias ? acc + bias[m] : acc;
+      acc = acc < lo ? lo : acc;
+      Y[m * ldy + n] = acc > hi ? hi : acc;
     }
 }
 
 /* One shape: whole call vs the loop, then the same call in row x column slices. */
-static void sgemm_case(int64_t M, int64_t N, int64_t K, bool with_bias, unsigned seed) {
+static void sgemm_case(int64_t M, int64_t N, int64_t K, bool with_bias, float lo, float hi, unsigned seed) {
   int64_t ldw = K + 3, ldb = N + 5, ldy = N + 2;
   float *W = malloc(sizeof *W * (size_t)(M * ldw + 1)), *B = malloc(sizeof *B * (size_t)(K * ldb + 1));
   float *bias = malloc(sizeof *bias * (size_t)M), *got = malloc(sizeof *got * (size_t)(M * ldy));
@@ -37,18 +39,19 @@ static void sgemm_case(int64_t M, int64_t N, int64_t K, bool with_bias, unsigned
   ck_assert(W && B && bias && got && want && part);
   for (int64_t i = 0; i < M * ldw; i++) W[i] = frand(&seed);
   for (int64_t i = 0; i < K * ldb; i++) B[i] = frand(&seed);
+  if (K > 0 && N > 3) B[(K - 1) * ldb + 3] = NAN; /* column 3 sums to NaN */
   for (int64_t i = 0; i < M; i++) bias[i] = 4 * frand(&seed);
   for (int64_t i = 0; i < M * ldy; i++) got[i] = want[i] = part[i] = -7.0f; /* gaps must stay */
   const float *bp = with_bias ? bias : NULL;
-  ck_assert(ct_nn_sgemm(M, N, K, W, ldw, B, ldb, bp, got, ldy));
-  ref_gemm(M, N, K, W, ldw, B, ldb, bp, want, ldy);
+  ck_assert(ct_nn_sgemm(M, N, K, W, ldw, B, ldb, bp, lo, hi, got, ldy));
+  ref_gemm(M, N, K, W, ldw, B, ldb, bp, lo, hi, want, ldy);
   ck_assert_msg(memcmp(got, want, sizeof *got * (size_t)(M * ldy)) == 0, "M %lld N %lld K %lld differs from the loop",
                 (long long)M, (long long)N, (long long)K);
   int64_t mh = M / 3 + 1, nh = N / 2 + 1; /* slices as a thread split makes them */
   for (int64_t m0 = 0; m0 < M; m0 += mh)
     for (int64_t n0 = 0; n0 < N; n0 += nh)
       ck_assert(ct_nn_sgemm(M - m0 < mh ? M - m0 : mh, N - n0 < nh ? N - n0 : nh, K, W + m0 * ldw, ldw, B + n0, ldb,
-                            bp ? bp + m0 : NULL, part + m0 * ldy + n0, ldy));
+                            bp ? bp + m0 : NULL, lo, hi, part + m0 * ldy + n0, ldy));
   ck_assert_msg(memcmp(part, want, sizeof *got * (size_t)(M * ldy)) == 0, "M %lld N %lld K %lld: slices differ",
                 (long long)M, (long long)N, (long long)K);
   free(W), free(B), free(bias), free(got), free(want), free(part);
@@ -57,7 +60,7 @@ static void sgemm_case(int64_t M, int64_t N, int64_t K, bool with_bias, unsigned
 START_TEST(test_sgemm_bits) {
   if (!ct_nn_sgemm_ok()) {
     printf("test_nn_sgemm: no AVX-512 here, the kernel declines (checked)\n");
-    ck_assert(!ct_nn_sgemm(1, 1, 1, (float[]){1}, 1, (float[]){1}, 1, NULL, (float[]){0}, 1));
+    ck_assert(!ct_nn_sgemm(1, 1, 1, (float[]){1}, 1, (float[]){1}, 1, NULL, -INFINITY, INFINITY, (float[]){0}, 1));
     return;
   }
   static const int64_t Ms[] = {1, 5, 12, 13, 16, 25, 40}, Ns[] = {1, 15, 16, 17, 31, 32, 33, 70};
@@ -65,7 +68,11 @@ START_TEST(test_sgemm_bits) {
   unsigned seed = 1;
   for (size_t a = 0; a < sizeof Ms / sizeof *Ms; a++)
     for (size_t b = 0; b < sizeof Ns / sizeof *Ns; b++)
-      for (size_t c = 0; c < sizeof Ks / sizeof *Ks; c++) sgemm_case(Ms[a], Ns[b], Ks[c], (a + b + c) % 3 != 0, seed++);
+      for (size_t c = 0; c < sizeof Ks / sizeof *Ks; c++) {
+        static const float lo[3] = {-INFINITY, 0.0f, 0.0f}, hi[3] = {INFINITY, INFINITY, 0.75f};
+        size_t act = (a + 2 * b + c) % 3;
+        sgemm_case(Ms[a], Ns[b], Ks[c], (a + b + c) % 3 != 0, lo[act], hi[act], seed++);
+      }
 }
 END_TEST
 
@@ -75,7 +82,7 @@ START_TEST(test_sgemm_disable) {
   float y = 0;
   ct_nn_sgemm_enable(false);
   ck_assert(!ct_nn_sgemm_ok());
-  ck_assert(!ct_nn_sgemm(1, 1, 1, (float[]){2}, 1, (float[]){3}, 1, NULL, &y, 1));
+  ck_assert(!ct_nn_sgemm(1, 1, 1, (float[]){2}, 1, (float[]){3}, 1, NULL, -INFINITY, INFINITY, &y, 1));
   ck_assert(y == 0);
   ct_nn_sgemm_enable(true);
   ck_assert(ct_nn_sgemm_ok() == ok);
