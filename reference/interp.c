@@ -2,7 +2,8 @@
  * last-use indices are computed first so each intermediate tensor is released right after
  * the op that reads it last (the liveness rule of any tensor-arena planner, e.g. TFLite's)
  * into a per-run pool whose buffers later outputs reuse (best fit), sparing page faults.
- * A Conv whose only reader is the next op, an activation, runs with it fused (fusable). */
+ * A Conv whose only reader is the next op, an activation, runs with it fused (fusable).
+ * With a ct_ref_consts, ops whose operands are all constant run once per graph. */
 #include "reference/interp.h"
 
 #include <limits.h>
@@ -133,6 +134,44 @@ static bool all_outputs_const(const ct_op *op) {
   return op->n_out > 0;
 }
 
+struct ct_ref_consts {
+  const ct_graph *g; /* the graph the tensors belong to */
+  int n_values;
+  ct_tensor **vals;  /* by value id: a result of an op with constant operands, or NULL */
+};
+
+ct_ref_consts *ct_ref_consts_new(void) { return calloc(1, sizeof(ct_ref_consts)); }
+
+/* Empties c (its graph forgotten). */
+static void consts_clear(ct_ref_consts *c) {
+  for (int i = 0; c->vals && i < c->n_values; i++) ct_tensor_free(c->vals[i]);
+  free(c->vals);
+  c->vals = NULL, c->g = NULL, c->n_values = 0;
+}
+
+void ct_ref_consts_free(ct_ref_consts *c) {
+  if (!c) return;
+  consts_clear(c);
+  free(c);
+}
+
+/* The run's cache of constant-operand results when op may use it (every operand constant,
+ * not an Input, Weight or folded op, no rewrite hook), bound to the run's graph; else NULL. */
+static ct_ref_consts *consts_for(const run_state *s, const ct_op *op) {
+  ct_ref_consts *c = s->opt ? s->opt->consts : NULL;
+  if (!c || s->opt->rewrite || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_in == 0 ||
+      all_outputs_const(op))
+    return NULL;
+  for (int k = 0; k < op->n_in; k++)
+    if (op->in[k] && !ct_value_is_const(op->in[k])) return NULL;
+  if (c->g != s->g || c->n_values != s->g->n_values) {
+    consts_clear(c);
+    if (!(c->vals = calloc((size_t)s->g->n_values + 1, sizeof *c->vals))) return NULL;
+    c->g = s->g, c->n_values = s->g->n_values;
+  }
+  return c;
+}
+
 /* Runs one computing op: gathers its input tensors, allocates its outputs, calls the kernel.
  * With `fuse` (an activation whose row is *post, see fusable): the kernel applies post and
  * writes fuse's outputs instead of op's, which are never materialized. */
@@ -186,7 +225,21 @@ static ct_status exec_op(run_state *s, const ct_op *op, ct_diag *d) {
     }
     return CT_OK;
   }
-  return run_kernel(s, op, NULL, NULL, d);
+  ct_ref_consts *c = consts_for(s, op);
+  bool have = c != NULL;
+  for (int k = 0; have && k < op->n_out; k++) have = c->vals[op->out[k]->id] != NULL;
+  if (have) { /* computed by an earlier run: used as they are, never freed by this one */
+    for (int k = 0; k < op->n_out; k++) s->vals[op->out[k]->id] = c->vals[op->out[k]->id];
+    return CT_OK;
+  }
+  ct_status st = run_kernel(s, op, NULL, NULL, d);
+  for (int k = 0; st == CT_OK && c && k < op->n_out; k++) { /* kept for the next runs */
+    int id = op->out[k]->id;
+    ct_tensor_free(c->vals[id]);
+    c->vals[id] = s->vals[id];
+    s->owned[id] = false;
+  }
+  return st;
 }
 
 /* Calls opt->on_op (rewrite false) or opt->rewrite (rewrite true: ops that ran a kernel
