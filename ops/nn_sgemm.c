@@ -137,8 +137,54 @@ bool ct_nn_sgemm(int64_t M, int64_t N, int64_t K, const float *W, int64_t ldw, c
   }
   return true;
 }
+/* Lanes l < 16 with lo <= l < hi. */
+static inline __mmask16 lanes(int64_t lo, int64_t hi) {
+  lo = lo < 0 ? 0 : lo, hi = hi > 16 ? 16 : hi;
+  return hi <= lo ? 0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+/* d[ow] = lo <= ow < hi ? sr[ow] : 0 for ow in [a, e): masked loads (lanes outside [lo, hi)
+ * read nothing, wherever sr points) and masked stores. */
+__attribute__((target("avx512f"))) static void run16(float *d, const float *sr, int64_t a, int64_t e, int64_t lo,
+                                                     int64_t hi) {
+  int64_t ow = a, full = e - a < 64 ? a : hi < e ? hi : e; /* [lo, full): whole blocks need no mask
+                                                              * (tested for on long runs only) */
+  for (; ow < lo && ow < e && full > a; ow += 16) {
+    __m512 v = _mm512_maskz_loadu_ps(lanes(lo - ow, hi - ow), sr + ow);
+    _mm512_mask_storeu_ps(d + ow, lanes(0, e - ow), v);
+  }
+  for (; ow + 16 <= full; ow += 16) _mm512_storeu_ps(d + ow, _mm512_loadu_ps(sr + ow));
+  for (; ow < e; ow += 16) {
+    __m512 v = _mm512_maskz_loadu_ps(lanes(lo - ow, hi - ow), sr + ow);
+    _mm512_mask_storeu_ps(d + ow, lanes(0, e - ow), v);
+  }
+}
+
+bool ct_nn_im2col_s1(const float *x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t pt,
+                     int64_t pl, int64_t OW, float *col, int64_t c0, int64_t nb) {
+  if (!ct_nn_sgemm_ok()) return false;
+  for (int64_t r = 0; r < C * KH * KW; r++) { /* each row of col written in turn */
+    int64_t c = r / (KH * KW), kh = r / KW % KH, kw = r % KW;
+    for (int64_t p = c0, oh = c0 / OW, a = c0 % OW; p < c0 + nb; oh++, a = 0) { /* output row oh's run [a, e) */
+      int64_t e = OW - a < c0 + nb - p ? OW : a + (c0 + nb - p), ih = oh * sh - pt + kh;
+      bool in = ih >= 0 && ih < H;
+      float *d = col + r * nb + (p - c0) - a;     /* d[ow] */
+      int64_t lo = pl - kw, hi = in ? W + pl - kw : lo; /* valid ow: iw = ow - pl + kw in [0, W) */
+      run16(d, x + (c * H + (in ? ih : 0)) * W - pl + kw, a, e, lo, hi);
+      p += e - a;
+    }
+  }
+  return true;
+}
 #else
 bool ct_nn_sgemm_ok(void) { return false; }
+
+bool ct_nn_im2col_s1(const float *x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t pt,
+                     int64_t pl, int64_t OW, float *col, int64_t c0, int64_t nb) {
+  (void)x, (void)C, (void)H, (void)W, (void)KH, (void)KW, (void)sh, (void)pt, (void)pl, (void)OW, (void)col, (void)c0,
+      (void)nb;
+  return false;
+}
 
 bool ct_nn_sgemm(int64_t M, int64_t N, int64_t K, const float *W, int64_t ldw, const float *B, int64_t ldb,
                  const float *bias, float lo, float hi, float *Y, int64_t ldy) {

@@ -1,10 +1,12 @@
 /* test_nn_sgemm.c: the AVX-512 float GEMM of the Top Conv kernel (ops/nn_sgemm.c) against a
  * scalar loop written here from its contract: per output, acc = 0, then acc = fmaf(W[m][k],
  * B[k][n], acc) for k = 0, 1, … (C99's fmaf: one rounding per product-add), then acc + bias,
- * then the clamp to [lo, hi] (none, ReLU-like, ReLU6-like; a NaN in B stays NaN) — bit for bit, on shapes that reach every micro-kernel (1 to 12 rows, one or two column
- * halves, masked right edges), several K blocks (K > 256), K = 0, and strides wider than the
- * matrices; and that slicing the call by rows and columns (as the thread split does) gives
- * the same bits. Skipped where the CPU lacks AVX-512 (the kernel then declines). */
+ * then the clamp to [lo, hi] (none, ReLU-like, ReLU6-like; a NaN in B stays NaN) — bit for
+ * bit, on shapes that reach every micro-kernel (1 to 12 rows, one or two column halves,
+ * masked right edges), several K blocks (K > 256), K = 0, and strides wider than the
+ * matrices; that slicing the call by rows and columns (as the thread split does) gives the
+ * same bits; and its im2col (ct_nn_im2col_s1) against the definition. Skipped where the CPU
+ * lacks AVX-512 (the kernels then decline). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +78,41 @@ START_TEST(test_sgemm_bits) {
 }
 END_TEST
 
+/* ct_nn_im2col_s1 against the definition, element by element: chunks that start and end
+ * inside output rows, pads wider than the kernel's reach, H stride 2, 1x1 and 5x3 kernels. */
+START_TEST(test_im2col_s1) {
+  static const int64_t geo[][8] = {/* C H W KH KW sh pt pl */
+                                   {3, 7, 9, 3, 3, 1, 1, 1}, {2, 6, 5, 3, 3, 2, 0, 1}, {2, 5, 20, 5, 3, 1, 2, 4},
+                                   {4, 4, 33, 1, 1, 1, 0, 0}, {1, 3, 3, 3, 3, 1, 3, 3}};
+  unsigned seed = 7;
+  for (size_t g = 0; g < sizeof geo / sizeof *geo; g++) {
+    int64_t C = geo[g][0], H = geo[g][1], W = geo[g][2], KH = geo[g][3], KW = geo[g][4], sh = geo[g][5];
+    int64_t pt = geo[g][6], pl = geo[g][7], OH = (H + 2 * pt - KH) / sh + 1, OW = W + 2 * pl - KW + 1;
+    int64_t L = OH * OW, K = C * KH * KW;
+    float *x = malloc(sizeof *x * (size_t)(C * H * W)), *col = malloc(sizeof *col * (size_t)(K * L));
+    ck_assert(x && col);
+    for (int64_t i = 0; i < C * H * W; i++) x[i] = frand(&seed);
+    if (!ct_nn_im2col_s1(x, C, H, W, KH, KW, sh, pt, pl, OW, col, 0, L)) {
+      free(x), free(col);
+      return; /* declines without AVX-512 (test_sgemm_bits says so) */
+    }
+    for (int64_t c0 = 0; c0 < L; c0 += L / 3 + 1) {
+      int64_t nb = L - c0 < L / 3 + 1 ? L - c0 : L / 3 + 1;
+      for (int64_t i = 0; i < K * nb; i++) col[i] = -9.0f;
+      ck_assert(ct_nn_im2col_s1(x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb));
+      for (int64_t r = 0; r < K; r++)
+        for (int64_t p = c0; p < c0 + nb; p++) {
+          int64_t c = r / (KH * KW), kh = r / KW % KH, kw = r % KW, ih = p / OW * sh - pt + kh, iw = p % OW - pl + kw;
+          float want = ih >= 0 && ih < H && iw >= 0 && iw < W ? x[(c * H + ih) * W + iw] : 0.0f;
+          ck_assert_msg(col[r * nb + p - c0] == want, "geometry %zu row %lld column %lld", g, (long long)r,
+                        (long long)p);
+        }
+    }
+    free(x), free(col);
+  }
+}
+END_TEST
+
 /* ct_nn_sgemm_enable(false) makes it decline (callers then use OpenBLAS); true restores it. */
 START_TEST(test_sgemm_disable) {
   bool ok = ct_nn_sgemm_ok();
@@ -94,6 +131,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_sgemm_bits);
+  tcase_add_test(tc, test_im2col_s1);
   tcase_add_test(tc, test_sgemm_disable);
   suite_add_tcase(s, tc);
   return ct_test_run_suite(s);
