@@ -151,9 +151,9 @@ static void conv_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
     float *yg = j->y + (n * j->oc + gi * j->ocg + r0) * j->ovol;
     if (!p->direct && have != ch) {
       const ct_nn_geo *g = &j->g;
-      bool s1 = g->k[0] == 1 && g->in[0] == 1 && g->dl[1] == 1 && g->dl[2] == 1 && g->s[2] == 1;
-      if (!s1 || !ct_nn_im2col_s1(xg, j->cg, g->in[1], g->in[2], g->k[1], g->k[2], g->s[1], g->pb[1], g->pb[2],
-                                  g->out[2], col, c0, w))
+      bool fast = g->k[0] == 1 && g->in[0] == 1 && g->dl[1] == 1 && g->dl[2] == 1;
+      if (!fast || !ct_nn_im2col_s1(xg, j->cg, g->in[1], g->in[2], g->k[1], g->k[2], g->s[1], g->s[2], g->pb[1],
+                                    g->pb[2], g->out[2], col, c0, w))
         im2col(j, xg, col, c0, w);
       have = ch;
     }
