@@ -4,7 +4,8 @@
  * loads, taking a core from ctpu's pool — fmnist-rescnn at 2 threads measured 1.64 ms instead
  * of 0.71 ms inside that window; onnxruntime's numbers are steady-state too), then RUNS timed
  * runs per thread count on one worker pool (kept across the runs, as onnxruntime keeps its
- * session's); prints "THREADS MEDIAN_MS" lines (CLOCK_MONOTONIC wall time; with the
+ * session's; so is a ct_ref_consts, the results of ops on constants only, as its folded
+ * constants); prints "THREADS MEDIAN_MS" lines (CLOCK_MONOTONIC wall time; with the
  * environment variable BENCH_CPU set, the process's CPU time instead).
  * usage: bench_infer MODEL.top RUNS THREADS[,THREADS...] INPUT... */
 #include <stdio.h>
@@ -47,10 +48,11 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* One inference on pool (NULL: one thread); its wall time in ms into *ms. */
-static ct_status run_once(const ct_graph *g, ct_workpool *pool, const ct_tensor_list *in, double *ms, ct_diag *d) {
+static ct_status run_once(const ct_graph *g, ct_workpool *pool, ct_ref_consts *consts, const ct_tensor_list *in,
+                          double *ms, ct_diag *d) {
   ct_tensor_list out;
   ct_tensor_list_init(&out);
-  ct_ref_options opt = {.threads = 1, .pool = pool};
+  ct_ref_options opt = {.threads = 1, .pool = pool, .consts = consts};
   double t0 = run_ms();
   ct_status st = ct_ref_run(g, &opt, in, &out, d);
   *ms = run_ms() - t0;
@@ -63,11 +65,16 @@ static ct_status median_ms(const ct_graph *g, int threads, int runs, const ct_te
                            ct_diag *d) {
   double t[MAX_RUNS];
   ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL; /* one per thread count, as a session's */
-  if (threads > 1 && !pool) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
-  ct_status st = run_once(g, pool, in, &t[0], d);
-  while (st == CT_OK && now_ms() - t_start_ms < WARM_MS) st = run_once(g, pool, in, &t[0], d);
-  for (int i = 0; st == CT_OK && i < runs; i++) st = run_once(g, pool, in, &t[i], d);
+  ct_ref_consts *consts = ct_ref_consts_new(); /* constant-operand results, as a session's folded constants */
+  if ((threads > 1 && !pool) || !consts) {
+    ct_workpool_free(pool), ct_ref_consts_free(consts);
+    return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+  }
+  ct_status st = run_once(g, pool, consts, in, &t[0], d);
+  while (st == CT_OK && now_ms() - t_start_ms < WARM_MS) st = run_once(g, pool, consts, in, &t[0], d);
+  for (int i = 0; st == CT_OK && i < runs; i++) st = run_once(g, pool, consts, in, &t[i], d);
   ct_workpool_free(pool);
+  ct_ref_consts_free(consts);
   if (st) return st;
   qsort(t, (size_t)runs, sizeof t[0], cmp_double);
   *med = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;

@@ -52,7 +52,8 @@ int64_t ct_shape_numel(int ndim, const int64_t *shape) {
 
 int64_t ct_tensor_numel(const ct_tensor *t) { return ct_shape_numel(t->ndim, t->shape); }
 
-ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char *name) {
+/* ct_tensor_new, with the data zero-filled when `zero`. */
+static ct_tensor *tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char *name, bool zero) {
   if (ndim < 0 || ndim > CT_MAX_DIMS || dt >= CT_DTYPE_COUNT) return NULL;
   int64_t n = ct_shape_numel(ndim, shape);
   if (n < 0 || (uint64_t)n > CT_TENSOR_MAX_BYTES / ct_dtype_size(dt)) return NULL;
@@ -63,12 +64,20 @@ ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char
   t->ndim = ndim;
   for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
   t->nbytes = (size_t)n * ct_dtype_size(dt);
-  t->data = calloc(t->nbytes ? t->nbytes : 1, 1);
+  t->data = zero ? calloc(t->nbytes ? t->nbytes : 1, 1) : malloc(t->nbytes ? t->nbytes : 1);
   if (!t->data || (name && !ct_tensor_set_name(t, name))) {
     ct_tensor_free(t);
     return NULL;
   }
   return t;
+}
+
+ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char *name) {
+  return tensor_new(dt, ndim, shape, name, true);
+}
+
+ct_tensor *ct_tensor_new_uninit(ct_dtype dt, int ndim, const int64_t *shape, const char *name) {
+  return tensor_new(dt, ndim, shape, name, false);
 }
 
 void ct_tensor_free(ct_tensor *t) {

@@ -60,6 +60,9 @@ int64_t ct_tensor_numel(const ct_tensor *t);
  * invalid (ndim > CT_MAX_DIMS, negative dim, byte size overflow) or if its bytes exceed the
  * memory budget (common/limits.h; ct_tensor_alloc says which). name may be NULL. */
 ct_tensor *ct_tensor_new(ct_dtype dt, int ndim, const int64_t *shape, const char *name);
+/* ct_tensor_new without the zero fill: the data's contents are unspecified (for a result that
+ * its kernel writes whole). Same errors. */
+ct_tensor *ct_tensor_new_uninit(ct_dtype dt, int ndim, const int64_t *shape, const char *name);
 /* Deep copy (data, name, quant params); NULL on out of memory. */
 ct_tensor *ct_tensor_clone(const ct_tensor *t);
 /* Frees t and everything it owns; NULL is fine. */

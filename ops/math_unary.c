@@ -14,6 +14,7 @@
 #include "ops/broadcast.h"
 #include "common/clones.h"
 #include "quant/float_fn.h"
+#include "ops/math_act.h"
 
 /* Attributes of the parameterized activations, defaults from the ONNX spec. */
 typedef struct up {
@@ -113,28 +114,49 @@ static inline float k_silu(float v, double al, double be) { (void)al, (void)be; 
  * in place, as a ct_kernel_post row (same element results). Blocks of 8 so that GCC's -O2
  * (very-cheap cost model) vectorizes. */
 typedef void (*un_row32)(const float *x, float *y, int64_t n, const up *p);
-#define UN_ROW(name)                                                                           \
+#define UN_ROW(name) UN_ROW_AS(name, name)
+#define UN_ROW_AS(name, fn)                                                                    \
   CT_CLONES_AVX2 static void r_##name(const float *restrict x, float *restrict y, int64_t n, const up *p) { \
     const double al = p->alpha, be = p->beta;                                                  \
     int64_t m = n - n % 8, i, k;                                                               \
     for (k = 0; k < m; k += 8)                                                                 \
-      for (i = k; i < k + 8; i++) y[i] = (float)k_##name(x[i], al, be);                        \
-    for (i = m; i < n; i++) y[i] = (float)k_##name(x[i], al, be);                              \
+      for (i = k; i < k + 8; i++) y[i] = (float)k_##fn(x[i], al, be);                          \
+    for (i = m; i < n; i++) y[i] = (float)k_##fn(x[i], al, be);                                \
   }                                                                                            \
   CT_CLONES_AVX2 static void i_##name(float *y, int64_t n, const ct_kernel_post *p) {               \
     const double al = p->alpha, be = p->beta;                                                  \
     int64_t m = n - n % 8, i, k;                                                               \
     for (k = 0; k < m; k += 8)                                                                 \
-      for (i = k; i < k + 8; i++) y[i] = (float)k_##name(y[i], al, be);                        \
-    for (i = m; i < n; i++) y[i] = (float)k_##name(y[i], al, be);                              \
+      for (i = k; i < k + 8; i++) y[i] = (float)k_##fn(y[i], al, be);                          \
+    for (i = m; i < n; i++) y[i] = (float)k_##fn(y[i], al, be);                                \
   }
 UN_ROW(relu)
 UN_ROW(leaky)
 UN_ROW(hsigm)
-UN_ROW(hswish)
-UN_ROW(sigmoid)
-UN_ROW(silu)
+UN_ROW_AS(hswish_c, hswish)
+UN_ROW_AS(sigmoid_c, sigmoid)
+UN_ROW_AS(silu_c, silu)
 #undef UN_ROW
+#undef UN_ROW_AS
+/* HardSwish, Sigmoid and SiLU: the same bits in AVX-512 where the CPU has it (math_act.c). */
+static void r_hswish(const float *restrict x, float *restrict y, int64_t n, const up *p) {
+  if (!ct_unary_hswish_row(x, y, n)) r_hswish_c(x, y, n, p);
+}
+static void i_hswish(float *y, int64_t n, const ct_kernel_post *p) {
+  if (!ct_unary_hswish_row(y, y, n)) i_hswish_c(y, n, p);
+}
+static void r_sigmoid(const float *restrict x, float *restrict y, int64_t n, const up *p) {
+  if (!ct_unary_sigm_row(x, y, n, false)) r_sigmoid_c(x, y, n, p);
+}
+static void i_sigmoid(float *y, int64_t n, const ct_kernel_post *p) {
+  if (!ct_unary_sigm_row(y, y, n, false)) i_sigmoid_c(y, n, p);
+}
+static void r_silu(const float *restrict x, float *restrict y, int64_t n, const up *p) {
+  if (!ct_unary_sigm_row(x, y, n, true)) r_silu_c(x, y, n, p);
+}
+static void i_silu(float *y, int64_t n, const ct_kernel_post *p) {
+  if (!ct_unary_sigm_row(y, y, n, true)) i_silu_c(y, n, p);
+}
 
 /* The f32 row loop of op kind k, or NULL. */
 static un_row32 un_row_of(ct_op_kind k) {

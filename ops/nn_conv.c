@@ -1,11 +1,14 @@
 /* nn_conv.c: ONNX nn family, convolutions: float32 kernels of Conv (1-D..3-D, groups,
- * dilations, fused activation) and ConvTranspose. Conv = im2col + OpenBLAS sgemm per group
- * (Chellapilla et al. 2006), 1x1 stride-1 = plain GEMM, depthwise = direct loop; ConvTranspose
- * = GEMM + col2im. Their shape functions are in nn_shape.c. */
+ * dilations, fused activation) and ConvTranspose. Conv = im2col + GEMM per group (Chellapilla
+ * et al. 2006; the AVX-512 GEMM of nn_sgemm.c where the CPU has it, else OpenBLAS sgemm),
+ * 1x1 stride-1 = plain GEMM on the input in place, depthwise = direct loop; ConvTranspose =
+ * GEMM + col2im. Their shape functions are in nn_shape.c. */
 #include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/nn_sgemm.h"
 #include "ops/nn_util.h"
 #include "common/clones.h"
 
@@ -25,6 +28,15 @@ typedef struct conv_job {
 /* Input range of output index o along dim i for kernel tap kk: returns the input index. */
 static inline int64_t in_pos(const ct_nn_geo *g, int i, int64_t o, int64_t kk) {
   return o * g->s[i] - g->pb[i] + kk * g->dl[i];
+}
+
+/* dst[i] = src[i · s], i < n (s >= 1): the runs of im2col, inline (a memcpy call per run of
+ * 7 to 100 floats cost more than the copy). */
+static inline void im2col_run(float *restrict dst, const float *restrict src, int64_t n, int64_t s) {
+  if (s == 1)
+    for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+  else
+    for (int64_t i = 0; i < n; i++) dst[i] = src[i * s];
 }
 
 /* im2col of the output columns [c0, c0 + nb) (flattened (od, oh, ow)) of one group of one
@@ -50,8 +62,7 @@ static void im2col(const conv_job *j, const float *x, float *col, int64_t c0, in
         src = x + ((c * g->in[0] + id) * g->in[1] + ih) * g->in[2] + off; /* + l * s >= 0 */
       }
       for (int64_t ow = a; ow < l; ow++) dd[ow] = 0;
-      if (s == 1) memcpy(dd + l, src + l, sizeof *dd * (size_t)(h - l));
-      else for (int64_t ow = l; ow < h; ow++) dd[ow] = src[ow * s];
+      im2col_run(dd + l, src + l * s, h - l, s);
       for (int64_t ow = h; ow < e; ow++) dd[ow] = 0;
       p += e - a;
     }
@@ -59,10 +70,17 @@ static void im2col(const conv_job *j, const float *x, float *col, int64_t c0, in
 }
 
 /* Y chunk (rows x n columns, row stride ldy) = W_g * B chunk (row stride ldb) + bias, then the
- * activation, while the chunk is still in cache; beta = 1 on the bias spares OpenBLAS's
- * zeroing pass. */
+ * activation, while the chunk is still in cache: by ct_nn_sgemm (bias added in its output
+ * tile), or OpenBLAS (beta = 1 on the bias spares its zeroing pass). */
 static void gemm_chunk(const conv_job *j, const float *w, const float *bias, const float *src, float *y,
                        int64_t rows, int64_t n, int64_t kk, int64_t ldb, int64_t ldy) {
+  bool clamp = !j->act.none && !j->act.leaky; /* done in ct_nn_sgemm's registers */
+  if (ct_nn_sgemm(rows, n, kk, w, kk, src, ldb, bias, clamp ? j->act.lo : -INFINITY, clamp ? j->act.hi : INFINITY,
+                  y, ldy)) {
+    for (int64_t r = 0; !j->act.none && !clamp && r < rows; r++) ct_nn_act_apply(&j->act, y + r * ldy, n);
+    for (int64_t r = 0; j->post && r < rows; r++) j->post->row(y + r * ldy, n, j->post);
+    return;
+  }
   for (int64_t r = 0; bias && r < rows; r++) {
     float *row = y + r * ldy;
     const float b = bias[r];
@@ -94,7 +112,8 @@ typedef struct gemm_plan {
  * column chunks (>= 256 columns) and row blocks (>= 32 rows) until there are
  * CT_NN_GEMM_TASKS tasks (fewer for small convs: CT_NN_GEMM_TASK_MACS each), for the threads
  * to share. The split never depends on the thread count: OpenBLAS rounds differently for
- * different slicings, so this keeps results bit-identical for any number of threads. */
+ * different slicings (ct_nn_sgemm does not), so this keeps results bit-identical for any
+ * number of threads. */
 static void gemm_plan_make(const conv_job *j, gemm_plan *p) {
   p->j = j;
   p->direct = j->kvol == 1 && j->g.s[0] * j->g.s[1] * j->g.s[2] == 1 &&
@@ -130,7 +149,14 @@ static void conv_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
     int64_t w = j->ovol - c0 < p->nb ? j->ovol - c0 : p->nb, rows = j->ocg - r0 < p->rb ? j->ocg - r0 : p->rb;
     const float *xg = j->x + (n * j->c + gi * j->cg) * j->ivol;
     float *yg = j->y + (n * j->oc + gi * j->ocg + r0) * j->ovol;
-    if (!p->direct && have != ch) im2col(j, xg, col, c0, w), have = ch;
+    if (!p->direct && have != ch) {
+      const ct_nn_geo *g = &j->g;
+      bool fast = g->k[0] == 1 && g->in[0] == 1 && g->dl[1] == 1 && g->dl[2] == 1;
+      if (!fast || !ct_nn_im2col_s1(xg, j->cg, g->in[1], g->in[2], g->k[1], g->k[2], g->s[1], g->s[2], g->pb[1],
+                                    g->pb[2], g->out[2], col, c0, w))
+        im2col(j, xg, col, c0, w);
+      have = ch;
+    }
     gemm_chunk(j, j->w + (gi * j->ocg + r0) * p->kk, j->b ? j->b + gi * j->ocg + r0 : NULL,
                p->direct ? xg + c0 : col, yg + c0, rows, w, p->kk, p->direct ? j->ovol : w, j->ovol);
   }
@@ -337,8 +363,8 @@ static ct_status check_spatial(const conv_job *j, const ct_op *op, ct_diag *d) {
 
 /* Conv, f32, NCHW/OIHW (1-3 spatial dims), with optional bias, fused act and ctx->post (applied
  * after act, per row of output while it is in cache): depthwise
- * (group == C == OC, 1-D/2-D) by direct loops, otherwise im2col per group + OpenBLAS sgemm
- * (no im2col for 1x1 stride 1 unpadded). CT_ERR_INPUT on dtype/shape mismatches, CT_ERR_LIMIT
+ * (group == C == OC, 1-D/2-D) by direct loops, otherwise im2col per group + GEMM (ct_nn_sgemm
+ * or OpenBLAS sgemm; no im2col for 1x1 stride 1 unpadded). CT_ERR_INPUT on dtype/shape mismatches, CT_ERR_LIMIT
  * out of memory. */
 ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                        ct_diag *d) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "quant/quant.h"
+#include "ops/qdq_rows.h"
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
 #include "ops/shape_util.h"
@@ -175,6 +176,8 @@ QDQ_DQ_ROW(int8_t, dq_row_i8)
 static void qdq_run(bool q, ct_dtype qt, const ct_tensor *x, ct_tensor *y, int64_t off, int64_t n,
                     float sc, int32_t zp) {
   float lo = (float)(ct_quant_min(qt) - zp), hi = (float)(ct_quant_max(qt) - zp);
+  if (q && ct_qdq_q_row512((const float *)x->data + off, (char *)y->data + off, qt == CT_U8, n, sc, zp, lo, hi)) return;
+  if (!q && ct_qdq_dq_row512((const char *)x->data + off, qt == CT_U8, (float *)y->data + off, n, sc, zp)) return;
   if (q && qt == CT_U8) q_row_u8((const float *)x->data + off, (uint8_t *)y->data + off, n, sc, zp, lo, hi);
   else if (q) q_row_i8((const float *)x->data + off, (int8_t *)y->data + off, n, sc, zp, lo, hi);
   else if (qt == CT_U8) dq_row_u8((const uint8_t *)x->data + off, (float *)y->data + off, n, sc, zp);

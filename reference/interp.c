@@ -2,7 +2,8 @@
  * last-use indices are computed first so each intermediate tensor is released right after
  * the op that reads it last (the liveness rule of any tensor-arena planner, e.g. TFLite's)
  * into a per-run pool whose buffers later outputs reuse (best fit), sparing page faults.
- * A Conv whose only reader is the next op, an activation, runs with it fused (fusable). */
+ * A Conv whose only reader is the next op, an activation, runs with it fused (fusable).
+ * With a ct_ref_consts, ops whose operands are all constant run once per graph. */
 #include "reference/interp.h"
 
 #include <limits.h>
@@ -50,7 +51,7 @@ static void release_to_pool(run_state *s, int id) {
 
 /* A tensor for value v: the pooled one with the smallest buffer that fits (its header reset
  * to v's dtype, shape and name; data zeroed unless `zero` is false), else a fresh
- * ct_tensor_new. *cap receives the buffer's bytes. NULL when out of memory. */
+ * ct_tensor_new (ct_tensor_new_uninit without `zero`). *cap receives the buffer's bytes. NULL when out of memory. */
 static ct_tensor *acquire(run_state *s, const ct_value *v, bool zero, size_t *cap) {
   int64_t n = ct_shape_numel(v->ndim, v->shape);
   size_t need = n >= 0 ? (size_t)n * ct_dtype_size(v->dtype) : 0;
@@ -58,7 +59,7 @@ static ct_tensor *acquire(run_state *s, const ct_value *v, bool zero, size_t *ca
   for (int i = 0; n >= 0 && i < s->n_pool; i++)
     if (s->pool_cap[i] >= need && (best < 0 || s->pool_cap[i] < s->pool_cap[best])) best = i;
   if (best < 0 || need == 0) {
-    ct_tensor *t = ct_tensor_new(v->dtype, v->ndim, v->shape, v->name);
+    ct_tensor *t = (zero ? ct_tensor_new : ct_tensor_new_uninit)(v->dtype, v->ndim, v->shape, v->name);
     *cap = t ? t->nbytes : 0;
     return t;
   }
@@ -133,6 +134,44 @@ static bool all_outputs_const(const ct_op *op) {
   return op->n_out > 0;
 }
 
+struct ct_ref_consts {
+  const ct_graph *g; /* the graph the tensors belong to */
+  int n_values;
+  ct_tensor **vals;  /* by value id: a result of an op with constant operands, or NULL */
+};
+
+ct_ref_consts *ct_ref_consts_new(void) { return calloc(1, sizeof(ct_ref_consts)); }
+
+/* Empties c (its graph forgotten). */
+static void consts_clear(ct_ref_consts *c) {
+  for (int i = 0; c->vals && i < c->n_values; i++) ct_tensor_free(c->vals[i]);
+  free(c->vals);
+  c->vals = NULL, c->g = NULL, c->n_values = 0;
+}
+
+void ct_ref_consts_free(ct_ref_consts *c) {
+  if (!c) return;
+  consts_clear(c);
+  free(c);
+}
+
+/* The run's cache of constant-operand results when op may use it (every operand constant,
+ * not an Input, Weight or folded op, no rewrite hook), bound to the run's graph; else NULL. */
+static ct_ref_consts *consts_for(const run_state *s, const ct_op *op) {
+  ct_ref_consts *c = s->opt ? s->opt->consts : NULL;
+  if (!c || s->opt->rewrite || op->kind == CT_OP_INPUT || op->kind == CT_OP_WEIGHT || op->n_in == 0 ||
+      all_outputs_const(op))
+    return NULL;
+  for (int k = 0; k < op->n_in; k++)
+    if (op->in[k] && !ct_value_is_const(op->in[k])) return NULL;
+  if (c->g != s->g || c->n_values != s->g->n_values) {
+    consts_clear(c);
+    if (!(c->vals = calloc((size_t)s->g->n_values + 1, sizeof *c->vals))) return NULL;
+    c->g = s->g, c->n_values = s->g->n_values;
+  }
+  return c;
+}
+
 /* Runs one computing op: gathers its input tensors, allocates its outputs, calls the kernel.
  * With `fuse` (an activation whose row is *post, see fusable): the kernel applies post and
  * writes fuse's outputs instead of op's, which are never materialized. */
@@ -186,7 +225,21 @@ static ct_status exec_op(run_state *s, const ct_op *op, ct_diag *d) {
     }
     return CT_OK;
   }
-  return run_kernel(s, op, NULL, NULL, d);
+  ct_ref_consts *c = consts_for(s, op);
+  bool have = c != NULL;
+  for (int k = 0; have && k < op->n_out; k++) have = c->vals[op->out[k]->id] != NULL;
+  if (have) { /* computed by an earlier run: used as they are, never freed by this one */
+    for (int k = 0; k < op->n_out; k++) s->vals[op->out[k]->id] = c->vals[op->out[k]->id];
+    return CT_OK;
+  }
+  ct_status st = run_kernel(s, op, NULL, NULL, d);
+  for (int k = 0; st == CT_OK && c && k < op->n_out; k++) { /* kept for the next runs */
+    int id = op->out[k]->id;
+    ct_tensor_free(c->vals[id]);
+    c->vals[id] = s->vals[id];
+    s->owned[id] = false;
+  }
+  return st;
 }
 
 /* Calls opt->on_op (rewrite false) or opt->rewrite (rewrite true: ops that ran a kernel

@@ -29,6 +29,17 @@ typedef ct_status (*ct_ref_op_fn)(void *user, const ct_op *op, const ct_tensor *
 typedef ct_status (*ct_ref_rewrite_fn)(void *user, const ct_op *op, const ct_tensor *const *in, ct_tensor *const *out,
                                        ct_diag *d);
 
+/* Results of the ops whose operands are all constant (e.g. a DequantizeLinear of weights)
+ * kept across runs of one graph (ct_ref_options.consts): the first run computes them, later
+ * runs use them as they are, as onnxruntime folds constants when it opens a session. Bound to
+ * the first graph it runs with (another graph clears it); the graph must not change between
+ * runs. Not thread-safe: one per thread of runs. */
+typedef struct ct_ref_consts ct_ref_consts;
+/* An empty cache, or NULL when out of memory. */
+ct_ref_consts *ct_ref_consts_new(void);
+/* Frees c and its tensors; NULL is fine. */
+void ct_ref_consts_free(ct_ref_consts *c);
+
 /* Options of ct_ref_run. Zero-initialize, then set what is needed. */
 typedef struct ct_ref_options {
   int threads;                  /* kernel threads: > 1 starts a worker pool (common/workpool.h)
@@ -45,6 +56,8 @@ typedef struct ct_ref_options {
                                  * pool started for the run (threads is then ignored): callers
                                  * that run many inferences keep one, as onnxruntime keeps its
                                  * thread pool per session; results do not depend on it */
+  ct_ref_consts *consts;        /* optional: see ct_ref_consts; unused with rewrite (which may
+                                 * change results); results do not depend on it */
 } ct_ref_options;
 
 /* Runs g (ops in topological order; every value shape-inferred) on `inputs` and appends the

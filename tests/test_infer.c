@@ -193,6 +193,52 @@ START_TEST(test_run_chain_with_dump_and_folded_constant) {
 }
 END_TEST
 
+/* With a ct_ref_consts, an op whose operands are all constant (Neg of a weight) runs in the
+ * first run only: later runs give its first result even after the weight's data changed
+ * (which callers must not do: here it proves the reuse), a run without the cache sees the
+ * change, and another graph rebinds the cache. Outputs and the reader of the cached value
+ * are right in every run. */
+START_TEST(test_run_consts_cache_reuses_constant_results) {
+  int64_t s[1] = {4};
+  ct_graph *g = ct_graph_new("c", "top"), *g2 = ct_graph_new("c2", "top");
+  ct_value *x = ct_test_add_input(g, "x", CT_F32, 1, s), *w = ct_graph_add_weight(g, "w", ct_test_f32_ramp("w", 1, s, 1));
+  ct_value *nw = ct_graph_add_value(g, "nw", CT_F32, 1, s), *a = ct_graph_add_value(g, "a", CT_F32, 1, s);
+  ct_value *xa[2] = {x, nw};
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_NEG, "neg", 1, &w, 1, &nw));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_ADD, "add", 2, xa, 1, &a));
+  ct_value *outs[2] = {a, nw};
+  ck_assert(ct_graph_set_outputs(g, 2, outs));
+  ct_value *x2 = ct_test_add_input(g2, "x", CT_F32, 1, s), *w2 = ct_graph_add_weight(g2, "w", ct_test_f32_ramp("w", 1, s, 5));
+  ct_value *n2 = ct_graph_add_value(g2, "nw", CT_F32, 1, s), *a2 = ct_graph_add_value(g2, "a", CT_F32, 1, s);
+  ct_value *xa2[2] = {x2, n2};
+  ck_assert_ptr_nonnull(ct_graph_add_op(g2, CT_OP_NEG, "neg", 1, &w2, 1, &n2));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g2, CT_OP_ADD, "add", 2, xa2, 1, &a2));
+  ck_assert(ct_graph_set_outputs(g2, 1, &a2));
+  ct_ref_consts *c = ct_ref_consts_new();
+  ck_assert_ptr_nonnull(c);
+  ct_tensor_list in;
+  ct_tensor_list_init(&in);
+  ck_assert(ct_tensor_list_push(&in, ct_test_f32_ramp("x", 1, s, 10))); /* 10 11 12 13 */
+  ct_diag d;
+  for (int run = 0; run < 5; run++) {
+    if (run == 2) ((float *)w->data->data)[0] = 100; /* w 100 2 3 4 */
+    const ct_graph *gr = run == 4 ? g2 : g;
+    ct_ref_options opt = {.threads = 1, .consts = run == 3 ? NULL : c};
+    ct_tensor_list out;
+    ct_tensor_list_init(&out);
+    ck_assert_int_eq(ct_ref_run(gr, &opt, &in, &out, &d), CT_OK);
+    float want0 = run == 4 ? 10 - 5 : run == 3 ? 10 - 100 : 10 - 1; /* x0 - w0: cached -1 in runs 1, 2 */
+    ck_assert_float_eq(((float *)out.items[0]->data)[0], want0);
+    ck_assert_float_eq(((float *)out.items[0]->data)[3], run == 4 ? 13 - 8 : 13 - 4);
+    if (run < 4) ck_assert_float_eq(((float *)out.items[1]->data)[0], run == 3 ? -100 : -1);
+    ct_tensor_list_free(&out);
+  }
+  ct_ref_consts_free(c);
+  ct_tensor_list_free(&in);
+  ct_graph_free(g), ct_graph_free(g2);
+}
+END_TEST
+
 /* Counts on_op calls and checks that every op's results exist when it is called. */
 static ct_status count_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
                           ct_diag *d) {
@@ -335,6 +381,7 @@ static Suite *infer_suite(void) {
   tcase_add_test(tc, test_run_reports_missing_kernel_naming_node_and_op);
   tcase_add_test(tc, test_run_dumps_inputs_not_weights_and_reports_progress);
   tcase_add_test(tc, test_run_chain_with_dump_and_folded_constant);
+  tcase_add_test(tc, test_run_consts_cache_reuses_constant_results);
   tcase_add_test(tc, test_run_fuses_conv_activation_same_bits);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("cli");
