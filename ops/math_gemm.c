@@ -1,8 +1,7 @@
 /* math_gemm.c: ONNX math family, matrix products: float kernels of Gemm (Gemm-13: Y = alpha
  * op(A) op(B) + beta C, C unidirectionally broadcast, optional fused activation) and MatMul
  * (numpy matmul: N-D batched with broadcasting, 1-D operand rules) on OpenBLAS sgemm/dgemm,
- * float32 and float64 (plain f32 products of two or more rows on ct_nn_sgemm where the CPU
- * has AVX-512). Their shape functions are in nn_shape.c with Conv's. */
+ * float32 and float64. Their shape functions are in nn_shape.c with Conv's. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,7 +9,6 @@
 
 #include "common/clones.h"
 #include "ops/broadcast.h"
-#include "ops/nn_sgemm.h"
 #include "ops/nn_util.h"
 
 /* Row-major C = alpha op(A) op(B) + beta C for f32 (dt == CT_F32) or f64 buffers. One row
@@ -28,9 +26,6 @@ static void gemm_any(ct_dtype dt, bool ta, bool tb, int64_t m, int64_t n, int64_
       cblas_dgemv(CblasRowMajor, vt, rows, cols, alpha, b, (int)ldb, a, 1, beta, c, 1);
     return;
   }
-  if (dt == CT_F32 && !ta && !tb && alpha == 1 && beta == 0 &&
-      ct_nn_sgemm(m, n, k, a, lda, b, ldb, NULL, -INFINITY, INFINITY, c, ldc))
-    return; /* plain products (MatMul) on the AVX-512 GEMM of the Conv kernel */
   if (dt == CT_F32)
     cblas_sgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)k, (float)alpha, a, (int)lda, b, (int)ldb, (float)beta,
                 c, (int)ldc);

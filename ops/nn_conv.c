@@ -1,6 +1,6 @@
 /* nn_conv.c: ONNX nn family, convolutions: float32 kernels of Conv (1-D..3-D, groups,
  * dilations, fused activation) and ConvTranspose. Conv = im2col + GEMM per group (Chellapilla
- * et al. 2006; the AVX-512 GEMM of nn_sgemm.c where the CPU has it, else OpenBLAS sgemm),
+ * et al. 2006; OpenBLAS sgemm, the im2col in AVX-512 where the CPU has it, nn_im2col.c),
  * 1x1 stride-1 = plain GEMM on the input in place, depthwise = direct loop; ConvTranspose =
  * GEMM + col2im. Their shape functions are in nn_shape.c. */
 #include <cblas.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/nn_sgemm.h"
+#include "ops/nn_im2col.h"
 #include "ops/nn_util.h"
 #include "common/clones.h"
 
@@ -70,17 +70,10 @@ static void im2col(const conv_job *j, const float *x, float *col, int64_t c0, in
 }
 
 /* Y chunk (rows x n columns, row stride ldy) = W_g * B chunk (row stride ldb) + bias, then the
- * activation, while the chunk is still in cache: by ct_nn_sgemm (bias added in its output
- * tile), or OpenBLAS (beta = 1 on the bias spares its zeroing pass). */
+ * activation, while the chunk is still in cache: OpenBLAS sgemm (beta = 1 on the bias spares
+ * its zeroing pass). */
 static void gemm_chunk(const conv_job *j, const float *w, const float *bias, const float *src, float *y,
                        int64_t rows, int64_t n, int64_t kk, int64_t ldb, int64_t ldy) {
-  bool clamp = !j->act.none && !j->act.leaky; /* done in ct_nn_sgemm's registers */
-  if (ct_nn_sgemm(rows, n, kk, w, kk, src, ldb, bias, clamp ? j->act.lo : -INFINITY, clamp ? j->act.hi : INFINITY,
-                  y, ldy)) {
-    for (int64_t r = 0; !j->act.none && !clamp && r < rows; r++) ct_nn_act_apply(&j->act, y + r * ldy, n);
-    for (int64_t r = 0; j->post && r < rows; r++) j->post->row(y + r * ldy, n, j->post);
-    return;
-  }
   for (int64_t r = 0; bias && r < rows; r++) {
     float *row = y + r * ldy;
     const float b = bias[r];
@@ -112,7 +105,7 @@ typedef struct gemm_plan {
  * column chunks (>= 256 columns) and row blocks (>= 32 rows) until there are
  * CT_NN_GEMM_TASKS tasks (fewer for small convs: CT_NN_GEMM_TASK_MACS each), for the threads
  * to share. The split never depends on the thread count: OpenBLAS rounds differently for
- * different slicings (ct_nn_sgemm does not), so this keeps results bit-identical for any
+ * different slicings, so this keeps results bit-identical for any
  * number of threads. */
 static void gemm_plan_make(const conv_job *j, gemm_plan *p) {
   p->j = j;
@@ -363,8 +356,8 @@ static ct_status check_spatial(const conv_job *j, const ct_op *op, ct_diag *d) {
 
 /* Conv, f32, NCHW/OIHW (1-3 spatial dims), with optional bias, fused act and ctx->post (applied
  * after act, per row of output while it is in cache): depthwise
- * (group == C == OC, 1-D/2-D) by direct loops, otherwise im2col per group + GEMM (ct_nn_sgemm
- * or OpenBLAS sgemm; no im2col for 1x1 stride 1 unpadded). CT_ERR_INPUT on dtype/shape mismatches, CT_ERR_LIMIT
+ * (group == C == OC, 1-D/2-D) by direct loops, otherwise im2col per group + GEMM (OpenBLAS
+ * sgemm; no im2col for 1x1 stride 1 unpadded). CT_ERR_INPUT on dtype/shape mismatches, CT_ERR_LIMIT
  * out of memory. */
 ct_status ct_kern_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                        ct_diag *d) {

@@ -1,0 +1,89 @@
+/* nn_im2col.c: the im2col of the Top Conv kernel in AVX-512 (nn_im2col.h): each row of the
+ * column matrix written by masked 16-lane loads and stores, the padding by the load masks. */
+#include "ops/nn_im2col.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+/* Does this CPU run AVX-512F? */
+static bool avx512(void) {
+  static int known = -1; /* a benign race: every thread stores the same value */
+  if (known < 0) known = __builtin_cpu_supports("avx512f") ? 1 : 0;
+  return known == 1;
+}
+
+static inline __mmask16 lanes(int64_t lo, int64_t hi) {
+  lo = lo < 0 ? 0 : lo, hi = hi > 16 ? 16 : hi;
+  return hi <= lo ? 0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+/* d[ow] = lo <= ow < hi ? sr[ow · sw] : 0 for ow in [a, e), sw 1 or 2 (a constant at each
+ * call): masked loads (lanes outside [lo, hi) read nothing, wherever sr points; stride 2 as
+ * two 16-element loads and an even-lane permute) and masked stores; whole blocks inside long
+ * runs unmasked. */
+__attribute__((target("avx512f"), always_inline)) static inline void run16(const int sw, float *d, const float *sr,
+                                                                          int64_t a, int64_t e, int64_t lo,
+                                                                          int64_t hi) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  int64_t ow = a, full = e - a < 64 ? a : hi < e ? hi : e; /* [lo, full): no mask (long runs only) */
+  for (; ow < e; ow += 16) {
+    __m512 v;
+    if (ow >= lo && ow + 16 + (sw - 1) <= full) { /* stride 2 reads 2 ow + 31: lane 16 must be inside */
+      v = sw == 1 ? _mm512_loadu_ps(sr + ow)
+                  : _mm512_permutex2var_ps(_mm512_loadu_ps(sr + 2 * ow), even, _mm512_loadu_ps(sr + 2 * ow + 16));
+      _mm512_storeu_ps(d + ow, v);
+      continue;
+    }
+    if (sw == 1) {
+      v = _mm512_maskz_loadu_ps(lanes(lo - ow, hi - ow), sr + ow);
+    } else { /* source element j of the 32 from 2·ow is lane j / 2's when j is even */
+      int64_t l2 = 2 * (lo - ow), h2 = 2 * (hi - ow) - 1;
+      v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lanes(l2, h2), sr + 2 * ow), even,
+                                 _mm512_maskz_loadu_ps(lanes(l2 - 16, h2 - 16), sr + 2 * ow + 16));
+    }
+    _mm512_mask_storeu_ps(d + ow, lanes(0, e - ow), v);
+  }
+}
+
+/* ct_nn_im2col_s1's loops (sw 1 or 2, a constant at each call). */
+__attribute__((target("avx512f"), always_inline)) static inline void im2col_rows(
+    const int sw, const float *x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t pt,
+    int64_t pl, int64_t OW, float *col, int64_t c0, int64_t nb) {
+  for (int64_t r = 0; r < C * KH * KW; r++) { /* each row of col written in turn */
+    int64_t c = r / (KH * KW), kh = r / KW % KH, kw = r % KW, off = kw - pl; /* iw = ow·sw + off */
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw, hi0 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+    for (int64_t p = c0, oh = c0 / OW, a = c0 % OW; p < c0 + nb; oh++, a = 0) { /* output row oh's run [a, e) */
+      int64_t e = OW - a < c0 + nb - p ? OW : a + (c0 + nb - p), ih = oh * sh - pt + kh;
+      bool in = ih >= 0 && ih < H;
+      run16(sw, col + r * nb + (p - c0) - a, x + (c * H + (in ? ih : 0)) * W + off, a, e, lo, in ? hi0 : lo);
+      p += e - a;
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) static void im2col_sw1(const float *x, int64_t C, int64_t H, int64_t W,
+                                                          int64_t KH, int64_t KW, int64_t sh, int64_t pt, int64_t pl,
+                                                          int64_t OW, float *col, int64_t c0, int64_t nb) {
+  im2col_rows(1, x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
+}
+
+__attribute__((target("avx512f"))) static void im2col_sw2(const float *x, int64_t C, int64_t H, int64_t W,
+                                                          int64_t KH, int64_t KW, int64_t sh, int64_t pt, int64_t pl,
+                                                          int64_t OW, float *col, int64_t c0, int64_t nb) {
+  im2col_rows(2, x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
+}
+
+bool ct_nn_im2col_s1(const float *x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                     int64_t pt, int64_t pl, int64_t OW, float *col, int64_t c0, int64_t nb) {
+  if (!avx512() || (sw != 1 && sw != 2)) return false;
+  (sw == 1 ? im2col_sw1 : im2col_sw2)(x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
+  return true;
+}
+#else
+bool ct_nn_im2col_s1(const float *x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                     int64_t pt, int64_t pl, int64_t OW, float *col, int64_t c0, int64_t nb) {
+  (void)x, (void)C, (void)H, (void)W, (void)KH, (void)KW, (void)sh, (void)sw, (void)pt, (void)pl, (void)OW, (void)col,
+      (void)c0, (void)nb;
+  return false;
+}
+#endif
