@@ -140,7 +140,7 @@ static void run_sample(void *arg, int64_t lo, int64_t hi, int slot) {
     if (p->w[slot].phase == 3) p->w[slot].err = c->tune_err + (size_t)i * (size_t)c->nslots * (size_t)(c->o->tune_steps + 1);
     if (p->w[slot].phase == 4) p->w[slot].err = c->alpha_err + (size_t)i * (size_t)c->nslots * CAL_N_ALPHA;
     ct_status st = p->sample(p->sample_user, i, &in, &d);
-    ct_ref_options opt = {.threads = 1, .on_op = on_op, .on_op_user = &p->w[slot]};
+    ct_ref_options opt = {.threads = 1, .on_op = on_op, .on_op_user = &p->w[slot], .consts = p->w[slot].consts};
     if (st == CT_OK) st = ct_ref_run(p->c->g, &opt, &in, &out, &d);
     ct_tensor_list_free(&in);
     ct_tensor_list_free(&out);
@@ -186,7 +186,7 @@ static ct_status run_pass(cal_state *c, ct_workpool *pool, cal_worker *w, int nw
 static void free_workers(cal_worker *w, int nw, int nslots) {
   for (int i = 0; w && i < nw; i++) {
     for (int s = 0; w[i].hist && s < nslots; s++) ct_calib_hist_free(&w[i].hist[s]);
-    free(w[i].stats), free(w[i].hist), free(w[i].zeros);
+    free(w[i].stats), free(w[i].hist), free(w[i].zeros), ct_ref_consts_free(w[i].consts);
     free_chmax(w[i].chmax, nslots);
   }
   free(w);
@@ -200,7 +200,9 @@ static ct_status alloc_workers(cal_state *c, cal_worker *w, int nw, ct_diag *d) 
     w[i].hist = calloc(ns, sizeof *w[i].hist);
     w[i].zeros = calloc(ns, sizeof *w[i].zeros);
     w[i].chmax = alloc_chmax(c);
-    if (!w[i].stats || !w[i].hist || !w[i].zeros || !w[i].chmax) return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
+    w[i].consts = ct_ref_consts_new();
+    if (!w[i].stats || !w[i].hist || !w[i].zeros || !w[i].chmax || !w[i].consts)
+      return ct_diag_set(d, CT_ERR_LIMIT, "out of memory");
     for (size_t s = 0; s < ns; s++) w[i].stats[s] = ct_calib_stats_init();
   }
   return CT_OK;

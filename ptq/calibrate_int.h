@@ -5,6 +5,7 @@
 
 #include "common/workpool.h"
 #include "ptq/calibrate.h"
+#include "reference/interp.h"
 
 /* What a whole run knows: the calibrated values (slots) and the merged results. */
 typedef struct cal_state {
@@ -39,6 +40,7 @@ typedef struct cal_worker {
   double **chmax;          /* by slot: this thread's max |x| per channel (c->nch entries) */
   double *err;             /* the current sample's scores (phase 3: slot × (tune_steps + 1),
                             * phase 4: slot × CAL_N_ALPHA) */
+  ct_ref_consts *consts;   /* this thread's results of ops on constants only, kept across samples */
 } cal_worker;
 
 /* True if slot s takes part in tuning (0 < th < absmax). */
