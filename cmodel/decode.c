@@ -203,11 +203,8 @@ static uint64_t dma_port_cycles(const dctx *x) {
   for (int k = 0; k < x->op->n_regions; k++) {
     const ct_mem_region *r = &x->op->regions[k];
     if (r->space != CT_SPACE_LMEM) continue;
-    uint64_t per_bank[CT_LMEM_MAX_BANKS], busiest = 0;
-    memset(per_bank, 0, sizeof *per_bank * x->lmem->banks);
-    ct_lmem_bank_bytes(x->lmem, r, per_bank);
-    for (uint32_t b = 0; b < x->lmem->banks; b++) busiest = per_bank[b] > busiest ? per_bank[b] : busiest;
-    uint64_t c = ct_dma_port_cycles(x->chip, (uint64_t)ct_mem_region_numel(r) * r->elem_bytes, busiest);
+    uint64_t c = ct_dma_port_cycles(x->chip, (uint64_t)ct_mem_region_numel(r) * r->elem_bytes,
+                                    ct_lmem_busiest_bank_bytes(x->lmem, r, 1));
     worst = c > worst ? c : worst;
   }
   return worst;

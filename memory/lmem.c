@@ -59,16 +59,18 @@ void ct_lmem_bank_bytes(const ct_lmem *m, const ct_mem_region *r, uint64_t *per_
   ct_mem_region_each_run(r, count_run, &c);
 }
 
-uint64_t ct_lmem_port_cycles(const ct_lmem *m, const ct_mem_region *rs, int n) {
+uint64_t ct_lmem_busiest_bank_bytes(const ct_lmem *m, const ct_mem_region *rs, int n) {
   uint64_t per_bank[CT_LMEM_MAX_BANKS], worst = 0;
   memset(per_bank, 0, sizeof *per_bank * m->banks);
   for (int i = 0; i < n; i++)
     if (rs[i].space == CT_SPACE_LMEM) ct_lmem_bank_bytes(m, &rs[i], per_bank);
-  for (uint32_t b = 0; b < m->banks; b++) {
-    uint64_t c = (per_bank[b] + m->port_bytes - 1) / m->port_bytes;
-    if (c > worst) worst = c;
-  }
+  for (uint32_t b = 0; b < m->banks; b++)
+    if (per_bank[b] > worst) worst = per_bank[b];
   return worst;
+}
+
+uint64_t ct_lmem_port_cycles(const ct_lmem *m, const ct_mem_region *rs, int n) {
+  return (ct_lmem_busiest_bank_bytes(m, rs, n) + m->port_bytes - 1) / m->port_bytes;
 }
 
 typedef struct copy_ctx {

@@ -41,6 +41,10 @@ bool ct_lmem_bank_span(const ct_lmem *m, const ct_mem_region *r, uint32_t *b0, u
  * boundaries). r must be in bounds. */
 void ct_lmem_bank_bytes(const ct_lmem *m, const ct_mem_region *r, uint64_t *per_bank);
 
+/* Bytes the busiest bank holds of the given regions together (LMEM ones; bytes a region
+ * touches twice count twice). Regions must be in bounds. */
+uint64_t ct_lmem_busiest_bank_bytes(const ct_lmem *m, const ct_mem_region *rs, int n);
+
 /* Port-limited cycles of an instruction moving the given regions: max over banks of
  * ceil(bytes in that bank / port_bytes) (one port per bank, §3). */
 uint64_t ct_lmem_port_cycles(const ct_lmem *m, const ct_mem_region *rs, int n);

@@ -138,25 +138,19 @@ UN_ROW_AS(sigmoid_c, sigmoid)
 UN_ROW_AS(silu_c, silu)
 #undef UN_ROW
 #undef UN_ROW_AS
-/* HardSwish, Sigmoid and SiLU: the same bits in AVX-512 where the CPU has it (math_act.c). */
-static void r_hswish(const float *restrict x, float *restrict y, int64_t n, const up *p) {
-  if (!ct_unary_hswish_row(x, y, n)) r_hswish_c(x, y, n, p);
-}
-static void i_hswish(float *y, int64_t n, const ct_kernel_post *p) {
-  if (!ct_unary_hswish_row(y, y, n)) i_hswish_c(y, n, p);
-}
-static void r_sigmoid(const float *restrict x, float *restrict y, int64_t n, const up *p) {
-  if (!ct_unary_sigm_row(x, y, n, false)) r_sigmoid_c(x, y, n, p);
-}
-static void i_sigmoid(float *y, int64_t n, const ct_kernel_post *p) {
-  if (!ct_unary_sigm_row(y, y, n, false)) i_sigmoid_c(y, n, p);
-}
-static void r_silu(const float *restrict x, float *restrict y, int64_t n, const up *p) {
-  if (!ct_unary_sigm_row(x, y, n, true)) r_silu_c(x, y, n, p);
-}
-static void i_silu(float *y, int64_t n, const ct_kernel_post *p) {
-  if (!ct_unary_sigm_row(y, y, n, true)) i_silu_c(y, n, p);
-}
+/* HardSwish, Sigmoid and SiLU: the same bits in AVX-512 where the CPU has it (math_act.c),
+ * else the rows above; `row` is the AVX-512 row call, its arguments after (x, y, n) in `...`. */
+#define UN_ROW_512(name, row, ...)                                                              \
+  static void r_##name(const float *restrict x, float *restrict y, int64_t n, const up *p) {    \
+    if (!row(x, y, n __VA_ARGS__)) r_##name##_c(x, y, n, p);                                    \
+  }                                                                                             \
+  static void i_##name(float *y, int64_t n, const ct_kernel_post *p) {                          \
+    if (!row(y, y, n __VA_ARGS__)) i_##name##_c(y, n, p);                                       \
+  }
+UN_ROW_512(hswish, ct_unary_hswish_row, )
+UN_ROW_512(sigmoid, ct_unary_sigm_row, , false)
+UN_ROW_512(silu, ct_unary_sigm_row, , true)
+#undef UN_ROW_512
 
 /* The f32 row loop of op kind k, or NULL. */
 static un_row32 un_row_of(ct_op_kind k) {

@@ -10,8 +10,6 @@
 #include "ops/shape_util.h"
 #include "ops/broadcast.h"
 
-/* dst (contiguous, shape nd dims) [o] = src[base + sum idx[i] * sstr[i]], elements of es
- * bytes; rows along the last dim are memcpy'd when their source stride is 1. */
 /* dst[j] = src[j * is] for j < n, elements of es bytes: for 1, 2, 4 and 8 bytes a memcpy of
  * constant size, which GCC inlines as one move (a memcpy call per element cost more than the
  * copy), else a memcpy call per element. */
@@ -22,10 +20,12 @@ static void gather(size_t es, char *dst, const char *src, int64_t n, int64_t is)
   else if (es == 8) GATHER(8);
   else if (es == 2) GATHER(2);
   else if (es == 1) GATHER(1);
-  else for (int64_t j = 0; j < n; j++) memcpy(dst + (size_t)j * es, src + (size_t)(j * is) * es, es);
+  else GATHER(es);
 }
 #undef GATHER
 
+/* dst (contiguous, shape nd dims) [o] = src[base + sum idx[i] * sstr[i]], elements of es
+ * bytes; rows along the last dim are memcpy'd when their source stride is 1. */
 static void strided_copy(size_t es, int nd, const int64_t *shape, const char *src, int64_t base,
                          const int64_t *sstr, char *dst) {
   if (ct_shape_numel(nd, shape) <= 0) return;

@@ -90,38 +90,45 @@ static bool dma_class(const ct_chip *c, int cls) {
 
 /* Each buffer of class cls (placed by place_class) moved to a bank range of its own, in
  * address order: transfers on different engines then drive different bank ports (the cmodel
- * grants one engine a bank at a time). Returns the class's end. */
-static int64_t spread_class(ct_lg_group *gr, int cls, int64_t bank) {
-  int64_t end = 0;
-  for (int done = 0; done < gr->n_bufs;) { /* next lowest address not yet moved: at most n passes */
-    int pick = -1;
-    for (int i = 0; i < gr->n_bufs; i++)
-      if (gr->bufs[i].cls == cls && gr->bufs[i].addr >= 0 && (pick < 0 || gr->bufs[i].addr < gr->bufs[pick].addr)) pick = i;
-    if (pick < 0) break;
-    gr->bufs[pick].addr = -1 - align_up(end, bank), end = align_up(end, bank) + gr->bufs[pick].bytes, done++;
-  }
+ * grants one engine a bank at a time). Returns the class's end. sp: scratch of n_bufs spans. */
+static int64_t spread_class(ct_lg_group *gr, int cls, int64_t bank, span *sp) {
+  int n = 0;
   for (int i = 0; i < gr->n_bufs; i++)
-    if (gr->bufs[i].cls == cls) gr->bufs[i].addr = -1 - gr->bufs[i].addr;
+    if (gr->bufs[i].cls == cls) sp[n].lo = gr->bufs[i].addr, sp[n++].hi = i;
+  qsort(sp, (size_t)n, sizeof *sp, by_lo_hi);
+  int64_t end = 0;
+  for (int k = 0; k < n; k++) {
+    ct_lg_buffer *b = &gr->bufs[sp[k].hi];
+    b->addr = align_up(end, bank), end = b->addr + b->bytes;
+  }
   return end;
 }
 
+/* Banks class cls takes: packed (its end) or, spread, a bank range per buffer. */
+static int64_t class_banks(const ct_lg_group *gr, int cls, int64_t end, int64_t bank, bool spread) {
+  if (!spread) return align_up(end, bank) / bank;
+  int64_t k = 0;
+  for (int i = 0; i < gr->n_bufs; i++)
+    if (gr->bufs[i].cls == cls) k += align_up(gr->bufs[i].bytes, bank) / bank;
+  return k;
+}
+
 /* Class ends of a pipelined group: place_class's, and spread_class's for the DMA classes when
- * spreading them all still fits the chip's banks. Buffers get class-relative addresses. */
+ * spreading them all still fits the chip's banks. Buffers get class-relative addresses.
+ * False when out of memory. */
 static bool place_classes(const ct_chip *c, ct_lg_group *gr, int *idx, int64_t e[CT_LG_NCLS]) {
   int64_t bank = c->lmem_bytes / c->lmem_banks, packed = 0, spread = 0;
   for (int cls = 0; cls < CT_LG_NCLS; cls++) {
     if ((e[cls] = place_class(gr, cls, false, idx)) < 0) return false;
-    packed += (e[cls] + bank - 1) / bank;
-  }
-  for (int cls = 0; cls < CT_LG_NCLS; cls++) {
-    int64_t k = 0;
-    for (int i = 0; i < gr->n_bufs && dma_class(c, cls); i++)
-      if (gr->bufs[i].cls == cls) k += (gr->bufs[i].bytes + bank - 1) / bank;
-    spread += dma_class(c, cls) ? k : (e[cls] + bank - 1) / bank;
+    packed += class_banks(gr, cls, e[cls], bank, false);
+    spread += class_banks(gr, cls, e[cls], bank, dma_class(c, cls));
   }
   if (spread == packed || spread > c->lmem_banks) return true;
+  span *sp = malloc(sizeof *sp * ((size_t)gr->n_bufs + 1));
+  if (!sp) return false;
   for (int cls = 0; cls < CT_LG_NCLS; cls++)
-    if (dma_class(c, cls)) e[cls] = spread_class(gr, cls, bank);
+    if (dma_class(c, cls)) e[cls] = spread_class(gr, cls, bank, sp);
+  free(sp);
   return true;
 }
 

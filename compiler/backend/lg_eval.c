@@ -142,8 +142,8 @@ int64_t ct_lg_move_cycles(const lg_ctx *x, int li) {
   }
   const ct_value *v = op->kind == CT_OP_CONVTRANSPOSE ? op->out[0] : op->in[0];
   int64_t bytes = tile_elems(x, op->out[0]) * ct_lg_elem_bytes(x->opt, v);
-  if (op->kind == CT_OP_CONVTRANSPOSE) /* the scatter: MOVEs of a few rows each, one bank port at a time */
-    return cdiv(bytes, x->chip->lmem_bank_port_bytes);
+  if (op->kind == CT_OP_CONVTRANSPOSE) /* the scatter: MOVEs of a few rows each, every byte through one bank's port */
+    return (int64_t)ct_dma_port_cycles(x->chip, (uint64_t)bytes, (uint64_t)bytes);
   int64_t cy = 0;
   for (int j = 1; op->kind == CT_OP_SPLIT && j < op->n_out; j++) /* one MOVE per output */
     if (op->out[j]) cy += move_cycles(x, tile_elems(x, op->out[j]) * ct_lg_elem_bytes(x->opt, v));
