@@ -19,6 +19,12 @@
 #define IGEMM_X86 1
 #endif
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define IGEMM_LE 1
+#else
+#define IGEMM_LE 0
+#endif
+
 #define MR 4         /* rows of A per micro-kernel */
 #define NR 16        /* columns of B per micro-kernel (two AVX2 registers of 8 int32) */
 #define KC_PAIRS 256 /* k pairs per block: a B panel is 16 KiB (L1), an A block MR·1 KiB per panel */
@@ -30,13 +36,19 @@ void ct_tpu_igemm_simd(int level) { simd_cap = level; }
 /* Packs rows [0, M) of A, k in [k0, k0 + 2·kp), as panels of MR rows: pa[panel][pair][r] =
  * A[r][k] | A[r][k + 1] << 16 (zeros past M and K). */
 static void pack_a(int64_t M, int64_t K, const int16_t *A, int64_t lda, int64_t k0, int64_t kp, int32_t *pa) {
-  for (int64_t m0 = 0; m0 < M; m0 += MR)
-    for (int64_t p = 0; p < kp; p++)
+  int64_t whole = k0 + 2 * kp <= K ? kp : (K - k0) / 2; /* pairs with both k inside K */
+  for (int64_t m0 = 0; m0 < M; m0 += MR) {
+    int64_t p = 0;
+    if (m0 + MR <= M && IGEMM_LE) /* a pair of little-endian int16s is the int32 lo | hi << 16 itself */
+      for (; p < whole; p++, pa += MR)
+        for (int64_t r = 0; r < MR; r++) memcpy(pa + r, A + (m0 + r) * lda + k0 + 2 * p, sizeof *pa);
+    for (; p < kp; p++)
       for (int64_t r = 0; r < MR; r++, pa++) {
         int64_t k = k0 + 2 * p, m = m0 + r;
         uint16_t lo = m < M && k < K ? (uint16_t)A[m * lda + k] : 0, hi = m < M && k + 1 < K ? (uint16_t)A[m * lda + k + 1] : 0;
         *pa = (int32_t)((uint32_t)lo | (uint32_t)hi << 16);
       }
+  }
 }
 
 /* Packs columns [n0, n0 + NR) of B, k in [k0, k0 + 2·kp): pb[pair][c][0..1] = B[k][n0 + c],
@@ -94,6 +106,30 @@ __attribute__((target("avx2"))) static void kern_avx2(int64_t kp, const int32_t 
   _mm256_storeu_si256((__m256i *)t[1], c10), _mm256_storeu_si256((__m256i *)(t[1] + 8), c11);
   _mm256_storeu_si256((__m256i *)t[2], c20), _mm256_storeu_si256((__m256i *)(t[2] + 8), c21);
   _mm256_storeu_si256((__m256i *)t[3], c30), _mm256_storeu_si256((__m256i *)(t[3] + 8), c31);
+}
+
+/* kern_avx2 for a whole tile (MR rows, NR columns inside C): the sums added straight into C,
+ * or stored over C with the rows' bias when first (add_tile's two cases without the tile
+ * in between). The same per-lane sums as kern_avx2. */
+__attribute__((target("avx2"))) static void kern_avx2_c(int64_t kp, const int32_t *pa, const int16_t *pb, int64_t bs,
+                                                        int32_t *C, int64_t ldc, bool first, const int32_t *bias) {
+  __m256i c[MR][2];
+  for (int r = 0; r < MR; r++) c[r][0] = c[r][1] = _mm256_setzero_si256();
+  for (int64_t p = 0; p < kp; p++, pa += MR, pb += bs) {
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)pb), b1 = _mm256_loadu_si256((const __m256i *)(pb + 16));
+    for (int r = 0; r < MR; r++) {
+      __m256i a = _mm256_set1_epi32(pa[r]);
+      c[r][0] = _mm256_add_epi32(c[r][0], _mm256_madd_epi16(a, b0));
+      c[r][1] = _mm256_add_epi32(c[r][1], _mm256_madd_epi16(a, b1));
+    }
+  }
+  for (int r = 0; r < MR; r++) {
+    int32_t *row = C + r * ldc;
+    for (int h = 0; h < 2; h++) {
+      __m256i base = first ? _mm256_set1_epi32(bias ? bias[r] : 0) : _mm256_loadu_si256((const __m256i *)(row + 8 * h));
+      _mm256_storeu_si256((__m256i *)(row + 8 * h), _mm256_add_epi32(base, c[r][h]));
+    }
+  }
 }
 
 /* The micro-kernel on AVX-512 VNNI: per pair, one 512-bit load of the panel's 16 column
@@ -159,6 +195,10 @@ static void add_tile(int64_t M, int64_t N, int64_t m0, int64_t n0, int64_t kp, c
   int32_t t[MR][NR];
 #ifdef IGEMM_X86
   int level = kernel_level();
+  if (level == 1 && M - m0 >= MR && N - n0 >= NR) { /* a whole tile: straight into C */
+    kern_avx2_c(kp, pa, pb, bs, C + m0 * ldc + n0, ldc, first, bias ? bias + m0 : NULL);
+    return;
+  }
   if (level == 2) kern_vnni(kp, pa, pb, bs, t);
   else if (level == 1) kern_avx2(kp, pa, pb, bs, t);
   else kern_c(kp, pa, pb, bs, t);
