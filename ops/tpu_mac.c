@@ -266,64 +266,71 @@ static void im2col_row(const int16_t *xr, int64_t s, int64_t OW, int64_t lo, int
   memset(dst + hi, 0, sizeof *dst * (size_t)(OW - hi));
 }
 
-/* im2col_row into the paired layout (ct_tpu_igemm_pair_rows): dst[2·ow] for each ow. */
-static void im2col_row2(const int16_t *xr, int64_t s, int64_t OW, int64_t lo, int64_t hi, int16_t *dst) {
-  int64_t a = xr ? lo : OW, b = xr ? hi : OW;
-  for (int64_t ow = 0; ow < a; ow++) dst[2 * ow] = 0;
-  for (int64_t ow = a; ow < b; ow++) dst[2 * ow] = xr[ow * s];
-  for (int64_t ow = b; ow < OW; ow++) dst[2 * ow] = 0;
+/* dst[2·ow] = a[ow], dst[2·ow + 1] = b[ow], ow < n: two rows interleaved into a pair row. */
+CT_CLONES_V3 static void interleave_rows(const int16_t *a, const int16_t *b, int64_t n, int16_t *dst) {
+  for (int64_t i = 0; i < n; i++) dst[2 * i] = a[i], dst[2 * i + 1] = b[i];
 }
 
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
  * (a pointwise kernel's columns are xs itself: conv_grouped). paired: in the layout of
  * ct_tpu_igemm_pair_rows instead (rows 2p and 2p + 1 interleaved; an odd K's last row paired
- * with zeros). im2col_channels builds the rows of input channels [lo, hi) (rows c·kvol ..
- * (c + 1)·kvol − 1; in the paired layout two channels may share a pair row, each writing its
- * own half). */
+ * with zeros). A task builds rows [lo, hi) (paired: pair rows), each output row of a column
+ * by im2col_row, a pair row's two rows through scratch and then interleaved. */
 typedef struct im2col_job {
   const int16_t *xs;
   const ct_nn_geo *g;
   bool paired;
+  int64_t rows;     /* K = cg · kvol */
   int16_t *col;
+  int16_t *scratch; /* paired: 2 · OW int16 per thread slot */
 } im2col_job;
 
-static void im2col_channels(void *arg, int64_t lo, int64_t hi, int slot) {
-  (void)slot;
+/* Output row (od, oh) of column row r (r ≥ K: zeros) into dst. */
+static void im2col_out_row(const im2col_job *j, int64_t r, int64_t od, int64_t oh, int16_t *dst) {
+  const ct_nn_geo *g = j->g;
+  int64_t kvol = g->k[0] * g->k[1] * g->k[2], c = r / kvol, t = r % kvol;
+  int64_t kd = t / (g->k[1] * g->k[2]), kh = t / g->k[2] % g->k[1], kw = t % g->k[2];
+  int64_t off = kw * g->dl[2] - g->pb[2], lo2, hi2; /* iw = ow·s + off is inside for ow in [lo2, hi2) */
+  im2col_span(off, g->s[2], g->in[2], g->out[2], &lo2, &hi2);
+  int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0], ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
+  bool rowin = r < j->rows && id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
+  const int16_t *xr = rowin ? j->xs + ((c * g->in[0] + id) * g->in[1] + ih) * g->in[2] + off : NULL;
+  im2col_row(xr, g->s[2], g->out[2], lo2, hi2, dst);
+}
+
+static void im2col_rows(void *arg, int64_t lo, int64_t hi, int slot) {
   const im2col_job *j = arg;
   const ct_nn_geo *g = j->g;
-  bool paired = j->paired;
-  int64_t P = g->out[0] * g->out[1] * g->out[2], HW = g->in[1] * g->in[2], step = paired ? 2 : 1;
-  int64_t r = lo * g->k[0] * g->k[1] * g->k[2];
-  void (*row)(const int16_t *, int64_t, int64_t, int64_t, int64_t, int16_t *) = paired ? im2col_row2 : im2col_row;
-  for (int64_t c = lo; c < hi; c++)
-    for (int64_t kd = 0; kd < g->k[0]; kd++)
-      for (int64_t kh = 0; kh < g->k[1]; kh++)
-        for (int64_t kw = 0; kw < g->k[2]; kw++, r++) {
-          int16_t *dst = paired ? j->col + (r / 2) * 2 * P + (r & 1) : j->col + r * P;
-          const int16_t *xc = j->xs + c * g->in[0] * HW;
-          int64_t off = kw * g->dl[2] - g->pb[2], lo2, hi2; /* iw = ow·s + off is inside for ow in [lo2, hi2) */
-          im2col_span(off, g->s[2], g->in[2], g->out[2], &lo2, &hi2);
-          for (int64_t od = 0; od < g->out[0]; od++) {
-            int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0];
-            for (int64_t oh = 0; oh < g->out[1]; oh++, dst += step * g->out[2]) {
-              int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
-              bool rowin = id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
-              row(rowin ? xc + (id * g->in[1] + ih) * g->in[2] + off : NULL, g->s[2], g->out[2], lo2, hi2, dst);
-            }
-          }
+  int64_t OW = g->out[2], P = g->out[0] * g->out[1] * OW;
+  int16_t *ta = j->paired ? j->scratch + (int64_t)slot * 2 * OW : NULL, *tb = ta ? ta + OW : NULL;
+  for (int64_t r = lo; r < hi; r++) {
+    int16_t *dst = j->col + r * (j->paired ? 2 : 1) * P;
+    for (int64_t od = 0; od < g->out[0]; od++)
+      for (int64_t oh = 0; oh < g->out[1]; oh++) {
+        if (!j->paired) {
+          im2col_out_row(j, r, od, oh, dst);
+          dst += OW;
+          continue;
         }
+        im2col_out_row(j, 2 * r, od, oh, ta), im2col_out_row(j, 2 * r + 1, od, oh, tb);
+        interleave_rows(ta, tb, OW, dst);
+        dst += 2 * OW;
+      }
+  }
 }
 
 /* The int16 columns of cg input channels (row (c, kd, kh, kw), P = output positions; paired:
- * the layout of ct_tpu_igemm_pair_rows, an odd last row paired with zeros), the channels
- * shared by ctx's threads. */
-static void conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, bool paired, int16_t *col,
+ * the layout of ct_tpu_igemm_pair_rows, an odd last row paired with zeros), the rows (pair
+ * rows) shared by ctx's threads. False when out of memory. */
+static bool conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, bool paired, int16_t *col,
                         const ct_kernel_ctx *ctx) {
-  int64_t P = g->out[0] * g->out[1] * g->out[2], r = cg * g->k[0] * g->k[1] * g->k[2];
-  im2col_job j = {xs, g, paired, col};
-  ct_nn_parallel(ctx, cg, r * P, im2col_channels, &j);
-  if (paired && (r & 1))
-    for (int64_t p = 0; p < P; p++) col[(r / 2) * 2 * P + 2 * p + 1] = 0;
+  int64_t P = g->out[0] * g->out[1] * g->out[2], r = cg * g->k[0] * g->k[1] * g->k[2], tasks = paired ? (r + 1) / 2 : r;
+  im2col_job j = {xs, g, paired, r, col, NULL};
+  int parts = ct_nn_parallel_parts(ctx, tasks, r * P);
+  if (paired && !(j.scratch = malloc(sizeof *j.scratch * (size_t)(2 * parts * g->out[2] + 1)))) return false;
+  ct_nn_parallel(ctx, tasks, r * P, im2col_rows, &j);
+  free(j.scratch);
+  return true;
 }
 
 /* The depthwise path (every group one input and one output channel): ops/tpu_dw.c. */
@@ -368,7 +375,7 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   if (cc->gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax)) {
     if (!(cc->colp = conv_buf(cc->colp, (j->K + 1) / 2 * 2 * j->P, sizeof *cc->colp))) return NULL;
     if (cc->pw) ct_tpu_igemm_pair_rows(cc->xs, j->K, j->P, cc->colp); /* once per group, shared by the threads */
-    else conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx);
+    else if (!conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx)) return NULL;
     j->colp = cc->colp;
     /* the group's weights − zp_w (|w − zp_w| ≤ 32767: no wrap) and biases, once for every task */
     if (!(cc->a16 = conv_buf(cc->a16, j->og * j->K, sizeof *cc->a16)) ||
@@ -384,7 +391,7 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   }
   if (!cc->pw) {
     if (!(cc->col = conv_buf(cc->col, KP, sizeof *cc->col))) return NULL;
-    conv_im2col(cc->xs, cc->g, cc->cg, false, cc->col, cc->ctx);
+    if (!conv_im2col(cc->xs, cc->g, cc->cg, false, cc->col, cc->ctx)) return NULL;
   }
   j->col = cc->pw ? cc->xs : cc->col;
   if (!cc->gemm) return conv_channels;

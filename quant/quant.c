@@ -79,6 +79,25 @@ CT_CLONES_V4 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, i
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
 #include <immintrin.h>
 
+/* Stores 8 int32 lanes v, each within out's range, as out's C type at element i of y: the
+ * low bytes of each lane. */
+__attribute__((target("avx2"))) static inline void rq32_store(__m256i v, ct_dtype out, void *y, int64_t i) {
+  /* bytes 0 (and 1) of every dword of a 128-bit lane to its low 4 (8) bytes */
+  const __m256i b8 = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                      0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i b16 = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,
+                                       0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+  if (out == CT_I32) {
+    _mm256_storeu_si256((__m256i *)((int32_t *)y + i), v);
+  } else if (out == CT_I8 || out == CT_U8) {
+    __m256i b = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, b8), _mm256_setr_epi32(0, 4, 1, 2, 3, 5, 6, 7));
+    _mm_storel_epi64((__m128i *)((uint8_t *)y + i), _mm256_castsi256_si128(b));
+  } else {
+    __m256i b = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, b16), 0x08);
+    _mm_storeu_si128((__m128i *)((uint16_t *)y + i), _mm256_castsi256_si128(b));
+  }
+}
+
 /* RQ32_ROW on 8 lanes with AVX2 alone (CPUs without AVX-512, where the v3 clone runs the
  * int64 lanes one by one: AVX2 has no 64-bit arithmetic shift, min or max). Per 4 lanes of
  * int64 products (_mm256_mul_epi32 of the even and the odd int32s): p + rnd, the arithmetic
@@ -86,20 +105,32 @@ CT_CLONES_V4 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, i
  * 2^s divides 2^63; + zp; the clamp to [lim_lo, lim_hi] by 64-bit compares; then the low
  * bytes of each lane, which hold the value since it is in out's range. The same integers as
  * RQ32_ROW element by element (test_quant); s in 0..62. Returns the elements done (a
- * multiple of 8); the caller finishes the tail. */
-__attribute__((target("avx2"))) static int64_t rq32_avx2(const int32_t *x, int64_t n, int32_t m, int s, int64_t add,
+ * multiple of 8); the caller finishes the tail.
+ * With s ≥ 33 the lanes stay 32-bit: writing p = h·2^32 + l (h = p >> 32, 0 ≤ l < 2^32),
+ * (p + 2^(s−1)) >> s = (h + 2^(s−33)) >> (s − 32) exactly, as l / 2^32 < 1 never carries
+ * past an integer that the division by 2^(s−32) floors; |h| ≤ 2^30, so no lane overflows,
+ * and zp and the clamp follow in int32 (the limits are out's values). */
+__attribute__((target("avx2"))) static int64_t rq32_avx2(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
                                                          int64_t lim_lo, int64_t lim_hi, ct_dtype out, void *y) {
+  const int64_t add = (int64_t)((uint64_t)(int64_t)zp - ((UINT64_C(1) << 63) >> s)); /* zp − 2^(63−s), mod 2^64 */
   const __m256i mv = _mm256_set1_epi64x(m), sign = _mm256_set1_epi64x(INT64_MIN), addv = _mm256_set1_epi64x(add);
   const __m256i lo = _mm256_set1_epi64x(lim_lo), hi = _mm256_set1_epi64x(lim_hi);
   const __m256i rnd = _mm256_set1_epi64x(s > 0 ? INT64_C(1) << (s - 1) : 0);
   const __m128i sh = _mm_cvtsi32_si128(s);
-  /* bytes 0 (and 1) of every dword of a 128-bit lane to its low 4 (8) bytes */
-  const __m256i b8 = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                      0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-  const __m256i b16 = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,
-                                       0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
-  const __m256i join = _mm256_setr_epi32(0, 4, 1, 2, 3, 5, 6, 7);
   int64_t i = 0;
+  if (s >= 33) { /* 32-bit lanes: see rq32_hi */
+    const __m256i r32 = _mm256_set1_epi32(1 << (s - 33)), zpv = _mm256_set1_epi32(zp);
+    const __m256i lo32 = _mm256_set1_epi32((int32_t)lim_lo), hi32 = _mm256_set1_epi32((int32_t)lim_hi);
+    const __m128i sh32 = _mm_cvtsi32_si128(s - 32);
+    for (; i + 8 <= n; i += 8) {
+      __m256i xv = _mm256_loadu_si256((const __m256i *)(x + i));
+      __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(_mm256_mul_epi32(xv, mv), 32),
+                                     _mm256_mul_epi32(_mm256_srli_epi64(xv, 32), mv), 0xaa); /* (x·m) >> 32 */
+      __m256i v = _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(h, r32), sh32), zpv);
+      rq32_store(_mm256_min_epi32(_mm256_max_epi32(v, lo32), hi32), out, y, i);
+    }
+    return i;
+  }
   for (; i + 8 <= n; i += 8) {
     __m256i xv = _mm256_loadu_si256((const __m256i *)(x + i)), r[2];
     __m256i p[2] = {_mm256_mul_epi32(xv, mv), _mm256_mul_epi32(_mm256_srli_epi64(xv, 32), mv)};
@@ -109,16 +140,7 @@ __attribute__((target("avx2"))) static int64_t rq32_avx2(const int32_t *x, int64
       v = _mm256_blendv_epi8(v, lo, _mm256_cmpgt_epi64(lo, v));
       r[h] = _mm256_blendv_epi8(v, hi, _mm256_cmpgt_epi64(v, hi));
     }
-    __m256i v = _mm256_blend_epi32(r[0], _mm256_slli_epi64(r[1], 32), 0xaa); /* lanes 0..7 as int32 */
-    if (out == CT_I32) {
-      _mm256_storeu_si256((__m256i *)((int32_t *)y + i), v);
-    } else if (out == CT_I8 || out == CT_U8) {
-      __m256i b = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, b8), join);
-      _mm_storel_epi64((__m128i *)((uint8_t *)y + i), _mm256_castsi256_si128(b));
-    } else {
-      __m256i b = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, b16), 0x08);
-      _mm_storeu_si128((__m128i *)((uint16_t *)y + i), _mm256_castsi256_si128(b));
-    }
+    rq32_store(_mm256_blend_epi32(r[0], _mm256_slli_epi64(r[1], 32), 0xaa), out, y, i); /* lanes 0..7 as int32 */
   }
   return i;
 }
@@ -139,8 +161,7 @@ bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s,
     int sh = s < 0 ? 0 : s;
     int64_t lim_lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, zp, act, hi, out);
     int64_t lim_hi = ct_quant_requant_act(INT64_MAX / 2, 1, 0, zp, act, hi, out);
-    int64_t add = (int64_t)((uint64_t)(int64_t)zp - ((UINT64_C(1) << 63) >> sh)); /* zp − 2^(63−s), mod 2^64 */
-    int64_t done = rq32_avx2(x, n, m, sh, add, lim_lo, lim_hi, out, y);
+    int64_t done = rq32_avx2(x, n, m, sh, zp, lim_lo, lim_hi, out, y);
     return ct_quant_requant_act_row_i32_clones(x + done, n - done, m, s, zp, act, hi, out,
                                                (char *)y + (size_t)done * (size_t)ct_dtype_size(out));
   }

@@ -93,7 +93,7 @@ END_TEST
 START_TEST(test_requant_row_matches_element) {
   const ct_dtype dts[] = {CT_I8, CT_U8, CT_I16, CT_U16, CT_I32};
   const int32_t ms[] = {1, 3, 1 << 30, 1518500250, -1518500250, INT32_MAX, INT32_MIN};
-  const int ss[] = {0, 1, 2, 7, 31, 32, 38, 62, 63};
+  const int ss[] = {0, 1, 2, 7, 31, 32, 33, 34, 38, 62, 63};
   const int32_t zps[] = {-7, 0, 100};
   int64_t x[61];
   int32_t x32[61], got[61];
