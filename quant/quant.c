@@ -186,9 +186,75 @@ CT_CLONES_V4 static void eltwise_acc_row(const ct_quant_elt *p, const int32_t *a
 
 #define ELT_CHUNK 512
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+/* v clamped to the int32 range. */
+static int32_t i32_clamp(int64_t v) { return (int32_t)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v); }
+
+/* The largest |v − zp| whose v' = rshift_round((v − zp)·m, s) stays below 2^29 in magnitude,
+ * −1 when none does or s is outside 0..28: then every int32 step of eltwise_avx2 is exact. */
+static int64_t elt_lane_limit(int32_t m, int s) {
+  if (s < 0 || s > 28) return -1;
+  int64_t room = (INT64_C(1) << 29) - (s ? INT64_C(1) << (s - 1) : 0), am = m < 0 ? -(int64_t)m : m;
+  return am ? room / am - 1 : INT64_C(1) << 30;
+}
+
+/* ct_quant_eltwise over 8 lanes at a time with AVX2 alone, for ADD, SUB, MAX and MIN while
+ * every |a − zp_a| and |b − zp_b| is within elt_lane_limit (checked per vector: the first
+ * vector outside stops it) and s_out ≤ 28: a' and b' are then below 2^29, so the int32
+ * product, rounding shift, saturation (none happens) and a' op b' (below 2^30) are the int64
+ * values of ct_quant_eltwise_acc, and the requant with multiplier 1 is RQ32_ROW's (+ 2^(s−1),
+ * >> s, + zp, the clamp to the limits). Returns the elements done (a multiple of 8). */
+__attribute__((target("avx2"))) static int64_t eltwise_avx2(const ct_quant_elt *p, const int32_t *a, const int32_t *b,
+                                                            int64_t n, int64_t la, int64_t lb, void *y) {
+  int64_t lim_lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, p->zp_out, p->act, p->act_hi, p->out);
+  int64_t lim_hi = ct_quant_requant_act(INT64_MAX / 2, 1, 0, p->zp_out, p->act, p->act_hi, p->out);
+  const __m256i zpa = _mm256_set1_epi32(p->zp_a), zpb = _mm256_set1_epi32(p->zp_b), ma = _mm256_set1_epi32(p->m_a);
+  const __m256i mb = _mm256_set1_epi32(p->m_b);
+  /* a in [zp_a − la, zp_a + la] (within int32), likewise b: checked on a and b themselves */
+  const __m256i alo = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_a - la)), ahi = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_a + la));
+  const __m256i blo = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_b - lb)), bhi = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_b + lb));
+  const __m256i ra = _mm256_set1_epi32(p->s_a ? 1 << (p->s_a - 1) : 0), rb = _mm256_set1_epi32(p->s_b ? 1 << (p->s_b - 1) : 0);
+  const __m256i ro = _mm256_set1_epi32(p->s_out ? 1 << (p->s_out - 1) : 0), zo = _mm256_set1_epi32(p->zp_out);
+  const __m256i lo = _mm256_set1_epi32((int32_t)lim_lo), hi = _mm256_set1_epi32((int32_t)lim_hi);
+  const __m128i sa = _mm_cvtsi32_si128(p->s_a), sb = _mm_cvtsi32_si128(p->s_b), so = _mm_cvtsi32_si128(p->s_out);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i av = _mm256_loadu_si256((const __m256i *)(a + i)), bv = _mm256_loadu_si256((const __m256i *)(b + i));
+    __m256i out = _mm256_or_si256(_mm256_or_si256(_mm256_cmpgt_epi32(av, ahi), _mm256_cmpgt_epi32(alo, av)),
+                                  _mm256_or_si256(_mm256_cmpgt_epi32(bv, bhi), _mm256_cmpgt_epi32(blo, bv)));
+    if (!_mm256_testz_si256(out, out)) break; /* a lane outside the limits: the int64 form takes over */
+    __m256i da = _mm256_sub_epi32(av, zpa), db = _mm256_sub_epi32(bv, zpb);
+    __m256i x = _mm256_sra_epi32(_mm256_add_epi32(_mm256_mullo_epi32(da, ma), ra), sa);
+    __m256i z = _mm256_sra_epi32(_mm256_add_epi32(_mm256_mullo_epi32(db, mb), rb), sb), r;
+    switch (p->op) {
+    case CT_QUANT_ELT_ADD: r = _mm256_add_epi32(x, z); break;
+    case CT_QUANT_ELT_SUB: r = _mm256_sub_epi32(x, z); break;
+    case CT_QUANT_ELT_MAX: r = _mm256_max_epi32(x, z); break;
+    default: r = _mm256_min_epi32(x, z); break;
+    }
+    r = _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(r, ro), so), zo);
+    rq32_store(_mm256_min_epi32(_mm256_max_epi32(r, lo), hi), p->out, y, i);
+  }
+  return i;
+}
+
+/* The elements of a row eltwise_avx2 does before the int64 form (0 where it does not apply). */
+static int64_t eltwise_fast(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, void *y) {
+  bool typed = p->out == CT_I8 || p->out == CT_U8 || p->out == CT_I16 || p->out == CT_U16 || p->out == CT_I32;
+  int64_t la = elt_lane_limit(p->m_a, p->s_a), lb = elt_lane_limit(p->m_b, p->s_b);
+  if (n < 8 || !typed || p->op == CT_QUANT_ELT_MUL || la < 0 || lb < 0 || p->s_out < 0 || p->s_out > 28 || !rq32_use_avx2())
+    return 0;
+  return eltwise_avx2(p, a, b, n, la, lb, y);
+}
+#endif
+
 bool ct_quant_eltwise_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, void *y) {
   int64_t r[ELT_CHUNK];
   size_t es = (size_t)ct_dtype_size(p->out);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+  int64_t done = eltwise_fast(p, a, b, n, y);
+  a += done, b += done, n -= done, y = (char *)y + (size_t)done * es;
+#endif
   for (int64_t i = 0; i < n; i += ELT_CHUNK) {
     int64_t c = n - i < ELT_CHUNK ? n - i : ELT_CHUNK;
     eltwise_acc_row(p, a + i, b + i, c, r);

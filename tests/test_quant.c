@@ -509,6 +509,25 @@ START_TEST(test_eltwise_row_matches_scalar) {
             ck_assert_msg(got == want, "op %d out %d act %d k %d at %d: %lld, want %lld", op, o, act, k, i, (long long)got, (long long)want);
           }
         }
+  /* the ranges of INT8 models (8-bit operands, shifts 0..28), where the 32-bit lanes run,
+   * until a 16-bit operand beyond their limit at element 613 hands the row to the int64 form */
+  for (int i = 0; i < N; i++) a[i] = rand() % 256 - 128, b[i] = i == 613 ? 32767 : rand() % 256 - 128;
+  const int32_t m8[4] = {32767, -32767, 1 << 14, 3};
+  const int s8[5] = {0, 1, 13, 20, 28};
+  for (int op = 0; op <= CT_QUANT_ELT_MIN; op++)
+    for (int o = 0; o < 5; o++)
+      for (int k = 0; k < 20; k++) {
+        ct_quant_elt p = {.op = (ct_quant_elt_op)op, .m_a = m8[k % 4], .m_b = m8[(k + 1) % 4], .zp_a = k % 3 - 1, .zp_b = 5,
+                          .zp_out = outs[o] == CT_U8 || outs[o] == CT_U16 ? 9 : -2, .s_a = s8[k % 5], .s_b = s8[(k + 2) % 5],
+                          .s_out = s8[(k + 3) % 5], .act = (ct_quant_act)(k % 3), .act_hi = 100, .out = outs[o]};
+        ck_assert(ct_quant_eltwise_row(&p, a, b, N, y32));
+        for (int i = 0; i < N; i++) {
+          int64_t want = ct_quant_eltwise(&p, a[i], b[i]);
+          int64_t got = outs[o] == CT_I8 ? ((int8_t *)y32)[i] : outs[o] == CT_U8 ? ((uint8_t *)y32)[i]
+                        : outs[o] == CT_I16 ? ((int16_t *)y32)[i] : outs[o] == CT_U16 ? ((uint16_t *)y32)[i] : y32[i];
+          ck_assert_msg(got == want, "8-bit: op %d out %d k %d at %d: %lld, want %lld", op, o, k, i, (long long)got, (long long)want);
+        }
+      }
 }
 END_TEST
 
