@@ -76,7 +76,8 @@ typedef struct dw_scratch {
 static bool dw_scratch_new(dw_scratch *sc, int64_t plane, int64_t taps, int64_t OW) {
   size_t np = (size_t)(plane > 0 ? plane : 1), nt = (size_t)(taps > 0 ? taps : 1), nw = (size_t)(OW > 0 ? OW : 1);
   size_t na = np > nw ? np : nw;
-  sc->xp = malloc(sizeof *sc->xp * np), sc->w16 = malloc(sizeof *sc->w16 * nt), sc->wt = malloc(sizeof *sc->wt * nt);
+  sc->xp = malloc(sizeof *sc->xp * (np + 16)); /* slack: dw_row_s2_avx2 reads one past a tap */
+  sc->w16 = malloc(sizeof *sc->w16 * nt), sc->wt = malloc(sizeof *sc->wt * nt);
   sc->acc32 = malloc(sizeof *sc->acc32 * na), sc->off = malloc(sizeof *sc->off * nt), sc->acc = malloc(sizeof *sc->acc * nw);
   sc->yb = malloc(sizeof(int32_t) * np);
   return sc->xp && sc->w16 && sc->wt && sc->acc32 && sc->off && sc->acc && sc->yb;
@@ -148,6 +149,37 @@ __attribute__((target("avx2"))) static int64_t dw_flat_avx2(const int16_t *x, co
   return q;
 }
 
+/* dw_row_i32 with stride 2 for 8 outputs at a time with AVX2 alone: the 16 int16s from
+ * row + off + 2·ow are 8 pairs (row[off + 2·ow], row[off + 2·ow + 1]), so one pmaddwd adds
+ * two taps whose offsets are adjacent (a kernel row's kw and kw + 1), or one tap paired with
+ * weight 0. The pair sums and every partial sum are within dw_narrow's bound: the same int32
+ * integers as dw_row_i32. Reads one int16 past the last tap (the plane has slack for it).
+ * Returns the outputs done (a multiple of 8). */
+__attribute__((target("avx2"))) static int64_t dw_row_s2_avx2(const int16_t *row, const int64_t *off, const int16_t *w,
+                                                              int64_t taps, int64_t OW, int32_t b, int32_t *acc) {
+  enum { PAIRS = 32 };
+  if (taps > PAIRS) return 0;
+  __m256i wp[PAIRS];
+  const int16_t *src[PAIRS];
+  int np = 0;
+  for (int64_t t = 0; t < taps; np++) {
+    bool two = t + 1 < taps && off[t + 1] == off[t] + 1;
+    uint16_t w1 = two ? (uint16_t)w[t + 1] : 0;
+    wp[np] = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)w[t] | (uint32_t)w1 << 16));
+    src[np] = row + off[t];
+    t += two ? 2 : 1;
+  }
+  const __m256i bv = _mm256_set1_epi32(b);
+  int64_t ow = 0;
+  for (; ow + 8 <= OW; ow += 8) {
+    __m256i s = bv;
+    for (int p = 0; p < np; p++)
+      s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[p] + 2 * ow)), wp[p]));
+    _mm256_storeu_si256((__m256i *)(acc + ow), s);
+  }
+  return ow;
+}
+
 /* Does this CPU run the AVX2 kernels? */
 static bool dw_avx2(void) {
   static int known = -1; /* a benign race: every thread stores the same value */
@@ -164,6 +196,16 @@ static void dw_flat(const int16_t *x, const int64_t *off, const int16_t *w, int6
   if (dw_avx2()) done = dw_flat_avx2(x, off, w, taps, L, b, acc);
 #endif
   if (done < L) dw_flat_i32(x + done, off, w, taps, L - done, b, acc + done);
+}
+
+/* dw_row_i32 through dw_row_s2_avx2 for stride 2 where the CPU has AVX2. */
+static void dw_row(const int16_t *row, const int64_t *off, const int16_t *w, int64_t taps, int64_t OW, int64_t sw,
+                   int32_t b, int32_t *acc) {
+  int64_t done = 0;
+#ifdef DW_AVX2
+  if (sw == 2 && dw_avx2()) done = dw_row_s2_avx2(row, off, w, taps, OW, b, acc);
+#endif
+  if (done < OW) dw_row_i32(row + done * sw, off, w, taps, OW - done, sw, b, acc + done);
 }
 
 /* Unit strides in H and W, and output sizes that the padded plane holds (OH + (kh − 1)·dl ≤
@@ -206,7 +248,7 @@ static void dw_channel(const ct_tpu_dw_job *j, int64_t c, const int64_t *pd, dw_
     for (int64_t oh = 0; oh < g->out[1]; oh++, out += OW) {
       const int16_t *row = sc->xp + ((od * g->s[0]) * pd[1] + oh * g->s[1]) * pd[2];
       if (narrow) {
-        dw_row_i32(row, sc->off, sc->w16, taps, OW, sw, b, sc->acc32);
+        dw_row(row, sc->off, sc->w16, taps, OW, sw, b, sc->acc32);
         ct_quant_requant_act_row_i32(sc->acc32, OW, j->m[c], j->s[c], j->zy, j->act, j->hi, j->y->dtype, ct_tq_at(j->y, out));
       } else {
         dw_row_i64(row, sc->off, sc->wt, taps, OW, sw, b, sc->acc);

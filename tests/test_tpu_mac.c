@@ -107,8 +107,9 @@ static void check_case(const conv_case *c) {
   ct_graph_free(g);
 }
 
-/* Depthwise, int32 sums: 3×3 at strides 1 and 2 (the vectorized constant strides), a
- * dilation, asymmetric pads, odd planes, per-channel weight zero points; u8 / i8 inputs. */
+/* Depthwise, int32 sums: 3×3 at strides 1 and 2 (the vectorized constant strides; rows long
+ * enough for the AVX2 stride-2 kernel and its tail), dilations, asymmetric pads, odd planes,
+ * per-channel weight zero points; u8 / i8 inputs. */
 START_TEST(test_dw_narrow_vs_loop) {
   conv_case a = {.C = 5, .H = 9, .W = 11, .OC = 5, .G = 5, .k = {3, 3}, .st = {1, 1}, .dl = {1, 1}, .pads = {1, 0, 2, 1},
                  .xt = CT_U8, .wt = CT_I8, .yt = CT_I8, .zx = 7, .zy = -3, .xlo = 0, .xhi = 255, .wlo = -127, .whi = 127,
@@ -117,6 +118,10 @@ START_TEST(test_dw_narrow_vs_loop) {
   conv_case b = a;
   b.st[0] = 2, b.st[1] = 2, b.dl[0] = 2, b.pads[0] = 2, b.pads[1] = 1, b.pads[2] = 0, b.pads[3] = 3;
   b.xt = CT_I8, b.zx = -5, b.xlo = -128, b.xhi = 127, b.yt = CT_U8, b.zy = 10, b.act = 2, b.hi = 200, b.H = 12, b.W = 13;
+  check_case(&b);
+  b.W = 45, b.dl[0] = 1; /* stride 2 over rows of 8-output vectors and a tail: taps paired along W */
+  check_case(&b);
+  b.dl[1] = 2, b.W = 38; /* dilated along W: every tap alone */
   check_case(&b);
   /* unit strides over a plane of several flat blocks, 5×3 taps, dilations, i16 outputs */
   conv_case c = {.C = 3, .H = 30, .W = 41, .OC = 3, .G = 3, .k = {5, 3}, .st = {1, 1}, .dl = {1, 3}, .pads = {2, 3, 1, 4},
