@@ -252,20 +252,6 @@ static void im2col_span(int64_t off, int64_t s, int64_t IW, int64_t OW, int64_t 
   if (*hi < *lo) *hi = *lo;
 }
 
-/* One output row of a column: dst[ow] = xr[ow·s] for ow in [lo, hi), 0 elsewhere in [0, OW)
- * and everywhere when xr is NULL (a pad row). */
-static void im2col_row(const int16_t *xr, int64_t s, int64_t OW, int64_t lo, int64_t hi, int16_t *dst) {
-  if (!xr) {
-    memset(dst, 0, sizeof *dst * (size_t)OW);
-    return;
-  }
-  memset(dst, 0, sizeof *dst * (size_t)lo);
-  if (s == 1) memcpy(dst + lo, xr + lo, sizeof *dst * (size_t)(hi - lo));
-  else
-    for (int64_t ow = lo; ow < hi; ow++) dst[ow] = xr[ow * s];
-  memset(dst + hi, 0, sizeof *dst * (size_t)(OW - hi));
-}
-
 /* dst[2·ow] = a[ow], dst[2·ow + 1] = b[ow], ow < n: two rows interleaved into a pair row. */
 CT_CLONES_V3 static void interleave_rows(const int16_t *a, const int16_t *b, int64_t n, int16_t *dst) {
   for (int64_t i = 0; i < n; i++) dst[2 * i] = a[i], dst[2 * i + 1] = b[i];
@@ -275,7 +261,7 @@ CT_CLONES_V3 static void interleave_rows(const int16_t *a, const int16_t *b, int
  * (a pointwise kernel's columns are xs itself: conv_grouped). paired: in the layout of
  * ct_tpu_igemm_pair_rows instead (rows 2p and 2p + 1 interleaved; an odd K's last row paired
  * with zeros). A task builds rows [lo, hi) (paired: pair rows), each output row of a column
- * by im2col_row, a pair row's two rows through scratch and then interleaved. */
+ * by im2col_out_row, a pair row's two rows through scratch and then interleaved. */
 typedef struct im2col_job {
   const int16_t *xs;
   const ct_nn_geo *g;
@@ -285,17 +271,37 @@ typedef struct im2col_job {
   int16_t *scratch; /* paired: 2 · OW int16 per thread slot */
 } im2col_job;
 
-/* Output row (od, oh) of column row r (r ≥ K: zeros) into dst. */
-static void im2col_out_row(const im2col_job *j, int64_t r, int64_t od, int64_t oh, int16_t *dst) {
+/* What a column row r = (c, kd, kh, kw) reads, fixed for all its output rows: channel c's
+ * plane, the kernel tap, and the outputs [lo, hi) whose input column ow·s + off is inside. */
+typedef struct col_row {
+  const int16_t *xc; /* NULL: r ≥ K, all zeros */
+  int64_t kd, kh, off, lo, hi;
+} col_row;
+
+static void col_row_of(const im2col_job *j, int64_t r, col_row *cr) {
   const ct_nn_geo *g = j->g;
-  int64_t kvol = g->k[0] * g->k[1] * g->k[2], c = r / kvol, t = r % kvol;
-  int64_t kd = t / (g->k[1] * g->k[2]), kh = t / g->k[2] % g->k[1], kw = t % g->k[2];
-  int64_t off = kw * g->dl[2] - g->pb[2], lo2, hi2; /* iw = ow·s + off is inside for ow in [lo2, hi2) */
-  im2col_span(off, g->s[2], g->in[2], g->out[2], &lo2, &hi2);
-  int64_t id = od * g->s[0] - g->pb[0] + kd * g->dl[0], ih = oh * g->s[1] - g->pb[1] + kh * g->dl[1];
-  bool rowin = r < j->rows && id >= 0 && id < g->in[0] && ih >= 0 && ih < g->in[1];
-  const int16_t *xr = rowin ? j->xs + ((c * g->in[0] + id) * g->in[1] + ih) * g->in[2] + off : NULL;
-  im2col_row(xr, g->s[2], g->out[2], lo2, hi2, dst);
+  int64_t kvol = g->k[0] * g->k[1] * g->k[2], c = r / kvol, t = r % kvol, kw = t % g->k[2];
+  cr->kd = t / (g->k[1] * g->k[2]), cr->kh = t / g->k[2] % g->k[1];
+  cr->off = kw * g->dl[2] - g->pb[2];
+  im2col_span(cr->off, g->s[2], g->in[2], g->out[2], &cr->lo, &cr->hi);
+  cr->xc = r < j->rows ? j->xs + c * g->in[0] * g->in[1] * g->in[2] : NULL;
+}
+
+/* Output row (od, oh) of column row cr into dst: dst[ow] = the input at column ow·s + off
+ * for ow in [lo, hi), 0 elsewhere and in a pad row; the runs inline (a memcpy call per run
+ * of 7 to 100 elements costs more than the copy). */
+static void im2col_out_row(const im2col_job *j, const col_row *cr, int64_t od, int64_t oh, int16_t *dst) {
+  const ct_nn_geo *g = j->g;
+  int64_t id = od * g->s[0] - g->pb[0] + cr->kd * g->dl[0], ih = oh * g->s[1] - g->pb[1] + cr->kh * g->dl[1];
+  int64_t OW = g->out[2], s = g->s[2], lo = cr->lo, hi = cr->hi;
+  if (!cr->xc || id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) lo = hi = OW; /* a pad row */
+  const int16_t *xr = cr->xc ? cr->xc + (id * g->in[1] + ih) * g->in[2] + cr->off : NULL;
+  for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;
+  if (s == 1)
+    for (int64_t ow = lo; ow < hi; ow++) dst[ow] = xr[ow];
+  else
+    for (int64_t ow = lo; ow < hi; ow++) dst[ow] = xr[ow * s];
+  for (int64_t ow = hi; ow < OW; ow++) dst[ow] = 0;
 }
 
 static void im2col_rows(void *arg, int64_t lo, int64_t hi, int slot) {
@@ -305,14 +311,17 @@ static void im2col_rows(void *arg, int64_t lo, int64_t hi, int slot) {
   int16_t *ta = j->paired ? j->scratch + (int64_t)slot * 2 * OW : NULL, *tb = ta ? ta + OW : NULL;
   for (int64_t r = lo; r < hi; r++) {
     int16_t *dst = j->col + r * (j->paired ? 2 : 1) * P;
+    col_row ca, cb;
+    col_row_of(j, j->paired ? 2 * r : r, &ca);
+    if (j->paired) col_row_of(j, 2 * r + 1, &cb);
     for (int64_t od = 0; od < g->out[0]; od++)
       for (int64_t oh = 0; oh < g->out[1]; oh++) {
         if (!j->paired) {
-          im2col_out_row(j, r, od, oh, dst);
+          im2col_out_row(j, &ca, od, oh, dst);
           dst += OW;
           continue;
         }
-        im2col_out_row(j, 2 * r, od, oh, ta), im2col_out_row(j, 2 * r + 1, od, oh, tb);
+        im2col_out_row(j, &ca, od, oh, ta), im2col_out_row(j, &cb, od, oh, tb);
         interleave_rows(ta, tb, OW, dst);
         dst += 2 * OW;
       }
