@@ -13,8 +13,9 @@
  * system call. Parking against posting, and the caller's parking against the last chunk's
  * end, are Dekker-style handshakes: store one variable, load the other, both sequentially
  * consistent.
- * When a loop's wait for the workers' chunks cost more than their chunks saved (a worker
- * descheduled while it holds one), the next loops run on the caller alone, a spell that
+ * When a loop's wait for the workers' chunks cost more than their chunks saved, by more than
+ * a quarter of the caller's own time (a worker descheduled while it holds one; not a worker
+ * that woke late and took one chunk), the next loops run on the caller alone, a spell that
  * doubles while this repeats (judge_loop). Results do not change: the kernels' results do not
  * depend on the split.
  * The workers are detached and the pool reference-counted: ct_workpool_free returns without
@@ -241,11 +242,12 @@ static void wait_finished(ct_workpool *p, int64_t chunks) {
 
 /* After a loop of `chunks`: the caller ran `mine` of them in own_ns, then waited wait_ns for
  * the workers' last ones. Their chunks saved about own_ns / mine each; when the wait cost
- * more, the next loops run on the caller alone, a spell that doubles while this repeats and
- * is back to SERIAL_MIN once the workers pay off. */
+ * more than that plus own_ns / 4, the next loops run on the caller alone, a spell that
+ * doubles while this repeats and is back to SERIAL_MIN once the workers pay off. A loop one
+ * side ran alone is not judged (a caller that took every chunk waited for nobody). */
 static void judge_loop(ct_workpool *p, int64_t chunks, int64_t mine, int64_t own_ns, int64_t wait_ns) {
-  if (mine == 0) return; /* the workers ran it all: no per-chunk time to judge by */
-  if (wait_ns <= own_ns / mine * (chunks - mine)) {
+  if (mine == 0 || mine == chunks) return; /* one side ran it all: the workers cost no wait to judge */
+  if (wait_ns <= own_ns / mine * (chunks - mine) + own_ns / 4) {
     p->serial_next = SERIAL_MIN;
     return;
   }

@@ -231,11 +231,53 @@ CT_CLONES_V3 static int col_floats(const int16_t *col, int64_t n, float *colf) {
   return cmax;
 }
 
+/* The channels [lo, hi) of conv_input's conversion. */
+typedef struct input_job {
+  const ct_tensor *x;
+  int64_t base, vol; /* element of the group's first channel; elements per channel */
+  int32_t zx;
+  int16_t *xs;
+} input_job;
+
+static void input_channels(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const input_job *j = arg;
+  ct_tq_get_row_i16(j->x, j->base + lo * j->vol, (hi - lo) * j->vol, j->zx, j->xs + lo * j->vol);
+}
+
 /* xs := x − zp_x of image n, channels [c0, c0 + cg) (int16, [cg][D][H][W]): one typed read
- * per input element instead of one per tap. */
-static void conv_input(const ct_tensor *x, const ct_nn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx, int16_t *xs) {
+ * per input element instead of one per tap; the channels shared by ctx's threads. */
+static void conv_input(const ct_tensor *x, const ct_nn_geo *g, int64_t n, int64_t c0, int64_t cg, int32_t zx, int16_t *xs,
+                       const ct_kernel_ctx *ctx) {
   int64_t vol = g->in[0] * g->in[1] * g->in[2];
-  ct_tq_get_row_i16(x, (n * x->shape[1] + c0) * vol, cg * vol, zx, xs);
+  input_job j = {x, (n * x->shape[1] + c0) * vol, vol, zx, xs};
+  ct_nn_parallel(ctx, cg, cg * vol, input_channels, &j);
+}
+
+/* The largest |v − zx| of any value v of storage type dt: a bound on every column value that
+ * needs no pass over them. */
+static int64_t input_bound(ct_dtype dt, int32_t zx) {
+  int64_t a = llabs(ct_quant_min(dt) - zx), b = llabs(ct_quant_max(dt) - zx);
+  return a > b ? a : b;
+}
+
+typedef struct pair_job {
+  const int16_t *b;
+  int64_t K, N;
+  int16_t *bp;
+} pair_job;
+
+static void pair_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const pair_job *j = arg;
+  int64_t k1 = 2 * hi < j->K ? 2 * hi : j->K;
+  ct_tpu_igemm_pair_rows(j->b + 2 * lo * j->N, k1 - 2 * lo, j->N, j->bp + 2 * lo * j->N);
+}
+
+/* ct_tpu_igemm_pair_rows with its pair rows shared by ctx's threads. */
+static void pair_rows(const int16_t *b, int64_t K, int64_t N, int16_t *bp, const ct_kernel_ctx *ctx) {
+  pair_job j = {b, K, N, bp};
+  ct_nn_parallel(ctx, (K + 1) / 2, K * N, pair_tasks, &j);
 }
 
 /* A 1×1 (×1) kernel with unit strides and no pads: the columns are the input itself. */
@@ -355,7 +397,8 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
   return CT_OK;
 }
 
-/* One group's inputs for conv_pick: xs (conv_input, xn values), the geometry and group width,
+/* One group's inputs for conv_pick: xs (conv_input, xn values; xbound bounds their
+ * magnitudes), the geometry and group width,
  * whether the kernel is pointwise (its columns are xs) and whether a GEMM path applies; and
  * the column buffers, each allocated on first use and kept for the next groups: col (int16,
  * K·P), colp (the paired layout of ct_tpu_igemm_pair_rows), colf (col as floats). */
@@ -363,7 +406,7 @@ typedef struct conv_cols {
   int16_t *xs, *col, *colp, *a16;
   int32_t *bias32;
   float *colf;
-  int64_t xn, cg;
+  int64_t xn, cg, xbound; /* xbound: input_bound of the input's type (no pass over xs) */
   const ct_nn_geo *g;
   const ct_kernel_ctx *ctx; /* the threads the column building shares */
   bool pw, gemm;
@@ -381,9 +424,12 @@ static void *conv_buf(void *buf, int64_t n, size_t esz) { return buf ? buf : mal
  * as floats (cc->colf). NULL when out of memory. */
 static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   int64_t KP = j->K * j->P;
-  if (cc->gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax)) {
+  bool exact = cc->gemm && wmax <= INT16_MAX &&
+               (ct_tpu_igemm_exact(j->K, wmax, cc->xbound, j->bmax) ||
+                ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax));
+  if (exact) {
     if (!(cc->colp = conv_buf(cc->colp, (j->K + 1) / 2 * 2 * j->P, sizeof *cc->colp))) return NULL;
-    if (cc->pw) ct_tpu_igemm_pair_rows(cc->xs, j->K, j->P, cc->colp); /* once per group, shared by the threads */
+    if (cc->pw) pair_rows(cc->xs, j->K, j->P, cc->colp, cc->ctx); /* once per group, shared by the threads */
     else if (!conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx)) return NULL;
     j->colp = cc->colp;
     /* the group's weights − zp_w (|w − zp_w| ≤ 32767: no wrap) and biases, once for every task */
@@ -418,7 +464,7 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
   int64_t vol = g->in[0] * g->in[1] * g->in[2];
   bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1;
   conv_cols cc = {.xs = conv_buf(NULL, cg * vol, sizeof(int16_t)), .xn = cg * vol, .cg = cg, .g = g, .ctx = ctx,
-                  .pw = conv_pointwise(g), .gemm = gemm};
+                  .pw = conv_pointwise(g), .gemm = gemm, .xbound = input_bound(x->dtype, zx)};
   int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
   ct_status st = !cc.xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   for (int64_t o = 0; gemm && j->b && o < j->oc; o++) {
@@ -428,7 +474,7 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
   if (gemm) ct_nn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
-      conv_input(x, g, n, grp * cg, cg, zx, cc.xs);
+      conv_input(x, g, n, grp * cg, cg, zx, cc.xs, ctx);
       j->n = n, j->grp = grp;
       ct_workpool_fn fn = conv_pick(j, &cc, wmax);
       int64_t tasks = fn == conv_cols_igemm       ? (j->P + IGEMM_BLOCK - 1) / IGEMM_BLOCK
