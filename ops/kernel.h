@@ -17,11 +17,22 @@
  * with ct_workpool_for; without one kernels run on the caller's thread. OpenBLAS is kept at
  * one thread: parallel kernels call it from the pool's threads on disjoint slices. */
 typedef struct ct_kernel_post ct_kernel_post;
+/* A kernel's data derived from its op's constant operands alone (a Tpu Conv's weights
+ * converted and bounded, its requant multipliers), kept across runs of one graph by the
+ * interpreter (ct_ref_consts), as onnxruntime prepacks weights once per session: data is NULL
+ * until the kernel stores it with free_fn, which frees it with the cache. The kernel must
+ * compute the same results with it as without it. */
+typedef struct ct_kernel_memo {
+  void *data;
+  void (*free_fn)(void *data);
+} ct_kernel_memo;
+
 typedef struct ct_kernel_ctx {
   int threads;
   ct_workpool *pool;
   const ct_kernel_post *post; /* NULL, or an epilogue for the kernels ct_kernel_takes_post
                                * names (the interpreter's run-time fusion of an activation) */
+  ct_kernel_memo *memo;       /* NULL, or the op's slot of derived constant data (above) */
 } ct_kernel_ctx;
 
 /* An elementwise f32 epilogue: row(y, n, p) replaces y[i] by f(y[i]) for i < n, in place;

@@ -42,6 +42,25 @@ typedef struct conv_job {
   const int32_t *bias32;  /* ... and its biases, [og] */
 } conv_job;
 
+/* A Conv's data derived from its weights, bias and quantization alone, kept across runs in
+ * ctx->memo when the interpreter gives one (else made and freed per call): the requant
+ * pairs, max |w − zp_w| and max |b| (wmax < 0: not computed yet), and for the integer GEMM
+ * path every group's weights − zp_w as int16 and biases as int32 ([oc][K], [oc]; NULL until
+ * a group first takes that path). */
+typedef struct conv_memo {
+  int32_t *m;
+  int *s;
+  int64_t wmax, bmax;
+  int16_t *a16;
+  int32_t *bias32;
+} conv_memo;
+
+static void conv_memo_free(void *p) {
+  conv_memo *cm = p;
+  if (cm) free(cm->m), free(cm->s), free(cm->a16), free(cm->bias32);
+  free(cm);
+}
+
 #define CONV_GEMM_MIN_OC 1 /* output channels per group from which a Conv runs on sgemm */
 
 /* Output channels [lo, hi) of one group: acc = bias + Σ_k (w − zp_w)·col, requantized. */
@@ -403,8 +422,8 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
  * the column buffers, each allocated on first use and kept for the next groups: col (int16,
  * K·P), colp (the paired layout of ct_tpu_igemm_pair_rows), colf (col as floats). */
 typedef struct conv_cols {
-  int16_t *xs, *col, *colp, *a16;
-  int32_t *bias32;
+  int16_t *xs, *col, *colp;
+  conv_memo *memo;          /* the Conv's converted weights and biases */
   float *colf;
   int64_t xn, cg, xbound; /* xbound: input_bound of the input's type (no pass over xs) */
   const ct_nn_geo *g;
@@ -419,7 +438,7 @@ static void *conv_buf(void *buf, int64_t n, size_t esz) { return buf ? buf : mal
  * output channels (gemm false) on the int16 columns (im2col into cc->col unless pointwise);
  * else ct_tpu_igemm when its int32 sums are exact (weights within int16 and ct_tpu_igemm_exact
  * with max |xs|, which bounds every column value), on columns built straight into the paired
- * layout cc->colp and the weights converted once into cc->a16 — split by output channels, or
+ * layout cc->colp and the weights converted once per Conv into cc->memo — split by output channels, or
  * with at least 2·IGEMM_BLOCK columns by column blocks; else the chunked sgemm on the columns
  * as floats (cc->colf). NULL when out of memory. */
 static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
@@ -432,16 +451,20 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
     if (cc->pw) pair_rows(cc->xs, j->K, j->P, cc->colp, cc->ctx); /* once per group, shared by the threads */
     else if (!conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx)) return NULL;
     j->colp = cc->colp;
-    /* the group's weights − zp_w (|w − zp_w| ≤ 32767: no wrap) and biases, once for every task */
-    if (!(cc->a16 = conv_buf(cc->a16, j->og * j->K, sizeof *cc->a16)) ||
-        !(cc->bias32 = conv_buf(cc->bias32, j->og, sizeof *cc->bias32)))
-      return NULL;
-    for (int64_t r = 0; r < j->og; r++) {
-      int64_t oc = j->grp * j->og + r;
-      ct_tq_get_row_i16(j->w, oc * j->K, j->K, j->zw ? j->zw[oc] : j->zw0, cc->a16 + r * j->K);
-      cc->bias32[r] = j->b ? ct_tq_get(j->b, oc) : 0;
+    /* every group's weights − zp_w (|w − zp_w| ≤ 32767: no wrap) and biases, once per Conv */
+    conv_memo *cm = cc->memo;
+    if (!cm->a16) {
+      if (!(cm->a16 = malloc(sizeof *cm->a16 * (size_t)(j->oc * j->K + 1))) ||
+          !(cm->bias32 = malloc(sizeof *cm->bias32 * (size_t)(j->oc + 1)))) {
+        free(cm->a16), cm->a16 = NULL;
+        return NULL;
+      }
+      for (int64_t oc = 0; oc < j->oc; oc++) {
+        ct_tq_get_row_i16(j->w, oc * j->K, j->K, j->zw ? j->zw[oc] : j->zw0, cm->a16 + oc * j->K);
+        cm->bias32[oc] = j->b ? ct_tq_get(j->b, oc) : 0;
+      }
     }
-    j->a16 = cc->a16, j->bias32 = cc->bias32;
+    j->a16 = cm->a16 + j->grp * j->og * j->K, j->bias32 = cm->bias32 + j->grp * j->og;
     return j->P < 2 * IGEMM_BLOCK ? conv_channels_igemm : conv_cols_igemm;
   }
   if (!cc->pw) {
@@ -459,18 +482,22 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
 
 /* The im2col path of groups of cg input channels: per image and group the int16 columns
  * (a pointwise kernel's are the input itself), then the kernel conv_pick chooses. */
-static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, const ct_nn_geo *g, int64_t G, int64_t cg,
-                              int32_t zx, const ct_kernel_ctx *ctx, ct_diag *d) {
+static ct_status conv_grouped(const ct_op *op, conv_job *j, conv_memo *cm, const ct_tensor *x, const ct_nn_geo *g,
+                              int64_t G, int64_t cg, int32_t zx, const ct_kernel_ctx *ctx, ct_diag *d) {
   int64_t vol = g->in[0] * g->in[1] * g->in[2];
   bool gemm = j->og >= CONV_GEMM_MIN_OC && j->K > 1 && j->P > 1;
   conv_cols cc = {.xs = conv_buf(NULL, cg * vol, sizeof(int16_t)), .xn = cg * vol, .cg = cg, .g = g, .ctx = ctx,
-                  .pw = conv_pointwise(g), .gemm = gemm, .xbound = input_bound(x->dtype, zx)};
-  int64_t wmax = gemm ? weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0) : 0;
-  ct_status st = !cc.xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
-  for (int64_t o = 0; gemm && j->b && o < j->oc; o++) {
-    int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
-    j->bmax = v > j->bmax ? v : j->bmax;
+                  .pw = conv_pointwise(g), .gemm = gemm, .xbound = input_bound(x->dtype, zx), .memo = cm};
+  if (gemm && cm->wmax < 0) {
+    cm->wmax = weight_absmax(j->w, j->oc, j->K, j->zw, j->zw0);
+    for (int64_t o = 0; j->b && o < j->oc; o++) {
+      int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
+      cm->bmax = v > cm->bmax ? v : cm->bmax;
+    }
   }
+  int64_t wmax = gemm ? cm->wmax : 0;
+  j->bmax = cm->bmax;
+  ct_status st = !cc.xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   if (gemm) ct_nn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
@@ -483,7 +510,18 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, const ct_tensor *x, 
       if (fn) ct_nn_parallel(ctx, tasks, j->og * j->K * j->P, fn, j);
       if (!fn || j->oom) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
     }
-  free(cc.col), free(cc.colf), free(cc.colp), free(cc.xs), free(cc.a16), free(cc.bias32);
+  free(cc.col), free(cc.colf), free(cc.colp), free(cc.xs);
+  return st;
+}
+
+/* A new conv_memo of a Conv with oc output channels: its requant pairs (ct_tq_rq), the rest
+ * to compute. Errors: ct_tq_rq's, CT_ERR_LIMIT when out of memory. */
+static ct_status conv_memo_new(const ct_op *op, int64_t oc, conv_memo **out, ct_diag *d) {
+  conv_memo *cm = calloc(1, sizeof *cm);
+  if (cm) cm->m = malloc((size_t)(oc + 1) * sizeof *cm->m), cm->s = malloc((size_t)(oc + 1) * sizeof *cm->s), cm->wmax = -1;
+  ct_status st = cm && cm->m && cm->s ? ct_tq_rq(op, oc, cm->m, cm->s, d) : ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
+  if (st) conv_memo_free(cm), cm = NULL;
+  *out = cm;
   return st;
 }
 
@@ -502,17 +540,17 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   j.og = j.oc / G;
   j.K = cg * g.k[0] * g.k[1] * g.k[2];
   j.P = g.out[0] * g.out[1] * g.out[2];
-  int32_t *m = malloc((size_t)j.oc * sizeof *m);
-  int *s = malloc((size_t)j.oc * sizeof *s);
-  if (!m || !s) st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
-  if (!st) st = ct_tq_rq(op, j.oc, m, s, d);
+  conv_memo *cm = ctx->memo ? ctx->memo->data : NULL;
+  bool kept = cm != NULL;
+  if (!cm && (st = conv_memo_new(op, j.oc, &cm, d))) return st;
   if (!st) st = ct_tq_act(op, &j.act, &j.hi, d);
   const ct_value *wv = op->in[1];
-  j.m = m, j.s = s, j.zy = ct_tq_zp(op->out[0]), j.zw0 = ct_tq_zp(wv);
+  j.m = cm->m, j.s = cm->s, j.zy = ct_tq_zp(op->out[0]), j.zw0 = ct_tq_zp(wv);
   j.zw = wv->n_scale > 1 && wv->n_scale == j.oc ? wv->zero_point : NULL;
   int32_t zx = ct_tq_zp(op->in[0]);
-  if (!st) st = cg == 1 && j.og == 1 ? conv_depthwise(op, &j, x, &g, zx, ctx, d) : conv_grouped(op, &j, x, &g, G, cg, zx, ctx, d);
-  free(m), free(s);
+  if (!st) st = cg == 1 && j.og == 1 ? conv_depthwise(op, &j, x, &g, zx, ctx, d) : conv_grouped(op, &j, cm, x, &g, G, cg, zx, ctx, d);
+  if (!kept && ctx->memo && !st) ctx->memo->data = cm, ctx->memo->free_fn = conv_memo_free;
+  else if (!kept) conv_memo_free(cm);
   return st;
 }
 

@@ -26,6 +26,7 @@ typedef struct run_state {
   ct_tensor **pool; /* released intermediates for reuse; pool_cap[i] bytes of data each */
   size_t *pool_cap;
   int n_pool;       /* at most n_values: each value is released once */
+  int op_index;     /* index in g->ops of the op running */
 } run_state;
 
 static bool value_id_ok(const run_state *s, const ct_value *v) {
@@ -135,9 +136,10 @@ static bool all_outputs_const(const ct_op *op) {
 }
 
 struct ct_ref_consts {
-  const ct_graph *g; /* the graph the tensors belong to */
-  int n_values;
-  ct_tensor **vals;  /* by value id: a result of an op with constant operands, or NULL */
+  const ct_graph *g;     /* the graph the tensors belong to */
+  int n_values, n_ops;
+  ct_tensor **vals;      /* by value id: a result of an op with constant operands, or NULL */
+  ct_kernel_memo *memo;  /* by op index: the kernel's derived constant data (ct_kernel_memo) */
 };
 
 ct_ref_consts *ct_ref_consts_new(void) { return calloc(1, sizeof(ct_ref_consts)); }
@@ -145,8 +147,25 @@ ct_ref_consts *ct_ref_consts_new(void) { return calloc(1, sizeof(ct_ref_consts))
 /* Empties c (its graph forgotten). */
 static void consts_clear(ct_ref_consts *c) {
   for (int i = 0; c->vals && i < c->n_values; i++) ct_tensor_free(c->vals[i]);
-  free(c->vals);
-  c->vals = NULL, c->g = NULL, c->n_values = 0;
+  for (int i = 0; c->memo && i < c->n_ops; i++)
+    if (c->memo[i].data && c->memo[i].free_fn) c->memo[i].free_fn(c->memo[i].data);
+  free(c->vals), free(c->memo);
+  c->vals = NULL, c->memo = NULL, c->g = NULL, c->n_values = c->n_ops = 0;
+}
+
+/* Binds c to graph g (emptied first when it held another graph); false when out of memory. */
+static bool consts_bind(ct_ref_consts *c, const ct_graph *g) {
+  if (c->g == g && c->n_values == g->n_values && c->n_ops == g->n_ops) return true;
+  consts_clear(c);
+  c->vals = calloc((size_t)g->n_values + 1, sizeof *c->vals);
+  c->memo = calloc((size_t)g->n_ops + 1, sizeof *c->memo);
+  if (!c->vals || !c->memo) {
+    free(c->vals), free(c->memo);
+    c->vals = NULL, c->memo = NULL;
+    return false;
+  }
+  c->g = g, c->n_values = g->n_values, c->n_ops = g->n_ops;
+  return true;
 }
 
 void ct_ref_consts_free(ct_ref_consts *c) {
@@ -164,12 +183,14 @@ static ct_ref_consts *consts_for(const run_state *s, const ct_op *op) {
     return NULL;
   for (int k = 0; k < op->n_in; k++)
     if (op->in[k] && !ct_value_is_const(op->in[k])) return NULL;
-  if (c->g != s->g || c->n_values != s->g->n_values) {
-    consts_clear(c);
-    if (!(c->vals = calloc((size_t)s->g->n_values + 1, sizeof *c->vals))) return NULL;
-    c->g = s->g, c->n_values = s->g->n_values;
-  }
-  return c;
+  return consts_bind(c, s->g) ? c : NULL;
+}
+
+/* The memo slot of op index oi in the run's ct_ref_consts (no rewrite hook), else NULL. */
+static ct_kernel_memo *memo_for(const run_state *s, int oi) {
+  ct_ref_consts *c = s->opt ? s->opt->consts : NULL;
+  if (!c || s->opt->rewrite || oi < 0 || oi >= s->g->n_ops || !consts_bind(c, s->g)) return NULL;
+  return &c->memo[oi];
 }
 
 /* Runs one computing op: gathers its input tensors, allocates its outputs, calls the kernel.
@@ -199,7 +220,7 @@ static ct_status run_kernel(run_state *s, const ct_op *op, const ct_op *fuse, co
       st = ct_diag_set(d, CT_ERR_LIMIT, "node \"%s\": out of memory for output \"%s\"", op->loc, v->name);
   }
   ct_kernel_ctx ctx = s->ctx;
-  ctx.post = post;
+  ctx.post = post, ctx.memo = memo_for(s, s->op_index);
   if (st == CT_OK) st = fn(op, in, out, &ctx, d);
   for (int k = 0; k < op->n_out; k++) {
     if (st == CT_OK) {
@@ -345,6 +366,7 @@ static ct_status run_ops(run_state *s, ct_diag *d) {
     if (op->dead) continue;
     ct_kernel_post post;
     int j = fusable(s, i, &post);
+    s->op_index = i;
     ct_status st = j >= 0 ? run_kernel(s, op, g->ops[j], &post, d) : exec_op(s, op, d);
     if (st == CT_OK && s->opt && s->opt->rewrite) st = notify_op(s, op, true, d);
     if (st == CT_OK && s->opt && s->opt->on_op) st = notify_op(s, op, false, d);

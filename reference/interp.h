@@ -31,7 +31,8 @@ typedef ct_status (*ct_ref_rewrite_fn)(void *user, const ct_op *op, const ct_ten
 
 /* Results of the ops whose operands are all constant (e.g. a DequantizeLinear of weights)
  * kept across runs of one graph (ct_ref_options.consts): the first run computes them, later
- * runs use them as they are, as onnxruntime folds constants when it opens a session. Bound to
+ * runs use them as they are, as onnxruntime folds constants when it opens a session; and
+ * the kernels' data derived from constant operands (ct_kernel_memo). Bound to
  * the first graph it runs with (another graph clears it); the graph must not change between
  * runs. Not thread-safe: one per thread of runs. */
 typedef struct ct_ref_consts ct_ref_consts;

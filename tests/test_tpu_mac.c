@@ -90,19 +90,23 @@ static void check_case(const conv_case *c) {
             ct_op_set_string(g, op, "act", c->act == 0 ? "none" : c->act == 1 ? "relu" : "clip"));
   ct_tensor *tx = filled(x, 11, c->xlo, c->xhi), *tw = filled(w, 12, c->wlo, c->whi), *tb = filled(b, 13, c->blo, c->bhi);
   ct_tensor *tin[] = {tx, tw, tb};
-  for (int threads = 1; threads <= 2; threads++) {
+  ct_kernel_memo memo = {0};
+  for (int run = 0; run < 4; run++) { /* 1 and 2 threads; then with a memo: filled, then reused */
+    int threads = 1 + run % 2;
     ct_tensor *ty = ct_tensor_new(c->yt, 4, ys, "y");
     ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
-    ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
+    ct_kernel_ctx ctx = {.threads = threads, .pool = pool, .memo = run >= 2 ? &memo : NULL};
     ct_diag d;
     ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+    if (run >= 2) ck_assert_ptr_nonnull(memo.data);
     for (int64_t o = 0; o < c->OC; o++)
       for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++)
           ck_assert_msg((int64_t)ct_tensor_get_f64(ty, (o * OH + oh) * OW + ow) == conv_ref(c, tx, tw, tb, o, oh, ow),
-                        "threads %d, channel %lld, (%lld, %lld)", threads, (long long)o, (long long)oh, (long long)ow);
+                        "run %d, channel %lld, (%lld, %lld)", run, (long long)o, (long long)oh, (long long)ow);
     ct_tensor_free(ty), ct_workpool_free(pool);
   }
+  if (memo.free_fn) memo.free_fn(memo.data);
   ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb);
   ct_graph_free(g);
 }
