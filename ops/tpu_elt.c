@@ -294,41 +294,72 @@ ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
  * rounds to the output type (nearest even); integer → integer rescales (Requant's formula).
  * An integer or bool side without parameters holds plain values (a mask, indices, an ONNX
  * Cast of them): the Cast converts values as ONNX does (the Top kernel). */
-/* Values [i, i + c) of a float tensor t as float32: t's own data for f32, else each value
- * widened into buf (bf16 / f16 exactly; ct_tensor_get_f64's value rounded to float). */
+/* Elements [i, i + c) of t as float32: f32 in place, bf16 widened (its bits are the high
+ * half of the float32's), other types value by value into buf. */
 static const float *float_row(const ct_tensor *t, int64_t i, int64_t c, float *buf) {
   if (t->dtype == CT_F32) return (const float *)t->data + i;
+  if (t->dtype == CT_BF16) {
+    const uint16_t *b = (const uint16_t *)t->data + i;
+    for (int64_t j = 0; j < c; j++) {
+      uint32_t u = (uint32_t)b[j] << 16;
+      memcpy(buf + j, &u, sizeof u);
+    }
+    return buf;
+  }
   for (int64_t j = 0; j < c; j++) buf[j] = (float)ct_tensor_get_f64(t, i + j);
   return buf;
 }
 
-/* CAST float → integer (ct_quant_quantize_row) from f32 / bf16 / f16 rows, whose values
- * float32 holds exactly; other float types value by value. */
-static void cast_quantize(const ct_tensor *x, const ct_value *yv, ct_tensor *y, int64_t n) {
+/* CAST float → integer (ct_quant_quantize_row) of elements [a, b) from f32 / bf16 / f16
+ * rows, whose values float32 holds exactly; other float types value by value. */
+static void cast_quantize(const ct_tensor *x, const ct_value *yv, ct_tensor *y, int64_t a, int64_t b) {
   int32_t q[ROW_CHUNK];
   float f[ROW_CHUNK];
   bool rows = x->dtype == CT_F32 || x->dtype == CT_BF16 || x->dtype == CT_F16;
-  for (int64_t i = 0; rows && i < n; i += ROW_CHUNK) {
-    int64_t c = n - i < ROW_CHUNK ? n - i : ROW_CHUNK;
+  for (int64_t i = a; rows && i < b; i += ROW_CHUNK) {
+    int64_t c = b - i < ROW_CHUNK ? b - i : ROW_CHUNK;
     ct_quant_quantize_row(float_row(x, i, c, f), c, yv->scale[0], yv->zero_point[0], y->dtype, q);
     ct_tq_set_row(y, i, c, q);
   }
-  for (int64_t i = 0; !rows && i < n; i++)
+  for (int64_t i = a; !rows && i < b; i++)
     ct_tq_set(y, i, ct_quant_quantize(ct_tensor_get_f64(x, i), yv->scale[0], yv->zero_point[0], y->dtype));
 }
 
-/* CAST integer → float: (q − zp)·scale in double, stored as y's type (f32 directly, bf16 by
- * rows of the float32 values as ct_tensor_set_f64 rounds them, others value by value). */
-static void cast_dequantize(const ct_tensor *x, const ct_value *xv, ct_tensor *y, int64_t n) {
+/* CAST integer → float of elements [a, b): (q − zp)·scale in double, stored as y's type (f32
+ * directly, bf16 by rows of the float32 values as ct_tensor_set_f64 rounds them, others value
+ * by value). */
+static void cast_dequantize(const ct_tensor *x, const ct_value *xv, ct_tensor *y, int64_t a, int64_t b) {
   float f[ROW_CHUNK];
-  for (int64_t i = 0; i < n; i += ROW_CHUNK) {
-    int64_t c = n - i < ROW_CHUNK ? n - i : ROW_CHUNK;
+  int32_t q[ROW_CHUNK];
+  double sc = xv->scale[0];
+  int32_t zp = xv->zero_point[0];
+  for (int64_t i = a; i < b; i += ROW_CHUNK) {
+    int64_t c = b - i < ROW_CHUNK ? b - i : ROW_CHUNK;
     float *dst = y->dtype == CT_F32 ? (float *)y->data + i : f;
-    for (int64_t j = 0; j < c; j++) dst[j] = (float)ct_quant_dequantize(ct_tq_get(x, i + j), xv->scale[0], xv->zero_point[0]);
+    ct_tq_get_row_i32(x, i, c, 0, q);
+    for (int64_t j = 0; j < c; j++) dst[j] = (float)ct_quant_dequantize(q[j], sc, zp);
     if (y->dtype == CT_BF16) ct_f32_to_bf16_row(f, (uint16_t *)y->data + i, c);
     else if (y->dtype != CT_F32)
-      for (int64_t j = 0; j < c; j++) ct_tensor_set_f64(y, i + j, ct_quant_dequantize(ct_tq_get(x, i + j), xv->scale[0], xv->zero_point[0]));
+      for (int64_t j = 0; j < c; j++) ct_tensor_set_f64(y, i + j, ct_quant_dequantize(q[j], sc, zp));
   }
+}
+
+/* A CAST's elements in blocks of ROW_CHUNK shared by the threads (each element alone: the
+ * same results for any split). */
+typedef struct cast_job {
+  const ct_tensor *x;
+  ct_tensor *y;
+  const ct_value *qv; /* the quantized side's value */
+  int64_t n;
+  bool quantize;
+} cast_job;
+
+static void cast_blocks(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const cast_job *j = arg;
+  int64_t a = lo * ROW_CHUNK, b = hi * ROW_CHUNK < j->n ? hi * ROW_CHUNK : j->n;
+  if (j->quantize) cast_quantize(j->x, j->qv, j->y, a, b);
+  else cast_dequantize(j->x, j->qv, j->y, a, b);
 }
 
 ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
@@ -340,11 +371,13 @@ ct_status ct_tpu_cast(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   if (fi && !fo) {
     if (yv->n_scale != 1 || !ct_tq_is_storage(out[0]->dtype))
       return ct_ops_err(d, CT_ERR_INPUT, op, "a quantizing cast needs per-tensor parameters on its result");
-    cast_quantize(in[0], yv, out[0], n);
+    cast_job j = {in[0], out[0], yv, n, true};
+    ct_nn_parallel(ctx, (n + ROW_CHUNK - 1) / ROW_CHUNK, n, cast_blocks, &j);
   } else if (!fi) {
     if (xv->n_scale != 1 || !ct_tq_is_storage(in[0]->dtype))
       return ct_ops_err(d, CT_ERR_INPUT, op, "a dequantizing cast needs per-tensor parameters on its operand");
-    cast_dequantize(in[0], xv, out[0], n);
+    cast_job j = {in[0], out[0], xv, n, false};
+    ct_nn_parallel(ctx, (n + ROW_CHUNK - 1) / ROW_CHUNK, n, cast_blocks, &j);
   } else {
     for (int64_t i = 0; i < n; i++) ct_tensor_set_f64(out[0], i, ct_tensor_get_f64(in[0], i));
   }
