@@ -27,32 +27,52 @@ typedef struct convt_job {
   const int *s;
   const int16_t *xs;      /* image n as x − zp_x: [C][ivol] */
   const int16_t *wt;      /* w − zp_w per group as [ocg·kk][cg] (rows (o, kh, kw)) */
+  bool acc32;             /* every output's sum provably within int32 (convt_acc32): int32 acc */
   bool oom;
 } convt_job;
 
 /* acc[(o − o0)][·] += the products t[r][q] (rows r = (o − o0, kh, kw), columns q: input
- * positions p0 + q, n of them) at their output positions. */
-static void convt_scatter(const convt_job *j, int64_t rows, int64_t p0, int64_t n, const int32_t *t, int64_t *acc) {
-  const ct_nn_geo *g = j->g;
-  int64_t IW = g->in[2], OH = g->out[1], OW = g->out[2];
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t kh = (r % j->kk) / g->k[2], kw = r % g->k[2], *a = acc + (r / j->kk) * j->ovol;
-    const int32_t *tr = t + r * n;
-    for (int64_t q = 0, ih = p0 / IW, iw = p0 % IW; q < n; q++) {
-      int64_t oh = ih * g->s[1] - g->pb[1] + kh * g->dl[1], ow = iw * g->s[2] - g->pb[2] + kw * g->dl[2];
-      if (oh >= 0 && oh < OH && ow >= 0 && ow < OW) a[oh * OW + ow] += tr[q];
-      if (++iw == IW) iw = 0, ih++;
-    }
-  }
+ * positions p0 + q, n of them) at their output positions; acc of type T (int64_t or
+ * int32_t). Per input row, the valid columns [lo, hi) are found once (ow = iw·s − pad + kw·dl
+ * inside [0, OW)) and added without a test. */
+#define CONVT_SCATTER(T)                                                                                   \
+  do {                                                                                                     \
+    const ct_nn_geo *g = j->g;                                                                             \
+    int64_t IW = g->in[2], OH = g->out[1], OW = g->out[2], sw = g->s[2];                                   \
+    for (int64_t r = 0; r < rows; r++) {                                                                   \
+      int64_t kh = (r % j->kk) / g->k[2], kw = r % g->k[2], off = kw * g->dl[2] - g->pb[2];                \
+      int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw, hi = OW - 1 - off < 0 ? 0 : (OW - 1 - off) / sw + 1; \
+      T *a = (T *)acc + (r / j->kk) * j->ovol;                                                             \
+      const int32_t *tr = t + r * n;                                                                       \
+      for (int64_t q = 0; q < n;) { /* one input row (or its part inside [p0, p0 + n)) at a time */       \
+        int64_t ih = (p0 + q) / IW, iw0 = (p0 + q) % IW, run = IW - iw0 < n - q ? IW - iw0 : n - q;      \
+        int64_t oh = ih * g->s[1] - g->pb[1] + kh * g->dl[1];                                              \
+        if (oh >= 0 && oh < OH) {                                                                          \
+          int64_t a0 = iw0 > lo ? iw0 : lo, a1 = iw0 + run < hi ? iw0 + run : hi;                          \
+          T *ar = a + oh * OW;                                                                             \
+          const int32_t *trr = tr + q;                                                                     \
+          for (int64_t iw = a0; iw < a1; iw++) ar[off + iw * sw] += trr[iw - iw0];                         \
+        }                                                                                                  \
+        q += run;                                                                                          \
+      }                                                                                                    \
+    }                                                                                                      \
+  } while (0)
+
+static void convt_scatter(const convt_job *j, int64_t rows, int64_t p0, int64_t n, const int32_t *t, void *acc) {
+  if (j->acc32) CONVT_SCATTER(int32_t);
+  else CONVT_SCATTER(int64_t);
 }
+#undef CONVT_SCATTER
 
 /* Output channels [o0, o1) of one group (gi): the GEMM over blocks of input positions, the
  * scatter, the requant. acc: CONVT_CHANNELS·ovol int64, t: CONVT_CHANNELS·kk·CONVT_COLS int32. */
 static bool convt_block(convt_job *j, int64_t gi, int64_t o0, int64_t o1, int64_t *acc, int32_t *t) {
   int64_t rows = (o1 - o0) * j->kk, nb = j->ivol < CONVT_COLS ? j->ivol : CONVT_COLS;
+  int32_t *acc32 = (int32_t *)acc;
   for (int64_t o = o0; o < o1; o++) {
     int64_t b = j->b ? ct_tq_get(j->b, gi * j->ocg + o) : 0;
-    for (int64_t p = 0; p < j->ovol; p++) acc[(o - o0) * j->ovol + p] = b;
+    for (int64_t p = 0; j->acc32 && p < j->ovol; p++) acc32[(o - o0) * j->ovol + p] = (int32_t)b;
+    for (int64_t p = 0; !j->acc32 && p < j->ovol; p++) acc[(o - o0) * j->ovol + p] = b;
   }
   const int16_t *a = j->wt + (gi * j->ocg * j->kk + o0 * j->kk) * j->cg, *x = j->xs + gi * j->cg * j->ivol;
   for (int64_t p0 = 0; p0 < j->ivol; p0 += nb) {
@@ -62,8 +82,13 @@ static bool convt_block(convt_job *j, int64_t gi, int64_t o0, int64_t o1, int64_
   }
   for (int64_t o = o0; o < o1; o++) {
     int64_t oc = gi * j->ocg + o;
-    ct_quant_requant_act_row(acc + (o - o0) * j->ovol, j->ovol, j->m[oc], j->s[oc], j->zy, CT_QUANT_ACT_NONE, 0,
-                             j->y->dtype, ct_tq_at(j->y, (j->n * j->OC + oc) * j->ovol));
+    void *y = ct_tq_at(j->y, (j->n * j->OC + oc) * j->ovol);
+    if (j->acc32)
+      ct_quant_requant_act_row_i32(acc32 + (o - o0) * j->ovol, j->ovol, j->m[oc], j->s[oc], j->zy, CT_QUANT_ACT_NONE, 0,
+                                   j->y->dtype, y);
+    else
+      ct_quant_requant_act_row(acc + (o - o0) * j->ovol, j->ovol, j->m[oc], j->s[oc], j->zy, CT_QUANT_ACT_NONE, 0,
+                               j->y->dtype, y);
   }
   return true;
 }
@@ -135,13 +160,24 @@ static bool convt_weights(convt_job *j, const ct_tensor *w, int64_t C, int32_t z
   return narrow16(tmp + C * per, C * per, wt, wmax);
 }
 
+/* Does every output's sum fit int32 in any order: max |b| plus, for each of the kk taps that
+ * may reach it, cg products of at most wmax · xmax? */
+static bool convt_acc32(const convt_job *j, int64_t wmax, int64_t xmax) {
+  int64_t bmax = 0;
+  for (int64_t o = 0; j->b && o < j->OC; o++) {
+    int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
+    bmax = v > bmax ? v : bmax;
+  }
+  return wmax <= INT16_MAX + 1 && xmax <= INT16_MAX + 1 && (INT32_MAX - bmax) / j->kk / (j->cg > 0 ? j->cg : 1) / (wmax > 0 ? wmax : 1) >= xmax;
+}
+
 /* Image n by the GEMM path when its sums are exact (true), else nothing (false). xi: C·ivol int32. */
 static bool convt_image(convt_job *j, const ct_tensor *x, int64_t C, int32_t zx, bool wok, int64_t wmax, int32_t *xi,
                         int16_t *xs, const ct_kernel_ctx *ctx) {
   int64_t xmax = 0;
   ct_tq_get_row_i32(x, j->n * C * j->ivol, C * j->ivol, zx, xi);
   if (!wok || !narrow16(xi, C * j->ivol, xs, &xmax) || !ct_tpu_igemm_exact(j->cg, wmax, xmax, 0)) return false;
-  j->xs = xs;
+  j->xs = xs, j->acc32 = convt_acc32(j, wmax, xmax);
   ct_nn_parallel(ctx, j->OC, j->OC * j->kk * j->cg * j->ivol, convt_channels, j);
   return true;
 }

@@ -230,7 +230,8 @@ static void convt_check(const convt_case *c) {
 }
 
 /* The GEMM path (i8: one group; 2 groups of 20 output channels — more than one block of
- * channels —, dilation 2, asymmetric pads) and the direct loop (i16 operands of full range,
+ * channels —, dilation 2, asymmetric pads; rows split between blocks of input positions;
+ * i16 operands whose sums need int64) and the direct loop (i16 operands of full range,
  * whose sums leave int32). */
 START_TEST(test_convtranspose_kernel_vs_loop) {
   convt_case a = {.C = 2, .OC = 3, .G = 1, .H = 3, .W = 3, .k = 2, .st = 2, .dl = 1, .pb = 1, .pe = 0, .xt = CT_I8, .xlo = -128, .xhi = 127};
@@ -239,6 +240,11 @@ START_TEST(test_convtranspose_kernel_vs_loop) {
   convt_check(&b);
   convt_case c = {.C = 4, .OC = 2, .G = 1, .H = 4, .W = 3, .k = 3, .st = 1, .dl = 1, .pb = 1, .pe = 1, .xt = CT_I16, .xlo = -32768, .xhi = 32767};
   convt_check(&c);
+  c.xlo = -12000, c.xhi = 12000; /* the GEMM path with int64 sums: 9 taps of 4 products of 2^27 */
+  convt_check(&c);
+  /* 50 × 45 inputs: a block of 2048 input positions ends inside a row; int32 sums */
+  convt_case e = {.C = 2, .OC = 3, .G = 1, .H = 50, .W = 45, .k = 3, .st = 2, .dl = 1, .pb = 1, .pe = 2, .xt = CT_I8, .xlo = -128, .xhi = 127};
+  convt_check(&e);
 }
 END_TEST
 
