@@ -67,15 +67,16 @@ ct_status ct_tpu_eltwise(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   return CT_OK;
 }
 
-/* y[yo + i] = ct_quant_requant_act(x[xo + i] − zx, m, s, zy, act, hi, y's type) for i < n
- * (ct_quant_requant is the act-less form), ROW_CHUNK at a time. */
-static void requant_rows(const ct_tensor *x, int64_t xo, int64_t n, int32_t zx, int32_t m, int s, int32_t zy,
-                         ct_quant_act act, int32_t hi, ct_tensor *y, int64_t yo) {
+/* y[i] = ct_quant_requant_act(x[i] − zx, m, s, zy, act, hi, yt) for i < n (ct_quant_requant
+ * is the act-less form), y an array of yt's C type, ROW_CHUNK at a time. */
+static void requant_rows(const ct_tensor *x, int64_t n, int32_t zx, int32_t m, int s, int32_t zy, ct_quant_act act,
+                         int32_t hi, ct_dtype yt, void *y) {
   int32_t v[ROW_CHUNK];
+  size_t es = ct_dtype_size(yt);
   for (int64_t j = 0; j < n; j += ROW_CHUNK) {
     int64_t c = n - j < ROW_CHUNK ? n - j : ROW_CHUNK;
-    ct_tq_get_row_i32(x, xo + j, c, zx, v);
-    ct_quant_requant_act_row_i32(v, c, m, s, zy, act, hi, y->dtype, ct_tq_at(y, yo + j));
+    ct_tq_get_row_i32(x, j, c, zx, v);
+    ct_quant_requant_act_row_i32(v, c, m, s, zy, act, hi, yt, (char *)y + (size_t)j * es);
   }
 }
 
@@ -94,12 +95,22 @@ ct_status ct_tpu_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
   for (int k = 0; k < axis; k++) outer *= y->shape[k];
   for (int k = axis + 1; k < y->ndim; k++) after *= y->shape[k];
   int32_t zy = ct_tq_zp(op->out[0]);
-  for (int64_t o = 0, pos = 0; !st && o < outer; o++)
-    for (int i = 0; i < op->n_in; i++) {
-      int64_t inner = in[i]->shape[axis] * after;
-      requant_rows(in[i], o * inner, inner, ct_tq_zp(op->in[i]), m[i], s[i], zy, CT_QUANT_ACT_NONE, 0, y, pos);
-      pos += inner;
+  size_t es = ct_dtype_size(y->dtype);
+  int64_t row = y->shape[axis] * after, pos = 0; /* y's elements per outer index; input i's offset in a row */
+  for (int i = 0; !st && i < op->n_in; i++) {
+    int64_t inner = in[i]->shape[axis] * after;
+    const char *src = in[i]->data; /* in[i] in y's type: itself when its requant is the identity */
+    char *tmp = NULL;
+    bool same = in[i]->dtype == y->dtype && ct_tq_zp(op->in[i]) == zy && s[i] >= 0 && s[i] < 31 && m[i] == 1 << s[i];
+    if (!same && !(src = tmp = malloc(es * (size_t)(outer * inner) + 1))) {
+      st = ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory");
+      break;
     }
+    if (!same) requant_rows(in[i], outer * inner, ct_tq_zp(op->in[i]), m[i], s[i], zy, CT_QUANT_ACT_NONE, 0, y->dtype, tmp);
+    for (int64_t o = 0; o < outer; o++) memcpy((char *)y->data + (size_t)(o * row + pos) * es, src + (size_t)(o * inner) * es, (size_t)inner * es);
+    free(tmp);
+    pos += inner;
+  }
   free(m), free(s);
   return st;
 }
@@ -313,7 +324,7 @@ ct_status ct_tpu_requant(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   ct_quant_act act = CT_QUANT_ACT_NONE;
   int32_t hi = 0, zx = ct_tq_zp(op->in[0]), zy = ct_tq_zp(op->out[0]);
   if (op->kind == CT_OP_REQUANT && (st = ct_tq_act(op, &act, &hi, d))) return st;
-  requant_rows(in[0], 0, ct_tensor_numel(in[0]), zx, m, s, zy, act, hi, out[0], 0);
+  requant_rows(in[0], ct_tensor_numel(in[0]), zx, m, s, zy, act, hi, out[0]->dtype, out[0]->data);
   return CT_OK;
 }
 

@@ -248,6 +248,53 @@ START_TEST(test_convtranspose_kernel_vs_loop) {
 }
 END_TEST
 
+/* Concat of three inputs along axis 1 and along axis 3 (short rows, many outer indices):
+ * an i8 input with the output's scale and zero point (multiplier 2^30 >> 30: copied as it
+ * is), a u8 one and an i16 one requantized; each element is
+ * ct_quant_requant(x − zx, m, s, zy, i8), 1 and 2 threads. */
+START_TEST(test_concat_kernel_vs_requant) {
+  for (int axis = 1; axis <= 3; axis += 2) {
+    ct_graph *g = ct_graph_new("t", "tpu");
+    int64_t xs[3][4] = {{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}}, ys[4] = {2, 3, 4, 5};
+    const ct_dtype dt[3] = {CT_I8, CT_U8, CT_I16};
+    const int32_t zx[3] = {-3, 100, 7};
+    ct_value *x[3];
+    ys[axis] = 0;
+    for (int i = 0; i < 3; i++) {
+      xs[i][axis] = 1 + i;
+      ys[axis] += xs[i][axis];
+      char nm[8] = {'x', (char)('0' + i), 0};
+      x[i] = val(g, nm, dt[i], 4, xs[i], 0.1 * (i + 1), zx[i]);
+    }
+    ct_value *y = val(g, "y", CT_I8, 4, ys, 0.1, -3);
+    ct_op *op = ct_graph_add_op(g, CT_OP_CONCAT, "cat", 3, x, 1, &y);
+    int64_t m[3] = {1 << 30, 1518500250, 1234567891}, s[3] = {30, 30, 33};
+    ck_assert(rq_attrs(g, op, 3, m, s) && ct_op_set_int(g, op, "axis", axis));
+    ct_tensor *tx[3];
+    for (int i = 0; i < 3; i++) tx[i] = tensor_of(x[i], 20 + (unsigned)i, i == 1 ? 0 : -128, i == 2 ? 3000 : 127);
+    for (int threads = 1; threads <= 2; threads++) {
+      ct_tensor *ty = ct_tensor_new(CT_I8, 4, ys, "y");
+      ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
+      ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
+      ct_diag d;
+      ck_assert_msg(ct_tpu_exec(op, tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+      for (int64_t i = 0; i < ct_tensor_numel(ty); i++) {
+        int64_t c[4], r = i;
+        for (int k = 3; k >= 0; k--) c[k] = r % ys[k], r /= ys[k];
+        int src = 0;
+        while (c[axis] >= xs[src][axis]) c[axis] -= xs[src][axis], src++;
+        int64_t xi = ((c[0] * xs[src][1] + c[1]) * xs[src][2] + c[2]) * xs[src][3] + c[3];
+        int32_t want = ct_quant_requant((int32_t)ct_tensor_get_f64(tx[src], xi) - zx[src], (int32_t)m[src], (int)s[src], -3, CT_I8);
+        ck_assert_msg(((int8_t *)ty->data)[i] == want, "axis %d threads %d at %lld", axis, threads, (long long)i);
+      }
+      ct_tensor_free(ty), ct_workpool_free(pool);
+    }
+    for (int i = 0; i < 3; i++) ct_tensor_free(tx[i]);
+    ct_graph_free(g);
+  }
+}
+END_TEST
+
 /* The 8-bit LUT on i8 and u8 inputs [2, 3, 5, 7] and [1, 3, 300, 301] (planes that are not
  * whole 64-byte vectors; a per-tensor table over several 64 Ki blocks), one table and one per
  * channel, 1 and 2 threads: y = T[c][x − min(type)] (docs/isa.md LUT), every stored byte
@@ -384,6 +431,7 @@ int main(void) {
   Suite *s = suite_create("tpu_ops");
   TCase *tc = tcase_create("unit");
   tcase_add_test(tc, test_conv_kernel_vs_loop);
+  tcase_add_test(tc, test_concat_kernel_vs_requant);
   tcase_add_test(tc, test_mac_sgemm_exact);
   tcase_add_test(tc, test_dwconv_kernel_vs_loop);
   tcase_add_test(tc, test_add_broadcast_vs_loop);
