@@ -104,3 +104,11 @@ bool ct_bcast_iter_next(ct_bcast_iter *it) {
   }
   return false;
 }
+
+void ct_bcast_iter_seek(ct_bcast_iter *it, int64_t row) {
+  for (int k = 0; k < it->n_in; k++) it->off[k] = 0;
+  for (int d = it->ndim - 2; d >= 0; d--) {
+    it->idx[d] = row % it->shape[d], row /= it->shape[d];
+    for (int k = 0; k < it->n_in; k++) it->off[k] += it->idx[d] * it->stride[k][d];
+  }
+}

@@ -54,5 +54,9 @@ bool ct_bcast_iter_init(ct_bcast_iter *it, int nout, const int64_t *out, int n_i
 
 /* Advances to the next row; false after the last row. */
 bool ct_bcast_iter_next(ct_bcast_iter *it);
+/* Moves an initialized iterator to row `row` (0 ≤ row < the output's elements / inner), as
+ * `row` calls of ct_bcast_iter_next from the start would: threads can each start at their
+ * own row. */
+void ct_bcast_iter_seek(ct_bcast_iter *it, int64_t row);
 
 #endif

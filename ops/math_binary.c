@@ -10,6 +10,7 @@
 #include "ops/broadcast.h"
 #include "ops/ops_util.h"
 #include "ops/kernel.h"
+#include "ops/nn_util.h"
 #include "ops/shape_util.h"
 #include "common/clones.h"
 
@@ -145,9 +146,39 @@ static const bin_entry *bin_lookup(const ct_op *op) {
   return NULL;
 }
 
-/* y = f(a, b) with broadcasting; a or b may alias y when it has y's full shape. */
+/* The f32 row path of bin_apply on the threads: rows [lo, hi) of the iterator (each from its
+ * own seek), or, for an output of one row, chunks of BIN_CHUNK elements of it. Every element
+ * is computed alone: the same results for any split. */
+#define BIN_CHUNK 16384
+typedef struct bin_job {
+  brow32 row;
+  const ct_bcast_iter *it;
+  const float *a, *b;
+  float *y;
+  int64_t rows;
+} bin_job;
+
+static void bin_rows(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const bin_job *j = arg;
+  ct_bcast_iter it = *j->it;
+  int64_t inner = it.inner, sa = it.istride[0], sb = it.istride[1];
+  if (j->rows == 1) {
+    for (int64_t t = lo; t < hi; t++) {
+      int64_t e = t * BIN_CHUNK, n = inner - e < BIN_CHUNK ? inner - e : BIN_CHUNK;
+      j->row(j->a + it.off[0] + e * sa, sa, j->b + it.off[1] + e * sb, sb, j->y + e, n);
+    }
+    return;
+  }
+  ct_bcast_iter_seek(&it, lo);
+  for (int64_t r = lo; r < hi; r++, ct_bcast_iter_next(&it))
+    j->row(j->a + it.off[0], sa, j->b + it.off[1], sb, j->y + r * inner, inner);
+}
+
+/* y = f(a, b) with broadcasting; a or b may alias y when it has y's full shape. The f32
+ * arithmetic rows run on ctx's threads. */
 static ct_status bin_apply(const ct_op *op, const bin_entry *e, const ct_tensor *a, const ct_tensor *b,
-                           ct_tensor *y, ct_diag *d) {
+                           ct_tensor *y, const ct_kernel_ctx *ctx, ct_diag *d) {
   ct_bcast_iter it;
   int nd[2] = {a->ndim, b->ndim};
   const int64_t *sh[2] = {a->shape, b->shape};
@@ -158,12 +189,16 @@ static ct_status bin_apply(const ct_op *op, const bin_entry *e, const ct_tensor 
   bool fl = ct_dtype_is_float(a->dtype) || ct_dtype_is_float(b->dtype);
   bool fast = a->dtype == CT_F32 && b->dtype == CT_F32 && y->dtype == CT_F32;
   brow32 row = fast && y->data != a->data && y->data != b->data ? bin_row_of(op->kind) : NULL;
+  if (row) {
+    int64_t total = ct_tensor_numel(y), rows = total / it.inner;
+    bin_job j = {row, &it, a->data, b->data, y->data, rows};
+    ct_nn_parallel(ctx, rows == 1 ? (it.inner + BIN_CHUNK - 1) / BIN_CHUNK : rows, total, bin_rows, &j);
+    return CT_OK;
+  }
   int64_t o = 0;
   do {
     int64_t ia = it.off[0], ib = it.off[1], sa = it.istride[0], sb = it.istride[1];
-    if (row) {
-      row((const float *)a->data + ia, sa, (const float *)b->data + ib, sb, (float *)y->data + o, it.inner);
-    } else if (fast) {
+    if (fast) {
       const float *pa = a->data, *pb = b->data;
       float *py = y->data;
       for (int64_t j = 0; j < it.inner; j++) py[o + j] = e->f(pa[ia + j * sa], pb[ib + j * sb]);
@@ -185,25 +220,23 @@ static ct_status bin_apply(const ct_op *op, const bin_entry *e, const ct_tensor 
 /* Binary ops (Add..Mod, Pow, comparisons, logical, BitShift, PRelu) with broadcasting. */
 ct_status ct_kern_binary(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                          ct_diag *d) {
-  (void)ctx;
   const bin_entry *e = bin_lookup(op);
   if (!e) return ct_ops_err(d, CT_ERR_INTERNAL, op, "no binary function");
   if (!in[0] || !in[1]) return ct_ops_err(d, CT_ERR_INPUT, op, "missing operand");
-  return bin_apply(op, e, in[0], in[1], out[0], d);
+  return bin_apply(op, e, in[0], in[1], out[0], ctx, d);
 }
 
 /* Max/Min/Sum/Mean-13: folds the inputs left to right into the output (broadcast copy of
  * input 0 first); Mean divides by the input count at the end. */
 ct_status ct_kern_variadic(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                            ct_diag *d) {
-  (void)ctx;
   const bin_entry *e = bin_lookup(op);
   ct_tensor *y = out[0];
   if (!e) return ct_ops_err(d, CT_ERR_INTERNAL, op, "no variadic function");
   ct_status st = ct_ops_bcast_copy(op, in[0], y, d);
   for (int k = 1; k < op->n_in && !st; k++) {
     if (!in[k]) return ct_ops_err(d, CT_ERR_INPUT, op, "input %d is missing", k);
-    st = bin_apply(op, e, y, in[k], y, d);
+    st = bin_apply(op, e, y, in[k], y, ctx, d);
   }
   if (st || op->kind != CT_OP_MEAN || op->n_in == 1) return st;
   int64_t n = ct_tensor_numel(y);

@@ -276,7 +276,34 @@ ct_status ct_kern_lppool(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
 }
 
 /* GlobalAveragePool / GlobalMaxPool: one value per (n, c) plane. */
-static ct_status global_pool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, bool is_max, ct_diag *d) {
+/* Planes [lo, hi) of a global pooling: each plane's max, or its mean summed in double in
+ * index order (one plane per thread: the same results for any split). */
+typedef struct gpool_job {
+  const float *x;
+  float *y;
+  int64_t vol;
+  bool is_max;
+} gpool_job;
+
+static void gpool_planes(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const gpool_job *j = arg;
+  for (int64_t p = lo; p < hi; p++) {
+    const float *xp = j->x + p * j->vol;
+    if (j->is_max) {
+      float m = j->vol ? xp[0] : -FLT_MAX;
+      for (int64_t i = 1; i < j->vol; i++) m = ct_quant_max_step(m, xp[i]);
+      j->y[p] = m;
+    } else {
+      double s = 0;
+      for (int64_t i = 0; i < j->vol; i++) s += xp[i];
+      j->y[p] = j->vol ? (float)(s / (double)j->vol) : 0.0f;
+    }
+  }
+}
+
+static ct_status global_pool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, bool is_max,
+                             const ct_kernel_ctx *ctx, ct_diag *d) {
   const ct_tensor *x = in[0];
   ct_status st;
   if ((st = ct_nn_need(op, x, CT_F32, "input X", d)) || (st = ct_nn_need(op, out[0], CT_F32, "output Y", d)))
@@ -286,32 +313,20 @@ static ct_status global_pool(const ct_op *op, ct_tensor *const *in, ct_tensor **
   for (int i = 0; i < x->ndim; i++) shape[i] = i < 2 ? x->shape[i] : 1;
   if ((st = ct_nn_check_shape(op, out[0], x->ndim, shape, d))) return st;
   int64_t planes = x->shape[0] * x->shape[1], vol = planes ? ct_tensor_numel(x) / planes : 0;
-  const float *xp = x->data;
-  float *y = out[0]->data;
-  for (int64_t p = 0; p < planes; p++, xp += vol) {
-    if (is_max) {
-      float m = vol ? xp[0] : -FLT_MAX;
-      for (int64_t i = 1; i < vol; i++) m = ct_quant_max_step(m, xp[i]);
-      y[p] = m;
-    } else {
-      double s = 0;
-      for (int64_t i = 0; i < vol; i++) s += xp[i];
-      y[p] = vol ? (float)(s / (double)vol) : 0.0f;
-    }
-  }
+  gpool_job j = {x->data, out[0]->data, vol, is_max};
+  ct_nn_parallel(ctx, planes, planes * vol, gpool_planes, &j);
   return CT_OK;
 }
 
 /* GlobalAveragePool, f32: mean of each (n, c) plane. */
 ct_status ct_kern_globalavgpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                 ct_diag *d) {
-  (void)ctx;
-  return global_pool(op, in, out, false, d);
+  return global_pool(op, in, out, false, ctx, d);
 }
 
 /* GlobalMaxPool: max of each (n, c) plane (non-f32 through f32). */
 ct_status ct_kern_globalmaxpool(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx,
                                 ct_diag *d) {
   if (in[0] && in[0]->dtype != CT_F32) return ct_nn_via_f32(ct_kern_globalmaxpool, op, in, out, ctx, d);
-  return global_pool(op, in, out, true, d);
+  return global_pool(op, in, out, true, ctx, d);
 }

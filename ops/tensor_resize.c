@@ -4,6 +4,7 @@
  * pads with "edge"), cubic uses Keys' kernel with coefficient A (cubic_coeff_a) and optional
  * exclude_outside. Output size: floor(input_dimension * scale) or the sizes input. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,18 +189,35 @@ static ct_status rz_setup(const ct_op *op, ct_tensor *const *in, const ct_tensor
   return CT_OK;
 }
 
-/* Nearest Resize of any dtype as a gather of elements (esz bytes): each output element is the
- * input element at its per-dim nearest taps (p->taps, one tap per dim), copied with a
- * constant size for 1-, 2- and 4-byte elements. No extrapolation (the caller excludes
- * tf_crop_and_resize). */
-static void rz_gather(const rz_plan *p, const uint8_t *x, uint8_t *y, size_t esz) {
-  int64_t rowlen = p->out[p->nd - 1], nrows = 1, oi[CT_MAX_DIMS] = {0};
-  for (int i = 0; i < p->nd - 1; i++) nrows *= p->out[i];
+/* oi := the output index of row r over the leading nd − 1 dims (row-major). */
+static void rz_row_index(const rz_plan *p, int64_t r, int64_t *oi) {
+  for (int i = p->nd - 2; i >= 0; i--) oi[i] = r % p->out[i], r /= p->out[i];
+}
+
+/* Nearest Resize of any dtype as a gather of elements (esz bytes), output rows [lo, hi):
+ * each output element is the input element at its per-dim nearest taps (p->taps, one tap per
+ * dim), copied with a constant size for 1-, 2- and 4-byte elements. No extrapolation (the
+ * caller excludes tf_crop_and_resize). */
+typedef struct rz_gather_job {
+  const rz_plan *p;
+  const uint8_t *x;
+  uint8_t *y;
+  size_t esz;
+} rz_gather_job;
+
+static void rz_gather(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  const rz_gather_job *j = arg;
+  const rz_plan *p = j->p;
+  size_t esz = j->esz;
+  int64_t rowlen = p->out[p->nd - 1], oi[CT_MAX_DIMS] = {0};
+  rz_row_index(p, lo, oi);
   const rz_tap *tw = p->taps[p->nd - 1];
-  for (int64_t r = 0; r < nrows; r++, y += (size_t)rowlen * esz) {
+  uint8_t *y = j->y + (size_t)(lo * rowlen) * esz;
+  for (int64_t r = lo; r < hi; r++, y += (size_t)rowlen * esz) {
     int64_t base = 0;
     for (int i = 0; i < p->nd - 1; i++) base += p->taps[i][oi[i]].idx[0] * p->stride[i];
-    const uint8_t *xr = x + (size_t)base * esz;
+    const uint8_t *xr = j->x + (size_t)base * esz;
     if (esz == 1)
       for (int64_t q = 0; q < rowlen; q++) y[q] = xr[tw[q].idx[0]];
     else if (esz == 2)
@@ -226,17 +244,53 @@ static bool rz_plan_taps(rz_plan *p, rz_tap **buf) {
   return true;
 }
 
-/* Nearest Resize (not tf_crop_and_resize) with the input's dtype out: the gather, any dtype. */
-static ct_status rz_nearest(const ct_op *op, ct_tensor *const *in, ct_tensor **out, ct_diag *d) {
+/* Nearest Resize (not tf_crop_and_resize) with the input's dtype out: the gather, any dtype,
+ * its rows on ctx's threads. */
+static ct_status rz_nearest(const ct_op *op, ct_tensor *const *in, ct_tensor **out, const ct_kernel_ctx *ctx, ct_diag *d) {
   rz_plan p;
   memset(&p, 0, sizeof p);
   ct_status st = rz_setup(op, in, out[0], &p, d);
   if (st) return st;
   rz_tap *buf;
   if (!rz_plan_taps(&p, &buf)) return ct_shape_nn_oom(d, op);
-  if (ct_tensor_numel(out[0]) > 0) rz_gather(&p, in[0]->data, out[0]->data, ct_dtype_size(in[0]->dtype));
+  int64_t n = ct_tensor_numel(out[0]), rowlen = p.out[p.nd - 1];
+  rz_gather_job j = {&p, in[0]->data, out[0]->data, ct_dtype_size(in[0]->dtype)};
+  if (n > 0) ct_nn_parallel(ctx, n / rowlen, n, rz_gather, &j);
   free(buf);
   return CT_OK;
+}
+
+#define RZ_CAP 4096 /* interpolation taps per output row at most: 4^6, cubic on six leading dims */
+
+/* Output rows [lo, hi) of a linear / cubic Resize: each row's taps and weights over the leading
+ * dims (rz_combos), then rz_row. fail: 1 out of memory, 2 too many taps (the rows stop). */
+typedef struct rz_interp_job {
+  const rz_plan *p;
+  const float *x;
+  float *y;
+  atomic_int fail; /* set by any thread that fails; read after the loop */
+} rz_interp_job;
+
+static void rz_interp(void *arg, int64_t lo, int64_t hi, int slot) {
+  (void)slot;
+  rz_interp_job *j = arg;
+  const rz_plan *p = j->p;
+  int64_t rowlen = p->out[p->nd - 1], oi[CT_MAX_DIMS] = {0};
+  int64_t *off = malloc(sizeof *off * RZ_CAP);
+  double *w = malloc(sizeof *w * RZ_CAP);
+  if (!off || !w) atomic_store(&j->fail, 1);
+  rz_row_index(p, lo, oi);
+  for (int64_t r = lo; off && w && r < hi; r++) {
+    bool outside;
+    int n = rz_combos(p, oi, off, w, RZ_CAP, &outside);
+    if (n == 0) {
+      atomic_store(&j->fail, 2);
+      break;
+    }
+    rz_row(p, j->x, off, w, n, outside, j->y + r * rowlen);
+    for (int i = p->nd - 2; i >= 0 && ++oi[i] == p->out[i]; i--) oi[i] = 0;
+  }
+  free(off), free(w);
 }
 
 /* Resize, f32 (nearest: any dtype, as a gather): see the file comment. CT_ERR_INPUT for
@@ -246,7 +300,7 @@ ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   bool nearest = strcmp(ct_attr_resize_mode(op), "nearest") == 0;
   if (nearest && in[0] && out[0] && in[0]->dtype == out[0]->dtype &&
       strcmp(ct_attr_resize_coordinate_transformation_mode(op), "tf_crop_and_resize") != 0)
-    return rz_nearest(op, in, out, d);
+    return rz_nearest(op, in, out, ctx, d);
   if (in[0] && in[0]->dtype != CT_F32 && nearest) return ct_nn_via_f32(ct_kern_resize, op, in, out, ctx, d);
   ct_status st;
   if ((st = ct_nn_need(op, in[0], CT_F32, "input X", d)) || (st = ct_nn_need(op, out[0], CT_F32, "output Y", d)))
@@ -256,22 +310,15 @@ ct_status ct_kern_resize(const ct_op *op, ct_tensor *const *in, ct_tensor **out,
   if ((st = rz_setup(op, in, out[0], &p, d))) return st;
   rz_tap *buf;
   if (!rz_plan_taps(&p, &buf)) return ct_shape_nn_oom(d, op);
-  enum { CAP = 4096 }; /* 4^6: cubic on six leading dims */
-  int64_t rowlen = p.out[p.nd - 1], nrows = rowlen ? ct_tensor_numel(out[0]) / rowlen : 0, oi[CT_MAX_DIMS] = {0};
-  int64_t *off = malloc(sizeof *off * CAP);
-  double *w = malloc(sizeof *w * CAP);
-  const float *x = in[0]->data;
-  float *y = out[0]->data;
-  ct_status st2 = off && w ? CT_OK : ct_shape_nn_oom(d, op);
-  for (int64_t r = 0; !st2 && r < nrows; r++, y += rowlen) {
-    bool outside;
-    int n = rz_combos(&p, oi, off, w, CAP, &outside);
-    if (n == 0) st2 = ct_shape_nn_fail(d, op, "unsupported: more than %d interpolation taps per row", CAP);
-    else rz_row(&p, x, off, w, n, outside, y);
-    for (int i = p.nd - 2; i >= 0 && ++oi[i] == p.out[i]; i--) oi[i] = 0;
-  }
-  free(off), free(w), free(buf);
-  return st2;
+  int64_t rowlen = p.out[p.nd - 1], nrows = rowlen ? ct_tensor_numel(out[0]) / rowlen : 0;
+  rz_interp_job j = {.p = &p, .x = in[0]->data, .y = out[0]->data};
+  atomic_init(&j.fail, 0);
+  ct_nn_parallel(ctx, nrows, ct_tensor_numel(out[0]), rz_interp, &j);
+  free(buf);
+  int fail = atomic_load(&j.fail);
+  if (fail == 1) return ct_shape_nn_oom(d, op);
+  if (fail == 2) return ct_shape_nn_fail(d, op, "unsupported: more than %d interpolation taps per row", RZ_CAP);
+  return CT_OK;
 }
 
 /* ---- shape function ---- */

@@ -239,6 +239,88 @@ START_TEST(test_run_consts_cache_reuses_constant_results) {
 }
 END_TEST
 
+/* The f32 Add / Mul / Sub rows on the threads (a per-channel operand: rows of the
+ * iterator; same shapes: one row cut in chunks; a last-axis operand: many short rows) give
+ * the scalar formula's bits on 1, 2 and 3 threads. */
+START_TEST(test_run_binary_rows_threads) {
+  int64_t xs[4] = {2, 16, 64, 64}, ws[4] = {1, 16, 1, 1}, ss[1] = {64};
+  ct_graph *g = ct_graph_new("b", "top");
+  ct_value *x = ct_test_add_input(g, "x", CT_F32, 4, xs), *w = ct_graph_add_weight(g, "w", ct_test_f32_ramp("w", 4, ws, -7));
+  ct_value *sv = ct_graph_add_weight(g, "s", ct_test_f32_ramp("s", 1, ss, 3));
+  ct_value *a = ct_graph_add_value(g, "a", CT_F32, 4, xs), *m = ct_graph_add_value(g, "m", CT_F32, 4, xs);
+  ct_value *y = ct_graph_add_value(g, "y", CT_F32, 4, xs);
+  ct_value *i0[2] = {x, w}, *i1[2] = {a, x}, *i2[2] = {m, sv};
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_ADD, "add", 2, i0, 1, &a));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_MUL, "mul", 2, i1, 1, &m));
+  ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_SUB, "sub", 2, i2, 1, &y));
+  ck_assert(ct_graph_set_outputs(g, 1, &y));
+  ct_tensor_list in;
+  ct_tensor_list_init(&in);
+  ct_tensor *tx = ct_test_f32_ramp("x", 4, xs, -100);
+  for (int64_t i = 0; i < ct_tensor_numel(tx); i++) ((float *)tx->data)[i] *= 0.37f;
+  ck_assert(ct_tensor_list_push(&in, tx));
+  for (int threads = 1; threads <= 3; threads++) {
+    ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
+    ct_tensor_list out;
+    ct_tensor_list_init(&out);
+    ct_diag d;
+    ck_assert_msg(ct_ref_run(g, &(ct_ref_options){.threads = 1, .pool = pool}, &in, &out, &d) == CT_OK, "%s", d.msg);
+    const float *xv = tx->data, *got = out.items[0]->data;
+    for (int64_t i = 0; i < ct_tensor_numel(tx); i++) {
+      float av = xv[i] + ((float *)w->data->data)[i / 4096 % 16], want = av * xv[i] - ((float *)sv->data->data)[i % 64];
+      ck_assert_msg(memcmp(&got[i], &want, sizeof want) == 0, "threads %d at %lld: %g, want %g", threads, (long long)i, got[i], want);
+    }
+    ct_tensor_list_free(&out);
+    ct_workpool_free(pool);
+  }
+  ct_tensor_list_free(&in);
+  ct_graph_free(g);
+}
+END_TEST
+
+/* Resize (linear and nearest, by scales) and GlobalAveragePool with their rows / planes on
+ * 2 and 3 threads give the bits of 1 thread. */
+START_TEST(test_run_resize_gap_threads) {
+  int64_t xs[4] = {1, 6, 48, 40}, ys[4] = {1, 6, 96, 80}, gs[4] = {1, 6, 1, 1}, four[1] = {4};
+  for (int mode = 0; mode < 2; mode++) {
+    ct_graph *g = ct_graph_new("r", "top");
+    ct_value *x = ct_test_add_input(g, "x", CT_F32, 4, xs);
+    ct_tensor *sc = ct_tensor_new(CT_F32, 1, four, "scales");
+    float scv[4] = {1, 1, 2, 2};
+    memcpy(sc->data, scv, sizeof scv);
+    ct_value *scales = ct_graph_add_weight(g, "scales", sc), *y = ct_graph_add_value(g, "y", CT_F32, 4, ys);
+    ct_value *gp = ct_graph_add_value(g, "g", CT_F32, 4, gs), *ins[3] = {x, NULL, scales};
+    ct_op *rz = ct_graph_add_op(g, CT_OP_RESIZE, "rz", 3, ins, 1, &y);
+    ck_assert_ptr_nonnull(rz);
+    ck_assert(ct_op_set_string(g, rz, "mode", mode ? "nearest" : "linear"));
+    ck_assert_ptr_nonnull(ct_graph_add_op(g, CT_OP_GLOBALAVERAGEPOOL, "gap", 1, &y, 1, &gp));
+    ct_value *outs[2] = {y, gp};
+    ck_assert(ct_graph_set_outputs(g, 2, outs));
+    ct_tensor_list in, ref;
+    ct_tensor_list_init(&in), ct_tensor_list_init(&ref);
+    ct_tensor *tx = ct_test_f32_ramp("x", 4, xs, -50);
+    for (int64_t i = 0; i < ct_tensor_numel(tx); i++) ((float *)tx->data)[i] = sinf((float)i * 0.37f) * 3;
+    ck_assert(ct_tensor_list_push(&in, tx));
+    for (int threads = 1; threads <= 3; threads++) {
+      ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
+      ct_tensor_list out;
+      ct_tensor_list_init(&out);
+      ct_diag d;
+      ck_assert_msg(ct_ref_run(g, &(ct_ref_options){.threads = 1, .pool = pool}, &in, threads == 1 ? &ref : &out, &d) == CT_OK,
+                    "%s", d.msg);
+      for (int k = 0; threads > 1 && k < 2; k++)
+        ck_assert_msg(memcmp(out.items[k]->data, ref.items[k]->data, out.items[k]->nbytes) == 0, "mode %d threads %d output %d",
+                      mode, threads, k);
+      ct_tensor_list_free(&out);
+      ct_workpool_free(pool);
+    }
+    ck_assert_float_eq(((float *)ref.items[0]->data)[0], ((float *)tx->data)[0]); /* the corner keeps its value */
+    ct_tensor_list_free(&in), ct_tensor_list_free(&ref);
+    ct_graph_free(g);
+  }
+}
+END_TEST
+
 /* Counts on_op calls and checks that every op's results exist when it is called. */
 static ct_status count_op(void *user, const ct_op *op, const ct_tensor *const *in, const ct_tensor *const *out,
                           ct_diag *d) {
@@ -382,6 +464,8 @@ static Suite *infer_suite(void) {
   tcase_add_test(tc, test_run_dumps_inputs_not_weights_and_reports_progress);
   tcase_add_test(tc, test_run_chain_with_dump_and_folded_constant);
   tcase_add_test(tc, test_run_consts_cache_reuses_constant_results);
+  tcase_add_test(tc, test_run_binary_rows_threads);
+  tcase_add_test(tc, test_run_resize_gap_threads);
   tcase_add_test(tc, test_run_fuses_conv_activation_same_bits);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("cli");
