@@ -1,5 +1,6 @@
-/* nn_im2col.c: the im2col of the Top Conv kernel in AVX-512 (nn_im2col.h): each row of the
- * column matrix written by masked 16-lane loads and stores, the padding by the load masks. */
+/* nn_im2col.c: the im2col of the Top Conv kernel in AVX-512, or AVX2 for W stride 1
+ * (nn_im2col.h): each row of the column matrix written by masked 16-lane (8-lane) loads and
+ * stores, the padding by the load masks. */
 #include "ops/nn_im2col.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -73,9 +74,60 @@ __attribute__((target("avx512f"))) static void im2col_sw2(const float *x, int64_
   im2col_rows(2, x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
 }
 
+/* Does this CPU run AVX2? */
+static bool avx2(void) {
+  static int known = -1; /* a benign race: every thread stores the same value */
+  if (known < 0) known = __builtin_cpu_supports("avx2") ? 1 : 0;
+  return known == 1;
+}
+
+/* The AVX2 lanes j of 8 with lo <= j < hi, as a maskload / maskstore mask. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i lanes8(int64_t lo, int64_t hi) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  lo = lo < 0 ? 0 : lo > 8 ? 8 : lo, hi = hi < 0 ? 0 : hi > 8 ? 8 : hi;
+  return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), idx),
+                             _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), idx));
+}
+
+/* run16 for W stride 1 on AVX2: 8 lanes, vmaskmovps loads (masked lanes read nothing) and
+ * stores. */
+__attribute__((target("avx2"), always_inline)) static inline void run8(float *d, const float *sr, int64_t a, int64_t e,
+                                                                     int64_t lo, int64_t hi) {
+  int64_t full = hi < e ? hi : e;
+  for (int64_t ow = a; ow < e; ow += 8) {
+    if (ow >= lo && ow + 8 <= full) {
+      _mm256_storeu_ps(d + ow, _mm256_loadu_ps(sr + ow));
+      continue;
+    }
+    __m256 v = _mm256_maskload_ps(sr + ow, lanes8(lo - ow, hi - ow));
+    _mm256_maskstore_ps(d + ow, lanes8(0, e - ow), v);
+  }
+}
+
+/* im2col_rows for W stride 1 on AVX2. */
+__attribute__((target("avx2"))) static void im2col_sw1_avx2(const float *x, int64_t C, int64_t H, int64_t W, int64_t KH,
+                                                            int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t OW,
+                                                            float *col, int64_t c0, int64_t nb) {
+  for (int64_t r = 0; r < C * KH * KW; r++) {
+    int64_t c = r / (KH * KW), kh = r / KW % KH, kw = r % KW, off = kw - pl; /* iw = ow + off */
+    int64_t lo = off >= 0 ? 0 : -off, hi0 = W - off <= 0 ? 0 : W - off;
+    for (int64_t p = c0, oh = c0 / OW, a = c0 % OW; p < c0 + nb; oh++, a = 0) {
+      int64_t e = OW - a < c0 + nb - p ? OW : a + (c0 + nb - p), ih = oh * sh - pt + kh;
+      bool in = ih >= 0 && ih < H;
+      run8(col + r * nb + (p - c0) - a, x + (c * H + (in ? ih : 0)) * W + off, a, e, lo, in ? hi0 : lo);
+      p += e - a;
+    }
+  }
+}
+
 bool ct_nn_im2col_s1(const float *x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
                      int64_t pt, int64_t pl, int64_t OW, float *col, int64_t c0, int64_t nb) {
-  if (!avx512() || (sw != 1 && sw != 2)) return false;
+  if (!avx512()) {
+    if (sw != 1 || !avx2()) return false;
+    im2col_sw1_avx2(x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
+    return true;
+  }
+  if (sw != 1 && sw != 2) return false;
   (sw == 1 ? im2col_sw1 : im2col_sw2)(x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
   return true;
 }
