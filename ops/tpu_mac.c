@@ -293,6 +293,42 @@ static void pair_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
   ct_tpu_igemm_pair_rows(j->b + 2 * lo * j->N, k1 - 2 * lo, j->N, j->bp + 2 * lo * j->N);
 }
 
+/* dst[2·ow] = a[ow], dst[2·ow + 1] = b[ow], ow < n: two rows interleaved into a pair row. */
+CT_CLONES_V3 static void interleave_rows(const int16_t *a, const int16_t *b, int64_t n, int16_t *dst) {
+  for (int64_t i = 0; i < n; i++) dst[2 * i] = a[i], dst[2 * i + 1] = b[i];
+}
+
+/* The paired columns of a pointwise Conv straight from its input x (image n, channels [c0,
+ * c0 + K), vol elements each): pair row p interleaves channels 2p and 2p + 1 (zeros past K)
+ * as x − zp_x — conv_input then ct_tpu_igemm_pair_rows in one pass, on ctx's threads. */
+typedef struct xpair_job {
+  const ct_tensor *x;
+  int64_t base, K, vol;
+  int32_t zx;
+  int16_t *bp, *scratch; /* scratch: 2·vol int16 per thread slot */
+} xpair_job;
+
+static void xpair_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
+  const xpair_job *j = arg;
+  int16_t *ta = j->scratch + (int64_t)slot * 2 * j->vol, *tb = ta + j->vol;
+  for (int64_t p = lo; p < hi; p++) {
+    ct_tq_get_row_i16(j->x, j->base + 2 * p * j->vol, j->vol, j->zx, ta);
+    if (2 * p + 1 < j->K) ct_tq_get_row_i16(j->x, j->base + (2 * p + 1) * j->vol, j->vol, j->zx, tb);
+    else memset(tb, 0, sizeof *tb * (size_t)j->vol);
+    interleave_rows(ta, tb, j->vol, j->bp + 2 * p * j->vol);
+  }
+}
+
+static bool pair_input(const ct_tensor *x, int64_t base, int64_t K, int64_t vol, int32_t zx, int16_t *bp,
+                       const ct_kernel_ctx *ctx) {
+  xpair_job j = {x, base, K, vol, zx, bp, NULL};
+  int parts = ct_nn_parallel_parts(ctx, (K + 1) / 2, K * vol);
+  if (!(j.scratch = malloc(sizeof *j.scratch * (size_t)(2 * parts * vol + 1)))) return false;
+  ct_nn_parallel(ctx, (K + 1) / 2, K * vol, xpair_tasks, &j);
+  free(j.scratch);
+  return true;
+}
+
 /* ct_tpu_igemm_pair_rows with its pair rows shared by ctx's threads. */
 static void pair_rows(const int16_t *b, int64_t K, int64_t N, int16_t *bp, const ct_kernel_ctx *ctx) {
   pair_job j = {b, K, N, bp};
@@ -311,11 +347,6 @@ static void im2col_span(int64_t off, int64_t s, int64_t IW, int64_t OW, int64_t 
   int64_t l = off >= 0 ? 0 : (-off + s - 1) / s, h = IW - 1 - off < 0 ? 0 : (IW - 1 - off) / s + 1;
   *lo = l < OW ? l : OW, *hi = h < OW ? h : OW;
   if (*hi < *lo) *hi = *lo;
-}
-
-/* dst[2·ow] = a[ow], dst[2·ow + 1] = b[ow], ow < n: two rows interleaved into a pair row. */
-CT_CLONES_V3 static void interleave_rows(const int16_t *a, const int16_t *b, int64_t n, int16_t *dst) {
-  for (int64_t i = 0; i < n; i++) dst[2 * i] = a[i], dst[2 * i + 1] = b[i];
 }
 
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
@@ -426,6 +457,9 @@ typedef struct conv_cols {
   conv_memo *memo;          /* the Conv's converted weights and biases */
   float *colf;
   int64_t xn, cg, xbound; /* xbound: input_bound of the input's type (no pass over xs) */
+  const ct_tensor *x;      /* the Conv's input, and its zero point */
+  int32_t zx;
+  bool xdirect;            /* pointwise with sums exact by xbound: colp built from x, no xs */
   const ct_nn_geo *g;
   const ct_kernel_ctx *ctx; /* the threads the column building shares */
   bool pw, gemm;
@@ -448,7 +482,12 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
                 ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax));
   if (exact) {
     if (!(cc->colp = conv_buf(cc->colp, (j->K + 1) / 2 * 2 * j->P, sizeof *cc->colp))) return NULL;
-    if (cc->pw) pair_rows(cc->xs, j->K, j->P, cc->colp, cc->ctx); /* once per group, shared by the threads */
+    if (cc->pw && cc->xdirect) { /* the pairs straight from the input (conv_input skipped) */
+      if (!pair_input(cc->x, (j->n * cc->x->shape[1] + j->grp * cc->cg) * j->P, j->K, j->P, cc->zx, cc->colp, cc->ctx))
+        return NULL;
+    } else if (cc->pw) {
+      pair_rows(cc->xs, j->K, j->P, cc->colp, cc->ctx); /* once per group, shared by the threads */
+    }
     else if (!conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx)) return NULL;
     j->colp = cc->colp;
     /* every group's weights − zp_w (|w − zp_w| ≤ 32767: no wrap) and biases, once per Conv */
@@ -497,11 +536,13 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, conv_memo *cm, const
   }
   int64_t wmax = gemm ? cm->wmax : 0;
   j->bmax = cm->bmax;
+  cc.x = x, cc.zx = zx;
+  cc.xdirect = cc.pw && gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, cc.xbound, j->bmax);
   ct_status st = !cc.xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   if (gemm) ct_nn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)
     for (int64_t grp = 0; !st && grp < G; grp++) {
-      conv_input(x, g, n, grp * cg, cg, zx, cc.xs, ctx);
+      if (!cc.xdirect) conv_input(x, g, n, grp * cg, cg, zx, cc.xs, ctx);
       j->n = n, j->grp = grp;
       ct_workpool_fn fn = conv_pick(j, &cc, wmax);
       int64_t tasks = fn == conv_cols_igemm       ? (j->P + IGEMM_BLOCK - 1) / IGEMM_BLOCK
