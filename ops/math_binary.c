@@ -192,7 +192,8 @@ static ct_status bin_apply(const ct_op *op, const bin_entry *e, const ct_tensor 
   if (row) {
     int64_t total = ct_tensor_numel(y), rows = total / it.inner;
     bin_job j = {row, &it, a->data, b->data, y->data, rows};
-    ct_nn_parallel(ctx, rows == 1 ? (it.inner + BIN_CHUNK - 1) / BIN_CHUNK : rows, total, bin_rows, &j);
+    int64_t tasks = rows == 1 ? (it.inner + BIN_CHUNK - 1) / BIN_CHUNK : rows;
+    ct_nn_parallel(ctx, tasks, CT_NN_STREAM_WORK(total), bin_rows, &j);
     return CT_OK;
   }
   int64_t o = 0;

@@ -45,6 +45,10 @@ void ct_nn_bias_act(const ct_nn_act *a, float b, float *y, int64_t n);
  * split their GEMMs over ctx->pool instead). */
 void ct_nn_blas_threads(const ct_kernel_ctx *ctx);
 #define CT_NN_MIN_WORK ((int64_t)1 << 16) /* operations worth handing to another thread */
+/* The work of n elements of a memory-bound row loop (a copy, an element-wise add) for
+ * ct_nn_parallel: a quarter of an operation each, so that such a loop takes the threads from
+ * 2^18 elements on (below, waking a worker costs more than it saves). */
+#define CT_NN_STREAM_WORK(n) ((n) / 4)
 /* Threads ct_nn_parallel(ctx, n, work, ...) uses: those of ctx->pool (1 without a pool) when
  * n >= 2 and the estimated total `work` (operations) is at least CT_NN_MIN_WORK, else 1.
  * Per-thread scratch indexed by the slot argument needs this many entries. */

@@ -255,7 +255,7 @@ static ct_status rz_nearest(const ct_op *op, ct_tensor *const *in, ct_tensor **o
   if (!rz_plan_taps(&p, &buf)) return ct_shape_nn_oom(d, op);
   int64_t n = ct_tensor_numel(out[0]), rowlen = p.out[p.nd - 1];
   rz_gather_job j = {&p, in[0]->data, out[0]->data, ct_dtype_size(in[0]->dtype)};
-  if (n > 0) ct_nn_parallel(ctx, n / rowlen, n, rz_gather, &j);
+  if (n > 0) ct_nn_parallel(ctx, n / rowlen, CT_NN_STREAM_WORK(n), rz_gather, &j);
   free(buf);
   return CT_OK;
 }
