@@ -8,6 +8,7 @@
 #include "cmodel/elem.h"
 #include "common/clones.h"
 #include "isa/isa.h"
+#include "quant/igemm.h"
 #include "quant/quant.h"
 
 /* One typed loop per storage type: R is the C type of the result row. */
@@ -90,45 +91,8 @@ void ct_kern_store_f32_result(uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, co
   for (int64_t j = 0; j < n; j++) ct_elem_setf_result(p, dt, i0 + j, v[j]);
 }
 
-#define GEMM_PB 256 /* output pixels per block: 4 accumulator rows stay in L1 */
-
-/* Four output rows at once share every load of a column row. */
-static inline void gemm16_rows4(const int16_t *w, const int16_t *col, int64_t K, int64_t P, int64_t pn,
-                                int32_t *acc) {
-  int32_t *restrict a0 = acc, *restrict a1 = acc + P, *restrict a2 = acc + 2 * P, *restrict a3 = acc + 3 * P;
-  memset(a0, 0, (size_t)pn * 4), memset(a1, 0, (size_t)pn * 4), memset(a2, 0, (size_t)pn * 4),
-      memset(a3, 0, (size_t)pn * 4);
-  for (int64_t k = 0; k < K; k++) {
-    int32_t w0 = w[k], w1 = w[K + k], w2 = w[2 * K + k], w3 = w[3 * K + k];
-    const int16_t *restrict c = col + k * P;
-    for (int64_t p = 0; p < pn; p++) {
-      int32_t cv = c[p];
-      a0[p] += w0 * cv, a1[p] += w1 * cv, a2[p] += w2 * cv, a3[p] += w3 * cv;
-    }
-  }
-}
-
-static inline void gemm16_row(const int16_t *w, const int16_t *col, int64_t K, int64_t P, int64_t pn,
-                              int32_t *restrict a) {
-  memset(a, 0, (size_t)pn * 4);
-  for (int64_t k = 0; k < K; k++) {
-    int32_t wv = w[k];
-    const int16_t *restrict c = col + k * P;
-    for (int64_t p = 0; p < pn; p++) a[p] += wv * c[p];
-  }
-}
-
-CT_CLONES_V3 static void gemm16_clones(const int16_t *w, const int16_t *col, int64_t M, int64_t K, int64_t P,
-                                       int32_t *acc) {
-  for (int64_t p0 = 0; p0 < P; p0 += GEMM_PB) {
-    int64_t pn = P - p0 < GEMM_PB ? P - p0 : GEMM_PB, o = 0;
-    for (; o + 4 <= M; o += 4) gemm16_rows4(w + o * K, col + p0, K, P, pn, acc + o * P + p0);
-    for (; o < M; o++) gemm16_row(w + o * K, col + p0, K, P, pn, acc + o * P + p0);
-  }
-}
-
-void ct_kern_gemm16(const int16_t *w, const int16_t *col, int64_t M, int64_t K, int64_t P, int32_t *acc) {
-  gemm16_clones(w, col, M, K, P, acc);
+bool ct_kern_gemm16(const int16_t *w, const int16_t *col, int64_t M, int64_t K, int64_t P, int32_t *acc) {
+  return ct_quant_igemm(M, P, K, w, K, col, P, NULL, acc, P);
 }
 
 static int32_t rd_i32(const uint8_t *p, int64_t i) {

@@ -23,10 +23,11 @@ void ct_kern_store_i32(uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, const int
 /* Stores v[j] as element i0 + j of float type dt: ct_elem_setf_result (canonical NaN). */
 void ct_kern_store_f32_result(uint8_t *p, ct_dtype dt, int64_t i0, int64_t n, const float *v);
 
-/* acc[o][p] = Σ_k w[o][k] · col[k][p] for o < M, p < P (acc is M × P, row-major). The caller
- * guarantees that no product or partial sum leaves int32 (the integer sum is exact, so the
- * order of the terms does not matter). */
-void ct_kern_gemm16(const int16_t *w, const int16_t *col, int64_t M, int64_t K, int64_t P, int32_t *acc);
+/* acc[o][p] = Σ_k w[o][k] · col[k][p] for o < M, p < P (acc is M × P, row-major), by
+ * quant/igemm.c (the Tpu reference's GEMM). The caller guarantees that no product or partial
+ * sum leaves int32 (the integer sum is exact, so the order of the terms does not matter).
+ * False (acc untouched) when out of memory. */
+bool ct_kern_gemm16(const int16_t *w, const int16_t *col, int64_t M, int64_t K, int64_t P, int32_t *acc);
 
 /* Elements i0 .. i0 + n − 1 of integer type dt at p = ct_quant_requant_act(v[j], m, s, zp, act,
  * hi, dt), through quant/'s row routine where it applies. */

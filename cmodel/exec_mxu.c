@@ -259,7 +259,7 @@ static bool conv_int16(const convp *c, const ct_kern_epi *ke, uint8_t *mem) {
       load_plane(c, mem, b, g * icg, icg, plane);
       if (!direct) im2col16(c, plane, icg, col);
       ct_kern_load_i16(mem + c->wt, c->dt_w, g * ocg * K, ocg * K, 0, w);
-      ct_kern_gemm16(w, col, ocg, K, P, acc);
+      if (!(ok = ct_kern_gemm16(w, col, ocg, K, P, acc))) break;
       for (int64_t o = 0; o < ocg; o++) store_channel(c, ke, acc + o * P, b, g * ocg + o, v);
     }
   free(plane), free(w), free(acc), free(v);
@@ -363,7 +363,7 @@ static bool matmul_int16(const mmp *p, const ct_kern_epi *ke, uint8_t *mem) {
       for (int64_t j = 0; p->b_trans && j < p->n; j++) /* [n][k] → [k][n] */
         for (int64_t kk = 0; kk < p->k; kk++) bt[kk * p->n + j] = br[j * p->k + kk];
     }
-    ct_kern_gemm16(a, bt, p->m, p->k, p->n, acc);
+    if (!(ok = ct_kern_gemm16(a, bt, p->m, p->k, p->n, acc))) break;
     for (int64_t i = 0; i < p->m; i++) {
       for (int64_t j = 0; j < p->n; j++) v[j] = acc[i * p->n + j];
       ct_kern_epi_row(ke, v, (bi * p->m + i) * p->n, p->n, 0, true);

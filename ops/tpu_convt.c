@@ -3,15 +3,15 @@
  * pad_begin + k·dilation (the scatter form of the ONNX definition), then requant per output
  * channel (ct_quant_requant_act_row, no activation). As GEMM + col2im (Caffe's and oneDNN's
  * deconvolution): per group the products cols[(o, kh, kw)][(ih, iw)] = Σ_c w[c][o][kh][kw]·
- * x[c][ih][iw] by ct_tpu_igemm, each added into its output position in int64. Every sum is an
- * exact integer (ct_tpu_igemm_exact), so the result equals the direct scatter loop's, which
+ * x[c][ih][iw] by ct_quant_igemm, each added into its output position in int64. Every sum is an
+ * exact integer (ct_quant_igemm_exact), so the result equals the direct scatter loop's, which
  * runs when the bound does not hold (16-bit operands of wide range). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/nn_util.h"
 #include "ops/ops_util.h"
-#include "ops/tpu_igemm.h"
+#include "quant/igemm.h"
 #include "ops/tpu_util.h"
 
 #define CONVT_CHANNELS 16 /* output channels per GEMM: their int64 sums stay small */
@@ -77,7 +77,7 @@ static bool convt_block(convt_job *j, int64_t gi, int64_t o0, int64_t o1, int64_
   const int16_t *a = j->wt + (gi * j->ocg * j->kk + o0 * j->kk) * j->cg, *x = j->xs + gi * j->cg * j->ivol;
   for (int64_t p0 = 0; p0 < j->ivol; p0 += nb) {
     int64_t n = j->ivol - p0 < nb ? j->ivol - p0 : nb;
-    if (!ct_tpu_igemm(rows, n, j->cg, a, j->cg, x + p0, j->ivol, NULL, t, n)) return false;
+    if (!ct_quant_igemm(rows, n, j->cg, a, j->cg, x + p0, j->ivol, NULL, t, n)) return false;
     convt_scatter(j, rows, p0, n, t, acc);
   }
   for (int64_t o = o0; o < o1; o++) {
@@ -176,7 +176,7 @@ static bool convt_image(convt_job *j, const ct_tensor *x, int64_t C, int32_t zx,
                         int16_t *xs, const ct_kernel_ctx *ctx) {
   int64_t xmax = 0;
   ct_tq_get_row_i32(x, j->n * C * j->ivol, C * j->ivol, zx, xi);
-  if (!wok || !narrow16(xi, C * j->ivol, xs, &xmax) || !ct_tpu_igemm_exact(j->cg, wmax, xmax, 0)) return false;
+  if (!wok || !narrow16(xi, C * j->ivol, xs, &xmax) || !ct_quant_igemm_exact(j->cg, wmax, xmax, 0)) return false;
   j->xs = xs, j->acc32 = convt_acc32(j, wmax, xmax);
   ct_nn_parallel(ctx, j->OC, j->OC * j->kk * j->cg * j->ivol, convt_channels, j);
   return true;

@@ -16,7 +16,7 @@
 #include "ops/nn_util.h"
 #include "ops/ops_util.h"
 #include "ops/tpu_dw.h"
-#include "ops/tpu_igemm.h"
+#include "quant/igemm.h"
 #include "ops/tpu_util.h"
 #include "common/clones.h"
 
@@ -25,7 +25,7 @@ typedef struct conv_job {
   const ct_tensor *w, *b;
   ct_tensor *y;
   const int16_t *col;     /* [K][P] of the current image/group */
-  const int16_t *colp;    /* the same paired for ct_tpu_igemm_paired (integer GEMM path) */
+  const int16_t *colp;    /* the same paired for ct_quant_igemm_paired (integer GEMM path) */
   int64_t K, P, og, grp, n, oc;
   const int32_t *m;
   const int *s;
@@ -154,17 +154,17 @@ static void conv_channels_gemm(void *arg, int64_t lo, int64_t hi, int slot) {
   free(wf), free(cf), free(acc), free(acc32), free(wr);
 }
 
-#define IGEMM_COLS 2048 /* output columns per ct_tpu_igemm call of the row split */
+#define IGEMM_COLS 2048 /* output columns per ct_quant_igemm call of the row split */
 #define IGEMM_QUAD 4     /* output channels per task of the row split: whole rows of the 4-row micro-kernels */
 #define IGEMM_BLOCK 512  /* output columns per task of the column split */
 
 /* Output channels [r0, r0 + rows) × columns [p0, p0 + n) of one group on the integer path
- * (conv_grouped checked ct_tpu_igemm_exact): acc = bias + (W − zp_w)·col by ct_tpu_igemm on
+ * (conv_grouped checked ct_quant_igemm_exact): acc = bias + (W − zp_w)·col by ct_quant_igemm on
  * the group's converted weights (j->a16, j->bias32) and the shared paired columns, into the
  * scratch c (rows·n int32), then requantized a row at a time. The sums are exact int32
  * integers, equal to the dot loop's, whatever the split. False when out of memory. */
 static bool igemm_block(const conv_job *j, int64_t r0, int64_t rows, int64_t p0, int64_t n, int32_t *c) {
-  if (!ct_tpu_igemm_paired(rows, n, j->K, j->a16 + r0 * j->K, j->K, j->colp + 2 * p0, j->P, j->bias32 + r0, c, n))
+  if (!ct_quant_igemm_paired(rows, n, j->K, j->a16 + r0 * j->K, j->K, j->colp + 2 * p0, j->P, j->bias32 + r0, c, n))
     return false;
   for (int64_t r = 0; r < rows; r++) {
     int64_t oc = j->grp * j->og + r0 + r;
@@ -290,7 +290,7 @@ static void pair_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
   (void)slot;
   const pair_job *j = arg;
   int64_t k1 = 2 * hi < j->K ? 2 * hi : j->K;
-  ct_tpu_igemm_pair_rows(j->b + 2 * lo * j->N, k1 - 2 * lo, j->N, j->bp + 2 * lo * j->N);
+  ct_quant_igemm_pair_rows(j->b + 2 * lo * j->N, k1 - 2 * lo, j->N, j->bp + 2 * lo * j->N);
 }
 
 /* dst[2·ow] = a[ow], dst[2·ow + 1] = b[ow], ow < n: two rows interleaved into a pair row. */
@@ -300,7 +300,7 @@ CT_CLONES_V3 static void interleave_rows(const int16_t *a, const int16_t *b, int
 
 /* The paired columns of a pointwise Conv straight from its input x (image n, channels [c0,
  * c0 + K), vol elements each): pair row p interleaves channels 2p and 2p + 1 (zeros past K)
- * as x − zp_x — conv_input then ct_tpu_igemm_pair_rows in one pass, on ctx's threads. */
+ * as x − zp_x — conv_input then ct_quant_igemm_pair_rows in one pass, on ctx's threads. */
 typedef struct xpair_job {
   const ct_tensor *x;
   int64_t base, K, vol;
@@ -329,7 +329,7 @@ static bool pair_input(const ct_tensor *x, int64_t base, int64_t K, int64_t vol,
   return true;
 }
 
-/* ct_tpu_igemm_pair_rows with its pair rows shared by ctx's threads. */
+/* ct_quant_igemm_pair_rows with its pair rows shared by ctx's threads. */
 static void pair_rows(const int16_t *b, int64_t K, int64_t N, int16_t *bp, const ct_kernel_ctx *ctx) {
   pair_job j = {b, K, N, bp};
   ct_nn_parallel(ctx, (K + 1) / 2, K * N, pair_tasks, &j);
@@ -351,7 +351,7 @@ static void im2col_span(int64_t off, int64_t s, int64_t IW, int64_t OW, int64_t 
 
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
  * (a pointwise kernel's columns are xs itself: conv_grouped). paired: in the layout of
- * ct_tpu_igemm_pair_rows instead (rows 2p and 2p + 1 interleaved; an odd K's last row paired
+ * ct_quant_igemm_pair_rows instead (rows 2p and 2p + 1 interleaved; an odd K's last row paired
  * with zeros). A task builds rows [lo, hi) (paired: pair rows), each output row of a column
  * by im2col_out_row, a pair row's two rows through scratch and then interleaved. */
 typedef struct im2col_job {
@@ -421,7 +421,7 @@ static void im2col_rows(void *arg, int64_t lo, int64_t hi, int slot) {
 }
 
 /* The int16 columns of cg input channels (row (c, kd, kh, kw), P = output positions; paired:
- * the layout of ct_tpu_igemm_pair_rows, an odd last row paired with zeros), the rows (pair
+ * the layout of ct_quant_igemm_pair_rows, an odd last row paired with zeros), the rows (pair
  * rows) shared by ctx's threads. False when out of memory. */
 static bool conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, bool paired, int16_t *col,
                         const ct_kernel_ctx *ctx) {
@@ -451,7 +451,7 @@ static ct_status conv_depthwise(const ct_op *op, const conv_job *j, const ct_ten
  * magnitudes), the geometry and group width,
  * whether the kernel is pointwise (its columns are xs) and whether a GEMM path applies; and
  * the column buffers, each allocated on first use and kept for the next groups: col (int16,
- * K·P), colp (the paired layout of ct_tpu_igemm_pair_rows), colf (col as floats). */
+ * K·P), colp (the paired layout of ct_quant_igemm_pair_rows), colf (col as floats). */
 typedef struct conv_cols {
   int16_t *xs, *col, *colp;
   conv_memo *memo;          /* the Conv's converted weights and biases */
@@ -470,7 +470,7 @@ static void *conv_buf(void *buf, int64_t n, size_t esz) { return buf ? buf : mal
 
 /* Builds one group's columns and picks their kernel: the dot loop below CONV_GEMM_MIN_OC
  * output channels (gemm false) on the int16 columns (im2col into cc->col unless pointwise);
- * else ct_tpu_igemm when its int32 sums are exact (weights within int16 and ct_tpu_igemm_exact
+ * else ct_quant_igemm when its int32 sums are exact (weights within int16 and ct_quant_igemm_exact
  * with max |xs|, which bounds every column value), on columns built straight into the paired
  * layout cc->colp and the weights converted once per Conv into cc->memo — split by output channels, or
  * with at least 2·IGEMM_BLOCK columns by column blocks; else the chunked sgemm on the columns
@@ -478,8 +478,8 @@ static void *conv_buf(void *buf, int64_t n, size_t esz) { return buf ? buf : mal
 static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
   int64_t KP = j->K * j->P;
   bool exact = cc->gemm && wmax <= INT16_MAX &&
-               (ct_tpu_igemm_exact(j->K, wmax, cc->xbound, j->bmax) ||
-                ct_tpu_igemm_exact(j->K, wmax, ct_tpu_i16_absmax(cc->xs, cc->xn), j->bmax));
+               (ct_quant_igemm_exact(j->K, wmax, cc->xbound, j->bmax) ||
+                ct_quant_igemm_exact(j->K, wmax, ct_quant_i16_absmax(cc->xs, cc->xn), j->bmax));
   if (exact) {
     if (!(cc->colp = conv_buf(cc->colp, (j->K + 1) / 2 * 2 * j->P, sizeof *cc->colp))) return NULL;
     if (cc->pw && cc->xdirect) { /* the pairs straight from the input (conv_input skipped) */
@@ -537,7 +537,7 @@ static ct_status conv_grouped(const ct_op *op, conv_job *j, conv_memo *cm, const
   int64_t wmax = gemm ? cm->wmax : 0;
   j->bmax = cm->bmax;
   cc.x = x, cc.zx = zx;
-  cc.xdirect = cc.pw && gemm && wmax <= INT16_MAX && ct_tpu_igemm_exact(j->K, wmax, cc.xbound, j->bmax);
+  cc.xdirect = cc.pw && gemm && wmax <= INT16_MAX && ct_quant_igemm_exact(j->K, wmax, cc.xbound, j->bmax);
   ct_status st = !cc.xs || wmax < 0 ? ct_ops_err(d, CT_ERR_LIMIT, op, "out of memory") : CT_OK;
   if (gemm) ct_nn_blas_threads(ctx);
   for (int64_t n = 0; !st && n < x->shape[0]; n++)

@@ -3,12 +3,12 @@
  * sums (narrow) and int64 sums (i16 weights, a bias near the int32 limit), strides 1, 2 and 3,
  * dilations, asymmetric pads, per-channel weight zero points, the sgemm and dot-loop paths,
  * pointwise columns; i8 / u8 / i16 / i32 outputs, ReLU and clamp; 1 and 2 threads; MatMul
- * and Gemm (transB) on sgemm; the int16 GEMM (ops/tpu_igemm.c) itself, every micro-kernel. */
+ * and Gemm (transB) on sgemm; the int16 GEMM (quant/igemm.c) itself, every micro-kernel. */
 #include <stdlib.h>
 
 #include "common/workpool.h"
 #include "ops/kernel.h"
-#include "ops/tpu_igemm.h"
+#include "quant/igemm.h"
 #include "tests/testutil.h"
 
 /* Rounding right shift, ties toward +inf (docs/quant.md), by exact floor division: s ≤ 62. */
@@ -228,11 +228,11 @@ START_TEST(test_matmul_gemm_vs_loop) {
 }
 END_TEST
 
-/* ct_tpu_igemm and ct_tpu_igemm_paired (their AVX-512 VNNI, AVX2 and plain C micro-kernels,
+/* ct_quant_igemm and ct_quant_igemm_paired (their AVX-512 VNNI, AVX2 and plain C micro-kernels,
  * those the CPU has) against an int64 triple loop:
  * shapes off the 4×16 tile and the 512-deep K block (odd K, one row, one column, several K
  * blocks), values spread over int16 and at its edges (−32768, 32767) with the largest K and
- * bias ct_tpu_igemm_exact allows; and the bound itself: one more product or unit of bias is
+ * bias ct_quant_igemm_exact allows; and the bound itself: one more product or unit of bias is
  * refused. */
 static void igemm_case(int64_t M, int64_t N, int64_t K, int32_t lo, int32_t hi, int32_t blo, int32_t bhi, unsigned seed) {
   int16_t *A = malloc(sizeof *A * (size_t)(M * K + 1)), *B = malloc(sizeof *B * (size_t)(K * N + 1));
@@ -242,13 +242,13 @@ static void igemm_case(int64_t M, int64_t N, int64_t K, int32_t lo, int32_t hi, 
   for (int64_t i = 0; i < K * N; i++) B[i] = (int16_t)(rand() % 3 == 0 ? (rand() % 2 ? lo : hi) : lo + rand() % (hi - lo + 1));
   for (int64_t m = 0; m < M; m++) bias[m] = (int32_t)(blo + (int64_t)(((double)rand() / RAND_MAX) * ((double)bhi - blo)));
   int64_t amax = lo < -hi ? -(int64_t)lo : hi, bm = blo < -bhi ? -(int64_t)blo : bhi;
-  ck_assert_msg(ct_tpu_igemm_exact(K, amax, amax, bm), "M %lld N %lld K %lld", (long long)M, (long long)N, (long long)K);
+  ck_assert_msg(ct_quant_igemm_exact(K, amax, amax, bm), "M %lld N %lld K %lld", (long long)M, (long long)N, (long long)K);
   int16_t *Bp = malloc(sizeof *Bp * (size_t)((K + 1) / 2 * 2 * N + 1));
-  ct_tpu_igemm_pair_rows(B, K, N, Bp);
+  ct_quant_igemm_pair_rows(B, K, N, Bp);
   for (int simd = 0; simd <= 5; simd++) { /* 0..2 B row-major, 3..5 B paired */
-    ct_tpu_igemm_simd(simd % 3);
-    if (simd < 3) ck_assert(ct_tpu_igemm(M, N, K, A, K, B, N, bias, C, N));
-    else ck_assert(ct_tpu_igemm_paired(M, N, K, A, K, Bp, N, bias, C, N));
+    ct_quant_igemm_simd(simd % 3);
+    if (simd < 3) ck_assert(ct_quant_igemm(M, N, K, A, K, B, N, bias, C, N));
+    else ck_assert(ct_quant_igemm_paired(M, N, K, A, K, Bp, N, bias, C, N));
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
         int64_t acc = bias[m];
@@ -257,7 +257,7 @@ static void igemm_case(int64_t M, int64_t N, int64_t K, int32_t lo, int32_t hi, 
                       (long long)N, (long long)K, (long long)m, (long long)n, C[m * N + n], (long long)acc);
       }
   }
-  ct_tpu_igemm_simd(2);
+  ct_quant_igemm_simd(2);
   free(A), free(B), free(Bp), free(bias), free(C);
 }
 
@@ -270,9 +270,9 @@ START_TEST(test_igemm_vs_loop) {
   igemm_case(6, 20, 1, -32768, 32767, -(1 << 30) + 1, (1 << 30) - 1, 41); /* one product of 2^30 */
   igemm_case(6, 20, 2, -32767, 32767, -131069, 131069, 42); /* 2·32767² + 131069 = INT32_MAX */
   igemm_case(7, 19, 33025, -1, 1, -(INT32_MAX - 33025), INT32_MAX - 33025, 43);
-  ck_assert(ct_tpu_igemm_exact(2, 32767, 32767, 131069) && !ct_tpu_igemm_exact(2, 32767, 32767, 131070));
-  ck_assert(!ct_tpu_igemm_exact(3, 32767, 32767, 0) && !ct_tpu_igemm_exact(1, 32769, 1, 0));
-  ck_assert(ct_tpu_igemm_exact(1, 32768, 32768, (1 << 30) - 1) && !ct_tpu_igemm_exact(1, 32768, 32768, 1 << 30));
+  ck_assert(ct_quant_igemm_exact(2, 32767, 32767, 131069) && !ct_quant_igemm_exact(2, 32767, 32767, 131070));
+  ck_assert(!ct_quant_igemm_exact(3, 32767, 32767, 0) && !ct_quant_igemm_exact(1, 32769, 1, 0));
+  ck_assert(ct_quant_igemm_exact(1, 32768, 32768, (1 << 30) - 1) && !ct_quant_igemm_exact(1, 32768, 32768, 1 << 30));
 }
 END_TEST
 

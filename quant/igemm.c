@@ -1,17 +1,17 @@
-/* tpu_igemm.c: C = bias + A·B on int16 operands with int32 sums (tpu_igemm.h), the GEMM of
- * the Tpu reference's integer MAC kernels. Blocked as BLIS / GotoBLAS do: K in blocks of
+/* igemm.c: C = bias + A·B on int16 operands with int32 sums (igemm.h), the GEMM of the
+ * integer MAC kernels of the Tpu reference and the cmodel. Blocked as BLIS / GotoBLAS do: K in blocks of
  * KC_PAIRS pairs; per block A packed in panels of MR rows (each k pair of a row one int32)
  * and B in panels of NR columns (each k pair of a column two adjacent int16), then an MR×NR
  * micro-kernel adds the block's products into C. On x86-64 with AVX2 the micro-kernel is
  * pmaddwd (_mm256_madd_epi16: two int16 products added into an int32 lane, XNNPACK's and
  * oneDNN's int16 form), with AVX-512 VNNI vpdpwssd (the same product pairs and the add in one
  * instruction); the plain C one computes the same integers. Every sum is an integer
- * below 2^31 in magnitude (the caller's ct_tpu_igemm_exact bound), so any order of addition
+ * below 2^31 in magnitude (the caller's ct_quant_igemm_exact bound), so any order of addition
  * gives the exact sum and both paths agree bit for bit with a scalar int64 dot loop. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/tpu_igemm.h"
+#include "quant/igemm.h"
 #include "common/clones.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -31,7 +31,7 @@
 
 static int simd_cap = 2; /* the highest micro-kernel allowed: 0 plain C, 1 AVX2, 2 AVX-512 VNNI */
 
-void ct_tpu_igemm_simd(int level) { simd_cap = level; }
+void ct_quant_igemm_simd(int level) { simd_cap = level; }
 
 /* Packs rows [0, M) of A, k in [k0, k0 + 2·kp), as panels of MR rows: pa[panel][pair][r] =
  * A[r][k] | A[r][k + 1] << 16 (zeros past M and K). */
@@ -56,7 +56,7 @@ static void pack_a(int64_t M, int64_t K, const int16_t *A, int64_t lda, int64_t 
 CT_CLONES_V3 static void pack_b(int64_t N, int64_t K, const int16_t *B, int64_t ldb, int64_t k0, int64_t kp, int64_t n0,
                                 int16_t *pb) {
   int64_t nc = N - n0 < NR ? N - n0 : NR;
-  if (ldb < 0) { /* B paired ([K/2][-ldb][2], ct_tpu_igemm_paired): the panel's pairs, zeros past N */
+  if (ldb < 0) { /* B paired ([K/2][-ldb][2], ct_quant_igemm_paired): the panel's pairs, zeros past N */
     for (int64_t p = 0; p < kp; p++, pb += 2 * NR) {
       const int16_t *src = B + ((k0 / 2 + p) * -ldb + n0) * 2;
       for (int64_t c = 0; c < 2 * NR; c++) pb[c] = c < 2 * nc ? src[c] : 0;
@@ -215,7 +215,7 @@ static void add_tile(int64_t M, int64_t N, int64_t m0, int64_t n0, int64_t kp, c
   }
 }
 
-/* ct_tpu_igemm with B row-major (ldb > 0) or paired (ldb < 0: [⌈K/2⌉][−ldb][2], whole
+/* ct_quant_igemm with B row-major (ldb > 0) or paired (ldb < 0: [⌈K/2⌉][−ldb][2], whole
  * panels then read in place, pb_stride 2·(−ldb)). */
 static bool igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
                   const int32_t *bias, int32_t *C, int64_t ldc) {
@@ -252,13 +252,13 @@ static bool igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda
   return true;
 }
 
-bool ct_tpu_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
-                  const int32_t *bias, int32_t *C, int64_t ldc) {
+bool ct_quant_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
+                    const int32_t *bias, int32_t *C, int64_t ldc) {
   return igemm(M, N, K, A, lda, B, ldb, bias, C, ldc);
 }
 
-bool ct_tpu_igemm_paired(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *Bp, int64_t ldb,
-                         const int32_t *bias, int32_t *C, int64_t ldc) {
+bool ct_quant_igemm_paired(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *Bp,
+                           int64_t ldb, const int32_t *bias, int32_t *C, int64_t ldc) {
   return igemm(M, N, K, A, lda, Bp, -ldb, bias, C, ldc);
 }
 
@@ -273,7 +273,7 @@ CT_CLONES_V3 static void pair_rows_clones(const int16_t *B, int64_t K, int64_t N
   }
 }
 
-void ct_tpu_igemm_pair_rows(const int16_t *B, int64_t K, int64_t N, int16_t *Bp) { pair_rows_clones(B, K, N, Bp); }
+void ct_quant_igemm_pair_rows(const int16_t *B, int64_t K, int64_t N, int16_t *Bp) { pair_rows_clones(B, K, N, Bp); }
 
 CT_CLONES_V3 static int32_t i16_absmax_clones(const int16_t *v, int64_t n) {
   int32_t mx = 0;
@@ -284,4 +284,4 @@ CT_CLONES_V3 static int32_t i16_absmax_clones(const int16_t *v, int64_t n) {
   return mx;
 }
 
-int32_t ct_tpu_i16_absmax(const int16_t *v, int64_t n) { return i16_absmax_clones(v, n); }
+int32_t ct_quant_i16_absmax(const int16_t *v, int64_t n) { return i16_absmax_clones(v, n); }
