@@ -352,8 +352,9 @@ static void im2col_span(int64_t off, int64_t s, int64_t IW, int64_t OW, int64_t 
 /* im2col of one group from xs (conv_input): col[(c, kd, kh, kw)][(od, oh, ow)], 0 in the pads
  * (a pointwise kernel's columns are xs itself: conv_grouped). paired: in the layout of
  * ct_quant_igemm_pair_rows instead (rows 2p and 2p + 1 interleaved; an odd K's last row paired
- * with zeros). A task builds rows [lo, hi) (paired: pair rows), each output row of a column
- * by im2col_out_row, a pair row's two rows through scratch and then interleaved. */
+ * with zeros). A task builds rows [lo, hi) (paired: pair rows), each column row a plane at a
+ * time (im2col_plane) or an output row at a time (im2col_out_row), a pair row's two rows
+ * through scratch and then interleaved. */
 typedef struct im2col_job {
   const int16_t *xs;
   const ct_nn_geo *g;
@@ -396,16 +397,58 @@ static void im2col_out_row(const im2col_job *j, const col_row *cr, int64_t od, i
   for (int64_t ow = hi; ow < OW; ow++) dst[ow] = 0;
 }
 
+/* Does im2col_plane apply: a 2-D conv (depth 1) with unit H and W strides? */
+static bool im2col_planar(const ct_nn_geo *g) {
+  return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->s[1] == 1 && g->s[2] == 1;
+}
+
+/* Column row cr of an im2col_planar conv over every output position at once: the output rows
+ * whose input row is inside (one run of them) copy their [lo, hi), everything else is 0; one
+ * copy for the whole run when no column is padded and the rows are the input's own. */
+static void im2col_plane(const im2col_job *j, const col_row *cr, int16_t *dst) {
+  const ct_nn_geo *g = j->g;
+  int64_t OH = g->out[1], OW = g->out[2], H = g->in[1], W = g->in[2], P = OH * OW;
+  int64_t dh = cr->kh * g->dl[1] - g->pb[1]; /* ih = oh + dh */
+  int64_t oh0 = dh < 0 ? -dh : 0, oh1 = H - dh < OH ? H - dh : OH;
+  if (!cr->xc || oh1 <= oh0 || cr->hi <= cr->lo) {
+    memset(dst, 0, sizeof *dst * (size_t)P);
+    return;
+  }
+  memset(dst, 0, sizeof *dst * (size_t)(oh0 * OW));
+  const int16_t *src = cr->xc + (oh0 + dh) * W + cr->off;
+  if (cr->lo == 0 && cr->hi == OW && OW == W) {
+    memcpy(dst + oh0 * OW, src, sizeof *dst * (size_t)((oh1 - oh0) * OW));
+  } else {
+    for (int64_t oh = oh0; oh < oh1; oh++, src += W) {
+      int16_t *d = dst + oh * OW;
+      for (int64_t ow = 0; ow < cr->lo; ow++) d[ow] = 0;
+      for (int64_t ow = cr->lo; ow < cr->hi; ow++) d[ow] = src[ow];
+      for (int64_t ow = cr->hi; ow < OW; ow++) d[ow] = 0;
+    }
+  }
+  memset(dst + oh1 * OW, 0, sizeof *dst * (size_t)((OH - oh1) * OW));
+}
+
 static void im2col_rows(void *arg, int64_t lo, int64_t hi, int slot) {
   const im2col_job *j = arg;
   const ct_nn_geo *g = j->g;
-  int64_t OW = g->out[2], P = g->out[0] * g->out[1] * OW;
-  int16_t *ta = j->paired ? j->scratch + (int64_t)slot * 2 * OW : NULL, *tb = ta ? ta + OW : NULL;
+  bool planar = im2col_planar(g);
+  int64_t OW = g->out[2], P = g->out[0] * g->out[1] * OW, span = planar ? P : OW;
+  int16_t *ta = j->paired ? j->scratch + (int64_t)slot * 2 * span : NULL, *tb = ta ? ta + span : NULL;
   for (int64_t r = lo; r < hi; r++) {
     int16_t *dst = j->col + r * (j->paired ? 2 : 1) * P;
     col_row ca, cb;
     col_row_of(j, j->paired ? 2 * r : r, &ca);
     if (j->paired) col_row_of(j, 2 * r + 1, &cb);
+    if (planar) { /* whole planes */
+      if (!j->paired) {
+        im2col_plane(j, &ca, dst);
+      } else {
+        im2col_plane(j, &ca, ta), im2col_plane(j, &cb, tb);
+        interleave_rows(ta, tb, P, dst);
+      }
+      continue;
+    }
     for (int64_t od = 0; od < g->out[0]; od++)
       for (int64_t oh = 0; oh < g->out[1]; oh++) {
         if (!j->paired) {
@@ -428,7 +471,8 @@ static bool conv_im2col(const int16_t *xs, const ct_nn_geo *g, int64_t cg, bool 
   int64_t P = g->out[0] * g->out[1] * g->out[2], r = cg * g->k[0] * g->k[1] * g->k[2], tasks = paired ? (r + 1) / 2 : r;
   im2col_job j = {xs, g, paired, r, col, NULL};
   int parts = ct_nn_parallel_parts(ctx, tasks, r * P);
-  if (paired && !(j.scratch = malloc(sizeof *j.scratch * (size_t)(2 * parts * g->out[2] + 1)))) return false;
+  int64_t span = im2col_planar(g) ? P : g->out[2]; /* elements im2col_rows builds at once */
+  if (paired && !(j.scratch = malloc(sizeof *j.scratch * (size_t)(2 * parts * span + 1)))) return false;
   ct_nn_parallel(ctx, tasks, r * P, im2col_rows, &j);
   free(j.scratch);
   return true;

@@ -185,6 +185,13 @@ START_TEST(test_conv_paths_vs_loop) {
                  .xt = CT_U8, .wt = CT_I8, .yt = CT_I8, .zx = 9, .zy = -4, .xlo = 0, .xhi = 255, .wlo = -127, .whi = 127,
                  .blo = -20000, .bhi = 20000, .pc = true, .act = 1, .m0 = 1900000000, .s = 37};
   check_case(&f);
+  /* unit strides with an H dilation and asymmetric pads (im2col by whole planes), paired for
+   * the int16 GEMM; then biases at the int32 limit: the same columns unpaired for sgemm */
+  conv_case h = f;
+  h.H = 9, h.W = 11, h.dl[0] = 2, h.pads[0] = 3, h.pads[1] = 0, h.pads[2] = 1, h.pads[3] = 2, h.k[1] = 2;
+  check_case(&h);
+  h.yt = CT_I32, h.act = 0, h.blo = INT32_MAX - 2000, h.bhi = INT32_MAX, h.m0 = 1 + 7919 * 11, h.s = 0;
+  check_case(&h);
 }
 END_TEST
 
