@@ -650,6 +650,8 @@ typedef struct mm_args {
   const int *s;
   ct_quant_act act;
   bool raw;               /* i32 result without requant: the saturated accumulator (rq_mode none) */
+  const float *bf;        /* NULL, or B − zb as floats (as stored) with max |B − zb| bmax: mm_b_floats */
+  int64_t bmax;
 } mm_args;
 
 /* y := requant(acc) (or the saturated accumulator of a raw product) for row r, column c. */
@@ -658,35 +660,75 @@ static void mm_store(const mm_args *q, int64_t r, int64_t c, int64_t acc) {
             q->raw ? (int32_t)ct_quant_saturate(acc, CT_I32) : ct_quant_requant_act(acc, q->m[c], q->s[c], q->zy, q->act, q->hi, q->y->dtype));
 }
 
+#define MM_GEMM_MIN_MACS 4096 /* products below which the dot loop is faster than sgemm */
+
 /* mm_block on sgemm, exact as conv_channels_gemm: A − za and B − zb as floats, K in chunks
  * whose products and partial sums stay within ±2^24. False when out of memory (nothing
  * written). */
+/* bf := B − zb of q's block as floats, as stored (rows of K when tb, else of N; K·N of them);
+ * returns max |B − zb|, or −1 when out of memory. */
+static int64_t mm_b_floats(const mm_args *q, float *bf) {
+  int64_t K = q->K, N = q->N, bmax = 0, len = q->tb ? K : N;
+  int32_t *row = malloc(sizeof *row * (size_t)(len + 1));
+  if (!row) return -1;
+  for (int64_t i = 0; i < (q->tb ? N : K); i++) {
+    ct_tq_get_row_i32(q->b, q->b_off + i * len, len, q->tb ? q->zb[i] : 0, row);
+    for (int64_t c = 0; !q->tb && c < N; c++) row[c] -= q->zb[c];
+    int64_t v = floats_absmax(row, len, bf + i * len);
+    bmax = v > bmax ? v : bmax;
+  }
+  free(row);
+  return bmax;
+}
+
 static bool mm_block_gemm(const mm_args *q) {
-  int64_t M = q->M, K = q->K, N = q->N, amax = 0, bmax = 0;
-  float *af = malloc(sizeof *af * (size_t)(M * K)), *bf = malloc(sizeof *bf * (size_t)(K * N)), *cf = malloc(sizeof *cf * (size_t)(M * N));
+  int64_t M = q->M, K = q->K, N = q->N, amax = 0, bmax = q->bmax;
+  float *af = malloc(sizeof *af * (size_t)(M * K)), *cf = malloc(sizeof *cf * (size_t)(M * N));
+  float *own = q->bf ? NULL : malloc(sizeof *own * (size_t)(K * N));
+  const float *bf = q->bf ? q->bf : own;
   int64_t *acc = malloc(sizeof *acc * (size_t)(M * N));
-  int32_t *row = malloc(sizeof *row * (size_t)(K > N ? K : N));
+  int32_t *row = malloc(sizeof *row * (size_t)(K + 1));
   bool ok = af && bf && cf && acc && row;
   for (int64_t r = 0; ok && r < M; r++) {
     ct_tq_get_row_i32(q->a, q->a_off + r * K, K, q->za, row);
     int64_t v = floats_absmax(row, K, af + r * K);
     amax = v > amax ? v : amax;
   }
-  for (int64_t i = 0; ok && i < (q->tb ? N : K); i++) { /* B as stored: rows of K (tb) or of N */
-    int64_t len = q->tb ? K : N, v;
-    ct_tq_get_row_i32(q->b, q->b_off + i * len, len, q->tb ? q->zb[i] : 0, row);
-    for (int64_t c = 0; !q->tb && c < N; c++) row[c] -= q->zb[c];
-    v = floats_absmax(row, len, bf + i * len);
-    bmax = v > bmax ? v : bmax;
-  }
+  if (ok && own) ok = (bmax = mm_b_floats(q, own)) >= 0;
   for (int64_t i = 0; ok && i < M * N; i++) acc[i] = q->bias ? ct_tq_get(q->bias, i % N) : 0;
   if (ok) exact_sgemm_acc(M, N, K, af, bf, q->tb, exact_chunk(amax, bmax), exact_small(amax, bmax), cf, acc, NULL);
   for (int64_t i = 0; ok && i < M * N; i++) mm_store(q, i / N, i % N, acc[i]);
-  free(af), free(bf), free(cf), free(acc), free(row);
+  free(af), free(own), free(cf), free(acc), free(row);
   return ok;
 }
 
-#define MM_GEMM_MIN_MACS 4096 /* products below which the dot loop is faster than sgemm */
+/* A Gemm's constant B as mm_block_gemm's floats, kept in ctx->memo (ct_kernel_memo). */
+typedef struct mm_memo {
+  float *bf;
+  int64_t bmax;
+} mm_memo;
+
+static void mm_memo_free(void *p) {
+  mm_memo *mm = p;
+  if (mm) free(mm->bf);
+  free(mm);
+}
+
+/* Sets q->bf / q->bmax from ctx->memo, making them on the first call, when B is constant and
+ * the product takes sgemm; else leaves them for mm_block_gemm to make per call. */
+static void mm_use_memo(mm_args *q, const ct_value *bv, const ct_kernel_ctx *ctx) {
+  if (!ctx->memo || !ct_value_is_const(bv) || q->M * q->N * q->K < MM_GEMM_MIN_MACS) return;
+  mm_memo *mm = ctx->memo->data;
+  if (!mm) {
+    if (!(mm = calloc(1, sizeof *mm)) || !(mm->bf = malloc(sizeof *mm->bf * (size_t)(q->K * q->N + 1))) ||
+        (mm->bmax = mm_b_floats(q, mm->bf)) < 0) {
+      mm_memo_free(mm);
+      return;
+    }
+    ctx->memo->data = mm, ctx->memo->free_fn = mm_memo_free;
+  }
+  q->bf = mm->bf, q->bmax = mm->bmax;
+}
 
 static void mm_block(const mm_args *q) {
   if (q->M * q->N * q->K >= MM_GEMM_MIN_MACS && mm_block_gemm(q)) return;
@@ -731,6 +773,7 @@ ct_status ct_tpu_gemm(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   st = mm_params(op, op->in[1], q.N, &m, &s, &zb, &q.raw, d);
   if (!st) st = ct_tq_act(op, &q.act, &q.hi, d);
   q.m = m, q.s = s, q.zb = zb, q.za = ct_tq_zp(op->in[0]), q.zy = ct_tq_zp(op->out[0]);
+  if (!st) mm_use_memo(&q, op->in[1], ctx);
   if (!st) mm_block(&q);
   free(m), free(s), free(zb);
   return st;

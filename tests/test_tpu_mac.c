@@ -41,12 +41,16 @@ static int64_t out_size(int64_t in, int64_t k, int64_t st, int64_t dl, int64_t p
   return (in + pb + pe - dl * (k - 1) - 1) / st + 1;
 }
 
-static ct_tensor *filled(const ct_value *v, unsigned seed, int64_t lo, int64_t hi) {
-  ct_tensor *t = ct_tensor_new(v->dtype, v->ndim, v->shape, v->name);
+static ct_tensor *filled_new(ct_dtype dt, int nd, const int64_t *shape, const char *name, unsigned seed, int64_t lo, int64_t hi) {
+  ct_tensor *t = ct_tensor_new(dt, nd, shape, name);
   srand(seed);
   for (int64_t i = 0; i < ct_tensor_numel(t); i++)
     ct_tensor_set_f64(t, i, (double)(lo + (int64_t)(((double)rand() / RAND_MAX) * (double)(hi - lo))));
   return t;
+}
+
+static ct_tensor *filled(const ct_value *v, unsigned seed, int64_t lo, int64_t hi) {
+  return filled_new(v->dtype, v->ndim, v->shape, v->name, seed, lo, hi);
 }
 
 /* The plain loop: y[o][oh][ow] = requant_act(b[o] + Σ (x − zx)·(w − zw[o])). */
@@ -195,14 +199,17 @@ START_TEST(test_conv_paths_vs_loop) {
 }
 END_TEST
 
-/* MatMul A [2, 5, 40] (i8, zp 3) × B [40, 30] (u8, per-column zero points) and Gemm with B
- * stored [30, 40] (transB): the sgemm path (5·30·40 products), both B layouts, per-column
+/* MatMul A [2, 5, 40] (i8, zp 3) × B [40, 30] (u8, per-column zero points) and Gemm with a constant B
+ * stored [30, 40] (transB; run without a memo, filling one, and from it): the sgemm path (5·30·40
+ * products), both B layouts, per-column
  * requant to i8 with ReLU, against an int64 loop. */
 START_TEST(test_matmul_gemm_vs_loop) {
   for (int tb = 0; tb <= 1; tb++) {
     ct_graph *g = ct_graph_new("t", "tpu");
     int64_t as[] = {2, 5, 40}, bs[] = {40, 30}, bts[] = {30, 40}, ys[] = {2, 5, 30}, as2[] = {10, 40}, ys2[] = {10, 30};
-    ct_value *a = ct_graph_add_value(g, "a", CT_I8, tb ? 2 : 3, tb ? as2 : as), *b = ct_graph_add_value(g, "b", CT_U8, 2, tb ? bts : bs);
+    ct_tensor *tbm = filled_new(CT_U8, 2, tb ? bts : bs, "b", 22, 0, 255);
+    ct_value *a = ct_graph_add_value(g, "a", CT_I8, tb ? 2 : 3, tb ? as2 : as);
+    ct_value *b = tb ? ct_graph_add_weight(g, "b", ct_tensor_clone(tbm)) : ct_graph_add_value(g, "b", CT_U8, 2, bs);
     ct_value *y = ct_graph_add_value(g, "y", CT_I8, tb ? 2 : 3, tb ? ys2 : ys);
     double sc[30];
     int32_t zb[30], za = 3, zy = -4;
@@ -214,21 +221,27 @@ START_TEST(test_matmul_gemm_vs_loop) {
     ct_op *op = ct_graph_add_op(g, tb ? CT_OP_GEMM : CT_OP_MATMUL, "mm", 2, ins, 1, &y);
     ck_assert(ct_op_set_ints(g, op, "multiplier", 30, m) && ct_op_set_ints(g, op, "rshift", 30, s) &&
               ct_op_set_string(g, op, "act", "relu") && (!tb || ct_op_set_int(g, op, "transB", 1)));
-    ct_tensor *ta = filled(a, 21, -128, 127), *tbm = filled(b, 22, 0, 255), *ty = ct_tensor_new(CT_I8, y->ndim, y->shape, "y");
+    ct_tensor *ta = filled(a, 21, -128, 127), *ty = ct_tensor_new(CT_I8, y->ndim, y->shape, "y");
     ct_tensor *tin[] = {ta, tbm};
-    ct_kernel_ctx ctx = {.threads = 1};
-    ct_diag d;
-    ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
-    for (int64_t r = 0; r < 10; r++)
-      for (int64_t c = 0; c < 30; c++) {
-        int64_t acc = 0;
-        for (int64_t k = 0; k < 40; k++)
-          acc += ((int64_t)ct_tensor_get_f64(ta, r * 40 + k) - za) *
-                 ((int64_t)ct_tensor_get_f64(tbm, tb ? c * 40 + k : k * 30 + c) - zb[c]);
-        int64_t v = rsh(acc * m[c], 40) + zy;
-        v = v < zy ? zy : v > 127 ? 127 : v;
-        ck_assert_msg((int64_t)ct_tensor_get_f64(ty, r * 30 + c) == v, "transB %d (%lld, %lld)", tb, (long long)r, (long long)c);
-      }
+    ct_kernel_memo memo = {0};
+    for (int run = 0; run < 3; run++) { /* Gemm's constant B: without a memo, then filling it, then from it */
+      ct_kernel_ctx ctx = {.threads = 1, .memo = run ? &memo : NULL};
+      ct_diag d;
+      ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+      ck_assert(!tb || !run || memo.data);
+      for (int64_t r = 0; r < 10; r++)
+        for (int64_t c = 0; c < 30; c++) {
+          int64_t acc = 0;
+          for (int64_t k = 0; k < 40; k++)
+            acc += ((int64_t)ct_tensor_get_f64(ta, r * 40 + k) - za) *
+                   ((int64_t)ct_tensor_get_f64(tbm, tb ? c * 40 + k : k * 30 + c) - zb[c]);
+          int64_t v = rsh(acc * m[c], 40) + zy;
+          v = v < zy ? zy : v > 127 ? 127 : v;
+          ck_assert_msg((int64_t)ct_tensor_get_f64(ty, r * 30 + c) == v, "transB %d run %d (%lld, %lld)", tb, run, (long long)r,
+                        (long long)c);
+        }
+    }
+    if (memo.free_fn) memo.free_fn(memo.data);
     ct_tensor_free(ta), ct_tensor_free(tbm), ct_tensor_free(ty);
     ct_graph_free(g);
   }
