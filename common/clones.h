@@ -18,7 +18,31 @@
 #ifndef CT_COMMON_CLONES_H
 #define CT_COMMON_CLONES_H
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#include <stdbool.h>
+
+/* CT_X86: x86-64 with GCC or Clang, where functions may carry target attributes and the
+ * intrinsics of <immintrin.h>. CT_X86_SIMD: the same outside AddressSanitizer builds — the
+ * condition of the clones below and of the hand-written AVX2 / AVX-512 row kernels, so that
+ * sanitizer builds check the plain C loops they stand in for. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CT_X86 1
+#else
+#define CT_X86 0
+#endif
+#if CT_X86 && !defined(__SANITIZE_ADDRESS__)
+#define CT_X86_SIMD 1
+#else
+#define CT_X86_SIMD 0
+#endif
+
+#if CT_X86
+/* Does this CPU run AVX2 (AVX-512F)? __builtin_cpu_supports reads the CPU model the loader
+ * filled in: a load and a test, nothing to cache. */
+static inline bool ct_cpu_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static inline bool ct_cpu_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+#endif
+
+#if CT_X86_SIMD
 #define CT_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
 #define CT_CLONES_AVX2_FMA __attribute__((target_clones("avx2", "fma", "default")))
 #define CT_CLONES_V3 __attribute__((target_clones("arch=x86-64-v3", "default")))

@@ -35,6 +35,17 @@ typedef struct ct_kernel_ctx {
   ct_kernel_memo *memo;       /* NULL, or the op's slot of derived constant data (above) */
 } ct_kernel_ctx;
 
+/* The data a kernel keeps in ctx's memo; NULL without a memo or before it keeps any. */
+static inline void *ct_kernel_memo_data(const ct_kernel_ctx *ctx) { return ctx->memo ? ctx->memo->data : NULL; }
+
+/* Keeps data (freed by free_fn with the cache) in ctx's memo; false, nothing kept, without a
+ * memo (the caller then frees data itself). */
+static inline bool ct_kernel_memo_keep(const ct_kernel_ctx *ctx, void *data, void (*free_fn)(void *data)) {
+  if (!ctx->memo) return false;
+  ctx->memo->data = data, ctx->memo->free_fn = free_fn;
+  return true;
+}
+
 /* An elementwise f32 epilogue: row(y, n, p) replaces y[i] by f(y[i]) for i < n, in place;
  * alpha and beta are f's attributes. A kernel given one in ctx->post applies it to every
  * element of its (single, f32) output after its own result, fused act included, while the

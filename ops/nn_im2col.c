@@ -2,16 +2,10 @@
  * (nn_im2col.h): each row of the column matrix written by masked 16-lane (8-lane) loads and
  * stores, the padding by the load masks. */
 #include "ops/nn_im2col.h"
+#include "common/clones.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if CT_X86
 #include <immintrin.h>
-
-/* Does this CPU run AVX-512F? */
-static bool avx512(void) {
-  static int known = -1; /* a benign race: every thread stores the same value */
-  if (known < 0) known = __builtin_cpu_supports("avx512f") ? 1 : 0;
-  return known == 1;
-}
 
 static inline __mmask16 lanes(int64_t lo, int64_t hi) {
   lo = lo < 0 ? 0 : lo, hi = hi > 16 ? 16 : hi;
@@ -46,39 +40,32 @@ __attribute__((target("avx512f"), always_inline)) static inline void run16(const
   }
 }
 
-/* ct_nn_im2col_s1's loops (sw 1 or 2, a constant at each call). */
-__attribute__((target("avx512f"), always_inline)) static inline void im2col_rows(
-    const int sw, const float *x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t pt,
-    int64_t pl, int64_t OW, float *col, int64_t c0, int64_t nb) {
-  for (int64_t r = 0; r < C * KH * KW; r++) { /* each row of col written in turn */
-    int64_t c = r / (KH * KW), kh = r / KW % KH, kw = r % KW, off = kw - pl; /* iw = ow·sw + off */
-    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw, hi0 = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
-    for (int64_t p = c0, oh = c0 / OW, a = c0 % OW; p < c0 + nb; oh++, a = 0) { /* output row oh's run [a, e) */
-      int64_t e = OW - a < c0 + nb - p ? OW : a + (c0 + nb - p), ih = oh * sh - pt + kh;
-      bool in = ih >= 0 && ih < H;
-      run16(sw, col + r * nb + (p - c0) - a, x + (c * H + (in ? ih : 0)) * W + off, a, e, lo, in ? hi0 : lo);
-      p += e - a;
-    }
+/* ct_nn_im2col_s1's loops (sw 1 or 2, a constant at each use) around RUN(sw, d, sr, a, e,
+ * lo, hi), the run of one output row: d[ow] = lo <= ow < hi ? sr[ow · sw] : 0 for ow in [a, e).
+ * One body for the AVX-512 and the AVX2 functions (a macro: an always_inline function of one
+ * target cannot be inlined into a function of another). */
+#define IM2COL_ROWS(sw, RUN)                                                                                     \
+  for (int64_t r = 0; r < C * KH * KW; r++) { /* each row of col written in turn */                            \
+    int64_t c = r / (KH * KW), kh = r / KW % KH, kw = r % KW, off = kw - pl; /* iw = ow·sw + off */            \
+    int64_t lo = off >= 0 ? 0 : (-off + (sw) - 1) / (sw), hi0 = W - off <= 0 ? 0 : (W - off + (sw) - 1) / (sw); \
+    for (int64_t p = c0, oh = c0 / OW, a = c0 % OW; p < c0 + nb; oh++, a = 0) { /* output row oh's run [a, e) */ \
+      int64_t e = OW - a < c0 + nb - p ? OW : a + (c0 + nb - p), ih = oh * sh - pt + kh;                       \
+      bool in = ih >= 0 && ih < H;                                                                             \
+      RUN(sw, col + r * nb + (p - c0) - a, x + (c * H + (in ? ih : 0)) * W + off, a, e, lo, in ? hi0 : lo);     \
+      p += e - a;                                                                                              \
+    }                                                                                                          \
   }
-}
 
 __attribute__((target("avx512f"))) static void im2col_sw1(const float *x, int64_t C, int64_t H, int64_t W,
                                                           int64_t KH, int64_t KW, int64_t sh, int64_t pt, int64_t pl,
                                                           int64_t OW, float *col, int64_t c0, int64_t nb) {
-  im2col_rows(1, x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
+  IM2COL_ROWS(1, run16)
 }
 
 __attribute__((target("avx512f"))) static void im2col_sw2(const float *x, int64_t C, int64_t H, int64_t W,
                                                           int64_t KH, int64_t KW, int64_t sh, int64_t pt, int64_t pl,
                                                           int64_t OW, float *col, int64_t c0, int64_t nb) {
-  im2col_rows(2, x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
-}
-
-/* Does this CPU run AVX2? */
-static bool avx2(void) {
-  static int known = -1; /* a benign race: every thread stores the same value */
-  if (known < 0) known = __builtin_cpu_supports("avx2") ? 1 : 0;
-  return known == 1;
+  IM2COL_ROWS(2, run16)
 }
 
 /* The AVX2 lanes j of 8 with lo <= j < hi, as a maskload / maskstore mask. */
@@ -91,8 +78,9 @@ __attribute__((target("avx2"), always_inline)) static inline __m256i lanes8(int6
 
 /* run16 for W stride 1 on AVX2: 8 lanes, vmaskmovps loads (masked lanes read nothing) and
  * stores. */
-__attribute__((target("avx2"), always_inline)) static inline void run8(float *d, const float *sr, int64_t a, int64_t e,
-                                                                     int64_t lo, int64_t hi) {
+__attribute__((target("avx2"), always_inline)) static inline void run8(const int sw, float *d, const float *sr, int64_t a,
+                                                                     int64_t e, int64_t lo, int64_t hi) {
+  (void)sw; /* 1 */
   int64_t full = hi < e ? hi : e;
   for (int64_t ow = a; ow < e; ow += 8) {
     if (ow >= lo && ow + 8 <= full) {
@@ -104,26 +92,17 @@ __attribute__((target("avx2"), always_inline)) static inline void run8(float *d,
   }
 }
 
-/* im2col_rows for W stride 1 on AVX2. */
+/* IM2COL_ROWS for W stride 1 on AVX2. */
 __attribute__((target("avx2"))) static void im2col_sw1_avx2(const float *x, int64_t C, int64_t H, int64_t W, int64_t KH,
                                                             int64_t KW, int64_t sh, int64_t pt, int64_t pl, int64_t OW,
                                                             float *col, int64_t c0, int64_t nb) {
-  for (int64_t r = 0; r < C * KH * KW; r++) {
-    int64_t c = r / (KH * KW), kh = r / KW % KH, kw = r % KW, off = kw - pl; /* iw = ow + off */
-    int64_t lo = off >= 0 ? 0 : -off, hi0 = W - off <= 0 ? 0 : W - off;
-    for (int64_t p = c0, oh = c0 / OW, a = c0 % OW; p < c0 + nb; oh++, a = 0) {
-      int64_t e = OW - a < c0 + nb - p ? OW : a + (c0 + nb - p), ih = oh * sh - pt + kh;
-      bool in = ih >= 0 && ih < H;
-      run8(col + r * nb + (p - c0) - a, x + (c * H + (in ? ih : 0)) * W + off, a, e, lo, in ? hi0 : lo);
-      p += e - a;
-    }
-  }
+  IM2COL_ROWS(1, run8)
 }
 
 bool ct_nn_im2col_s1(const float *x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
                      int64_t pt, int64_t pl, int64_t OW, float *col, int64_t c0, int64_t nb) {
-  if (!avx512()) {
-    if (sw != 1 || !avx2()) return false;
+  if (!ct_cpu_avx512()) {
+    if (sw != 1 || !ct_cpu_avx2()) return false;
     im2col_sw1_avx2(x, C, H, W, KH, KW, sh, pt, pl, OW, col, c0, nb);
     return true;
   }

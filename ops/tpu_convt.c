@@ -161,14 +161,14 @@ static bool convt_weights(convt_job *j, const ct_tensor *w, int64_t C, int32_t z
 }
 
 /* Does every output's sum fit int32 in any order: max |b| plus, for each of the kk taps that
- * may reach it, cg products of at most wmax · xmax? */
+ * may reach it, cg products of at most wmax · xmax (ct_quant_igemm_exact over kk · cg)? */
 static bool convt_acc32(const convt_job *j, int64_t wmax, int64_t xmax) {
   int64_t bmax = 0;
   for (int64_t o = 0; j->b && o < j->OC; o++) {
     int64_t v = llabs((int64_t)ct_tq_get(j->b, o));
     bmax = v > bmax ? v : bmax;
   }
-  return wmax <= INT16_MAX + 1 && xmax <= INT16_MAX + 1 && (INT32_MAX - bmax) / j->kk / (j->cg > 0 ? j->cg : 1) / (wmax > 0 ? wmax : 1) >= xmax;
+  return ct_quant_igemm_exact(j->kk * j->cg, wmax, xmax, bmax);
 }
 
 /* Image n by the GEMM path when its sums are exact (true), else nothing (false). xi: C·ivol int32. */

@@ -111,9 +111,8 @@ CT_CLONES_V3 static void dw_flat_i32(const int16_t *x, const int64_t *off, const
   }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#if CT_X86_SIMD
 #include <immintrin.h>
-#define DW_AVX2 1
 
 /* dw_flat_i32 for 16 outputs at a time with AVX2 alone: the taps in pairs, each pair one
  * pmaddwd (_mm256_madd_epi16: w[t]·x + w[t + 1]·x' in int32) on the two rows' int16s
@@ -180,20 +179,14 @@ __attribute__((target("avx2"))) static int64_t dw_row_s2_avx2(const int16_t *row
   return ow;
 }
 
-/* Does this CPU run the AVX2 kernels? */
-static bool dw_avx2(void) {
-  static int known = -1; /* a benign race: every thread stores the same value */
-  if (known < 0) known = __builtin_cpu_supports("avx2");
-  return known;
-}
 #endif
 
 /* dw_flat_i32 through dw_flat_avx2 where the CPU has AVX2. */
 static void dw_flat(const int16_t *x, const int64_t *off, const int16_t *w, int64_t taps, int64_t L, int32_t b,
                     int32_t *acc) {
   int64_t done = 0;
-#ifdef DW_AVX2
-  if (dw_avx2()) done = dw_flat_avx2(x, off, w, taps, L, b, acc);
+#if CT_X86_SIMD
+  if (ct_cpu_avx2()) done = dw_flat_avx2(x, off, w, taps, L, b, acc);
 #endif
   if (done < L) dw_flat_i32(x + done, off, w, taps, L - done, b, acc + done);
 }
@@ -202,8 +195,8 @@ static void dw_flat(const int16_t *x, const int64_t *off, const int16_t *w, int6
 static void dw_row(const int16_t *row, const int64_t *off, const int16_t *w, int64_t taps, int64_t OW, int64_t sw,
                    int32_t b, int32_t *acc) {
   int64_t done = 0;
-#ifdef DW_AVX2
-  if (sw == 2 && dw_avx2()) done = dw_row_s2_avx2(row, off, w, taps, OW, b, acc);
+#if CT_X86_SIMD
+  if (sw == 2 && ct_cpu_avx2()) done = dw_row_s2_avx2(row, off, w, taps, OW, b, acc);
 #endif
   if (done < OW) dw_row_i32(row + done * sw, off, w, taps, OW - done, sw, b, acc + done);
 }

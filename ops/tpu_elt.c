@@ -107,7 +107,8 @@ ct_status ct_tpu_concat(const ct_op *op, ct_tensor *const *in, ct_tensor **out, 
       break;
     }
     if (!same) requant_rows(in[i], outer * inner, ct_tq_zp(op->in[i]), m[i], s[i], zy, CT_QUANT_ACT_NONE, 0, y->dtype, tmp);
-    for (int64_t o = 0; o < outer; o++) memcpy((char *)y->data + (size_t)(o * row + pos) * es, src + (size_t)(o * inner) * es, (size_t)inner * es);
+    for (int64_t o = 0; o < outer; o++)
+      memcpy((char *)y->data + (size_t)(o * row + pos) * es, src + (size_t)(o * inner) * es, (size_t)inner * es);
     free(tmp);
     pos += inner;
   }
@@ -228,7 +229,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void map_bytes_vbm
 #define LUT_VBMI 1
 #endif
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#if CT_X86_SIMD
 /* y[i] = byte[x[i]] for 32 bytes at a time with AVX2 alone: the map as 16 rows of 16 bytes;
  * each row looked up by the low nibble (pshufb) and kept where the high nibble is the row's.
  * Returns the bytes done (a multiple of 32). */
@@ -247,7 +248,6 @@ __attribute__((target("avx2"))) static int64_t map_bytes_avx2(const uint8_t byte
   }
   return i;
 }
-#define LUT_AVX2 1
 #endif
 
 /* y[i] = byte[x[i]] for i < n (the 8-bit LUT by stored byte). */
@@ -261,10 +261,8 @@ static void map_bytes(const uint8_t byte[256], const uint8_t *x, uint8_t *y, int
   }
 #endif
   int64_t i = 0;
-#ifdef LUT_AVX2
-  static int avx2 = -1; /* a benign race: every thread stores the same value */
-  if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) i = map_bytes_avx2(byte, x, y, n);
+#if CT_X86_SIMD
+  if (ct_cpu_avx2()) i = map_bytes_avx2(byte, x, y, n);
 #endif
   for (; i < n; i++) y[i] = byte[x[i]];
 }

@@ -280,19 +280,6 @@ static int64_t input_bound(ct_dtype dt, int32_t zx) {
   return a > b ? a : b;
 }
 
-typedef struct pair_job {
-  const int16_t *b;
-  int64_t K, N;
-  int16_t *bp;
-} pair_job;
-
-static void pair_tasks(void *arg, int64_t lo, int64_t hi, int slot) {
-  (void)slot;
-  const pair_job *j = arg;
-  int64_t k1 = 2 * hi < j->K ? 2 * hi : j->K;
-  ct_quant_igemm_pair_rows(j->b + 2 * lo * j->N, k1 - 2 * lo, j->N, j->bp + 2 * lo * j->N);
-}
-
 /* dst[2·ow] = a[ow], dst[2·ow + 1] = b[ow], ow < n: two rows interleaved into a pair row. */
 CT_CLONES_V3 static void interleave_rows(const int16_t *a, const int16_t *b, int64_t n, int16_t *dst) {
   for (int64_t i = 0; i < n; i++) dst[2 * i] = a[i], dst[2 * i + 1] = b[i];
@@ -300,7 +287,7 @@ CT_CLONES_V3 static void interleave_rows(const int16_t *a, const int16_t *b, int
 
 /* The paired columns of a pointwise Conv straight from its input x (image n, channels [c0,
  * c0 + K), vol elements each): pair row p interleaves channels 2p and 2p + 1 (zeros past K)
- * as x − zp_x — conv_input then ct_quant_igemm_pair_rows in one pass, on ctx's threads. */
+ * as x − zp_x — conv_input and ct_quant_igemm_pair_rows in one pass, on ctx's threads. */
 typedef struct xpair_job {
   const ct_tensor *x;
   int64_t base, K, vol;
@@ -327,12 +314,6 @@ static bool pair_input(const ct_tensor *x, int64_t base, int64_t K, int64_t vol,
   ct_nn_parallel(ctx, (K + 1) / 2, K * vol, xpair_tasks, &j);
   free(j.scratch);
   return true;
-}
-
-/* ct_quant_igemm_pair_rows with its pair rows shared by ctx's threads. */
-static void pair_rows(const int16_t *b, int64_t K, int64_t N, int16_t *bp, const ct_kernel_ctx *ctx) {
-  pair_job j = {b, K, N, bp};
-  ct_nn_parallel(ctx, (K + 1) / 2, K * N, pair_tasks, &j);
 }
 
 /* A 1×1 (×1) kernel with unit strides and no pads: the columns are the input itself. */
@@ -503,7 +484,7 @@ typedef struct conv_cols {
   int64_t xn, cg, xbound; /* xbound: input_bound of the input's type (no pass over xs) */
   const ct_tensor *x;      /* the Conv's input, and its zero point */
   int32_t zx;
-  bool xdirect;            /* pointwise with sums exact by xbound: colp built from x, no xs */
+  bool xdirect;            /* pointwise with sums exact by xbound: no xs (colp comes from x) */
   const ct_nn_geo *g;
   const ct_kernel_ctx *ctx; /* the threads the column building shares */
   bool pw, gemm;
@@ -526,13 +507,12 @@ static ct_workpool_fn conv_pick(conv_job *j, conv_cols *cc, int64_t wmax) {
                 ct_quant_igemm_exact(j->K, wmax, ct_quant_i16_absmax(cc->xs, cc->xn), j->bmax));
   if (exact) {
     if (!(cc->colp = conv_buf(cc->colp, (j->K + 1) / 2 * 2 * j->P, sizeof *cc->colp))) return NULL;
-    if (cc->pw && cc->xdirect) { /* the pairs straight from the input (conv_input skipped) */
+    if (cc->pw) { /* the pairs straight from the input, once per group, shared by the threads */
       if (!pair_input(cc->x, (j->n * cc->x->shape[1] + j->grp * cc->cg) * j->P, j->K, j->P, cc->zx, cc->colp, cc->ctx))
         return NULL;
-    } else if (cc->pw) {
-      pair_rows(cc->xs, j->K, j->P, cc->colp, cc->ctx); /* once per group, shared by the threads */
+    } else if (!conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx)) {
+      return NULL;
     }
-    else if (!conv_im2col(cc->xs, cc->g, cc->cg, true, cc->colp, cc->ctx)) return NULL;
     j->colp = cc->colp;
     /* every group's weights − zp_w (|w − zp_w| ≤ 32767: no wrap) and biases, once per Conv */
     conv_memo *cm = cc->memo;
@@ -625,7 +605,7 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   j.og = j.oc / G;
   j.K = cg * g.k[0] * g.k[1] * g.k[2];
   j.P = g.out[0] * g.out[1] * g.out[2];
-  conv_memo *cm = ctx->memo ? ctx->memo->data : NULL;
+  conv_memo *cm = ct_kernel_memo_data(ctx);
   bool kept = cm != NULL;
   if (!cm && (st = conv_memo_new(op, j.oc, &cm, d))) return st;
   if (!st) st = ct_tq_act(op, &j.act, &j.hi, d);
@@ -634,8 +614,7 @@ ct_status ct_tpu_conv(const ct_op *op, ct_tensor *const *in, ct_tensor **out, co
   j.zw = wv->n_scale > 1 && wv->n_scale == j.oc ? wv->zero_point : NULL;
   int32_t zx = ct_tq_zp(op->in[0]);
   if (!st) st = cg == 1 && j.og == 1 ? conv_depthwise(op, &j, x, &g, zx, ctx, d) : conv_grouped(op, &j, cm, x, &g, G, cg, zx, ctx, d);
-  if (!kept && ctx->memo && !st) ctx->memo->data = cm, ctx->memo->free_fn = conv_memo_free;
-  else if (!kept) conv_memo_free(cm);
+  if (!kept && (st || !ct_kernel_memo_keep(ctx, cm, conv_memo_free))) conv_memo_free(cm);
   return st;
 }
 
@@ -662,9 +641,6 @@ static void mm_store(const mm_args *q, int64_t r, int64_t c, int64_t acc) {
 
 #define MM_GEMM_MIN_MACS 4096 /* products below which the dot loop is faster than sgemm */
 
-/* mm_block on sgemm, exact as conv_channels_gemm: A − za and B − zb as floats, K in chunks
- * whose products and partial sums stay within ±2^24. False when out of memory (nothing
- * written). */
 /* bf := B − zb of q's block as floats, as stored (rows of K when tb, else of N; K·N of them);
  * returns max |B − zb|, or −1 when out of memory. */
 static int64_t mm_b_floats(const mm_args *q, float *bf) {
@@ -681,6 +657,9 @@ static int64_t mm_b_floats(const mm_args *q, float *bf) {
   return bmax;
 }
 
+/* mm_block on sgemm, exact as conv_channels_gemm: A − za and B − zb (q->bf, or made here) as
+ * floats, K in chunks whose products and partial sums stay within ±2^24. False when out of
+ * memory (nothing written). */
 static bool mm_block_gemm(const mm_args *q) {
   int64_t M = q->M, K = q->K, N = q->N, amax = 0, bmax = q->bmax;
   float *af = malloc(sizeof *af * (size_t)(M * K)), *cf = malloc(sizeof *cf * (size_t)(M * N));
@@ -718,14 +697,14 @@ static void mm_memo_free(void *p) {
  * the product takes sgemm; else leaves them for mm_block_gemm to make per call. */
 static void mm_use_memo(mm_args *q, const ct_value *bv, const ct_kernel_ctx *ctx) {
   if (!ctx->memo || !ct_value_is_const(bv) || q->M * q->N * q->K < MM_GEMM_MIN_MACS) return;
-  mm_memo *mm = ctx->memo->data;
+  mm_memo *mm = ct_kernel_memo_data(ctx);
   if (!mm) {
     if (!(mm = calloc(1, sizeof *mm)) || !(mm->bf = malloc(sizeof *mm->bf * (size_t)(q->K * q->N + 1))) ||
         (mm->bmax = mm_b_floats(q, mm->bf)) < 0) {
       mm_memo_free(mm);
       return;
     }
-    ctx->memo->data = mm, ctx->memo->free_fn = mm_memo_free;
+    ct_kernel_memo_keep(ctx, mm, mm_memo_free); /* ctx->memo is there: checked above */
   }
   q->bf = mm->bf, q->bmax = mm->bmax;
 }

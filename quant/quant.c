@@ -41,12 +41,19 @@ bool ct_quant_requant_act_row(const int64_t *x, int64_t n, int32_t m, int s, int
   return ct_quant_requant_act_row_clones(x, n, m, s, zp, act, hi, out, y);
 }
 
+/* The bounds ct_quant_requant_act clamps to for (zp, act, hi, out): its tail applied to the
+ * most negative and the most positive shifted value (multiplier 1, shift 0), a monotone map
+ * that is the identity between the two. */
+static void requant_limits(int32_t zp, ct_quant_act act, int32_t hi, ct_dtype out, int64_t *lo, int64_t *up) {
+  *lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, zp, act, hi, out);
+  *up = ct_quant_requant_act(INT64_MAX / 2, 1, 0, zp, act, hi, out);
+}
+
 /* The int32 row in a shorter form: for an int32 x and m the product p is at most 2^62 in
  * magnitude, so rshift_round(p, s) = (p + 2^(s−1)) >> s without overflow for
  * s ≤ 62 (s ≥ 63 takes the generic form); and the activation with the saturation is one clamp
- * to [lim_lo, lim_hi] = the tail of ct_quant_requant_act applied to the most negative and the most
- * positive shifted value (a monotone map that is the identity between its two limits). Equal
- * element by element to ct_quant_requant_act (test_quant). */
+ * to [lim_lo, lim_hi] (requant_limits). Equal element by element to ct_quant_requant_act
+ * (test_quant). */
 #define RQ32_ROW(T)                                                                             \
   do {                                                                                          \
     for (int64_t i = 0; i < n; i++) {                                                           \
@@ -62,9 +69,8 @@ CT_CLONES_V4 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, i
   if (s >= 63) RQ_ROW_TYPES /* p + 2^62 may reach 2^63: the generic form */
   if (s < 0) s = 0;
   const int64_t rnd = s > 0 ? INT64_C(1) << (s - 1) : 0;
-  /* multiplier 1 and shift 0 pass the extreme values straight to the activation and saturation */
-  const int64_t lim_lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, zp, act, hi, out);
-  const int64_t lim_hi = ct_quant_requant_act(INT64_MAX / 2, 1, 0, zp, act, hi, out);
+  int64_t lim_lo, lim_hi;
+  requant_limits(zp, act, hi, out, &lim_lo, &lim_hi);
   switch (out) {
   case CT_I8: RQ32_ROW(int8_t);
   case CT_U8: RQ32_ROW(uint8_t);
@@ -76,8 +82,16 @@ CT_CLONES_V4 static bool ct_quant_requant_act_row_i32_clones(const int32_t *x, i
 }
 #undef RQ32_ROW
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#if CT_X86_SIMD
 #include <immintrin.h>
+
+/* Is out a type the AVX2 rows store (rq32_store)? */
+static bool rq32_typed(ct_dtype out) {
+  return out == CT_I8 || out == CT_U8 || out == CT_I16 || out == CT_U16 || out == CT_I32;
+}
+
+/* Do the AVX2 rows below run: AVX2 without AVX-512, where the v4 clones run instead? */
+static bool avx2_only(void) { return ct_cpu_avx2() && !ct_cpu_avx512(); }
 
 /* Stores 8 int32 lanes v, each within out's range, as out's C type at element i of y: the
  * low bytes of each lane. */
@@ -118,7 +132,7 @@ __attribute__((target("avx2"))) static int64_t rq32_avx2(const int32_t *x, int64
   const __m256i rnd = _mm256_set1_epi64x(s > 0 ? INT64_C(1) << (s - 1) : 0);
   const __m128i sh = _mm_cvtsi32_si128(s);
   int64_t i = 0;
-  if (s >= 33) { /* 32-bit lanes: see rq32_hi */
+  if (s >= 33) { /* 32-bit lanes (above) */
     const __m256i r32 = _mm256_set1_epi32(1 << (s - 33)), zpv = _mm256_set1_epi32(zp);
     const __m256i lo32 = _mm256_set1_epi32((int32_t)lim_lo), hi32 = _mm256_set1_epi32((int32_t)lim_hi);
     const __m128i sh32 = _mm_cvtsi32_si128(s - 32);
@@ -145,22 +159,15 @@ __attribute__((target("avx2"))) static int64_t rq32_avx2(const int32_t *x, int64
   return i;
 }
 
-/* Does this CPU run rq32_avx2 (AVX2 without AVX-512, where the v4 clone runs instead)? */
-static bool rq32_use_avx2(void) {
-  static int known = -1; /* a benign race: every thread stores the same value */
-  if (known < 0) known = __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f");
-  return known;
-}
 #endif
 
 bool ct_quant_requant_act_row_i32(const int32_t *x, int64_t n, int32_t m, int s, int32_t zp,
                                   ct_quant_act act, int32_t hi, ct_dtype out, void *y) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-  bool typed = out == CT_I8 || out == CT_U8 || out == CT_I16 || out == CT_U16 || out == CT_I32;
-  if (n >= 8 && s < 63 && typed && rq32_use_avx2()) {
+#if CT_X86_SIMD
+  if (n >= 8 && s < 63 && rq32_typed(out) && avx2_only()) {
     int sh = s < 0 ? 0 : s;
-    int64_t lim_lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, zp, act, hi, out);
-    int64_t lim_hi = ct_quant_requant_act(INT64_MAX / 2, 1, 0, zp, act, hi, out);
+    int64_t lim_lo, lim_hi;
+    requant_limits(zp, act, hi, out, &lim_lo, &lim_hi);
     int64_t done = rq32_avx2(x, n, m, sh, zp, lim_lo, lim_hi, out, y);
     return ct_quant_requant_act_row_i32_clones(x + done, n - done, m, s, zp, act, hi, out,
                                                (char *)y + (size_t)done * (size_t)ct_dtype_size(out));
@@ -186,7 +193,7 @@ CT_CLONES_V4 static void eltwise_acc_row(const ct_quant_elt *p, const int32_t *a
 
 #define ELT_CHUNK 512
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#if CT_X86_SIMD
 /* v clamped to the int32 range. */
 static int32_t i32_clamp(int64_t v) { return (int32_t)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v); }
 
@@ -206,14 +213,17 @@ static int64_t elt_lane_limit(int32_t m, int s) {
  * >> s, + zp, the clamp to the limits). Returns the elements done (a multiple of 8). */
 __attribute__((target("avx2"))) static int64_t eltwise_avx2(const ct_quant_elt *p, const int32_t *a, const int32_t *b,
                                                             int64_t n, int64_t la, int64_t lb, void *y) {
-  int64_t lim_lo = ct_quant_requant_act(INT64_MIN / 2, 1, 0, p->zp_out, p->act, p->act_hi, p->out);
-  int64_t lim_hi = ct_quant_requant_act(INT64_MAX / 2, 1, 0, p->zp_out, p->act, p->act_hi, p->out);
+  int64_t lim_lo, lim_hi;
+  requant_limits(p->zp_out, p->act, p->act_hi, p->out, &lim_lo, &lim_hi);
   const __m256i zpa = _mm256_set1_epi32(p->zp_a), zpb = _mm256_set1_epi32(p->zp_b), ma = _mm256_set1_epi32(p->m_a);
   const __m256i mb = _mm256_set1_epi32(p->m_b);
   /* a in [zp_a − la, zp_a + la] (within int32), likewise b: checked on a and b themselves */
-  const __m256i alo = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_a - la)), ahi = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_a + la));
-  const __m256i blo = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_b - lb)), bhi = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_b + lb));
-  const __m256i ra = _mm256_set1_epi32(p->s_a ? 1 << (p->s_a - 1) : 0), rb = _mm256_set1_epi32(p->s_b ? 1 << (p->s_b - 1) : 0);
+  const __m256i alo = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_a - la));
+  const __m256i ahi = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_a + la));
+  const __m256i blo = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_b - lb));
+  const __m256i bhi = _mm256_set1_epi32(i32_clamp((int64_t)p->zp_b + lb));
+  const __m256i ra = _mm256_set1_epi32(p->s_a ? 1 << (p->s_a - 1) : 0);
+  const __m256i rb = _mm256_set1_epi32(p->s_b ? 1 << (p->s_b - 1) : 0);
   const __m256i ro = _mm256_set1_epi32(p->s_out ? 1 << (p->s_out - 1) : 0), zo = _mm256_set1_epi32(p->zp_out);
   const __m256i lo = _mm256_set1_epi32((int32_t)lim_lo), hi = _mm256_set1_epi32((int32_t)lim_hi);
   const __m128i sa = _mm_cvtsi32_si128(p->s_a), sb = _mm_cvtsi32_si128(p->s_b), so = _mm_cvtsi32_si128(p->s_out);
@@ -240,9 +250,9 @@ __attribute__((target("avx2"))) static int64_t eltwise_avx2(const ct_quant_elt *
 
 /* The elements of a row eltwise_avx2 does before the int64 form (0 where it does not apply). */
 static int64_t eltwise_fast(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, void *y) {
-  bool typed = p->out == CT_I8 || p->out == CT_U8 || p->out == CT_I16 || p->out == CT_U16 || p->out == CT_I32;
   int64_t la = elt_lane_limit(p->m_a, p->s_a), lb = elt_lane_limit(p->m_b, p->s_b);
-  if (n < 8 || !typed || p->op == CT_QUANT_ELT_MUL || la < 0 || lb < 0 || p->s_out < 0 || p->s_out > 28 || !rq32_use_avx2())
+  if (n < 8 || !rq32_typed(p->out) || p->op == CT_QUANT_ELT_MUL || la < 0 || lb < 0 || p->s_out < 0 || p->s_out > 28 ||
+      !avx2_only())
     return 0;
   return eltwise_avx2(p, a, b, n, la, lb, y);
 }
@@ -251,7 +261,7 @@ static int64_t eltwise_fast(const ct_quant_elt *p, const int32_t *a, const int32
 bool ct_quant_eltwise_row(const ct_quant_elt *p, const int32_t *a, const int32_t *b, int64_t n, void *y) {
   int64_t r[ELT_CHUNK];
   size_t es = (size_t)ct_dtype_size(p->out);
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#if CT_X86_SIMD
   int64_t done = eltwise_fast(p, a, b, n, y);
   a += done, b += done, n -= done, y = (char *)y + (size_t)done * es;
 #endif
@@ -333,7 +343,7 @@ CT_CLONES_V4 static void quantize_row_clones(const float *x, int64_t n, double s
   for (int64_t i = 0; i < n; i++) y[i] = quantize_lane(x[i], scale, lo, hi, zp);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#if CT_X86_SIMD
 /* quantize_lane on 4 double lanes with AVX2 alone (the v3 clone has no double → int64
  * conversion and runs lane by lane): the same division, NaN to 0, clamp, and add of
  * copysign(0.5 − 2^-54, v); the truncation to int32 (cvttpd2dq) is the int64 one, since the
@@ -357,9 +367,9 @@ __attribute__((target("avx2"))) static int64_t quantize_avx2(const float *x, int
 #endif
 
 void ct_quant_quantize_row(const float *x, int64_t n, double scale, int32_t zp, ct_dtype dt, int32_t *y) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#if CT_X86_SIMD
   bool narrow = dt == CT_I8 || dt == CT_U8 || dt == CT_I16 || dt == CT_U16;
-  if (narrow && zp >= -65536 && zp <= 65536 && rq32_use_avx2()) {
+  if (narrow && zp >= -65536 && zp <= 65536 && avx2_only()) {
     int64_t done = quantize_avx2(x, n, scale, (double)ct_quant_min(dt) - zp, (double)ct_quant_max(dt) - zp, zp, y);
     x += done, n -= done, y += done;
   }

@@ -183,6 +183,8 @@ START_TEST(test_conv_paths_vs_loop) {
   check_case(&c);
   c.C = 10, c.OC = 6, c.G = 2; /* pointwise in two groups of 5 channels: the second group's pairs */
   check_case(&c);
+  c.xt = CT_I16, c.xlo = -300, c.xhi = 300; /* i16 input: exact by the scanned bound, not by its type's */
+  check_case(&c);
   /* many output columns (40 × 50): the column split, a partial last block, two groups of
    * 6 output channels (not a multiple of the 4-row micro-kernel) */
   conv_case f = {.C = 4, .H = 40, .W = 50, .OC = 12, .G = 2, .k = {3, 3}, .st = {1, 1}, .dl = {1, 1}, .pads = {1, 1, 1, 1},

@@ -37,6 +37,19 @@ static bool rq_attrs(ct_graph *g, ct_op *op, int n, const int64_t *m, const int6
   return ct_op_set_ints(g, op, "multiplier", n, m) && ct_op_set_ints(g, op, "rshift", n, s);
 }
 
+/* op's Tpu kernel run on `in` with `threads` threads (a pool of them when > 1) into a new
+ * tensor of type dt and shape [nd] shape, returned. */
+static ct_tensor *exec_on_threads(const ct_op *op, ct_tensor *const *in, ct_dtype dt, int nd, const int64_t *shape,
+                                  int threads) {
+  ct_tensor *y = ct_tensor_new(dt, nd, shape, "y");
+  ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
+  ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
+  ct_diag d;
+  ck_assert_msg(ct_tpu_exec(op, in, &y, &ctx, &d) == CT_OK, "%s", d.msg);
+  ct_workpool_free(pool);
+  return y;
+}
+
 /* Conv u8 [1,4,5,5] (zp 3), i8 weights [4,2,3,3] in 2 groups, i32 bias, pads 1, stride 2,
  * dilation 1, per-channel (m, s), ReLU, i8 output zp −2. */
 START_TEST(test_conv_kernel_vs_loop) {
@@ -131,12 +144,8 @@ START_TEST(test_mac_sgemm_exact) {
   for (int64_t i = 0; i < ct_tensor_numel(tw); i++) /* channels 0..3 all +127 (no cancellation), 4..7 ±127 */
     ((int8_t *)tw->data)[i] = i < 4 * 2700 || ((int8_t *)tw->data)[i] >= 0 ? 127 : -127;
   for (int threads = 1; threads <= 2; threads++) {
-    ct_tensor *ty = ct_tensor_new(CT_I32, 4, ys, "y");
     ct_tensor *tin[] = {tx, tw, tb};
-    ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
-    ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
-    ct_diag d;
-    ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+    ct_tensor *ty = exec_on_threads(op, tin, CT_I32, 4, ys, threads);
     for (int oc = 0; oc < 8; oc++)
       for (int p = 0; p < 4; p++) {
         int64_t acc = ((int32_t *)tb->data)[oc];
@@ -146,7 +155,7 @@ START_TEST(test_mac_sgemm_exact) {
               acc += (int64_t)((uint8_t *)tx->data)[(c * 4 + p / 2 + kh) * 4 + p % 2 + kw] * ((int8_t *)tw->data)[((oc * 300 + c) * 3 + kh) * 3 + kw];
         ck_assert_int_eq(((int32_t *)ty->data)[oc * 4 + p], acc);
       }
-    ct_tensor_free(ty), ct_workpool_free(pool);
+    ct_tensor_free(ty);
   }
   ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb);
   /* Gemm u8 [2, 2700] (zp 0) × i8 B [3, 2700] (transB, all +127): a raw i32 product, the
@@ -212,18 +221,14 @@ static void convt_check(const convt_case *c) {
   ct_tensor *tx = tensor_of(x, 6, c->xlo, c->xhi), *tw = tensor_of(w, 7, c->xlo, c->xhi), *tb = tensor_of(b, 8, -500, 500);
   ct_tensor *tin[] = {tx, tw, tb};
   for (int threads = 1; threads <= 2; threads++) {
-    ct_tensor *ty = ct_tensor_new(CT_U8, 4, ys, "y");
-    ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
-    ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
-    ct_diag d;
-    ck_assert_msg(ct_tpu_exec(op, tin, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+    ct_tensor *ty = exec_on_threads(op, tin, CT_U8, 4, ys, threads);
     for (int64_t n = 0; n < 2; n++)
       for (int64_t oc = 0; oc < c->OC; oc++)
         for (int64_t oh = 0; oh < OH; oh++)
           for (int64_t ow = 0; ow < OW; ow++)
             ck_assert_msg(((uint8_t *)ty->data)[((n * c->OC + oc) * OH + oh) * OW + ow] == convt_ref(c, tx, tw, tb, n, oc, oh, ow),
                           "threads %d at (%lld, %lld, %lld, %lld)", threads, (long long)n, (long long)oc, (long long)oh, (long long)ow);
-    ct_tensor_free(ty), ct_workpool_free(pool);
+    ct_tensor_free(ty);
   }
   ct_tensor_free(tx), ct_tensor_free(tw), ct_tensor_free(tb);
   ct_graph_free(g);
@@ -273,11 +278,7 @@ START_TEST(test_concat_kernel_vs_requant) {
     ct_tensor *tx[3];
     for (int i = 0; i < 3; i++) tx[i] = tensor_of(x[i], 20 + (unsigned)i, i == 1 ? 0 : -128, i == 2 ? 3000 : 127);
     for (int threads = 1; threads <= 2; threads++) {
-      ct_tensor *ty = ct_tensor_new(CT_I8, 4, ys, "y");
-      ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
-      ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
-      ct_diag d;
-      ck_assert_msg(ct_tpu_exec(op, tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+      ct_tensor *ty = exec_on_threads(op, tx, CT_I8, 4, ys, threads);
       for (int64_t i = 0; i < ct_tensor_numel(ty); i++) {
         int64_t c[4], r = i;
         for (int k = 3; k >= 0; k--) c[k] = r % ys[k], r /= ys[k];
@@ -287,7 +288,7 @@ START_TEST(test_concat_kernel_vs_requant) {
         int32_t want = ct_quant_requant((int32_t)ct_tensor_get_f64(tx[src], xi) - zx[src], (int32_t)m[src], (int)s[src], -3, CT_I8);
         ck_assert_msg(((int8_t *)ty->data)[i] == want, "axis %d threads %d at %lld", axis, threads, (long long)i);
       }
-      ct_tensor_free(ty), ct_workpool_free(pool);
+      ct_tensor_free(ty);
     }
     for (int i = 0; i < 3; i++) ct_tensor_free(tx[i]);
     ct_graph_free(g);
@@ -314,17 +315,14 @@ START_TEST(test_lut_kernel_vs_table) {
           int64_t tab[3 * 256];
           for (int i = 0; i < 3 * 256; i++) tab[i] = (i * 37 + 11) % 256;
           ck_assert(ct_op_set_ints(g, op, "table", pc ? 3 * 256 : 256, tab));
-          ct_tensor *tx = tensor_of(x, 9, u ? 0 : -128, u ? 255 : 127), *ty = ct_tensor_new(CT_I8, 4, xs, "y");
-          ct_workpool *pool = threads > 1 ? ct_workpool_new(threads) : NULL;
-          ct_kernel_ctx ctx = {.threads = threads, .pool = pool};
-          ct_diag d;
-          ck_assert_msg(ct_tpu_exec(op, &tx, &ty, &ctx, &d) == CT_OK, "%s", d.msg);
+          ct_tensor *tx = tensor_of(x, 9, u ? 0 : -128, u ? 255 : 127);
+          ct_tensor *ty = exec_on_threads(op, &tx, CT_I8, 4, xs, threads);
           for (int64_t i = 0; i < cnt; i++) {
             int64_t v = (int64_t)ct_tensor_get_f64(tx, i) + (u ? 0 : 128), c = pc ? i / plane % 3 : 0;
             ck_assert_msg(((uint8_t *)ty->data)[i] == (uint8_t)tab[c * 256 + v], "shape %d pc %d u %d threads %d at %lld", sh,
                           pc, u, threads, (long long)i);
           }
-          ct_tensor_free(tx), ct_tensor_free(ty), ct_workpool_free(pool);
+          ct_tensor_free(tx), ct_tensor_free(ty);
           ct_graph_free(g);
         }
 }
